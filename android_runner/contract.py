@@ -1,0 +1,130 @@
+"""The host <-> device contract: one `job.jsonl` line per sample in, one `results.jsonl` line out.
+
+Job bundle (a folder on the device):
+  job.jsonl   one JobItem per line
+  media/      the sample media; JobItem paths are relative to the bundle folder
+
+results.jsonl: one SampleResult per finished sample, appended and flushed as it goes, so a lost
+connection loses at most the sample in flight and a rerun skips ids already present.
+Stdlib only: this module is copied to boards next to the runner.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import asdict, dataclass, field, fields
+from typing import Any, Iterable, Iterator, Mapping
+
+SCHEMA_VERSION = 1
+STATUSES = ("ok", "error", "timeout", "crash", "oom", "unsupported")
+
+
+@dataclass(frozen=True)
+class JobPart:
+    kind: str  # text | image | audio | video
+    text: str = ""
+    path: str = ""  # relative to the bundle folder (media only)
+
+
+@dataclass(frozen=True)
+class JobItem:
+    """One sample as the device sees it: no host paths, media as bundle-relative files."""
+
+    id: str
+    turns: tuple[tuple[JobPart, ...], ...]
+    system: str | None = None
+    tools: tuple[Mapping[str, Any], ...] = ()
+    constraint: Mapping[str, Any] | None = None  # {"type": "json_schema"|"regex"|..., ...}
+    max_output_tokens: int = 128
+    sampler: Mapping[str, Any] = field(default_factory=lambda: {"top_k": 1, "seed": 0})
+
+    def to_json(self) -> str:
+        d = asdict(self)
+        d["turns"] = [[asdict(p) for p in turn] for turn in self.turns]
+        return json.dumps(d, ensure_ascii=False, sort_keys=True)
+
+    @classmethod
+    def from_json(cls, line: str) -> "JobItem":
+        d = json.loads(line)
+        d["turns"] = tuple(tuple(JobPart(**p) for p in turn) for turn in d["turns"])
+        d["tools"] = tuple(d.get("tools") or ())
+        return cls(**d)
+
+
+@dataclass(frozen=True)
+class TurnFigures:
+    """Per-turn runtime figures (the runtime reports prefill/decode per turn)."""
+
+    prefill_tokens: int | None = None
+    prefill_tps: float | None = None
+    decode_tokens: int | None = None
+    decode_tps: float | None = None
+    wall_ms: float | None = None
+
+
+@dataclass(frozen=True)
+class SampleResult:
+    """One finished sample on one device. Units are in the names; None = not measured."""
+
+    id: str
+    status: str  # one of STATUSES
+    output: str = ""
+    error: str = ""
+    exit_code: int | None = None
+    signal: int | None = None
+    init_ms: float | None = None  # engine load, once per runner process (repeated on each row)
+    ttft_ms: float | None = None  # first turn: send -> first token (runtime's own figure)
+    prefill_tokens: int | None = None  # summed over turns
+    prefill_tps: float | None = None  # last turn's prefill speed
+    decode_tokens: int | None = None  # summed over turns
+    decode_tps: float | None = None  # last turn's decode speed
+    infer_ms: float | None = None  # runtime time for all turns (prefill + decode)
+    wall_ms: float | None = None  # whole sample on the device, conversation set-up included
+    peak_rss_mb: float | None = None  # max sampled VmRSS during the sample
+    peak_hwm_mb: float | None = None  # process VmHWM at the end of the sample
+    peak_anon_mb: float | None = None  # max sampled RssAnon (heap, KV cache, activations)
+    peak_file_mb: float | None = None  # max sampled RssFile (mmapped weights)
+    peak_swap_mb: float | None = None  # max sampled VmSwap
+    turns: tuple[TurnFigures, ...] = ()
+    backend: str = ""
+    threads: int | None = None
+    trace: str = ""  # trace file name in the device folder, if any
+    thermal_before: Mapping[str, Any] | None = None
+    thermal_after: Mapping[str, Any] | None = None
+
+    def to_json(self) -> str:
+        return json.dumps(asdict(self), ensure_ascii=False, sort_keys=True)
+
+    @classmethod
+    def from_dict(cls, d: Mapping[str, Any]) -> "SampleResult":
+        known = {f.name for f in fields(cls)}
+        d = {k: v for k, v in d.items() if k in known}
+        d["turns"] = tuple(TurnFigures(**t) for t in d.get("turns") or ())
+        return cls(**d)
+
+    @classmethod
+    def from_json(cls, line: str) -> "SampleResult":
+        return cls.from_dict(json.loads(line))
+
+
+def write_jsonl(path: str, items: Iterable[JobItem]) -> None:
+    with open(path, "w", encoding="utf-8") as f:
+        for item in items:
+            f.write(item.to_json() + "\n")
+
+
+def read_results(path: str) -> Iterator[SampleResult]:
+    """Results written so far; a torn last line (process killed mid-write) is ignored."""
+    try:
+        f = open(path, encoding="utf-8")
+    except FileNotFoundError:
+        return
+    with f:
+        for line in f:
+            line = line.strip()
+            if not line:
+                continue
+            try:
+                yield SampleResult.from_json(line)
+            except (ValueError, TypeError):
+                continue

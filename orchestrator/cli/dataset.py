@@ -1,0 +1,3 @@
+"""Placeholder until the dataset command lands."""
+
+COMMANDS: list = []

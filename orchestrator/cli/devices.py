@@ -1,0 +1,3 @@
+"""Placeholder until the devices command lands."""
+
+COMMANDS: list = []

@@ -1,0 +1,3 @@
+"""Placeholder until the report command lands."""
+
+COMMANDS: list = []

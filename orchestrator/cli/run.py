@@ -1,0 +1,3 @@
+"""Placeholder until the run command lands."""
+
+COMMANDS: list = []

@@ -1,0 +1,3 @@
+"""Placeholder until the score command lands."""
+
+COMMANDS: list = []

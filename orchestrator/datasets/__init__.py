@@ -1,0 +1,61 @@
+"""Dataset formats (EdgeMMEval, evalscope General-VQA / General-VMCQ) -> one Sample model.
+
+A format is a `DatasetFormat`: `detect(path)` says whether it can read what the user pointed at,
+`load(path, subset)` returns a `Dataset` holding valid samples and ALL problems found.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Callable
+
+from ..errors import DatasetError
+from ..registry import Registry
+from .types import Constraint, Dataset, ExpectedCall, Part, Problem, Sample, Turn
+
+REPO_ROOT = Path(__file__).resolve().parents[2]
+BUNDLED_DATASET = REPO_ROOT / "data" / "edgemmeval"
+
+
+@dataclass(frozen=True)
+class DatasetFormat:
+    name: str
+    detect: Callable[[Path], bool]
+    load: Callable[[Path, "str | None"], Dataset]  # (path, subset) -> Dataset
+
+
+FORMATS = Registry[DatasetFormat]("dataset format")
+
+# Format modules register themselves here, in detection order (most specific first).
+# -- registrations --
+# -- end registrations --
+
+
+def require_valid(ds: Dataset) -> Dataset:
+    """Raise one DatasetError listing every problem, or return the dataset."""
+    if ds.problems:
+        listed = "\n".join(f"  - {p}" for p in ds.problems[:50])
+        more = f"\n  ... and {len(ds.problems) - 50} more" if len(ds.problems) > 50 else ""
+        raise DatasetError(
+            f"{len(ds.problems)} problem(s) in dataset {ds.name}:\n{listed}{more}",
+            fix=f"correct the rows above, then check with `edgefarm dataset check {ds.root}`",
+            where=str(ds.root),
+            problems=list(ds.problems),
+        )
+    return ds
+
+
+__all__ = [
+    "BUNDLED_DATASET",
+    "Constraint",
+    "Dataset",
+    "DatasetFormat",
+    "ExpectedCall",
+    "FORMATS",
+    "Part",
+    "Problem",
+    "Sample",
+    "Turn",
+    "require_valid",
+]

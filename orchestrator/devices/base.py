@@ -1,0 +1,25 @@
+"""The interface every device kind offers, so the farm never asks what it is talking to."""
+
+from __future__ import annotations
+
+from pathlib import Path, PurePosixPath
+from typing import Protocol, Sequence
+
+from .types import DeviceInfo, Exit, LineSink, PushStats
+
+
+class Device(Protocol):
+    name: str
+
+    def info(self) -> DeviceInfo: ...
+
+    def push(self, local: Path, remote: PurePosixPath) -> PushStats:
+        """Copy a file or a folder tree; skip every file whose sha256 already matches."""
+
+    def pull(self, remote: PurePosixPath, local: Path) -> int:
+        """Copy a device file to the host; returns bytes copied."""
+
+    def run(self, argv: Sequence[str], *, timeout_s: float, on_line: LineSink | None = None) -> Exit:
+        """Run argv (never a shell string); stream each stdout line to on_line."""
+
+    def alive(self) -> bool: ...

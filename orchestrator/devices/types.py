@@ -1,0 +1,55 @@
+"""Records shared by every device kind."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Callable, Mapping
+
+LineSink = Callable[[str], None]  # receives one line of a command's output (no newline)
+
+
+@dataclass(frozen=True)
+class DeviceInfo:
+    """What a device is. Fields a transport cannot know stay None/empty."""
+
+    name: str
+    kind: str  # adb | ssh | local
+    serial: str = ""  # adb serial, ssh host, or hostname
+    model: str = ""
+    manufacturer: str = ""
+    soc: str = ""
+    abi: str = ""
+    os: str = ""  # "Android 14 (SDK 34)", "Debian 12", ...
+    cpu: str = ""
+    cores: int | None = None
+    ram_mb: float | None = None
+    free_storage_mb: float | None = None
+    state: str = "device"  # device | unauthorized | offline | unreachable
+    problem: str = ""  # why the device cannot be used, with the fix
+    extra: Mapping[str, Any] = field(default_factory=dict)  # battery, thermal, server, ...
+
+
+@dataclass(frozen=True)
+class PushStats:
+    files: int = 0
+    bytes_sent: int = 0
+    files_skipped: int = 0  # content hash already matched on the device
+    bytes_skipped: int = 0
+
+    def __add__(self, other: "PushStats") -> "PushStats":
+        return PushStats(
+            self.files + other.files,
+            self.bytes_sent + other.bytes_sent,
+            self.files_skipped + other.files_skipped,
+            self.bytes_skipped + other.bytes_skipped,
+        )
+
+
+@dataclass(frozen=True)
+class Exit:
+    """How a device command ended."""
+
+    code: int | None  # None when killed by a signal or by our timeout
+    signal: int | None = None
+    timed_out: bool = False
+    output_tail: str = ""  # last lines of stderr/merged output, for error messages

@@ -1,0 +1,60 @@
+"""One error tree: every error names where it happened and what to do next."""
+
+from __future__ import annotations
+
+
+class EdgefarmError(Exception):
+    """Base of every error the CLI prints without a traceback."""
+
+    exit_code = 1
+
+    def __init__(self, what: str, *, fix: str, where: str = "") -> None:
+        self.what = what
+        self.fix = fix
+        self.where = where
+        prefix = f"{where}: " if where else ""
+        super().__init__(f"{prefix}{what}\n  fix: {fix}")
+
+
+class ConfigError(EdgefarmError):
+    """A broken devices.yaml, flag or model path."""
+
+    exit_code = 2
+
+
+class DatasetError(EdgefarmError):
+    """A dataset that cannot be read or is invalid."""
+
+    exit_code = 2
+
+    def __init__(self, what: str, *, fix: str, where: str = "", problems: list | None = None) -> None:
+        super().__init__(what, fix=fix, where=where)
+        self.problems = list(problems or [])
+
+
+class ResultsError(EdgefarmError):
+    """A results file (test_id -> output) that is not what the scorer takes."""
+
+    exit_code = 2
+
+
+class ModelError(EdgefarmError):
+    """A model file that is missing or that the runtime cannot load."""
+
+    exit_code = 4
+
+
+class DeviceError(EdgefarmError):
+    """A device that cannot be reached or that failed during setup."""
+
+    exit_code = 3
+
+
+class DeviceLost(DeviceError):
+    """A device that vanished (unplugged, offline, connection dropped)."""
+
+
+class UnknownName(EdgefarmError):
+    """A registry lookup for a name nobody registered."""
+
+    exit_code = 2

@@ -1,0 +1,25 @@
+"""Scoring: pure metric functions and one scorer per dataset format.
+
+A scorer takes the dataset and a mapping test_id -> raw output (None = not run) and returns the
+report.json dict for that format. `edgefarm score` and `edgefarm run` both go through SCORERS.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Callable, Mapping
+
+from ..datasets.types import Dataset
+from ..registry import Registry
+
+
+@dataclass(frozen=True)
+class Scorer:
+    format: str  # dataset format name it scores
+    score: Callable[[Dataset, Mapping[str, "str | None"]], dict[str, Any]]
+
+
+SCORERS = Registry[Scorer]("scorer")
+
+# -- registrations --
+# -- end registrations --
