@@ -10,6 +10,9 @@ from .types import DeviceInfo, Exit, LineSink, PushStats
 
 class Device(Protocol):
     name: str
+    kind: str  # adb | ssh | local: for display and run.json only, never for branching
+    workdir: PurePosixPath  # the device's edgefarm folder (models, runner, runs)
+    runner: str  # the RUNNERS entry that drives this device
 
     def info(self) -> DeviceInfo: ...
 

@@ -1,0 +1,328 @@
+"""The on-device Python runner (Linux boards and this host) on the `litert_lm` runtime.
+
+    python3 entry.py --model M --job DIR [--results FILE] [--backend cpu] [--threads N] [--cache-dir D]
+
+Loads the engine ONCE, runs every sample of DIR/job.jsonl not yet in the results file in a fresh
+conversation (turns in order, media as files), appends one SampleResult line per sample and
+flushes it. Progress goes to stdout as protocol lines the host streams:
+
+    EDGEFARM READY {"init_ms": ...}
+    EDGEFARM BEGIN "<id as JSON>"
+    EDGEFARM RESULT {<SampleResult JSON>}
+
+The runtime's own log goes to stderr, which is redirected to `runner.log` in the job folder so the
+real error behind a generic RuntimeError can be quoted in the result. A broken model aborts the
+whole process (SIGABRT): the host, which started us as a child, turns that into a device error.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+import time
+from dataclasses import replace
+from pathlib import Path
+from typing import Any, Mapping
+
+from .contract import JobItem, SampleResult, TurnFigures, read_results
+from .memory import MemorySampler
+
+PROTOCOL_PREFIX = "EDGEFARM"
+
+
+def emit(kind: str, payload: Any) -> None:
+    sys.stdout.write(f"{PROTOCOL_PREFIX} {kind} {json.dumps(payload, ensure_ascii=False)}\n")
+    sys.stdout.flush()
+
+
+class _OpenAITool:
+    """Wraps an OpenAI-style function spec for the runtime; the call is reported, never executed."""
+
+    def __init__(self, spec: Mapping[str, Any]) -> None:
+        self._spec = dict(spec)
+
+    def get_tool_description(self) -> dict[str, Any]:
+        return self._spec
+
+    def execute(self, param: Mapping[str, Any]) -> Any:  # automatic_tool_calling=False: unused
+        return {}
+
+
+class StderrLog:
+    """fd 2 redirected to a file, so the runtime's real status can be quoted per sample."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o644)
+        os.dup2(fd, 2)
+        os.close(fd)
+
+    def offset(self) -> int:
+        try:
+            return self.path.stat().st_size
+        except OSError:
+            return 0
+
+    def since(self, offset: int, max_chars: int = 800) -> str:
+        try:
+            with open(self.path, "rb") as f:
+                f.seek(offset)
+                text = f.read().decode("utf-8", "replace")
+        except OSError:
+            return ""
+        lines = [ln for ln in text.splitlines() if ln.strip()]
+        return "\n".join(lines)[-max_chars:]
+
+
+def _mb(peaks: Mapping[str, float], key: str) -> float | None:
+    value = peaks.get(key)
+    return round(value, 2) if value is not None else None
+
+
+def _round(x: float | None, nd: int = 3) -> float | None:
+    return None if x is None else round(float(x), nd)
+
+
+class LiteRtRunner:
+    """One engine, many samples."""
+
+    def __init__(self, model: str, job_dir: Path, backend: str, threads: int | None, cache_dir: str,
+                 max_num_tokens: int | None) -> None:
+        import litert_lm  # imported here so `--help` and contract users need no runtime
+
+        self.lm = litert_lm
+        self.job_dir = job_dir
+        self.backend_name = backend
+        self.threads = threads
+        with litert_lm.ModelInfo(model) as info:
+            modalities = info.input_modalities
+            self.vision = bool(modalities.vision)
+            self.audio = bool(modalities.audio)
+        backend_obj = self._backend(backend, threads)
+        t0 = time.perf_counter()
+        self.engine = litert_lm.Engine(
+            model,
+            backend=backend_obj,
+            max_num_tokens=max_num_tokens,
+            cache_dir=cache_dir,
+            vision_backend=litert_lm.Backend.CPU() if self.vision else None,
+            audio_backend=litert_lm.Backend.CPU() if self.audio else None,
+            enable_benchmark=True,
+        )
+        self.init_ms = (time.perf_counter() - t0) * 1000.0
+
+    def _backend(self, name: str, threads: int | None):
+        B = self.lm.Backend
+        if name == "cpu":
+            return B.CPU(thread_count=threads) if threads else B.CPU()
+        if name == "gpu":
+            return B.GPU()
+        if name == "npu":
+            return B.NPU()
+        raise SystemExit(f"unknown backend {name!r} (use cpu, gpu or npu)")
+
+    def unsupported_reason(self, item: JobItem) -> str:
+        kinds = {p.kind for turn in item.turns for p in turn if p.kind != "text"}
+        if "video" in kinds:
+            return "the LiteRT-LM runtime takes no video input"
+        if "image" in kinds and not self.vision:
+            return "the model has no vision encoder (text-only or audio-only model)"
+        if "audio" in kinds and not self.audio:
+            return "the model has no audio encoder"
+        return ""
+
+    def _contents(self, turn):
+        lm = self.lm
+        parts = []
+        for p in turn:
+            if p.kind == "text":
+                if p.text:
+                    parts.append(lm.Content.Text(p.text))
+            else:
+                path = str((self.job_dir / p.path).resolve())
+                parts.append(lm.Content.ImageFile(path) if p.kind == "image" else lm.Content.AudioFile(path))
+        return lm.Contents.of(*parts)
+
+    def run(self, item: JobItem, memory: MemorySampler, log: StderrLog) -> SampleResult:
+        base = SampleResult(id=item.id, status="ok", init_ms=_round(self.init_ms), backend=self.backend_name,
+                            threads=self.threads)
+        reason = self.unsupported_reason(item)
+        if reason:
+            return replace(base, status="unsupported", error=reason)
+        lm = self.lm
+        memory.reset()
+        log_at = log.offset()
+        t_start = time.perf_counter()
+        turns: list[TurnFigures] = []
+        ttft_ms = None
+        infer_s = 0.0
+        text = ""
+        try:
+            sampler = lm.SamplerConfig(**dict(item.sampler)) if item.sampler else None
+            conv = self.engine.create_conversation(
+                system_message=item.system or None,
+                tools=[_OpenAITool(t) for t in item.tools] or None,
+                automatic_tool_calling=False,
+                sampler_config=sampler,
+                max_output_tokens=item.max_output_tokens,
+            )
+            with conv:
+                for i, turn in enumerate(item.turns):
+                    t0 = time.perf_counter()
+                    message = conv.send_message(self._contents(turn))
+                    wall_s = time.perf_counter() - t0
+                    infer_s += wall_s
+                    bench = conv.get_benchmark_info()
+                    if i == 0:
+                        ttft_ms = bench.time_to_first_token_in_second * 1000.0
+                    turns.append(TurnFigures(
+                        prefill_tokens=bench.last_prefill_token_count,
+                        prefill_tps=_round(bench.last_prefill_tokens_per_second, 2),
+                        decode_tokens=bench.last_decode_token_count,
+                        decode_tps=_round(bench.last_decode_tokens_per_second, 2),
+                        wall_ms=_round(wall_s * 1000.0),
+                    ))
+                    text = _message_text(message)
+        except Exception as e:  # the runtime raises generic errors; its real status is on stderr
+            detail = log.since(log_at)
+            status = "error"
+            err = f"{type(e).__name__}: {e}"
+            if detail:
+                err += f"\n{detail}"
+            return self._finish(replace(base, status=status, error=err, output=text), turns, ttft_ms,
+                                infer_s, t_start, memory)
+        return self._finish(replace(base, output=text), turns, ttft_ms, infer_s, t_start, memory)
+
+    def _finish(self, r: SampleResult, turns, ttft_ms, infer_s, t_start, memory) -> SampleResult:
+        peaks = memory.peaks()
+        last = turns[-1] if turns else None
+        return replace(
+            r,
+            ttft_ms=_round(ttft_ms),
+            prefill_tokens=sum(t.prefill_tokens or 0 for t in turns) if turns else None,
+            prefill_tps=last.prefill_tps if last else None,
+            decode_tokens=sum(t.decode_tokens or 0 for t in turns) if turns else None,
+            decode_tps=last.decode_tps if last else None,
+            infer_ms=_round(infer_s * 1000.0) if turns else None,
+            wall_ms=_round((time.perf_counter() - t_start) * 1000.0),
+            peak_rss_mb=_mb(peaks, "VmRSS"),
+            peak_hwm_mb=_mb(peaks, "VmHWM"),
+            peak_anon_mb=_mb(peaks, "RssAnon"),
+            peak_file_mb=_mb(peaks, "RssFile"),
+            peak_swap_mb=_mb(peaks, "VmSwap"),
+            turns=tuple(turns),
+        )
+
+
+def _message_text(message) -> str:
+    """The reply text; a tool call is rendered as the JSON `{"name": ..., "arguments": {...}}`."""
+    calls = getattr(message, "tool_calls", None) or (message.get("tool_calls") if isinstance(message, dict) else None)
+    if calls:
+        rendered = []
+        for c in calls:
+            fn = c.get("function", c) if isinstance(c, dict) else c
+            name = fn.get("name") if isinstance(fn, dict) else getattr(fn, "name", "")
+            args = fn.get("arguments") if isinstance(fn, dict) else getattr(fn, "arguments", {})
+            rendered.append({"name": name, "arguments": args})
+        return json.dumps(rendered[0] if len(rendered) == 1 else rendered, ensure_ascii=False)
+    return str(message)
+
+
+class _Watchdog:
+    """A runtime call cannot be interrupted from Python: on timeout, record the sample and exit.
+
+    The host sees exit code 124 and restarts the runner for the samples left.
+    """
+
+    EXIT_CODE = 124
+
+    def __init__(self, timeout_s: float, sample_id: str, record, memory: MemorySampler) -> None:
+        import threading
+
+        self._lock = threading.Lock()
+        self._done = False
+        self._id = sample_id
+        self._record = record
+        self._memory = memory
+        self._timeout_s = timeout_s
+        self._timer = threading.Timer(timeout_s, self._fire)
+        self._timer.daemon = True
+        self._timer.start()
+
+    def cancel(self) -> bool:
+        """True when the sample finished in time (its result is ours to record)."""
+        self._timer.cancel()
+        with self._lock:
+            if self._done:
+                return False
+            self._done = True
+            return True
+
+    def _fire(self) -> None:
+        with self._lock:
+            if self._done:
+                return
+            self._done = True
+        peaks = self._memory.peaks()
+        self._record(SampleResult(id=self._id, status="timeout",
+                                  error=f"no answer within {self._timeout_s:g} s (sample timeout)",
+                                  exit_code=self.EXIT_CODE, peak_rss_mb=_mb(peaks, "VmRSS"),
+                                  peak_hwm_mb=_mb(peaks, "VmHWM")))
+        os._exit(self.EXIT_CODE)
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(prog="edgefarm-runner", description=__doc__.splitlines()[0])
+    ap.add_argument("--model", required=True)
+    ap.add_argument("--job", required=True, help="job bundle folder holding job.jsonl")
+    ap.add_argument("--results", help="results.jsonl to append to (default: JOB/results.jsonl)")
+    ap.add_argument("--backend", default="cpu", choices=["cpu", "gpu", "npu"])
+    ap.add_argument("--threads", type=int)
+    ap.add_argument("--cache-dir", help="runtime cache folder (default: JOB/cache)")
+    ap.add_argument("--max-num-tokens", type=int)
+    ap.add_argument("--sample-interval-ms", type=float, default=5.0)
+    ap.add_argument("--sample-timeout-s", type=float, default=300.0,
+                    help="a sample running longer is recorded as timeout and the runner exits 124")
+    args = ap.parse_args(argv)
+
+    job_dir = Path(args.job)
+    results_path = Path(args.results) if args.results else job_dir / "results.jsonl"
+    cache_dir = Path(args.cache_dir) if args.cache_dir else job_dir / "cache"
+    cache_dir.mkdir(parents=True, exist_ok=True)
+    log = StderrLog(job_dir / "runner.log")
+
+    done = {r.id for r in read_results(str(results_path))}
+    with open(job_dir / "job.jsonl", encoding="utf-8") as f:
+        items = [JobItem.from_json(line) for line in f if line.strip()]
+    pending = [it for it in items if it.id not in done]
+
+    runner = LiteRtRunner(args.model, job_dir, args.backend, args.threads, str(cache_dir), args.max_num_tokens)
+    emit("READY", {"init_ms": round(runner.init_ms, 3), "vision": runner.vision, "audio": runner.audio,
+                   "pending": len(pending)})
+    memory = MemorySampler(interval_s=args.sample_interval_ms / 1000.0)
+    memory.start()
+    try:
+        with open(results_path, "a", encoding="utf-8") as out:
+            def record(result: SampleResult) -> None:
+                line = result.to_json()
+                out.write(line + "\n")
+                out.flush()
+                sys.stdout.write(f"{PROTOCOL_PREFIX} RESULT {line}\n")
+                sys.stdout.flush()
+
+            for item in pending:
+                emit("BEGIN", item.id)
+                watchdog = _Watchdog(args.sample_timeout_s, item.id, record, memory)
+                result = runner.run(item, memory, log)
+                if watchdog.cancel():
+                    record(result)
+    finally:
+        memory.stop()
+    emit("DONE", {"samples": len(pending)})
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

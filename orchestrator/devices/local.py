@@ -1,0 +1,158 @@
+"""The `local` device: this host, driven through subprocess."""
+
+from __future__ import annotations
+
+import os
+import platform
+import shutil
+import signal
+import subprocess
+import threading
+from collections import deque
+from pathlib import Path, PurePosixPath
+from typing import Any, Mapping, Sequence
+
+from ..errors import DeviceError
+from ..models import sha256_file
+from .types import DeviceInfo, Exit, LineSink, PushStats
+
+DEFAULT_WORKDIR = Path("~/.cache/edgefarm/local")
+
+
+def _cpu_model() -> str:
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            key, _, value = line.partition(":")
+            if key.strip() in ("model name", "Model", "Hardware"):
+                return value.strip()
+    except OSError:
+        pass
+    return platform.processor() or platform.machine()
+
+
+def _ram_mb() -> float | None:
+    try:
+        for line in Path("/proc/meminfo").read_text().splitlines():
+            if line.startswith("MemTotal:"):
+                return round(int(line.split()[1]) / 1024.0, 1)
+    except (OSError, ValueError, IndexError):
+        pass
+    return None
+
+
+def _os_name() -> str:
+    try:
+        fields = dict(
+            line.split("=", 1) for line in Path("/etc/os-release").read_text().splitlines() if "=" in line
+        )
+        return fields.get("PRETTY_NAME", "").strip('"') or platform.platform()
+    except OSError:
+        return platform.platform()
+
+
+class LocalDevice:
+    """This host as a device: files are copied (or linked), commands run as child processes."""
+
+    kind = "local"
+    runner = "python"
+
+    def __init__(self, name: str = "this-host", workdir: Path = DEFAULT_WORKDIR, python: str | None = None,
+                 backend: str = "cpu", threads: int | None = None) -> None:
+        self.name = name
+        self.workdir = PurePosixPath(str(Path(workdir).expanduser()))
+        self.python = python or os.environ.get("EDGEFARM_PYTHON") or _default_python()
+        self.backend = backend
+        self.threads = threads
+
+    @classmethod
+    def from_entry(cls, entry: Mapping[str, Any]) -> "LocalDevice":
+        return cls(name=entry.get("name", "this-host"),
+                   workdir=Path(entry.get("workdir", str(DEFAULT_WORKDIR))),
+                   python=entry.get("python"), backend=entry.get("backend", "cpu"),
+                   threads=entry.get("threads"))
+
+    def info(self) -> DeviceInfo:
+        existing = Path(str(self.workdir))
+        while not existing.exists():
+            existing = existing.parent
+        usage = shutil.disk_usage(existing)
+        return DeviceInfo(
+            name=self.name, kind="local", serial=platform.node(), model=platform.node(),
+            cpu=_cpu_model(), abi=platform.machine(), cores=os.cpu_count(), ram_mb=_ram_mb(),
+            os=_os_name(), free_storage_mb=round(usage.free / 2**20, 1),
+            extra={"python": self.python, "backend": self.backend, "threads": self.threads},
+        )
+
+    def push(self, local: Path, remote: PurePosixPath) -> PushStats:
+        """Copy a file or tree; a file whose sha256 already matches is skipped."""
+        local = Path(local)
+        dst = Path(str(remote))
+        if local.is_dir():
+            stats = PushStats()
+            for src in sorted(p for p in local.rglob("*") if p.is_file()):
+                stats += self.push(src, PurePosixPath(str(dst / src.relative_to(local))))
+            return stats
+        size = local.stat().st_size
+        if dst.is_file() and dst.stat().st_size == size and sha256_file(dst) == sha256_file(local):
+            return PushStats(files_skipped=1, bytes_skipped=size)
+        dst.parent.mkdir(parents=True, exist_ok=True)
+        tmp = dst.with_name(f".{dst.name}.part")
+        shutil.copyfile(local, tmp)
+        os.replace(tmp, dst)
+        return PushStats(files=1, bytes_sent=size)
+
+    def pull(self, remote: PurePosixPath, local: Path) -> int:
+        src = Path(str(remote))
+        if not src.is_file():
+            raise DeviceError(f"no file {remote} on the device", where=self.name,
+                              fix="check the runner's log in the device folder")
+        Path(local).parent.mkdir(parents=True, exist_ok=True)
+        shutil.copyfile(src, local)
+        return src.stat().st_size
+
+    def run(self, argv: Sequence[str], *, timeout_s: float, on_line: LineSink | None = None) -> Exit:
+        """Run argv as a child in its own process group; stdout lines stream to on_line."""
+        proc = subprocess.Popen(list(argv), stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+                                stderr=subprocess.PIPE, text=True, encoding="utf-8", errors="replace",
+                                start_new_session=True)
+        err_tail: deque[str] = deque(maxlen=40)
+        err_reader = threading.Thread(target=lambda: err_tail.extend(proc.stderr), daemon=True)
+        err_reader.start()
+        fired = threading.Event()
+
+        def on_timeout() -> None:
+            fired.set()
+            _kill_group(proc)
+
+        timer = threading.Timer(timeout_s, on_timeout)
+        timer.start()
+        try:
+            for line in proc.stdout:
+                if on_line is not None:
+                    on_line(line.rstrip("\n"))
+            rc = proc.wait()
+        finally:
+            timer.cancel()
+            if proc.poll() is None:
+                _kill_group(proc)
+                proc.wait()
+        err_reader.join(timeout=1.0)
+        sig = -rc if rc < 0 else None
+        return Exit(code=rc if rc >= 0 else None, signal=sig, timed_out=fired.is_set(),
+                    output_tail="".join(err_tail)[-2000:])
+
+    def alive(self) -> bool:
+        return True
+
+
+def _kill_group(proc: subprocess.Popen) -> None:
+    try:
+        os.killpg(proc.pid, signal.SIGKILL)
+    except (ProcessLookupError, PermissionError):
+        pass
+
+
+def _default_python() -> str:
+    import sys
+
+    return sys.executable

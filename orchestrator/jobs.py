@@ -1,0 +1,89 @@
+"""A dataset slice -> the on-device job bundle (job.jsonl + media/), per android_runner/contract.py.
+
+Media are copied under neutral names (`media/<n>-<k>.<ext>`): file names from a dataset never reach
+a device or a command line, and nothing outside the dataset folder is read (the loader checked).
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Mapping, Sequence
+
+from android_runner.contract import JobItem, JobPart
+
+from .datasets.types import Constraint, Sample
+from .fsutil import write_text_atomic
+
+
+@dataclass(frozen=True)
+class JobOptions:
+    max_output_tokens: int = 128
+    override: bool = False  # True: max_output_tokens applies to every row, even rows that set their own
+    sampler: Mapping[str, Any] | None = None  # None: greedy (top_k=1, seed 0)
+
+
+def _constraint_json(c: Constraint | None) -> dict[str, Any] | None:
+    if c is None:
+        return None
+    d: dict[str, Any] = {"type": c.type}
+    if c.schema is not None:
+        d["schema"] = c.schema
+    if c.pattern is not None:
+        d["pattern"] = c.pattern
+    if c.grammar is not None:
+        d["grammar"] = c.grammar
+    return d
+
+
+def _place(src: Path, dst: Path) -> None:
+    """Hard-link when possible (same filesystem), else copy."""
+    if dst.exists():
+        return
+    try:
+        os.link(src, dst)
+    except OSError:
+        shutil.copyfile(src, dst)
+
+
+def job_items(samples: Sequence[Sample], opts: JobOptions, media_dir: Path | None = None) -> list[JobItem]:
+    """Build the JobItems; with media_dir, also place each media file there under its neutral name."""
+    items = []
+    sampler = dict(opts.sampler) if opts.sampler else {"top_k": 1, "seed": 0}
+    for n, s in enumerate(samples):
+        turns = []
+        k = 0
+        for turn in s.turns:
+            parts = []
+            for p in turn.parts:
+                if p.kind == "text":
+                    parts.append(JobPart("text", text=p.text))
+                    continue
+                k += 1
+                suffix = (p.path.suffix.lower() if p.path else "")[:8]
+                rel = f"media/{n:04d}-{k}{suffix}"
+                if media_dir is not None and p.path is not None:
+                    _place(p.path, media_dir.parent / rel)
+                parts.append(JobPart(p.kind, path=rel))
+            turns.append(tuple(parts))
+        items.append(JobItem(
+            id=s.id,
+            turns=tuple(turns),
+            system=s.system,
+            tools=tuple(s.tools),
+            constraint=_constraint_json(s.constraint),
+            max_output_tokens=opts.max_output_tokens if opts.override else (s.max_output_tokens or opts.max_output_tokens),
+            sampler=sampler,
+        ))
+    return items
+
+
+def write_bundle(samples: Sequence[Sample], folder: Path, opts: JobOptions) -> list[JobItem]:
+    """Write `folder/job.jsonl` and `folder/media/`; returns the items written."""
+    media = folder / "media"
+    media.mkdir(parents=True, exist_ok=True)
+    items = job_items(samples, opts, media_dir=media)
+    write_text_atomic(folder / "job.jsonl", "".join(it.to_json() + "\n" for it in items))
+    return items

@@ -1,0 +1,58 @@
+"""Host-side model inspection (preflight): what a .litertlm holds before anything is pushed."""
+
+from __future__ import annotations
+
+import hashlib
+from dataclasses import dataclass
+from pathlib import Path
+
+from .errors import ModelError
+
+REPO_ROOT = Path(__file__).resolve().parents[1]
+BUNDLED_MODEL = REPO_ROOT / "data" / "models" / "tiny-mm.litertlm"
+
+
+@dataclass(frozen=True)
+class ModelSummary:
+    path: Path
+    size_bytes: int
+    sha256: str
+    vision: bool
+    audio: bool
+    max_context_tokens: int | None
+
+    @property
+    def modalities(self) -> tuple[str, ...]:
+        return ("text",) + (("image",) if self.vision else ()) + (("audio",) if self.audio else ())
+
+
+def sha256_file(path: Path, chunk: int = 1 << 20) -> str:
+    h = hashlib.sha256()
+    with open(path, "rb") as f:
+        while block := f.read(chunk):
+            h.update(block)
+    return h.hexdigest()
+
+
+def inspect_model(path: Path) -> ModelSummary:
+    """Read sections/modalities with `litert_lm.ModelInfo`; a missing or unreadable file is a ModelError.
+
+    ModelInfo reads the container header only; a model whose weights are broken can still pass this
+    and abort the runner later (the runner is a child process for that reason).
+    """
+    path = Path(path).expanduser()
+    if not path.is_file():
+        raise ModelError(f"model file not found: {path}",
+                         fix="pass --model PATH to a .litertlm file (default: the bundled tiny model)")
+    import litert_lm
+
+    try:
+        with litert_lm.ModelInfo(str(path)) as info:
+            mods = info.input_modalities
+            ctx = info.max_context_tokens
+            vision, audio = bool(mods.vision), bool(mods.audio)
+    except Exception as e:  # the runtime raises generic errors for unreadable containers
+        raise ModelError(f"cannot read model {path}: {e}",
+                         fix="check that the file is a complete .litertlm (re-download or re-push it)") from e
+    return ModelSummary(path=path.resolve(), size_bytes=path.stat().st_size, sha256=sha256_file(path),
+                        vision=vision, audio=audio, max_context_tokens=int(ctx) if ctx and ctx > 0 else None)

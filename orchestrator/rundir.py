@@ -1,0 +1,111 @@
+"""The run directory: run.json, one folder per device, the combined reports. Written atomically."""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import os
+import platform
+import re
+import secrets
+import subprocess
+import sys
+from datetime import datetime, timezone
+from importlib import metadata
+from pathlib import Path
+from typing import Any, Mapping
+
+from android_runner.contract import SampleResult
+
+from .errors import ConfigError
+from .fsutil import write_json_atomic, write_text_atomic
+from .report.combine import build_report, device_row, sample_rows
+from .report.printers import PRINTERS
+from .report.types import RunReport
+
+REPO_ROOT = Path(__file__).resolve().parents[1]
+
+
+def new_run_id(now: datetime) -> str:
+    return now.strftime("%Y%m%d-%H%M%S") + "-" + secrets.token_hex(2)
+
+
+def device_folder(run_dir: Path, device_name: str) -> Path:
+    safe = re.sub(r"[^A-Za-z0-9._-]", "_", device_name)[:64] or "device"
+    return run_dir / "devices" / safe
+
+
+def versions() -> dict[str, str]:
+    out = {"python": sys.version.split()[0]}
+    for dist in ("edgefarm", "litert-lm-api", "adbutils", "asyncssh"):
+        try:
+            out[dist] = metadata.version(dist)
+        except metadata.PackageNotFoundError:
+            pass
+    try:
+        rev = subprocess.run(["git", "-C", str(REPO_ROOT), "rev-parse", "--short", "HEAD"], capture_output=True,
+                             text=True, timeout=5)
+        if rev.returncode == 0:
+            out["edgefarm_git"] = rev.stdout.strip()
+    except (OSError, subprocess.SubprocessError):
+        pass
+    return out
+
+
+def host_info() -> dict[str, Any]:
+    return {"hostname": platform.node(), "platform": platform.platform(), "cpus": os.cpu_count()}
+
+
+def write_run_json(run_dir: Path, run: Mapping[str, Any]) -> None:
+    write_json_atomic(run_dir / "run.json", dict(run))
+
+
+def read_run_json(run_dir: Path) -> dict[str, Any]:
+    path = Path(run_dir) / "run.json"
+    if not path.is_file():
+        raise ConfigError(f"no run.json in {run_dir}", where=str(run_dir),
+                          fix="pass a folder made by `edgefarm run` (runs/<run-id>)")
+    return json.loads(path.read_text(encoding="utf-8"))
+
+
+def write_outcome(dev_dir: Path, outcome) -> None:
+    write_json_atomic(dev_dir / "outcome.json", {
+        "name": outcome.name, "kind": outcome.kind, "error": outcome.error, "wall_s": outcome.wall_s,
+        "model_push": dataclasses.asdict(outcome.model_push), "other_push": dataclasses.asdict(outcome.other_push),
+        "notes": outcome.notes,
+    })
+
+
+def _read_json(path: Path) -> Any:
+    return json.loads(path.read_text(encoding="utf-8")) if path.is_file() else None
+
+
+def load_report(run_dir: Path) -> RunReport:
+    """Rebuild the combined report from the files of a run folder (what `edgefarm report` does)."""
+    run = read_run_json(run_dir)
+    rows, per_device = [], {}
+    for name in run.get("devices", []):
+        dev_dir = device_folder(run_dir, name)
+        device = _read_json(dev_dir / "device.json") or {"name": name}
+        outcome = _read_json(dev_dir / "outcome.json") or {"name": name, "error": "no outcome recorded"}
+        results_path = dev_dir / "results.jsonl"
+        results = [SampleResult.from_dict(json.loads(ln)) for ln in
+                   (results_path.read_text(encoding="utf-8").splitlines() if results_path.is_file() else [])
+                   if ln.strip()]
+        report = _read_json(dev_dir / "report.json")
+        rows.append(device_row(device, outcome, results, report))
+        per_device[device.get("name", name)] = (results, report)
+    return build_report(run, rows, sample_rows(per_device), unusable=run.get("unusable", []),
+                        notes=run.get("notes", []))
+
+
+def write_reports(run_dir: Path, report: RunReport) -> dict[str, Path]:
+    paths = {}
+    for fmt, name in (("json", "report.json"), ("md", "report.md"), ("html", "report.html")):
+        write_text_atomic(run_dir / name, PRINTERS.get(fmt)(report))
+        paths[fmt] = run_dir / name
+    return paths
+
+
+def utc_now() -> datetime:
+    return datetime.now(timezone.utc)

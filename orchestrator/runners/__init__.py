@@ -1,0 +1,8 @@
+"""Host sides of the on-device runners, by name (a device says which one drives it)."""
+
+from .base import RUNNERS, RunnerAdapter, RunnerEvents, RunOptions, Staged
+from .python_runner import PythonRunner
+
+RUNNERS.add("python", lambda device: PythonRunner(device.python))
+
+__all__ = ["RUNNERS", "RunOptions", "RunnerAdapter", "RunnerEvents", "Staged", "PythonRunner"]

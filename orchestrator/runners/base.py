@@ -1,0 +1,64 @@
+"""The host side of an on-device runner: stage files, execute with streamed events, collect.
+
+A device names the runner it uses (`device.runner`); the session calls it through this interface
+and never asks what kind of device it is talking to.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path, PurePosixPath
+from typing import Callable, Protocol, Sequence
+
+from android_runner.contract import JobItem, SampleResult
+
+from ..devices.base import Device
+from ..devices.types import PushStats
+from ..models import ModelSummary
+from ..registry import Registry
+
+
+@dataclass(frozen=True)
+class RunOptions:
+    run_id: str
+    backend: str = "cpu"
+    threads: int | None = None
+    sample_timeout_s: float = 300.0
+    max_num_tokens: int | None = None
+
+
+@dataclass(frozen=True)
+class Staged:
+    """Where things landed on the device."""
+
+    root: PurePosixPath  # the device's edgefarm work folder
+    model: PurePosixPath
+    job: PurePosixPath  # the job bundle folder (job.jsonl, media/, results.jsonl)
+    model_push: PushStats = field(default_factory=PushStats)
+    other_push: PushStats = field(default_factory=PushStats)
+
+
+@dataclass
+class RunnerEvents:
+    """Callbacks the session gives the runner; each may be called from the runner's thread."""
+
+    ready: Callable[[float | None], None] = lambda init_ms: None
+    begin: Callable[[str], None] = lambda sample_id: None
+    result: Callable[[SampleResult], None] = lambda result: None
+    note: Callable[[str], None] = lambda message: None
+
+
+class RunnerAdapter(Protocol):
+    name: str
+
+    def stage(self, device: Device, bundle: Path, model: ModelSummary, opts: RunOptions) -> Staged: ...
+
+    def execute(self, device: Device, staged: Staged, items: Sequence[JobItem], opts: RunOptions,
+                events: RunnerEvents) -> list[SampleResult]:
+        """Run every item not yet done; returns the results of ALL items, earlier runs included."""
+
+    def collect(self, device: Device, staged: Staged, out_dir: Path) -> None:
+        """Pull raw results, logs and traces into out_dir."""
+
+
+RUNNERS = Registry[Callable[[Device], RunnerAdapter]]("runner")

@@ -1,0 +1,167 @@
+"""Host side of the Python runner (`android_runner/litert_runner.py`) on this host and Linux boards.
+
+The runner is a child process. When it dies mid-run (SIGABRT from a broken model or runtime, the
+OOM killer's SIGKILL) the sample in flight is recorded as crash/oom, merged into the device's
+results file, and the runner is started again for the samples left. A death before the engine
+is ready is a device error: nothing would get further.
+"""
+
+from __future__ import annotations
+
+import json
+import signal
+import tempfile
+from pathlib import Path, PurePosixPath
+from typing import Sequence
+
+from android_runner.contract import JobItem, SampleResult, read_results
+
+from ..devices.base import Device
+from ..errors import DeviceError, ModelError
+from ..models import ModelSummary
+from .base import RunnerEvents, RunOptions, Staged
+
+RUNNER_FILES = ("__init__.py", "contract.py", "memory.py", "litert_runner.py")
+PACKAGE_DIR = Path(__file__).resolve().parents[2] / "android_runner"
+PROTOCOL_PREFIX = "EDGEFARM "
+TIMEOUT_EXIT = 124
+INIT_ALLOWANCE_S = 600.0
+
+
+def _status_for_death(sig: int | None, code: int | None) -> str:
+    if sig == signal.SIGKILL:
+        return "oom"  # we never SIGKILL the runner ourselves except on the run deadline
+    return "crash"
+
+
+class PythonRunner:
+    name = "python"
+
+    def __init__(self, python: str) -> None:
+        self.python = python
+
+    def stage(self, device: Device, bundle: Path, model: ModelSummary, opts: RunOptions) -> Staged:
+        root = PurePosixPath(str(device.workdir))
+        model_remote = root / "models" / model.sha256[:16] / model.path.name
+        model_push = device.push(model.path, model_remote)
+        other = device.push(bundle / "job.jsonl", root / "runs" / opts.run_id / "job" / "job.jsonl")
+        if (bundle / "media").is_dir():
+            other += device.push(bundle / "media", root / "runs" / opts.run_id / "job" / "media")
+        for f in RUNNER_FILES:
+            other += device.push(PACKAGE_DIR / f, root / "runner" / "android_runner" / f)
+        other += device.push(PACKAGE_DIR / "entry.py", root / "runner" / "entry.py")
+        return Staged(root=root, model=model_remote, job=root / "runs" / opts.run_id / "job",
+                      model_push=model_push, other_push=other)
+
+    def _argv(self, staged: Staged, opts: RunOptions, model: ModelSummary | None = None) -> list[str]:
+        argv = [self.python, str(staged.root / "runner" / "entry.py"), "--model", str(staged.model),
+                "--job", str(staged.job), "--backend", opts.backend,
+                "--cache-dir", str(staged.root / "cache" / staged.model.parent.name),
+                "--sample-timeout-s", f"{opts.sample_timeout_s:g}"]
+        if opts.threads:
+            argv += ["--threads", str(opts.threads)]
+        if opts.max_num_tokens:
+            argv += ["--max-num-tokens", str(opts.max_num_tokens)]
+        return argv
+
+    def _device_results(self, device: Device, staged: Staged) -> dict[str, SampleResult]:
+        with tempfile.TemporaryDirectory() as tmp:
+            local = Path(tmp) / "results.jsonl"
+            try:
+                device.pull(staged.job / "results.jsonl", local)
+            except DeviceError:
+                return {}
+            return {r.id: r for r in read_results(str(local))}
+
+    def _write_device_results(self, device: Device, staged: Staged, results: dict[str, SampleResult]) -> None:
+        with tempfile.TemporaryDirectory() as tmp:
+            local = Path(tmp) / "results.jsonl"
+            local.write_text("".join(r.to_json() + "\n" for r in results.values()), encoding="utf-8")
+            device.push(local, staged.job / "results.jsonl")
+
+    def _log_tail(self, device: Device, staged: Staged) -> str:
+        with tempfile.TemporaryDirectory() as tmp:
+            local = Path(tmp) / "runner.log"
+            try:
+                device.pull(staged.job / "runner.log", local)
+            except DeviceError:
+                return ""
+            lines = [ln for ln in local.read_text(errors="replace").splitlines() if ln.strip()]
+            return "\n".join(lines[-12:])
+
+    def execute(self, device: Device, staged: Staged, items: Sequence[JobItem], opts: RunOptions,
+                events: RunnerEvents) -> list[SampleResult]:
+        order = [it.id for it in items]
+        results = self._device_results(device, staged)
+        for r in results.values():
+            events.result(r)
+        while any(i not in results for i in order):
+            state = {"ready": False, "in_flight": None}
+
+            def on_line(line: str) -> None:
+                if not line.startswith(PROTOCOL_PREFIX):
+                    return
+                kind, _, payload = line[len(PROTOCOL_PREFIX):].partition(" ")
+                try:
+                    data = json.loads(payload) if payload else None
+                except ValueError:
+                    return
+                if kind == "READY":
+                    state["ready"] = True
+                    events.ready(data.get("init_ms") if isinstance(data, dict) else None)
+                elif kind == "BEGIN":
+                    state["in_flight"] = data
+                    events.begin(str(data))
+                elif kind == "RESULT" and isinstance(data, dict):
+                    r = SampleResult.from_dict(data)
+                    results[r.id] = r
+                    state["in_flight"] = None
+                    events.result(r)
+
+            left = sum(1 for i in order if i not in results)
+            deadline = INIT_ALLOWANCE_S + left * (opts.sample_timeout_s + 5.0)
+            ex = device.run(self._argv(staged, opts), timeout_s=deadline, on_line=on_line)
+            if ex.code == 0:
+                missing = [i for i in order if i not in results]
+                if missing:  # the runner finished but we lost lines: the device file is the truth
+                    results.update(self._device_results(device, staged))
+                break
+            if not state["ready"]:
+                tail = self._log_tail(device, staged) or ex.output_tail.strip()
+                how = f"signal {ex.signal}" if ex.signal else f"exit code {ex.code}"
+                kind = ModelError if ex.signal == signal.SIGABRT else DeviceError
+                raise kind(
+                    f"the runner died before the model was ready ({how})"
+                    + (f"; runtime said:\n{tail}" if tail else ""),
+                    where=f"{device.name} (model {staged.model})",
+                    fix="check that the model file is a complete, valid .litertlm for this runtime "
+                        "(run `litert-lm-peek` on it, or rebuild/re-download it)",
+                )
+            if ex.code == TIMEOUT_EXIT:
+                results.update(self._device_results(device, staged))
+                continue
+            victim = state["in_flight"]
+            if ex.timed_out or victim is None:
+                raise DeviceError(
+                    f"the runner stopped unexpectedly ({'run deadline passed' if ex.timed_out else ex})",
+                    where=device.name, fix="see runner.log in the device folder; rerun with --resume")
+            how = f"signal {ex.signal}" if ex.signal else f"exit code {ex.code}"
+            tail = self._log_tail(device, staged)
+            dead = SampleResult(id=str(victim), status=_status_for_death(ex.signal, ex.code),
+                                error=f"runner died during this sample ({how})" + (f":\n{tail}" if tail else ""),
+                                exit_code=ex.code, signal=ex.signal, backend=opts.backend, threads=opts.threads)
+            merged = self._device_results(device, staged)
+            merged[dead.id] = dead
+            self._write_device_results(device, staged, merged)
+            results.update(merged)
+            events.result(dead)
+            events.note(f"runner restarted after {how} on sample {victim}")
+        return [results[i] for i in order if i in results]
+
+    def collect(self, device: Device, staged: Staged, out_dir: Path) -> None:
+        out_dir.mkdir(parents=True, exist_ok=True)
+        for name in ("results.jsonl", "runner.log"):
+            try:
+                device.pull(staged.job / name, out_dir / name)
+            except DeviceError:
+                pass

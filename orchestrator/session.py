@@ -1,0 +1,146 @@
+"""One device, one run: stage -> execute -> collect -> score, into the device's run folder.
+
+A failed sample is a row status, not an exception; only setup failures (device unreachable, model
+unloadable) end a device's session, and they are returned as the outcome's error, never raised
+past the farm, so the other devices go on.
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+from dataclasses import asdict, dataclass, field, replace
+from pathlib import Path
+from typing import Any, Callable, Sequence
+
+from android_runner.contract import SampleResult
+
+from .datasets.types import Dataset, Sample
+from .devices.base import Device
+from .devices.types import DeviceInfo, PushStats
+from .errors import EdgefarmError
+from .fsutil import write_json_atomic, write_text_atomic
+from .jobs import JobOptions, write_bundle
+from .models import ModelSummary
+from .runners.base import RUNNERS, RunnerEvents, RunOptions
+from .scoring import SCORERS
+
+SKIPPED_STATUSES = ("unsupported",)  # not the model's fault: left out of scoring, listed as skipped
+
+
+@dataclass
+class DeviceOutcome:
+    name: str
+    kind: str
+    info: DeviceInfo | None = None
+    results: list[SampleResult] = field(default_factory=list)
+    report: dict[str, Any] | None = None
+    error: str = ""
+    model_push: PushStats = field(default_factory=PushStats)
+    other_push: PushStats = field(default_factory=PushStats)
+    wall_s: float | None = None
+    notes: list[str] = field(default_factory=list)
+
+
+@dataclass
+class Progress:
+    """What the farm's progress display needs; updated from the device's thread."""
+
+    total: int
+    done: int = 0
+    ok: int = 0
+    failed: int = 0
+    current: str = ""
+    phase: str = "waiting"
+    _lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
+
+    def record(self, r: SampleResult, seen: set[str]) -> None:
+        with self._lock:
+            if r.id in seen:
+                return
+            seen.add(r.id)
+            self.done += 1
+            if r.status == "ok":
+                self.ok += 1
+            elif r.status not in SKIPPED_STATUSES:
+                self.failed += 1
+
+
+def outputs_for_scoring(results: Sequence[SampleResult]) -> dict[str, str | None]:
+    """EdgeMMEval results.json: ok -> its text; error/timeout/crash/oom -> "" (scored, fails);
+    unsupported -> None (skipped)."""
+    out: dict[str, str | None] = {}
+    for r in results:
+        if r.status == "ok":
+            out[r.id] = r.output
+        elif r.status in SKIPPED_STATUSES:
+            out[r.id] = None
+        else:
+            out[r.id] = ""
+    return out
+
+
+def run_device(device: Device, dataset: Dataset, samples: Sequence[Sample], model: ModelSummary,
+               opts: RunOptions, job_opts: JobOptions, dev_dir: Path, progress: Progress,
+               clock: Callable[[], float]) -> DeviceOutcome:
+    outcome = DeviceOutcome(name=device.name, kind=device.kind)
+    t0 = clock()
+    try:
+        progress.phase = "info"
+        outcome.info = device.info()
+        write_json_atomic(dev_dir / "device.json", asdict(outcome.info))
+        progress.phase = "staging"
+        items = write_bundle(samples, dev_dir / "job", job_opts)
+        adapter = RUNNERS.get(device.runner)(device)
+        staged = adapter.stage(device, dev_dir / "job", model, opts)
+        outcome.model_push, outcome.other_push = staged.model_push, staged.other_push
+        progress.phase = "loading model"
+        seen: set[str] = set()
+        stream = open(dev_dir / "results.stream.jsonl", "a", encoding="utf-8")
+
+        def on_result(r: SampleResult) -> None:
+            if r.id not in seen:
+                stream.write(r.to_json() + "\n")
+                stream.flush()
+            progress.record(r, seen)
+
+        def on_begin(sample_id: str) -> None:
+            progress.phase = "running"
+            progress.current = sample_id
+
+        events = RunnerEvents(ready=lambda ms: setattr(progress, "phase", "running"), begin=on_begin,
+                              result=on_result, note=outcome.notes.append)
+        try:
+            outcome.results = adapter.execute(device, staged, items, opts, events)
+        finally:
+            stream.close()
+        progress.phase = "collecting"
+        adapter.collect(device, staged, dev_dir / "raw")
+    except EdgefarmError as e:
+        outcome.error = str(e)
+        progress.phase = "failed"
+    finally:
+        outcome.wall_s = clock() - t0
+    if outcome.results or not outcome.error:
+        _write_results(outcome, dataset, samples, dev_dir)
+    if not outcome.error:
+        progress.phase = "done"
+    return outcome
+
+
+def _write_results(outcome: DeviceOutcome, dataset: Dataset, samples: Sequence[Sample], dev_dir: Path) -> None:
+    write_text_atomic(dev_dir / "results.jsonl", "".join(r.to_json() + "\n" for r in outcome.results))
+    outputs = outputs_for_scoring(outcome.results)
+    write_json_atomic(dev_dir / "results.json", {k: v for k, v in outputs.items()})
+    subset = replace(dataset, samples=tuple(samples))
+    report = SCORERS.get(dataset.format).score(subset, outputs)
+    outcome.report = report
+    write_json_atomic(dev_dir / "report.json", report)
+    (dev_dir / "results.stream.jsonl").unlink(missing_ok=True)
+
+
+def load_results(dev_dir: Path) -> list[SampleResult]:
+    path = dev_dir / "results.jsonl"
+    if not path.exists():
+        return []
+    return [SampleResult.from_dict(json.loads(line)) for line in path.read_text().splitlines() if line.strip()]

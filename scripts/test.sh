@@ -1,0 +1,21 @@
+#!/usr/bin/env bash
+# The whole test suite on a fresh machine: system packages the lab tests need, the project in
+# .venv with its test extras, then pytest. README.md and .ci/run both call this.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+need=()
+command -v bwrap >/dev/null || need+=(bubblewrap)      # sandbox standing in for a phone's filesystem
+command -v sshd >/dev/null || [ -x /usr/sbin/sshd ] || need+=(openssh-server)  # loopback "board"
+command -v rsync >/dev/null || need+=(rsync)
+if [ ${#need[@]} -gt 0 ]; then
+  SUDO=""; [ "$(id -u)" = 0 ] || SUDO="sudo"
+  $SUDO apt-get update -qq
+  $SUDO apt-get install -y -qq "${need[@]}"
+fi
+
+[ -x .venv/bin/python ] || python3 -m venv .venv
+.venv/bin/python -m pip install -q --disable-pip-version-check -e '.[test]'
+
+# pytest exits 5 when it collected no test: with `set -e` that fails the script, as it should.
+exec .venv/bin/python -m pytest -q "$@"

@@ -1,0 +1,32 @@
+from pathlib import Path
+
+from orchestrator.datasets.types import Part, Sample, Turn
+from orchestrator.jobs import JobOptions, write_bundle
+
+
+def _sample(tmp: Path, sid: str, media_name: str, max_tokens=None) -> Sample:
+    src = tmp / "ds" / media_name
+    src.parent.mkdir(parents=True, exist_ok=True)
+    src.write_bytes(b"\x89PNG fake")
+    return Sample(id=sid, modality="image", task="vqa", reference="r", references=("r",),
+                  turns=(Turn((Part("image", path=src), Part("text", text="What; rm -rf / ?"))),),
+                  max_output_tokens=max_tokens)
+
+
+def test_bundle_uses_neutral_media_names_and_keeps_prompts_as_data(tmp_path: Path):
+    s1 = _sample(tmp_path, "IMG-001", "$(reboot) evil name.png", max_tokens=9)
+    s2 = _sample(tmp_path, "IMG-002", "plain.png")
+    items = write_bundle([s1, s2], tmp_path / "job", JobOptions(max_output_tokens=64))
+    media = sorted(p.name for p in (tmp_path / "job" / "media").iterdir())
+    assert media == ["0000-1.png", "0001-1.png"]
+    assert items[0].turns[0][0].path == "media/0000-1.png"
+    assert items[0].turns[0][1].text == "What; rm -rf / ?"
+    assert items[0].max_output_tokens == 9 and items[1].max_output_tokens == 64
+    lines = (tmp_path / "job" / "job.jsonl").read_text().splitlines()
+    assert len(lines) == 2 and "evil name" not in lines[0]
+
+
+def test_override_caps_every_row(tmp_path: Path):
+    s1 = _sample(tmp_path, "IMG-001", "a.png", max_tokens=300)
+    items = write_bundle([s1], tmp_path / "job", JobOptions(max_output_tokens=16, override=True))
+    assert items[0].max_output_tokens == 16
