@@ -37,17 +37,17 @@ def emit(kind: str, payload: Any) -> None:
     sys.stdout.flush()
 
 
-class _OpenAITool:
-    """Wraps an OpenAI-style function spec for the runtime; the call is reported, never executed."""
+def _spec_tool(lm, spec: Mapping[str, Any]):
+    """An OpenAI-style function spec as a runtime Tool; the call is reported, never executed."""
 
-    def __init__(self, spec: Mapping[str, Any]) -> None:
-        self._spec = dict(spec)
+    class SpecTool(lm.Tool):
+        def get_tool_description(self) -> dict[str, Any]:
+            return dict(spec)
 
-    def get_tool_description(self) -> dict[str, Any]:
-        return self._spec
+        def execute(self, param: Mapping[str, Any]) -> Any:  # automatic_tool_calling=False: unused
+            return {}
 
-    def execute(self, param: Mapping[str, Any]) -> Any:  # automatic_tool_calling=False: unused
-        return {}
+    return SpecTool()
 
 
 class StderrLog:
@@ -163,7 +163,7 @@ class LiteRtRunner:
             sampler = lm.SamplerConfig(**dict(item.sampler)) if item.sampler else None
             conv = self.engine.create_conversation(
                 system_message=item.system or None,
-                tools=[_OpenAITool(t) for t in item.tools] or None,
+                tools=[_spec_tool(lm, t) for t in item.tools] or None,
                 automatic_tool_calling=False,
                 sampler_config=sampler,
                 max_output_tokens=item.max_output_tokens,

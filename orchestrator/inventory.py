@@ -148,14 +148,20 @@ class Selection:
     notes: tuple[str, ...]
 
 
-def _declared(inv: Inventory) -> list[Device]:
-    """Devices declared in devices.yaml that need no discovery (local, ssh)."""
-    out = []
+def _declared(inv: Inventory) -> tuple[list[Device], list[DeviceInfo]]:
+    """Devices declared in devices.yaml that need no discovery (ssh boards), and those we cannot drive."""
+    out, unusable = [], []
     for e in inv.entries:
-        if e.get("disabled") or e["kind"] == "adb":
+        if e.get("disabled") or e["kind"] in ("adb", "local"):
+            continue
+        if e["kind"] not in KINDS:
+            unusable.append(DeviceInfo(name=e["name"], kind=e["kind"], serial=str(e.get("host", "")),
+                                       state="unsupported",
+                                       problem=f"{e['kind']} devices are not supported by this edgefarm version; "
+                                               "fix: remove the entry or set `disabled: true`"))
             continue
         out.append(KINDS.get(e["kind"])(e))
-    return out
+    return out, unusable
 
 
 def select_devices(inv: Inventory, spec: str) -> Selection:
@@ -171,7 +177,9 @@ def select_devices(inv: Inventory, spec: str) -> Selection:
         devs, bad = discover(inv)
         found += devs
         unusable += bad
-    found += [d for d in _declared(inv) if d.kind != "local"]
+    declared, undrivable = _declared(inv)
+    found += declared
+    unusable += undrivable
     if spec == "all":
         if not found and not local_entries:
             notes.append("no phone or board found: `all` means this host")

@@ -29,16 +29,23 @@ def devices(inventory, as_json: bool) -> None:
             "notes": list(selection.notes),
         }, indent=2, ensure_ascii=False))
         return
-    table = Table(title="devices (`--devices all`)", title_justify="left")
-    for col in ("Name", "Kind", "Serial/host", "Hardware", "SoC", "ABI", "OS", "Cores", "RAM (MB)", "State"):
-        table.add_column(col)
+    console = Console()
+    rows = []
     for i in list(infos) + list(selection.unusable):
         hardware = " ".join(x for x in (i.manufacturer, i.model) if x) if i.kind != "local" else i.cpu
-        state = i.state if not i.problem else f"[red]{i.state}[/]: {i.problem}"
-        table.add_row(i.name, i.kind, i.serial, hardware, i.soc, i.abi, i.os, str(i.cores or ""),
-                      f"{i.ram_mb:.0f}" if i.ram_mb else "", state)
-    console = Console()
+        rows.append({"Name": i.name, "Kind": i.kind, "Serial/host": i.serial, "Hardware": hardware, "SoC": i.soc,
+                     "ABI": i.abi, "OS": i.os, "Cores": str(i.cores or ""),
+                     "RAM MB": f"{i.ram_mb:.0f}" if i.ram_mb else "",
+                     "State": i.state if i.state == "device" else f"[red]{i.state}[/]"})
+    table = Table(title="devices (`--devices all`)", title_justify="left")
+    columns = [c for c in rows[0] if any(r[c] for r in rows)] if rows else []
+    for col in columns:
+        table.add_column(col)
+    for r in rows:
+        table.add_row(*(r[c] for c in columns))
     console.print(table)
+    for u in selection.unusable:
+        console.print(f"[red]{u.name}[/] ({u.state}): {u.problem}")
     for note in selection.notes:
         console.print(f"note: {note}")
 

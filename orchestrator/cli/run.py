@@ -17,7 +17,7 @@ from ..inventory import load_inventory, select_devices
 from ..jobs import JobOptions
 from ..models import BUNDLED_MODEL, inspect_model
 from ..plan import dataset_fingerprint, run_record, select_samples
-from ..report.terminal import device_table
+from ..report.terminal import device_tables, stdout_console
 from ..rundir import host_info, load_report, new_run_id, read_run_json, utc_now, versions, write_reports, write_run_json
 from ..runners.base import RunOptions
 
@@ -96,7 +96,7 @@ def run(device_spec, inventory, model, dataset_spec, fmt, subset, limit, per_mod
 
     report = load_report(run_dir)
     paths = write_reports(run_dir, report)
-    Console().print(device_table(report))
+    stdout_console().print(device_tables(report))
     for o in outcomes:
         if o.error:
             err.print(f"[red]{o.name} failed:[/] {o.error}")

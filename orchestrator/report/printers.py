@@ -98,7 +98,7 @@ def to_markdown(report: RunReport) -> str:
                            [[s.id, s.modality] + [_cell(s.cells.get(n)) for n in names] for s in report.samples])
     lines += ["", "Figures: TTFT and prefill/decode speed are the LiteRT-LM runtime's own (first turn for TTFT; "
               "median over ok samples); init is the engine load; peak RSS is the highest resident memory "
-              "sampled from /proc during a sample (GPU driver memory is not included). See docs/report.md.", ""]
+              "sampled from /proc during a sample (GPU driver memory is not included). See docs/run-directory.md in the edgefarm repo.", ""]
     return "\n".join(lines)
 
 

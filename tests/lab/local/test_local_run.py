@@ -35,7 +35,9 @@ def canned_dataset(root: Path, canned: list[dict]) -> Path:
     for i, c in enumerate(canned, 1):
         row = {"test_id": f"CAN-{i:03d}", "task": "qa", "reference": c["answer"], "reference_variants": [c["answer"]]}
         if c.get("history"):
-            row |= {"modality": "multi_turn", "task": "context_retention", "turns": [*c["history"], c["prompt"]]}
+            # the user turns of the canned exchange; the model's own replies come from the model
+            users = [h["text"] for h in c["history"] if h["role"] == "user"]
+            row |= {"modality": "multi_turn", "task": "context_retention", "turns": [*users, c["prompt"]]}
         else:
             row |= {"modality": MODALITY_BY_MEDIA[c.get("media")], "prompt": c["prompt"]}
         if c.get("media") == "image":
