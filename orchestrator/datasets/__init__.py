@@ -29,6 +29,13 @@ FORMATS = Registry[DatasetFormat]("dataset format")
 
 # Format modules register themselves here, in detection order (most specific first).
 # -- registrations --
+from . import edgemmeval
+
+FORMATS.add("edgemmeval", DatasetFormat("edgemmeval", edgemmeval.detect, edgemmeval.load))
+from . import evalscope_vmcq, evalscope_vqa  # noqa: E402  (after edgemmeval: detection skips metadata.jsonl folders)
+
+FORMATS.add("general_vqa", DatasetFormat("general_vqa", evalscope_vqa.detect, evalscope_vqa.load))
+FORMATS.add("general_vmcq", DatasetFormat("general_vmcq", evalscope_vmcq.detect, evalscope_vmcq.load))
 # -- end registrations --
 
 
@@ -46,6 +53,8 @@ def require_valid(ds: Dataset) -> Dataset:
     return ds
 
 
+from .resolve import load_dataset  # after FORMATS: resolve.py imports it
+
 __all__ = [
     "BUNDLED_DATASET",
     "Constraint",
@@ -57,5 +66,6 @@ __all__ = [
     "Problem",
     "Sample",
     "Turn",
+    "load_dataset",
     "require_valid",
 ]

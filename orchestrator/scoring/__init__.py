@@ -22,4 +22,11 @@ class Scorer:
 SCORERS = Registry[Scorer]("scorer")
 
 # -- registrations --
+from .edgemm import score_edgemm  # noqa: E402
+
+SCORERS.add("edgemmeval", Scorer("edgemmeval", score_edgemm))
+from .evalscope import score_vmcq, score_vqa  # noqa: E402
+
+SCORERS.add("general_vqa", Scorer("general_vqa", score_vqa))
+SCORERS.add("general_vmcq", Scorer("general_vmcq", score_vmcq))
 # -- end registrations --

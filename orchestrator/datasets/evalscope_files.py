@@ -1,0 +1,194 @@
+"""Finding and reading evalscope custom dataset files (JSONL or TSV), shared by both formats.
+
+`--dataset` is a file, or a folder plus a subset: `<subset>_<split>.jsonl`, `<subset>_<split>.tsv`,
+`<subset>.jsonl`, `<subset>.tsv`, first found wins. A folder without a subset loads every subset
+in it whose columns fit the format. Rows keep their 0-based number (the sample id when the row has
+no `id` / `index`) and their `file:line` for messages.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from ..errors import DatasetError
+from .evalscope_media import MediaContext, RowProblem
+from .types import Dataset, Problem, Sample
+
+EXTENSIONS = (".jsonl", ".tsv")
+KNOWN_SPLITS = ("train", "dev", "val", "validation", "test")
+
+
+@dataclass(frozen=True)
+class Row:
+    data: Mapping[str, Any]
+    index: int  # 0-based data row number in its file
+    where: str  # "file:line"
+
+
+def read_rows(path: Path) -> tuple[list[Row], list[Problem]]:
+    """All rows of a JSONL or TSV file, plus a Problem per unreadable line."""
+    rows: list[Row] = []
+    problems: list[Problem] = []
+    try:
+        lines = path.read_text(encoding="utf-8-sig").splitlines()
+    except (OSError, UnicodeDecodeError) as e:
+        raise DatasetError(
+            f"cannot read {path}: {e}", fix="check the file exists and is UTF-8 text", where=str(path)
+        )
+    if path.suffix.lower() == ".tsv":
+        header_at = next((i for i, line in enumerate(lines) if line.strip()), None)
+        if header_at is None:
+            return rows, problems
+        header = [h.strip() for h in lines[header_at].split("\t")]
+        for n, line in enumerate(lines[header_at + 1 :], start=header_at + 2):
+            if not line.strip():
+                continue
+            cells = line.split("\t")
+            where = f"{path}:{n}"
+            if len(cells) > len(header) and any(c.strip() for c in cells[len(header) :]):
+                problems.append(
+                    Problem(where, f"{len(cells)} cells but only {len(header)} columns in the header")
+                )
+                continue
+            data = {h: c for h, c in zip(header, cells) if h and c != ""}  # short rows: missing = empty
+            rows.append(Row(data, len(rows), where))
+        return rows, problems
+    index = 0  # a broken line still takes its row number, so later ids do not shift
+    for n, line in enumerate(lines, start=1):
+        if not line.strip():
+            continue
+        where, index = f"{path}:{n}", index + 1
+        try:
+            data = json.loads(line)
+        except json.JSONDecodeError as e:
+            problems.append(Problem(where, f"not valid JSON: {e.msg} (column {e.colno})"))
+            continue
+        if not isinstance(data, dict):
+            problems.append(Problem(where, f"a row must be a JSON object, got {type(data).__name__}"))
+            continue
+        rows.append(Row(data, index - 1, where))
+    return rows, problems
+
+
+def columns(path: Path) -> set[str]:
+    """Column names of a file's first row (TSV header, or the first JSONL object's keys)."""
+    try:
+        with path.open(encoding="utf-8-sig") as f:
+            for line in f:
+                if not line.strip():
+                    continue
+                if path.suffix.lower() == ".tsv":
+                    return {h.strip() for h in line.rstrip("\r\n").split("\t")}
+                data = json.loads(line)
+                return set(data) if isinstance(data, dict) else set()
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError):
+        return set()
+    return set()
+
+
+def _subset_of(stem: str, split: str) -> str:
+    return stem[: -len(split) - 1] if stem.endswith(f"_{split}") else stem
+
+
+def find_files(
+    path: Path, subset: str | None, split: str, fits: Callable[[set[str]], bool]
+) -> list[tuple[str, Path]]:
+    """(subset name, file) pairs to load for `--dataset path [--subset name]`."""
+    if path.is_file():
+        return [(subset or _subset_of(path.stem, split), path)]
+    if not path.is_dir():
+        raise DatasetError(
+            f"no such file or folder: {path}", fix="give a .jsonl/.tsv file or its folder", where=str(path)
+        )
+    if subset:
+        for name in (f"{subset}_{split}", subset):
+            for ext in EXTENSIONS:
+                if (path / f"{name}{ext}").is_file():
+                    return [(subset, path / f"{name}{ext}")]
+        have = sorted({_subset_of(p.stem, split) for p in path.iterdir() if p.suffix in EXTENSIONS})
+        raise DatasetError(
+            f"no file for subset {subset!r} (looked for {subset}_{split}.jsonl, {subset}_{split}.tsv, "
+            f"{subset}.jsonl, {subset}.tsv)",
+            fix=f"use one of the subsets in the folder: {', '.join(have) or '(none)'}",
+            where=str(path),
+        )
+    chosen: dict[str, Path] = {}
+    others = tuple(f"_{s}" for s in KNOWN_SPLITS if s != split)
+    candidates = sorted(p for p in path.iterdir() if p.is_file() and p.suffix in EXTENSIONS)
+    # split-specific names first, jsonl before tsv: the first file per subset wins
+    candidates.sort(key=lambda p: (not p.stem.endswith(f"_{split}"), EXTENSIONS.index(p.suffix), p.name))
+    for p in candidates:
+        if p.name == "metadata.jsonl" or p.stem.endswith(others) or not fits(columns(p)):
+            continue
+        chosen.setdefault(_subset_of(p.stem, split), p)
+    if not chosen:
+        raise DatasetError(
+            f"no .jsonl/.tsv file in {path} has the columns of this format",
+            fix="point --dataset at the file itself, or check its columns (see docs/evalscope.md)",
+            where=str(path),
+        )
+    return sorted(chosen.items())
+
+
+def sample_id(row: Row) -> str:
+    """The row's `id` or `index` field if present, else its 0-based row number."""
+    for key in ("id", "index"):
+        value = row.data.get(key)
+        if value is not None and str(value).strip():
+            return str(value).strip()
+    return str(row.index)
+
+
+RowFn = Callable[[Row, MediaContext, str], Sample]  # (row, ctx with ctx.test_id = sample id, subset)
+
+
+def load_files(
+    path: Path,
+    fmt: str,
+    files: list[tuple[str, Path]],
+    row_fn: RowFn,
+    *,
+    cache_dir: Path,
+    cwd: Path,
+) -> Dataset:
+    """Read every file, turn each row into a Sample or a Problem, and check ids are unique."""
+    root = (path if path.is_dir() else path.parent).resolve()
+    samples: list[Sample] = []
+    problems: list[Problem] = []
+    seen: dict[str, str] = {}
+    for subset, file in files:
+        rows, bad = read_rows(file)
+        problems.extend(bad)
+        for row in rows:
+            # several subsets at once: ids are prefixed so results.json keys stay unique
+            sid = f"{subset}/{sample_id(row)}" if len(files) > 1 else sample_id(row)
+            if sid in seen:
+                problems.append(
+                    Problem(row.where, f"duplicate id {sid!r} (first at {seen[sid]})", test_id=sid)
+                )
+                continue
+            seen[sid] = row.where
+            ctx = MediaContext(root=root, cwd=cwd, cache_dir=cache_dir, where=row.where, test_id=sid)
+            try:
+                samples.append(row_fn(row, ctx, subset))
+            except RowProblem as e:
+                problems.append(e.problem)
+    name = path.name if path.is_dir() else path.stem
+    return Dataset(name=name, format=fmt, root=root, files=tuple(f for _, f in files),
+                   samples=tuple(samples), problems=tuple(problems))  # fmt: skip
+
+
+def default_cache_dir() -> Path:
+    """Where decoded base64 media go when the caller gives no run cache (content-addressed, shared)."""
+    import tempfile
+
+    return Path(tempfile.gettempdir()) / "edgefarm-media-cache"
+
+
+def cwd_now() -> Path:
+    return Path(os.getcwd())

@@ -1,0 +1,116 @@
+"""evalscope General-VMCQ: `question` + `options` + `answer` letter, media through placeholders.
+
+The prompt is evalscope's default General-VMCQ template (single answer, chain of thought), with the
+options as `A) ...` lines and the answer requested as a final `ANSWER: X` line. Placeholders in
+the question and options become media parts in place. Every non-empty media column is validated,
+even one no placeholder uses, as evalscope does.
+"""
+
+from __future__ import annotations
+
+import ast
+import json
+from pathlib import Path
+from typing import Any
+
+from .evalscope_files import Row, cwd_now, default_cache_dir, find_files, load_files
+from .evalscope_media import KINDS, MediaContext, media_map, modality, split_text, warn_missing
+from .types import Dataset, Sample, Turn
+
+FORMAT = "general_vmcq"
+PRETTY = "General-VMCQ"
+DEFAULT_SPLIT = "val"  # evalscope's eval_split for general_vmcq
+TASK = "multiple_choice"
+LETTERS = "ABCDEFGHIJKLMNOPQRSTUVWXYZ"
+
+# evalscope MultipleChoiceTemplate.SINGLE_ANSWER_COT, the default of general_vmcq, verbatim.
+TEMPLATE = (
+    "Answer the following multiple choice question. The last line of your response should be of the "
+    "following format: 'ANSWER: [LETTER]' (without quotes) where [LETTER] is one of {letters}. "
+    "Think step by step before answering.\n\n{question}\n\n{choices}"
+)
+
+
+def fits(cols: set[str]) -> bool:
+    return {"question", "options"} <= cols
+
+
+def parse_options(raw: Any, ctx: MediaContext) -> list[str]:
+    """A list, or a string holding a JSON array (else a Python list literal, as evalscope accepts)."""
+    if isinstance(raw, str):
+        try:
+            raw = json.loads(raw)
+        except json.JSONDecodeError:
+            try:
+                raw = ast.literal_eval(raw)
+            except (ValueError, SyntaxError):
+                raise ctx.problem("options is not a JSON array (nor a Python list)", "options") from None
+    if not isinstance(raw, (list, tuple)):
+        raise ctx.problem(f"options must be a list, got {type(raw).__name__}", "options")
+    options = [str(x) for x in raw]
+    if not 2 <= len(options) <= len(LETTERS):
+        raise ctx.problem(f"need 2 to {len(LETTERS)} options, got {len(options)}", "options")
+    return options
+
+
+def prompt_text(question: str, options: list[str]) -> str:
+    """The full prompt before placeholders are replaced by media."""
+    letters = LETTERS[: len(options)]
+    choices = "\n".join(f"{letter}) {option}" for letter, option in zip(letters, options))
+    return TEMPLATE.format(letters=",".join(letters), question=question, choices=choices)
+
+
+def row_to_sample(row: Row, ctx: MediaContext, subset: str) -> Sample:
+    """One General-VMCQ row -> Sample (raises RowProblem)."""
+    question = row.data.get("question")
+    if question is None or not str(question).strip():
+        raise ctx.problem("question is missing or empty", "question")
+    if row.data.get("options") is None:
+        raise ctx.problem("options is missing", "options")
+    options = parse_options(row.data["options"], ctx)
+    answer = str(row.data.get("answer") or "").strip().upper()
+    letters = LETTERS[: len(options)]
+    if len(answer) != 1 or answer not in letters:
+        raise ctx.problem(
+            f"answer must be one letter of {','.join(letters)}, got {row.data.get('answer')!r}", "answer"
+        )
+    maps = {kind: media_map(row.data, kind, ctx, None) for kind in KINDS}  # validates every column
+    parts = split_text(prompt_text(str(question), options), maps, warn_missing(ctx.where))
+    return Sample(
+        id=ctx.test_id,
+        modality=modality(parts),
+        task=TASK,
+        turns=(Turn(tuple(parts)),),
+        reference=answer,
+        references=(answer,),
+        format=FORMAT,
+        subset=subset,
+        choices=tuple(options),
+        where=ctx.where,
+    )
+
+
+def detect(path: Path) -> bool:
+    """A .jsonl/.tsv file with `question` and `options` columns, or a folder holding one."""
+    from .evalscope_files import EXTENSIONS, columns
+
+    if path.is_file():
+        return path.suffix.lower() in EXTENSIONS and fits(columns(path))
+    if path.is_dir() and not (path / "metadata.jsonl").exists():
+        return any(p.suffix in EXTENSIONS and fits(columns(p)) for p in sorted(path.iterdir()) if p.is_file())
+    return False
+
+
+def load(
+    path: Path,
+    subset: str | None = None,
+    *,
+    split: str = DEFAULT_SPLIT,
+    cache_dir: Path | None = None,
+    cwd: Path | None = None,
+) -> Dataset:
+    """Load a General-VMCQ file or folder (+ subset); every bad row is a Problem on the Dataset."""
+    path = Path(path)
+    files = find_files(path, subset, split, fits)
+    return load_files(path, FORMAT, files, row_to_sample,
+                      cache_dir=cache_dir or default_cache_dir(), cwd=cwd or cwd_now())  # fmt: skip

@@ -1,0 +1,135 @@
+"""evalscope's General-VQA / General-VMCQ metrics, as evalscope computes them (pure functions).
+
+- BLEU-1..4: nltk `sentence_bleu` with one-hot weights, no smoothing, case-sensitive word tokens
+  from nltk's Treebank-style word tokenizer (`word_tokenize` without its punkt sentence split).
+- ROUGE-1/2/L recall/precision/F: the `rouge_chinese.Rouge` algorithm evalscope calls: sentences cut
+  at `?` (and CJK stops), whitespace tokens, case-sensitive; ROUGE-N counts DISTINCT n-grams (set
+  overlap); ROUGE-L is the LCS of all tokens; F = 2PR / (P + R + 1e-8).
+- VMCQ: the last `ANSWER:` marker followed by a valid letter, else the last standalone valid letter.
+docs/evalscope.md lists where we differ from evalscope (empty outputs, Chinese segmentation).
+"""
+
+from __future__ import annotations
+
+import re
+import warnings
+
+from nltk.tokenize import word_tokenize
+from nltk.translate.bleu_score import sentence_bleu
+
+BLEU_METRICS = ("BLEU-1", "BLEU-2", "BLEU-3", "BLEU-4")
+ROUGE_METRICS = tuple(f"ROUGE-{n}-{s}" for n in ("1", "2", "L") for s in ("R", "P", "F"))
+VQA_METRICS = BLEU_METRICS + ROUGE_METRICS
+VQA_MAIN_METRIC = "ROUGE-L-R"  # evalscope's main_score_name for general_vqa
+ACCURACY = "Accuracy"
+_ONE_HOT = {1: (1, 0, 0, 0), 2: (0, 1, 0, 0), 3: (0, 0, 1, 0), 4: (0, 0, 0, 1)}
+
+
+def bleu_tokens(text: str) -> list[str]:
+    """Case-sensitive Treebank-style word tokens (no downloaded nltk data needed)."""
+    return word_tokenize(text, preserve_line=True)
+
+
+def bleu_scores(prediction: str, reference: str) -> dict[str, float]:
+    """BLEU-1..4 of one prediction against one reference (0.0 when either has no token)."""
+    hyp, ref = bleu_tokens(prediction), bleu_tokens(reference)
+    if not hyp or not ref:
+        return {m: 0.0 for m in BLEU_METRICS}
+    with warnings.catch_warnings():  # nltk warns on zero n-gram overlap; the value (0) is what we want
+        warnings.simplefilter("ignore")
+        return {f"BLEU-{n}": float(sentence_bleu([ref], hyp, weights=w)) for n, w in _ONE_HOT.items()}
+
+
+def _cut_sentences(text: str) -> list[str]:
+    """rouge_chinese's Rouge.cut_sent, then its per-sentence whitespace normalisation."""
+    text = re.sub(r"([。！？\?])([^”’])", r"\1\n\2", text)
+    text = re.sub(r"(\.{6})([^”’])", r"\1\n\2", text)
+    text = re.sub(r"(\…{2})([^”’])", r"\1\n\2", text)
+    text = re.sub(r"([。！？\?][”’])([^，。！？\?])", r"\1\n\2", text)
+    return [" ".join(s.split()) for s in text.rstrip().split("\n") if len(s) > 0]
+
+
+def rouge_tokens(text: str) -> list[str]:
+    """Whitespace tokens of all sentences, chained (as rouge_chinese's _split_into_words)."""
+    return [w for s in _cut_sentences(text) for w in s.split(" ")]
+
+
+def _ngrams(tokens: list[str], n: int) -> set[tuple[str, ...]]:
+    return {tuple(tokens[i : i + n]) for i in range(len(tokens) - n + 1)}
+
+
+def _prf(overlap: int, hyp_count: int, ref_count: int) -> tuple[float, float, float]:
+    p = overlap / hyp_count if hyp_count else 0.0
+    r = overlap / ref_count if ref_count else 0.0
+    return r, p, 2.0 * ((p * r) / (p + r + 1e-8))
+
+
+def lcs_length(a: list[str], b: list[str]) -> int:
+    """Length of the longest common subsequence (O(len(a) * len(b)) time, O(len(b)) memory)."""
+    prev = [0] * (len(b) + 1)
+    for x in a:
+        cur = [0]
+        for j, y in enumerate(b, start=1):
+            cur.append(prev[j - 1] + 1 if x == y else max(prev[j], cur[j - 1]))
+        prev = cur
+    return prev[-1]
+
+
+def rouge_scores(prediction: str, reference: str) -> dict[str, float]:
+    """ROUGE-1/2/L R, P, F of one prediction against one reference (all 0.0 if either is empty)."""
+    hyp, ref = rouge_tokens(prediction), rouge_tokens(reference)
+    if not hyp or not ref:  # rouge_chinese raises here; evalscope then drops the sample's score
+        return {m: 0.0 for m in ROUGE_METRICS}
+    out: dict[str, float] = {}
+    for n in (1, 2):
+        h, r = _ngrams(hyp, n), _ngrams(ref, n)
+        out[f"ROUGE-{n}-R"], out[f"ROUGE-{n}-P"], out[f"ROUGE-{n}-F"] = _prf(len(h & r), len(h), len(r))
+    out["ROUGE-L-R"], out["ROUGE-L-P"], out["ROUGE-L-F"] = _prf(lcs_length(ref, hyp), len(hyp), len(ref))
+    return out
+
+
+def vqa_scores(prediction: str, reference: str) -> dict[str, float]:
+    """Every General-VQA metric of one sample, in VQA_METRICS order."""
+    both = {**bleu_scores(prediction, reference), **rouge_scores(prediction, reference)}
+    return {m: both[m] for m in VQA_METRICS}
+
+
+# -- General-VMCQ answer extraction (evalscope's parse_answers, single answer) ----------------------
+_MARKER = re.compile(r"(?i)ANSWER\s*:\s*\**\s*")
+_BRACKETED = re.compile(r"[\(\[（【]\s*([A-Za-z\d](?:\s*[,，]\s*[A-Za-z\d])*)\s*[\)\]）】]")
+_PLAIN = re.compile(r"([A-Za-z\d][A-Za-z\d ,]*)")
+_LABEL_TOKEN = re.compile(r"[A-Za-z\d]+")
+_STANDALONE = re.compile(r"(?<![A-Za-z\d])([A-Z])(?![A-Za-z\d])")
+
+
+def _label_prefix(capture: str, allowed: set[str]) -> str:
+    """Leading part of a capture made only of allowed labels ('B, not C' -> 'B')."""
+    end = 0
+    for token in _LABEL_TOKEN.finditer(capture):
+        if token.group(0) in allowed or set(token.group(0)) <= allowed:
+            end = token.end()
+            continue
+        break
+    return capture[:end]
+
+
+def extract_choice(output: str, n_choices: int) -> str | None:
+    """The letter the model chose, or None.
+
+    The last `ANSWER:` marker followed by exactly one valid letter wins (`ANSWER: (B)`,
+    `ANSWER: **C**`, `ANSWER: B, not C`); without one, the last standalone valid capital letter.
+    """
+    allowed = {chr(ord("A") + i) for i in range(min(n_choices, 26))}
+    for marker in reversed(list(_MARKER.finditer(output))):
+        tail = output[marker.end() :]
+        for pattern in (_BRACKETED, _PLAIN):
+            m = pattern.match(tail)
+            if m is None:
+                continue
+            label = _label_prefix(m.group(1), allowed).strip().rstrip(".")
+            if label in allowed:
+                return label
+    for m in reversed(list(_STANDALONE.finditer(output))):
+        if m.group(1) in allowed:
+            return m.group(1)
+    return None
