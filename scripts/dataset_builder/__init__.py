@@ -1,0 +1,1 @@
+"""Builder of the bundled EdgeMMEval-format dataset (rows, images, audio); see scripts/build_dataset.py."""
