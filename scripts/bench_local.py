@@ -59,6 +59,7 @@ def bare_loop(model: Path, dataset: str, max_tokens: int, work: Path) -> dict:
     items = job_items(ds.samples, JobOptions(max_output_tokens=max_tokens, override=True))
     with litert_lm.ModelInfo(str(model)) as info:
         vision, audio = info.input_modalities.vision, info.input_modalities.audio
+    (work / "cache").mkdir(exist_ok=True)
     engine = litert_lm.Engine(str(model), cache_dir=str(work / "cache"), enable_benchmark=True,
                               vision_backend=litert_lm.Backend.CPU() if vision else None,
                               audio_backend=litert_lm.Backend.CPU() if audio else None)

@@ -75,7 +75,7 @@ def run(device_spec, inventory, model, dataset_spec, fmt, subset, limit, per_mod
 
     if resume is not None:
         previous = read_run_json(resume)
-        _check_resumable(previous, model_summary.sha256, dataset_sha, resume)
+        _check_resumable(previous, model_summary.sha256, dataset_sha, [s.id for s in samples], resume)
         run_id, run_dir, started = previous["run_id"], Path(resume), previous["started_at"]
     else:
         now = utc_now()
@@ -108,11 +108,12 @@ def run(device_spec, inventory, model, dataset_spec, fmt, subset, limit, per_mod
         sys.exit(code)
 
 
-def _check_resumable(previous: dict, model_sha: str, dataset_sha: str, where: Path) -> None:
+def _check_resumable(previous: dict, model_sha: str, dataset_sha: str, sample_ids: list[str], where: Path) -> None:
     if previous.get("model", {}).get("sha256") != model_sha:
         raise ConfigError("the model differs from the one this run started with", where=str(where / "run.json"),
                           fix="resume with the same --model, or start a new run without --resume")
-    if previous.get("dataset", {}).get("sha256") != dataset_sha:
+    ds = previous.get("dataset", {})
+    if ds.get("sha256") != dataset_sha or ds.get("sample_ids") != sample_ids:
         raise ConfigError("the dataset or the sample selection differs from the one this run started with",
                           where=str(where / "run.json"),
                           fix="resume with the same --dataset/--limit/--modality flags, or start a new run")
