@@ -108,7 +108,10 @@ class PythonRunner:
                     return
                 if kind == "READY":
                     state["ready"] = True
-                    events.ready(data.get("init_ms") if isinstance(data, dict) else None)
+                    info = data if isinstance(data, dict) else {}
+                    events.ready(info.get("init_ms"))
+                    events.note(f"runner ready in {info.get('init_ms', 0):.0f} ms with "
+                                f"{info.get('pending', '?')} sample(s) to run")
                 elif kind == "BEGIN":
                     state["in_flight"] = data
                     events.begin(str(data))
