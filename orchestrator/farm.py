@@ -16,11 +16,12 @@ from .jobs import JobOptions
 from .models import ModelSummary
 from .rundir import device_folder, write_outcome
 from .runners.base import RunOptions
-from .session import DeviceOutcome, Progress as DeviceProgress, run_device
+from .session import DeviceOutcome, Progress as DeviceProgress, Score, run_device
 
 
 def run_farm(devices: Sequence[Device], dataset: Dataset, samples: Sequence[Sample], model: ModelSummary,
-             opts: RunOptions, job_opts: JobOptions, run_dir: Path, console: Console) -> list[DeviceOutcome]:
+             opts: RunOptions, job_opts: JobOptions, run_dir: Path, console: Console,
+             score: Score) -> list[DeviceOutcome]:
     states = {d.name: DeviceProgress(total=len(samples)) for d in devices}
     bars = Progress(TextColumn("[bold]{task.fields[device]:<16}"), BarColumn(), MofNCompleteColumn(),
                     TextColumn("[green]ok {task.fields[ok]}[/] [red]failed {task.fields[failed]}[/]"),
@@ -31,7 +32,7 @@ def run_farm(devices: Sequence[Device], dataset: Dataset, samples: Sequence[Samp
         dev_dir = device_folder(run_dir, device.name)
         dev_dir.mkdir(parents=True, exist_ok=True)
         outcome = run_device(device, dataset, samples, model, opts, job_opts, dev_dir, states[device.name],
-                             clock=time.monotonic)
+                             clock=time.monotonic, score=score)
         write_outcome(dev_dir, outcome)
         return outcome
 

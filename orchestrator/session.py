@@ -11,7 +11,7 @@ import json
 import threading
 from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
-from typing import Any, Callable, Sequence
+from typing import Any, Callable, Mapping, Sequence
 
 from android_runner.contract import SampleResult
 
@@ -23,7 +23,6 @@ from .fsutil import write_json_atomic, write_text_atomic
 from .jobs import JobOptions, write_bundle
 from .models import ModelSummary
 from .runners.base import RUNNERS, RunnerEvents, RunOptions
-from .scoring import SCORERS
 
 SKIPPED_STATUSES = ("unsupported",)  # not the model's fault: left out of scoring, listed as skipped
 
@@ -80,9 +79,12 @@ def outputs_for_scoring(results: Sequence[SampleResult]) -> dict[str, str | None
     return out
 
 
+Score = Callable[[Dataset, Mapping[str, "str | None"]], dict]
+
+
 def run_device(device: Device, dataset: Dataset, samples: Sequence[Sample], model: ModelSummary,
                opts: RunOptions, job_opts: JobOptions, dev_dir: Path, progress: Progress,
-               clock: Callable[[], float]) -> DeviceOutcome:
+               clock: Callable[[], float], score: Score) -> DeviceOutcome:
     outcome = DeviceOutcome(name=device.name, kind=device.kind)
     t0 = clock()
     try:
@@ -122,18 +124,19 @@ def run_device(device: Device, dataset: Dataset, samples: Sequence[Sample], mode
     finally:
         outcome.wall_s = clock() - t0
     if outcome.results or not outcome.error:
-        _write_results(outcome, dataset, samples, dev_dir)
+        _write_results(outcome, dataset, samples, dev_dir, score)
     if not outcome.error:
         progress.phase = "done"
     return outcome
 
 
-def _write_results(outcome: DeviceOutcome, dataset: Dataset, samples: Sequence[Sample], dev_dir: Path) -> None:
+def _write_results(outcome: DeviceOutcome, dataset: Dataset, samples: Sequence[Sample], dev_dir: Path,
+                   score: Score) -> None:
     write_text_atomic(dev_dir / "results.jsonl", "".join(r.to_json() + "\n" for r in outcome.results))
     outputs = outputs_for_scoring(outcome.results)
     write_json_atomic(dev_dir / "results.json", {k: v for k, v in outputs.items()})
     subset = replace(dataset, samples=tuple(samples))
-    report = SCORERS.get(dataset.format).score(subset, outputs)
+    report = score(subset, outputs)
     outcome.report = report
     write_json_atomic(dev_dir / "report.json", report)
     (dev_dir / "results.stream.jsonl").unlink(missing_ok=True)

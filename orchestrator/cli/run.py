@@ -20,6 +20,9 @@ from ..plan import dataset_fingerprint, run_record, select_samples
 from ..report.terminal import device_tables, stdout_console
 from ..rundir import host_info, load_report, new_run_id, read_run_json, utc_now, versions, write_reports, write_run_json
 from ..runners.base import RunOptions
+from ..scoring import SCORERS
+from ..scoring.evalscope_table import render_table
+from ..scoring.judge import JudgeConfig, add_judge_accuracy
 
 
 def inventory_option(f):
@@ -50,10 +53,13 @@ def inventory_option(f):
 @click.option("--backend", type=click.Choice(["cpu", "gpu", "npu"]), default=None,
               help="override every device's backend (default: each device's, else cpu)")
 @click.option("--threads", type=click.IntRange(min=1), default=None, help="CPU threads for the runtime")
+@click.option("--judge", "judge_url", default=None,
+              help="OpenAI-compatible endpoint (…/v1) of an LLM judge for General-VQA accuracy")
+@click.option("--judge-model", default=None, help="the judge's model name (with --judge)")
 @click.option("--sample-timeout", "sample_timeout_s", type=click.FloatRange(min=1), default=300.0,
               show_default=True, help="seconds one sample may take before it is recorded as timeout")
 def run(device_spec, inventory, model, dataset_spec, fmt, subset, limit, per_modality, modalities, out, resume,
-        max_output_tokens, backend, threads, sample_timeout_s) -> None:
+        max_output_tokens, backend, threads, sample_timeout_s, judge_url, judge_model) -> None:
     """Run the model over the dataset on every selected device; write and print the combined report."""
     from ..datasets import load_dataset
 
@@ -92,11 +98,15 @@ def run(device_spec, inventory, model, dataset_spec, fmt, subset, limit, per_mod
 
     opts = RunOptions(run_id=run_id, backend=backend or "cpu", threads=threads, sample_timeout_s=sample_timeout_s)
     job_opts = JobOptions(max_output_tokens=max_output_tokens or 128, override=max_output_tokens is not None)
-    outcomes = run_farm(selection.devices, dataset, samples, model_summary, opts, job_opts, run_dir, err)
+    score = scorer_for(dataset.format, judge_url, judge_model)
+    outcomes = run_farm(selection.devices, dataset, samples, model_summary, opts, job_opts, run_dir, err, score)
 
     report = load_report(run_dir)
     paths = write_reports(run_dir, report)
     stdout_console().print(device_tables(report))
+    for o in outcomes:
+        if o.report and o.report.get("metrics"):  # evalscope formats: evalscope's own table per device
+            click.echo(f"\n{o.name}:\n" + render_table(model_summary.path.name, o.report))
     for o in outcomes:
         if o.error:
             err.print(f"[red]{o.name} failed:[/] {o.error}")
@@ -106,6 +116,25 @@ def run(device_spec, inventory, model, dataset_spec, fmt, subset, limit, per_mod
         code = ModelError.exit_code if all("model" in o.error for o in failed) and len(failed) == len(outcomes) \
             else DeviceError.exit_code
         sys.exit(code)
+
+
+def scorer_for(fmt: str, judge_url: str | None, judge_model: str | None):
+    """The dataset format's scorer, followed by the LLM judge when one is asked for."""
+    base = SCORERS.get(fmt).score
+    if not judge_url and not judge_model:
+        return base
+    if not (judge_url and judge_model):
+        raise ConfigError("--judge and --judge-model go together", where="--judge",
+                          fix="pass both the endpoint URL and the judge's model name")
+    if fmt != "general_vqa":
+        raise ConfigError(f"the LLM judge scores General-VQA datasets, not {fmt}", where="--judge",
+                          fix="drop --judge, or use a General-VQA dataset")
+    cfg = JudgeConfig(url=judge_url, model=judge_model, api_key=os.environ.get("EDGEFARM_JUDGE_API_KEY"))
+
+    def score(dataset, outputs):
+        return add_judge_accuracy(base(dataset, outputs), dataset, cfg)
+
+    return score
 
 
 def _check_resumable(previous: dict, model_sha: str, dataset_sha: str, sample_ids: list[str], where: Path) -> None:

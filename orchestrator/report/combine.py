@@ -32,7 +32,9 @@ def device_row(device: Mapping[str, Any], outcome: Mapping[str, Any], results: S
                report: Mapping[str, Any] | None) -> DeviceRow:
     ok = [r for r in results if r.status == "ok"]
     summary = (report or {}).get("summary", {})
-    metrics = {m["metric"]: m["score"] for m in (report or {}).get("metrics", []) if "metric" in m}
+    metric_rows = [m for m in (report or {}).get("metrics", []) if "metric" in m]
+    several = len({m.get("subset") for m in metric_rows}) > 1
+    metrics = {(f"{m['metric']}/{m['subset']}" if several else m["metric"]): m["score"] for m in metric_rows}
     backends = sorted({r.backend for r in results if r.backend})
     return DeviceRow(
         device=device.get("name", outcome.get("name", "?")),
