@@ -30,6 +30,7 @@ from .contract import JobItem, SampleResult, TurnFigures, read_results
 from .memory import MemorySampler
 
 PROTOCOL_PREFIX = "EDGEFARM"
+MODEL_UNLOADABLE_EXIT = 65  # the engine could not be created from the model (the host's ModelError)
 
 
 def emit(kind: str, payload: Any) -> None:
@@ -298,7 +299,11 @@ def main(argv: list[str] | None = None) -> int:
         items = [JobItem.from_json(line) for line in f if line.strip()]
     pending = [it for it in items if it.id not in done]
 
-    runner = LiteRtRunner(args.model, job_dir, args.backend, args.threads, str(cache_dir), args.max_num_tokens)
+    try:
+        runner = LiteRtRunner(args.model, job_dir, args.backend, args.threads, str(cache_dir), args.max_num_tokens)
+    except Exception as e:  # the runtime's reason is in its log, not in the exception
+        emit("FATAL", {"error": f"{type(e).__name__}: {e}", "detail": log.since(0)})
+        return MODEL_UNLOADABLE_EXIT
     emit("READY", {"init_ms": round(runner.init_ms, 3), "vision": runner.vision, "audio": runner.audio,
                    "pending": len(pending)})
     memory = MemorySampler(interval_s=args.sample_interval_ms / 1000.0)

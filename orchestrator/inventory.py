@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable, Mapping
@@ -9,6 +10,7 @@ from typing import Any, Callable, Mapping
 import yaml
 from jsonschema import Draft202012Validator
 
+from .devices.adb import AdbDevice, devices_from_inventory
 from .devices.base import Device
 from .devices.local import LocalDevice
 from .devices.types import DeviceInfo
@@ -17,6 +19,7 @@ from .registry import Registry
 
 KINDS = Registry[Callable[[Mapping[str, Any]], Device]]("device kind")
 KINDS.add("local", LocalDevice.from_entry)
+KINDS.add("adb", AdbDevice.from_entry)
 
 _COMMON = {
     "name": {"type": "string", "pattern": r"^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$"},
@@ -139,6 +142,8 @@ def load_inventory(path: Path | None) -> Inventory:
 # devices and the DeviceInfo of devices found but unusable (unauthorized, offline: with the fix).
 Discovery = Callable[[Inventory], "tuple[list[Device], list[DeviceInfo]]"]
 DISCOVERY: list[Discovery] = []
+# Phones on the local adb server and every `adb_servers` entry (env read here, at the edge).
+DISCOVERY.append(lambda inv: devices_from_inventory(inv.adb_servers, inv.entries, os.environ))
 
 
 @dataclass(frozen=True)

@@ -123,6 +123,8 @@ def run_device(device: Device, dataset: Dataset, samples: Sequence[Sample], mode
         progress.phase = "failed"
     finally:
         outcome.wall_s = clock() - t0
+        if outcome.error and not outcome.results:
+            (dev_dir / "results.stream.jsonl").unlink(missing_ok=True)
     if outcome.results or not outcome.error:
         _write_results(outcome, dataset, samples, dev_dir, score)
     if not outcome.error:

@@ -1,8 +1,10 @@
 """Host sides of the on-device runners, by name (a device says which one drives it)."""
 
 from .base import RUNNERS, RunnerAdapter, RunnerEvents, RunOptions, Staged
+from .android_driver import AndroidDriverRunner
 from .python_runner import PythonRunner
 
 RUNNERS.add("python", lambda device: PythonRunner(device.python))
+RUNNERS.add("android", AndroidDriverRunner)
 
 __all__ = ["RUNNERS", "RunOptions", "RunnerAdapter", "RunnerEvents", "Staged", "PythonRunner"]

@@ -9,6 +9,7 @@ is ready is a device error: nothing would get further.
 from __future__ import annotations
 
 import json
+import re
 import signal
 import tempfile
 from pathlib import Path, PurePosixPath
@@ -24,8 +25,17 @@ from .base import RunnerEvents, RunOptions, Staged
 RUNNER_FILES = ("__init__.py", "contract.py", "memory.py", "litert_runner.py")
 PACKAGE_DIR = Path(__file__).resolve().parents[2] / "android_runner"
 PROTOCOL_PREFIX = "EDGEFARM "
+GLOG_ERROR = re.compile(r"^[EF]\d{4} ")  # glog ERROR/FATAL lines; the status continues on the next lines
 TIMEOUT_EXIT = 124
+MODEL_UNLOADABLE_EXIT = 65  # android_runner.litert_runner.MODEL_UNLOADABLE_EXIT
 INIT_ALLOWANCE_S = 600.0
+
+
+def runtime_error_excerpt(lines: list[str], max_lines: int = 12) -> str:
+    """The runtime's last ERROR/FATAL log entry with its continuation lines, else the log's last lines."""
+    starts = [i for i, ln in enumerate(lines) if GLOG_ERROR.match(ln)]
+    chosen = lines[starts[-1]:starts[-1] + max_lines] if starts else lines[-max_lines:]
+    return "\n".join(chosen)
 
 
 def _status_for_death(sig: int | None, code: int | None) -> str:
@@ -87,7 +97,7 @@ class PythonRunner:
             except DeviceError:
                 return ""
             lines = [ln for ln in local.read_text(errors="replace").splitlines() if ln.strip()]
-            return "\n".join(lines[-12:])
+            return runtime_error_excerpt(lines)
 
     def execute(self, device: Device, staged: Staged, items: Sequence[JobItem], opts: RunOptions,
                 events: RunnerEvents) -> list[SampleResult]:
@@ -96,7 +106,7 @@ class PythonRunner:
         for r in results.values():
             events.result(r)
         while any(i not in results for i in order):
-            state = {"ready": False, "in_flight": None}
+            state: dict = {"ready": False, "in_flight": None, "fatal": None}
 
             def on_line(line: str) -> None:
                 if not line.startswith(PROTOCOL_PREFIX):
@@ -112,6 +122,8 @@ class PythonRunner:
                     events.ready(info.get("init_ms"))
                     events.note(f"runner ready in {info.get('init_ms', 0):.0f} ms with "
                                 f"{info.get('pending', '?')} sample(s) to run")
+                elif kind == "FATAL" and isinstance(data, dict):
+                    state["fatal"] = data.get("error", "")
                 elif kind == "BEGIN":
                     state["in_flight"] = data
                     events.begin(str(data))
@@ -132,10 +144,12 @@ class PythonRunner:
             if not state["ready"]:
                 tail = self._log_tail(device, staged) or ex.output_tail.strip()
                 how = f"signal {ex.signal}" if ex.signal else f"exit code {ex.code}"
-                kind = ModelError if ex.signal == signal.SIGABRT else DeviceError
+                unloadable = ex.signal == signal.SIGABRT or ex.code == MODEL_UNLOADABLE_EXIT
+                kind = ModelError if unloadable else DeviceError
+                what = (f"the model could not be loaded ({state['fatal']})" if state["fatal"]
+                        else f"the runner died before the model was ready ({how})")
                 raise kind(
-                    f"the runner died before the model was ready ({how})"
-                    + (f"; runtime said:\n{tail}" if tail else ""),
+                    what + (f"; runtime said:\n{tail}" if tail else ""),
                     where=f"{device.name} (model {staged.model})",
                     fix="check that the model file is a complete, valid .litertlm for this runtime "
                         "(run `litert-lm-peek` on it, or rebuild/re-download it)",

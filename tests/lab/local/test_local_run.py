@@ -147,3 +147,21 @@ def test_text_only_model_reports_media_samples_unsupported(tmp_path, local_inven
     assert report["summary"]["total_scored"] == 2
     assert sorted(report["summary"]["skipped"]) == sorted(r["id"] for r in by_status["unsupported"])
     assert TINY_MM.exists()
+
+
+def test_a_model_the_runtime_cannot_load_is_a_device_error_with_the_runtime_reason(tmp_path, local_inventory):
+    data = bytearray(TINY_MM.read_bytes())
+    data[300_000:320_000] = b"\xff" * 20_000  # header intact (ModelInfo reads it), a section broken
+    bad = tmp_path / "corrupt.litertlm"
+    bad.write_bytes(bytes(data))
+    out = tmp_path / "runs"
+    p = edgefarm("run", "--devices", "local", "--inventory", str(local_inventory()), "--model", str(bad),
+                 "--limit", "2", "--out", str(out))
+    assert p.returncode == 4, p.stderr
+    assert "could not be loaded" in p.stderr and "fix:" in p.stderr and "Traceback" not in p.stderr
+    run_dir = _only_run_dir(out)
+    dev = run_dir / "devices" / "this-host"
+    outcome = json.loads((dev / "outcome.json").read_text())
+    assert "Invalid flatbuffer" in outcome["error"] or "Failed to create engine" in outcome["error"]
+    assert not (dev / "results.json").exists() and not list(dev.glob("*.stream.jsonl"))
+    assert json.loads((run_dir / "report.json").read_text())["devices"][0]["error"]

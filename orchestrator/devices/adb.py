@@ -1,0 +1,504 @@
+"""Android phones over ADB (adbutils against a local or remote adb server).
+
+Every call has our own deadline: adbutils opens transports with a 600 s default and a frozen
+phone is otherwise never noticed. adbutils' own exceptions never leave this module: they become
+DeviceError / DeviceLost naming the phone. Shell always uses shell v2 (real exit codes; the v1
+fallback appends `; echo X4EXIT:$?` and breaks on `exit N`).
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import shlex
+import socket
+import stat
+import struct
+import threading
+import time
+from collections import deque
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path, PurePosixPath
+from typing import Any, TypeVar
+
+import adbutils
+
+from ..errors import DeviceError, DeviceLost
+from ..telemetry import android as tel
+from .types import DeviceInfo, Exit, LineSink, PushStats
+
+DEFAULT_WORKDIR = PurePosixPath("/data/local/tmp/edgefarm")
+CALL_TIMEOUT_S = 30.0  # one short device call (getprop, stat, sha256sum of a few files)
+SYNC_CHUNK = 64 * 1024
+FIX_UNAUTHORIZED = "accept the RSA prompt on the phone (tick 'Always allow'), then rerun"
+FIX_OFFLINE = "replug the phone or run `adb reconnect` (remote host: `adb -P PORT reconnect`)"
+FIX_LOST = "check the cable/Wi-Fi and `adb devices`; rerun with --resume to continue where it stopped"
+ProgressSink = Callable[[str, int, int], None]  # (remote path, bytes sent so far, file size)
+T = TypeVar("T")
+
+_LOST_TEXT = re.compile(r"offline|not found|no devices|closed|unauthorized|Invalid sync cmd", re.IGNORECASE)
+
+
+@dataclass(frozen=True)
+class AdbPhone:
+    """One phone as an adb server lists it."""
+
+    serial: str
+    state: str  # device | unauthorized | offline | ...
+    server: tuple[str, int]
+    model: str = ""
+    product: str = ""
+    transport_id: int | None = None
+
+    @property
+    def problem(self) -> str:
+        if self.state == "device":
+            return ""
+        if self.state == "unauthorized":
+            return f"phone is unauthorized: {FIX_UNAUTHORIZED}"
+        if self.state == "offline":
+            return f"phone is offline: {FIX_OFFLINE}"
+        return f"phone is in state {self.state!r}: {FIX_OFFLINE}"
+
+
+def _server_up(host: str, port: int, timeout_s: float = 2.0) -> bool:
+    """Probe with a raw socket: adbutils would otherwise spawn `adb start-server` on a miss."""
+    try:
+        with socket.create_connection((host, port), timeout=timeout_s):
+            return True
+    except OSError:
+        return False
+
+
+def discover_adb(servers: Sequence[tuple[str, int]]) -> tuple[list[AdbPhone], list[str]]:
+    """Every phone on every adb server, each owned by the first server that lists it.
+
+    Returns (phones, notes); unauthorized/offline phones are listed, never dropped. A server that
+    does not answer becomes a note, so one dead farm host does not hide the others' phones.
+    """
+    phones: list[AdbPhone] = []
+    notes: list[str] = []
+    seen: set[str] = set()
+    for host, port in dict.fromkeys(servers):
+        if not _server_up(host, port):
+            notes.append(
+                f"adb server {host}:{port} does not answer; fix: run `adb start-server` there "
+                f"(a farm host serves others with `adb -a -P {port} nodaemon server`)"
+            )
+            continue
+        try:
+            infos = adbutils.AdbClient(host, port, socket_timeout=10).list(extended=True)
+        except (adbutils.AdbError, OSError) as e:
+            notes.append(f"adb server {host}:{port} failed to list devices: {e}")
+            continue
+        for d in infos:
+            if d.serial in seen:
+                continue
+            seen.add(d.serial)
+            phones.append(
+                AdbPhone(
+                    serial=d.serial,
+                    state=d.state,
+                    server=(host, port),
+                    model=d.tags.get("model", "").replace("_", " "),
+                    product=d.tags.get("product", ""),
+                    transport_id=d.transport_id,
+                )
+            )
+    return phones, notes
+
+
+def phone_name(phone: AdbPhone, taken: set[str]) -> str:
+    """A stable, readable device name: the model slug, plus the serial's tail when two clash."""
+    base = re.sub(r"[^a-z0-9]+", "-", (phone.model or phone.product or "phone").lower()).strip("-")
+    base = base or "phone"
+    if base not in taken:
+        return base
+    tail = re.sub(r"[^A-Za-z0-9]+", "-", phone.serial).strip("-")[-8:]
+    return f"{base}-{tail}"
+
+
+def _bounded(fn: Callable[[], T], timeout_s: float, what: str, where: str) -> T:
+    """Run fn with a deadline; adbutils exceptions become ours, naming the device."""
+    box: dict[str, Any] = {}
+
+    def target() -> None:
+        try:
+            box["value"] = fn()
+        except BaseException as e:  # noqa: BLE001 - re-raised below in the caller's thread
+            box["error"] = e
+
+    t = threading.Thread(target=target, daemon=True, name=f"adb:{what}")
+    t.start()
+    t.join(timeout_s)
+    if t.is_alive():
+        raise DeviceLost(
+            f"{what} did not finish within {timeout_s:g} s (phone frozen or gone)", where=where, fix=FIX_LOST
+        )
+    err = box.get("error")
+    if err is None:
+        return box["value"]
+    if isinstance(err, (DeviceError,)):
+        raise err
+    if isinstance(err, (adbutils.AdbTimeout, BrokenPipeError, EOFError, ConnectionError, socket.timeout)):
+        raise DeviceLost(f"{what} failed: {type(err).__name__}: {err}", where=where, fix=FIX_LOST) from err
+    if isinstance(err, adbutils.AdbError) and _LOST_TEXT.search(str(err)):
+        raise DeviceLost(f"{what} failed: {err}", where=where, fix=FIX_LOST) from err
+    if isinstance(err, (adbutils.AdbError, OSError)):
+        raise DeviceError(
+            f"{what} failed: {type(err).__name__}: {err}",
+            where=where,
+            fix="check `adb devices`; see the message above",
+        ) from err
+    raise err
+
+
+class AdbDevice:
+    """One phone on one adb server."""
+
+    kind = "adb"
+    runner = "android"
+
+    def __init__(
+        self,
+        name: str,
+        serial: str,
+        *,
+        server: tuple[str, int] = ("127.0.0.1", 5037),
+        workdir: PurePosixPath = DEFAULT_WORKDIR,
+        backend: str = "cpu",
+        threads: int | None = None,
+        runner_binary: Path | None = None,
+        libs: Sequence[Path] = (),
+        call_timeout_s: float = CALL_TIMEOUT_S,
+        on_progress: ProgressSink | None = None,
+    ) -> None:
+        self.name = name
+        self.serial = serial
+        self.server = server
+        self.workdir = PurePosixPath(workdir)
+        self.backend = backend
+        self.threads = threads
+        self.runner_binary = runner_binary
+        self.libs = tuple(libs)
+        self.call_timeout_s = call_timeout_s
+        self.on_progress = on_progress
+        self._hash_cache: dict[tuple[str, int, int], str] = {}
+
+    @classmethod
+    def from_entry(cls, entry: Mapping[str, Any], server: tuple[str, int] | None = None) -> AdbDevice:
+        """From a devices.yaml entry (`serial`, optional `server: host:port`, pins)."""
+        if server is None:
+            host, _, port = str(entry.get("server", "127.0.0.1:5037")).rpartition(":")
+            server = (host or "127.0.0.1", int(port or 5037))
+        runner = entry.get("runner")
+        return cls(
+            name=entry["name"],
+            serial=entry["serial"],
+            server=server,
+            workdir=PurePosixPath(entry.get("workdir", str(DEFAULT_WORKDIR))),
+            backend=entry.get("backend", "cpu"),
+            threads=entry.get("threads"),
+            runner_binary=Path(runner).expanduser() if runner else None,
+            libs=tuple(Path(p).expanduser() for p in entry.get("libs") or ()),
+        )
+
+    @property
+    def where(self) -> str:
+        host, port = self.server
+        return f"{self.name} (adb {self.serial} on {host}:{port})"
+
+    def _client(self) -> adbutils.AdbClient:
+        host, port = self.server
+        if not _server_up(host, port):
+            raise DeviceLost(
+                f"adb server {host}:{port} does not answer",
+                where=self.where,
+                fix="start it (`adb start-server`, or `adb -a -P PORT nodaemon server` on the farm host)",
+            )
+        return adbutils.AdbClient(host, port, socket_timeout=self.call_timeout_s)
+
+    def _dev(self) -> adbutils.AdbDevice:
+        return self._client().device(self.serial)
+
+    def call(self, fn: Callable[[adbutils.AdbDevice], T], what: str, timeout_s: float | None = None) -> T:
+        return _bounded(lambda: fn(self._dev()), timeout_s or self.call_timeout_s, what, self.where)
+
+    def shell(self, command: str, timeout_s: float | None = None) -> tuple[int, str, str]:
+        """A short shell v2 command (a string WE built, never dataset text) -> (rc, stdout, stderr)."""
+        t = timeout_s or self.call_timeout_s
+        r = self.call(lambda d: d.shell2(command, timeout=t, v2=True), f"shell `{command[:60]}`", t + 5)
+        return r.returncode, r.stdout, r.stderr
+
+    # ---------------------------------------------------------------- info
+
+    def info(self) -> DeviceInfo:
+        marker = "@@EDGEFARM@@"
+        parts = [
+            "getprop",
+            "cat /proc/meminfo",
+            f"df -k {self.workdir.parent}",
+            "dumpsys battery",
+            "dumpsys thermalservice",
+            "nproc",
+        ]
+        cmd = "; ".join(f"echo {marker}; {p} 2>/dev/null" for p in parts)
+        _, out, _ = self.shell(cmd)
+        sections = out.split(marker + "\n")[1:]
+        sections += [""] * (len(parts) - len(sections))
+        props = tel.parse_getprop(sections[0])
+        battery = tel.parse_battery(sections[3])
+        thermal = tel.parse_thermal(sections[4])
+        release, sdk = props.get("ro.build.version.release", ""), props.get("ro.build.version.sdk", "")
+        cores = sections[5].strip()
+        return DeviceInfo(
+            name=self.name,
+            kind="adb",
+            serial=self.serial,
+            model=props.get("ro.product.model", ""),
+            manufacturer=props.get("ro.product.manufacturer", ""),
+            soc=tel.soc_from_props(props),
+            abi=props.get("ro.product.cpu.abi", ""),
+            os=f"Android {release} (SDK {sdk})" if release else "",
+            cores=int(cores) if cores.isdigit() else None,
+            ram_mb=tel.ram_mb(tel.parse_meminfo(sections[1])),
+            free_storage_mb=tel.parse_df_free_mb(sections[2]),
+            extra={
+                "server": f"{self.server[0]}:{self.server[1]}",
+                "battery_pct": battery.level_pct,
+                "battery_temp_c": battery.temperature_c,
+                "charging": battery.charging,
+                "thermal_status": thermal.status_name or None,
+                "max_temp_c": thermal.max_temp_c,
+                "backend": self.backend,
+                "threads": self.threads,
+            },
+        )
+
+    # ---------------------------------------------------------------- files
+
+    def _local_sha(self, path: Path) -> str:
+        from ..models import sha256_file
+
+        st = path.stat()
+        key = (str(path.resolve()), st.st_size, st.st_mtime_ns)
+        if key not in self._hash_cache:
+            self._hash_cache[key] = sha256_file(path)
+        return self._hash_cache[key]
+
+    def remote_sha256(self, paths: Sequence[PurePosixPath]) -> dict[str, str]:
+        """sha256 of each device file that exists (missing ones are simply absent)."""
+        found: dict[str, str] = {}
+        for i in range(0, len(paths), 64):
+            batch = paths[i : i + 64]
+            _, out, _ = self.shell(
+                "sha256sum -- " + " ".join(shlex.quote(str(p)) for p in batch) + " 2>/dev/null",
+                timeout_s=max(self.call_timeout_s, 120.0),
+            )
+            for line in out.splitlines():
+                digest, _, name = line.partition("  ")
+                if len(digest) == 64 and name:
+                    found[name] = digest
+        return found
+
+    def push(self, local: Path, remote: PurePosixPath, on_progress: ProgressSink | None = None) -> PushStats:
+        """Push a file or a tree; every file whose sha256 already matches on the phone is skipped."""
+        local = Path(local)
+        remote = PurePosixPath(remote)
+        if local.is_dir():
+            pairs = [
+                (p, remote / p.relative_to(local).as_posix()) for p in sorted(local.rglob("*")) if p.is_file()
+            ]
+        elif local.is_file():
+            pairs = [(local, remote)]
+        else:
+            raise DeviceError(f"nothing to push at {local}", where=self.where, fix="check the local path")
+        have = self.remote_sha256([r for _, r in pairs])
+        stats = PushStats()
+        sink = on_progress or self.on_progress
+        for src, dst in pairs:
+            size = src.stat().st_size
+            if have.get(str(dst)) == self._local_sha(src):
+                stats += PushStats(files_skipped=1, bytes_skipped=size)
+                if sink:
+                    sink(str(dst), size, size)
+                continue
+            mode = stat.S_IMODE(src.stat().st_mode) | 0o600
+            timeout = self.call_timeout_s + size / (2 * 2**20)  # generous: 2 MB/s floor
+            self.call(lambda d, s=src, r=dst, m=mode: self._send(d, s, r, m, sink), f"push {dst}", timeout)
+            stats += PushStats(files=1, bytes_sent=size)
+        return stats
+
+    @staticmethod
+    def _send(
+        dev: adbutils.AdbDevice, src: Path, dst: PurePosixPath, mode: int, sink: ProgressSink | None
+    ) -> None:
+        """The sync SEND request with 64 KiB chunks and a progress callback (adbutils has none)."""
+        size = src.stat().st_size
+        c = dev.open_transport()
+        try:
+            c.send_command("sync:")
+            c.check_okay()
+            spec = f"{dst},{stat.S_IFREG | mode}".encode()
+            c.conn.sendall(b"SEND" + struct.pack("<I", len(spec)) + spec)
+            sent = 0
+            with open(src, "rb") as f:
+                while chunk := f.read(SYNC_CHUNK):
+                    c.conn.sendall(b"DATA" + struct.pack("<I", len(chunk)) + chunk)
+                    sent += len(chunk)
+                    if sink:
+                        sink(str(dst), sent, size)
+            c.conn.sendall(b"DONE" + struct.pack("<I", int(time.time())))
+            status = c.read(4)
+            if status != b"OKAY":
+                length = struct.unpack("<I", c.read(4))[0] if status == b"FAIL" else 0
+                msg = c.read(length).decode(errors="replace") if length else repr(status)
+                raise DeviceError(
+                    f"push of {dst} refused: {msg}",
+                    where=str(dev.serial),
+                    fix="check free space and that the folder is writable (/data/local/tmp)",
+                )
+        finally:
+            c.close()
+
+    def pull(self, remote: PurePosixPath, local: Path) -> int:
+        """Copy one device file to the host (missing file -> DeviceError, never an empty folder)."""
+        info = self.call(lambda d: d.sync.stat(str(remote)), f"stat {remote}")
+        if info.mode == 0 or not stat.S_ISREG(info.mode):
+            raise DeviceError(
+                f"no file {remote} on the phone",
+                where=self.where,
+                fix="check the driver's log in the device folder",
+            )
+        Path(local).parent.mkdir(parents=True, exist_ok=True)
+        tmp = Path(local).with_name(Path(local).name + ".part")
+        timeout = self.call_timeout_s + info.size / (2 * 2**20)
+        size = self.call(lambda d: d.sync.pull_file(str(remote), tmp), f"pull {remote}", timeout)
+        os.replace(tmp, local)
+        return size
+
+    # ---------------------------------------------------------------- run
+
+    def run(
+        self,
+        argv: Sequence[str],
+        *,
+        timeout_s: float,
+        on_line: LineSink | None = None,
+        stdin: bytes | None = None,
+    ) -> Exit:
+        """Run argv (quoted here, once) with shell v2; stdout lines stream to on_line."""
+        command = shlex.join(str(a) for a in argv)
+        deadline = time.monotonic() + timeout_s
+        conn = self.call(
+            lambda d: d.open_transport(timeout=min(timeout_s, self.call_timeout_s)), "open shell"
+        )
+        err_tail: deque[str] = deque(maxlen=40)
+        pending = b""
+        try:
+            try:
+                conn.send_command(f"shell,v2,raw:{command}")
+                conn.check_okay()
+                if stdin is not None:
+                    conn.conn.sendall(struct.pack("<BI", 0, len(stdin)) + stdin + struct.pack("<BI", 4, 0))
+                buf = b""
+                sock = conn.conn
+                while True:
+                    while len(buf) >= 5 and len(buf) >= 5 + struct.unpack("<I", buf[1:5])[0]:
+                        pid, length = buf[0], struct.unpack("<I", buf[1:5])[0]
+                        data, buf = buf[5 : 5 + length], buf[5 + length :]
+                        if pid == 1:
+                            pending += data
+                            *lines, pending = pending.split(b"\n")
+                            for line in lines:
+                                if on_line:
+                                    on_line(line.decode("utf-8", "replace").rstrip("\r"))
+                        elif pid == 2:
+                            err_tail.append(data.decode("utf-8", "replace"))
+                        elif pid == 3:
+                            if pending and on_line:
+                                on_line(pending.decode("utf-8", "replace"))
+                            rc = data[0] if data else 255
+                            sig = rc - 128 if 128 < rc < 160 else None
+                            return Exit(
+                                code=None if sig else rc, signal=sig, output_tail="".join(err_tail)[-2000:]
+                            )
+                    left = deadline - time.monotonic()
+                    if left <= 0:
+                        return Exit(code=None, timed_out=True, output_tail="".join(err_tail)[-2000:])
+                    sock.settimeout(min(left, 5.0))
+                    try:
+                        chunk = sock.recv(256 * 1024)
+                    except TimeoutError:
+                        continue
+                    if not chunk:
+                        raise EOFError("the shell stream ended without an exit status")
+                    buf += chunk
+            except (adbutils.AdbError, EOFError, ConnectionError, OSError) as e:
+                raise DeviceLost(
+                    f"connection lost while running {argv[0]}: {type(e).__name__}: {e}",
+                    where=self.where,
+                    fix=FIX_LOST,
+                ) from e
+        finally:
+            conn.close()
+
+    def alive(self) -> bool:
+        """Listed as `device` on its server AND answers a trivial command within 10 s."""
+        try:
+            rc, out, _ = self.shell("echo edgefarm-alive", timeout_s=10.0)
+            return rc == 0 and "edgefarm-alive" in out
+        except DeviceError:
+            return False
+
+
+# ---------------------------------------------------------------- inventory glue
+
+
+def local_server(env: Mapping[str, str]) -> tuple[str, int]:
+    """The adb server this host's `adb` uses (ANDROID_ADB_SERVER_HOST/PORT, else 127.0.0.1:5037)."""
+    return env.get("ANDROID_ADB_SERVER_HOST", "127.0.0.1"), int(env.get("ANDROID_ADB_SERVER_PORT", "5037"))
+
+
+def devices_from_inventory(
+    adb_servers: Sequence[tuple[str, int]], entries: Sequence[Mapping[str, Any]], env: Mapping[str, str]
+) -> tuple[list[AdbDevice], list[DeviceInfo]]:
+    """Every phone on the local and listed servers as an AdbDevice (pinned settings from devices.yaml
+    matched by serial); unauthorized/offline phones and dead servers as DeviceInfo with the fix."""
+    local = local_server(env)
+    servers = [local, *[s for s in adb_servers if s != local]]
+    phones, notes = discover_adb(servers)
+    pinned = {e["serial"]: e for e in entries if e.get("kind") == "adb" and not e.get("disabled")}
+    default_runner = env.get("EDGEFARM_ANDROID_RUNNER")
+    devices: list[AdbDevice] = []
+    unusable: list[DeviceInfo] = []
+    taken = {str(e["name"]) for e in pinned.values()}
+    for phone in phones:
+        entry = pinned.get(phone.serial)
+        name = str(entry["name"]) if entry else phone_name(phone, taken)
+        taken.add(name)
+        if phone.state != "device":
+            unusable.append(DeviceInfo(name=name, kind="adb", serial=phone.serial, model=phone.model,
+                                       state=phone.state, problem=phone.problem,
+                                       extra={"server": f"{phone.server[0]}:{phone.server[1]}"}))  # fmt: skip
+            continue
+        if entry:
+            dev = AdbDevice.from_entry(entry, server=phone.server)
+        else:
+            dev = AdbDevice(name, phone.serial, server=phone.server)
+        if dev.runner_binary is None and default_runner:
+            dev.runner_binary = Path(default_runner).expanduser()
+        devices.append(dev)
+    found = {p.serial for p in phones}
+    for serial, entry in pinned.items():
+        if serial not in found:
+            unusable.append(DeviceInfo(name=str(entry["name"]), kind="adb", serial=serial, state="absent",
+                                       problem=f"not attached to any adb server; fix: {FIX_OFFLINE}"))  # fmt: skip
+    for i, note in enumerate(notes):
+        host_port = note.split()[2] if note.startswith("adb server ") else f"server-{i}"
+        if host_port == f"{local[0]}:{local[1]}" and local not in adb_servers:
+            continue  # no local adb server (and not listed): this host simply has no phones
+        unusable.append(DeviceInfo(name=f"adb-server-{host_port}", kind="adb", serial=host_port,
+                                   state="unreachable", problem=note))  # fmt: skip
+    return devices, unusable

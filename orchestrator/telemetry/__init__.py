@@ -1,0 +1,1 @@
+"""Pure parsers of what devices report about themselves (Android telemetry, LiteRT-LM benchmark output)."""

@@ -1,0 +1,121 @@
+"""The Android device lab: emulated phones behind two private REAL adb servers.
+
+Server A (farm host 1) holds a "Pixel 8" and a "Galaxy S24"; server B (farm host 2) holds a
+"Redmi Note 13". Tests that need an unauthorized or vanishing phone add their own with
+`lab.add_phone(...)`. Missing bwrap or adb is a FAILURE, never a skip: a lab that silently
+does not run proves nothing.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import sys
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import pytest
+
+from .phone import FakePhone
+from .sandbox import GALAXY_S24, PIXEL_8, REDMI_NOTE_13, PhoneSpec, build_phone_root, bwrap_argv
+from .server import AdbServer, adb_binary
+
+HERE = Path(__file__).resolve().parent
+FAKE_MAIN = HERE / "fake_litert_lm_advanced_main.py"
+
+
+def _require_tools() -> None:
+    if not shutil.which("bwrap"):
+        pytest.fail("bubblewrap (bwrap) is missing: `apt-get install bubblewrap`; the adb lab needs it")
+    try:
+        adb_binary()
+    except RuntimeError as e:
+        pytest.fail(str(e))
+
+
+@dataclass
+class Lab:
+    tmp: Path
+    servers: list[AdbServer]
+    phones: dict[str, FakePhone] = field(default_factory=dict)
+    serials: dict[str, str] = field(default_factory=dict)
+    owner: dict[str, int] = field(default_factory=dict)  # serial -> server index
+
+    def add_phone(
+        self,
+        label: str,
+        spec: PhoneSpec,
+        *,
+        server: int = 0,
+        unauthorized: bool = False,
+        connect: bool = True,
+    ) -> FakePhone:
+        root = build_phone_root(self.tmp / "phones" / label, spec)
+        phone = FakePhone(
+            label,
+            spec.props,
+            root=root,
+            sandbox_argv=lambda cmd, root=root: bwrap_argv(root, cmd),
+            unauthorized=unauthorized,
+        ).start()
+        self.phones[label] = phone
+        if connect:
+            state = "unauthorized" if unauthorized else "device"
+            serial = self.servers[server].connect(phone, state=state)
+            self.serials[label] = serial
+            self.owner[serial] = server
+        return phone
+
+    def remove_phone(self, label: str) -> None:
+        phone = self.phones.pop(label)
+        serial = self.serials.pop(label, None)
+        phone.vanish()
+        if serial:
+            server = self.servers[self.owner.pop(serial)]
+            server.adb("disconnect", serial)
+
+    @property
+    def server_addrs(self) -> list[tuple[str, int]]:
+        return [("127.0.0.1", s.port) for s in self.servers]
+
+    def env(self, **extra: str) -> dict[str, str]:
+        """Environment for an `edgefarm` subprocess whose local adb server is lab server A."""
+        env = dict(os.environ, ANDROID_ADB_SERVER_PORT=str(self.servers[0].port), **extra)
+        env.pop("ANDROID_ADB_SERVER_HOST", None)
+        return env
+
+    def device_root(self, label: str) -> Path:
+        """The host folder that is the phone's /data."""
+        return self.phones[label].root / "data"
+
+    def runner_wrapper(self) -> Path:
+        """ONE executable file the driver execs like the upstream binary: a sh/Python polyglot
+        whose first statement is `exec python3 "$0" "$@"` to sh and a no-op string to Python."""
+        path = self.tmp / "bin" / "litert_lm_advanced_main"
+        if not path.exists():
+            path.parent.mkdir(parents=True, exist_ok=True)
+            head = f'#!/bin/sh\n"exec" "{sys.executable}" "$0" "$@"\n'
+            path.write_text(head + FAKE_MAIN.read_text())
+            path.chmod(0o755)
+        return path
+
+
+@pytest.fixture(scope="session")
+def adb_lab(tmp_path_factory):
+    """Two farm hosts (adb servers) and three phones, for the whole lab session."""
+    _require_tools()
+    tmp = tmp_path_factory.mktemp("adb-lab")
+    servers = [AdbServer(tmp / f"host{i}").start() for i in range(2)]
+    # No global ANDROID_ADB_SERVER_PORT: other lab suites in this session must not see these phones.
+    # Tests hand the lab's ports over explicitly (lab.env for subprocesses, server_addrs for calls).
+    lab = Lab(tmp=tmp, servers=servers)
+    try:
+        lab.add_phone("pixel8", PIXEL_8, server=0)
+        lab.add_phone("s24", GALAXY_S24, server=0)
+        lab.add_phone("redmi", REDMI_NOTE_13, server=1)
+        yield lab
+    finally:
+        for phone in list(lab.phones.values()):
+            phone.vanish()
+        for server in servers:
+            server.stop()

@@ -1,0 +1,161 @@
+"""The emulated phone's filesystem and the bubblewrap sandbox its shell commands run in.
+
+Inside the sandbox `/data` is the phone's own folder (`<root>/data`), `/system/bin` holds
+`getprop` and `dumpsys` scripts answering from per-phone files, `/proc/meminfo` is the phone's
+fake meminfo, and the host's system folders are read-only (so python3 and the real litert_lm
+work). Nothing a test runs "on the phone" can write to the host outside `<root>`.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import sys
+from dataclasses import dataclass, field
+from pathlib import Path
+
+FIXTURES = Path(__file__).resolve().parents[2] / "unit" / "fixtures" / "android"
+LAB_ETC = "/system/etc/edgefarm-lab"
+# Host top-level folders the phone may read (everything else stays invisible).
+HOST_RO = ("usr", "etc", "root", "opt", "var", "home", "srv")
+
+GETPROP = f"""#!/bin/sh
+# getprop stand-in: answers from the phone's props file
+F={LAB_ETC}/props.txt
+if [ $# -eq 0 ]; then cat "$F"; exit 0; fi
+grep -F "[$1]: [" "$F" | head -n 1 | sed 's/^\\[[^]]*\\]: \\[\\(.*\\)\\]$/\\1/'
+"""
+
+DUMPSYS = f"""#!/bin/sh
+# dumpsys stand-in: battery and thermalservice from captured-style files
+case "$1" in
+  battery) cat {LAB_ETC}/battery.txt ;;
+  thermalservice) cat {LAB_ETC}/thermal.txt ;;
+  *) echo "Can't find service: $1" >&2; exit 1 ;;
+esac
+"""
+
+
+@dataclass(frozen=True)
+class PhoneSpec:
+    """What an emulated phone says about itself."""
+
+    name: str
+    props: dict[str, str]
+    battery: str = "battery_pixel8.txt"
+    thermal: str = "thermal_pixel8.txt"
+    meminfo_total_kb: int = 7812544
+    free_storage_kb: int | None = None  # None: the host's real `df`; else a fake df reports this
+    extra: dict[str, str] = field(default_factory=dict)
+
+
+PIXEL_8 = PhoneSpec(
+    name="Pixel 8",
+    props={
+        "ro.product.name": "shiba",
+        "ro.product.device": "shiba",
+        "ro.product.model": "Pixel 8",
+        "ro.product.manufacturer": "Google",
+        "ro.soc.manufacturer": "Google",
+        "ro.soc.model": "Tensor G3",
+        "ro.board.platform": "zuma",
+        "ro.product.cpu.abi": "arm64-v8a",
+        "ro.build.version.release": "14",
+        "ro.build.version.sdk": "34",
+    },
+)
+GALAXY_S24 = PhoneSpec(
+    name="Galaxy S24",
+    props={
+        "ro.product.name": "e1sxeea",
+        "ro.product.device": "e1s",
+        "ro.product.model": "SM-S921B",
+        "ro.product.manufacturer": "samsung",
+        "ro.soc.model": "",
+        "ro.board.platform": "s5e9945",
+        "ro.product.cpu.abi": "arm64-v8a",
+        "ro.build.version.release": "14",
+        "ro.build.version.sdk": "34",
+    },
+    battery="battery_galaxy_s24.txt",
+    thermal="thermal_galaxy_s24.txt",
+    meminfo_total_kb=7646208,
+)
+REDMI_NOTE_13 = PhoneSpec(
+    name="Redmi Note 13",
+    props={
+        "ro.product.name": "sapphire_global",
+        "ro.product.device": "sapphire",
+        "ro.product.model": "23021RAAEG",
+        "ro.product.manufacturer": "Xiaomi",
+        "ro.board.platform": "mt6789",
+        "ro.vendor.mediatek.platform": "MT6789",
+        "ro.product.cpu.abi": "arm64-v8a",
+        "ro.build.version.release": "13",
+        "ro.build.version.sdk": "33",
+    },
+    battery="battery_minimal.txt",
+    thermal="thermal_galaxy_s24.txt",
+    meminfo_total_kb=5869052,
+)
+
+
+def build_phone_root(root: Path, spec: PhoneSpec) -> Path:
+    """Lay out the phone's folders and telemetry files under root; returns root."""
+    (root / "data" / "local" / "tmp").mkdir(parents=True, exist_ok=True)
+    etc = root / LAB_ETC.lstrip("/")
+    bin_ = root / "system" / "bin"
+    etc.mkdir(parents=True, exist_ok=True)
+    bin_.mkdir(parents=True, exist_ok=True)
+    (etc / "props.txt").write_text("".join(f"[{k}]: [{v}]\n" for k, v in sorted(spec.props.items())))
+    shutil.copy(FIXTURES / spec.battery, etc / "battery.txt")
+    shutil.copy(FIXTURES / spec.thermal, etc / "thermal.txt")
+    meminfo = (FIXTURES / "meminfo_pixel8.txt").read_text().splitlines()
+    meminfo[0] = f"MemTotal:       {spec.meminfo_total_kb} kB"
+    (root / "meminfo").write_text("\n".join(meminfo) + "\n")
+    scripts = {"getprop": GETPROP, "dumpsys": DUMPSYS}
+    if spec.free_storage_kb is not None:
+        scripts["df"] = (
+            "#!/bin/sh\n"
+            "echo 'Filesystem       1K-blocks     Used Available Use% Mounted on'\n"
+            f"echo '/dev/block/dm-7 {spec.free_storage_kb * 2} {spec.free_storage_kb} "
+            f"{spec.free_storage_kb}  50% /data'\n"
+        )
+    for name, text in scripts.items():
+        path = bin_ / name
+        path.write_text(text)
+        path.chmod(0o755)
+    return root
+
+
+def bwrap_argv(root: Path, command: str) -> list[str]:
+    """argv running `sh -c command` as the phone would: /data and /system are the phone's."""
+    bwrap = shutil.which("bwrap")
+    if not bwrap:
+        raise RuntimeError("bubblewrap (bwrap) is missing: apt-get install bubblewrap")
+    argv = [bwrap, "--die-with-parent", "--unshare-pid", "--clearenv"]
+    for name in sorted(os.listdir("/")):
+        host = Path("/") / name
+        if host.is_symlink():
+            argv += ["--symlink", os.readlink(host), f"/{name}"]
+        elif name in HOST_RO:
+            argv += ["--ro-bind", str(host), f"/{name}"]
+    py_bin = str(Path(sys.executable).parent)
+    argv += [
+        "--ro-bind", "/sys", "/sys",
+        "--proc", "/proc",
+        "--dev", "/dev",
+        "--tmpfs", "/tmp",
+        "--bind", str(root / "data"), "/data",
+        "--ro-bind", str(root / "system"), "/system",
+        "--ro-bind", str(root / "meminfo"), "/proc/meminfo",
+        "--chdir", "/",
+        "--setenv", "PATH", f"/system/bin:{py_bin}:/usr/local/bin:/usr/bin:/bin",
+        "--setenv", "HOME", "/",
+        "--setenv", "TMPDIR", "/data/local/tmp",
+        "--setenv", "ANDROID_DATA", "/data",
+        "--setenv", "ANDROID_ROOT", "/system",
+        "--setenv", "LANG", "C.UTF-8",
+        "/bin/sh", "-c", command,
+    ]  # fmt: skip
+    return argv

@@ -1,0 +1,145 @@
+"""The on-phone driver over a small job: every modality, real litert_lm under the stand-in binary."""
+
+from __future__ import annotations
+
+from pathlib import Path, PurePosixPath
+
+import pytest
+
+from orchestrator.datasets import BUNDLED_DATASET, load_dataset
+from orchestrator.devices.adb import AdbDevice
+from orchestrator.errors import DeviceError
+from orchestrator.jobs import JobOptions, write_bundle
+from orchestrator.models import BUNDLED_MODEL, inspect_model
+from orchestrator.runners.android_driver import AndroidDriverRunner
+from orchestrator.runners.base import RunnerEvents, RunOptions
+
+from .sandbox import PIXEL_8, PhoneSpec
+
+
+def one_per_modality():
+    ds = load_dataset(BUNDLED_DATASET)
+    picked = {}
+    for s in ds.samples:
+        picked.setdefault(s.modality, s)
+    return list(picked.values())
+
+
+@pytest.fixture(scope="module")
+def model():
+    assert BUNDLED_MODEL.is_file(), f"the tiny model is missing at {BUNDLED_MODEL}: build it with scripts/"
+    return inspect_model(BUNDLED_MODEL)
+
+
+@pytest.fixture(scope="module")
+def samples():
+    return one_per_modality()
+
+
+def phone(lab, label: str, **kw) -> AdbDevice:
+    serial = lab.serials[label]
+    return AdbDevice(
+        label, serial, server=lab.server_addrs[lab.owner[serial]], runner_binary=lab.runner_wrapper(), **kw
+    )
+
+
+def run_job(dev, samples, model, tmp_path: Path, opts: RunOptions):
+    bundle = tmp_path / "job"
+    items = write_bundle(samples, bundle, JobOptions(max_output_tokens=16))
+    adapter = AndroidDriverRunner(dev)
+    staged = adapter.stage(dev, bundle, model, opts)
+    streamed, begun = [], []
+    results = adapter.execute(
+        dev, staged, items, opts, RunnerEvents(begin=begun.append, result=streamed.append)
+    )
+    return adapter, staged, items, results, streamed, begun
+
+
+def test_driver_runs_every_modality_and_a_second_run_pushes_no_model_bytes(adb_lab, model, samples, tmp_path):
+    dev = phone(adb_lab, "pixel8")
+    opts = RunOptions(run_id="lab-driver-1", sample_timeout_s=60)
+    _, staged, items, results, streamed, begun = run_job(dev, samples, model, tmp_path, opts)
+    assert staged.model_push.bytes_sent == model.size_bytes or staged.model_push.files_skipped == 1
+    assert [r.id for r in results] == [it.id for it in items]
+    assert len(streamed) == len(items) and set(begun) == {it.id for it in items}  # streamed as they finished
+    for r in results:
+        assert r.status == "ok", (r.id, r.error)
+        assert r.output.strip()
+        assert r.ttft_ms is not None and r.ttft_ms >= 0
+        assert r.init_ms and r.init_ms > 0
+        assert r.prefill_tokens and r.prefill_tps and r.decode_tps
+        assert r.peak_rss_mb and r.peak_rss_mb > 10  # the stand-in loads the real runtime
+        assert r.wall_ms and r.wall_ms > 0
+        assert r.thermal_before and r.thermal_before["battery_temp_c"] == 29.1
+        assert r.backend == "cpu"
+    multi = [r for r, s in zip(results, samples) if len(s.turns) > 1]
+    assert multi and all(len(r.turns) == len(s.turns) for r, s in zip(results, samples) if len(s.turns) > 1)
+
+    # Prompts never reached a command line: they live in files on the phone.
+    job_dir = adb_lab.device_root("pixel8") / str(staged.job).removeprefix("/data/")
+    assert (job_dir / "index.tsv").read_text().count("\n") == len(items)
+    assert (job_dir / "done.tsv").read_text().count("\n") == len(items)
+
+    # Rerun: the model and runner are already there, every sample is already done.
+    again = AndroidDriverRunner(dev)
+    staged2 = again.stage(dev, tmp_path / "job", model, opts)
+    assert staged2.model_push.bytes_sent == 0 and staged2.model_push.files_skipped == 1
+    assert staged2.other_push.bytes_sent == 0
+    streamed2 = []
+    rerun = again.execute(dev, staged2, items, opts, RunnerEvents(result=streamed2.append))
+    assert [r.output for r in rerun] == [r.output for r in results]
+
+    # Lose the last two samples (as if the cable came out): only those run again.
+    done = job_dir / "done.tsv"
+    done.write_text("".join(done.read_text().splitlines(keepends=True)[:-2]))
+    begun3: list[str] = []
+    resumed = again.execute(dev, staged2, items, opts, RunnerEvents(begin=begun3.append))
+    assert begun3 == [it.id for it in items[-2:]]
+    assert [r.id for r in resumed] == [it.id for it in items] and all(r.status == "ok" for r in resumed)
+
+    out = tmp_path / "raw"
+    again.collect(dev, staged2, out)
+    assert (out / "done.tsv").is_file() and (out / "samples" / "1" / "stdout").is_file()
+
+
+def test_gpu_request_on_a_phone_without_opencl_falls_back_and_says_so(adb_lab, model, samples, tmp_path):
+    dev = phone(adb_lab, "s24")
+    text_only = [s for s in samples if not s.media and len(s.turns) == 1][:1]
+    *_, results, _, _ = run_job(dev, text_only, model, tmp_path, RunOptions(run_id="lab-gpu", backend="gpu"))
+    assert results[0].status == "ok" and results[0].backend == "gpu->cpu"
+
+
+def test_npu_without_dispatch_library_is_an_error_row_not_a_dead_run(adb_lab, model, samples, tmp_path):
+    dev = phone(adb_lab, "redmi")
+    text_only = [s for s in samples if not s.media and len(s.turns) == 1][:1]
+    *_, results, _, _ = run_job(dev, text_only, model, tmp_path, RunOptions(run_id="lab-npu", backend="npu"))
+    assert results[0].status == "error" and results[0].exit_code == 1
+    assert "npu_dispatch_missing" in results[0].error
+
+
+def test_a_phone_without_room_for_the_model_is_skipped_with_the_reason(adb_lab, model, samples, tmp_path):
+    spec = PhoneSpec(
+        name="Full",
+        props=dict(PIXEL_8.props, **{"ro.product.model": "Full Phone"}),
+        free_storage_kb=10 * 1024,
+    )
+    adb_lab.add_phone("full", spec, server=1)
+    try:
+        dev = phone(adb_lab, "full")
+        bundle = tmp_path / "job"
+        write_bundle(samples[:1], bundle, JobOptions())
+        with pytest.raises(DeviceError, match="needs .* MB free") as err:
+            AndroidDriverRunner(dev).stage(dev, bundle, model, RunOptions(run_id="lab-full"))
+        assert "full" in str(err.value)
+        root = adb_lab.device_root("full") / "local" / "tmp" / "edgefarm"
+        assert not (root / "models").exists()  # nothing was pushed
+    finally:
+        adb_lab.remove_phone("full")
+
+
+def test_missing_runner_binary_names_the_fix(adb_lab, model, tmp_path):
+    serial = adb_lab.serials["pixel8"]
+    dev = AdbDevice("pixel8", serial, server=adb_lab.server_addrs[adb_lab.owner[serial]])
+    with pytest.raises(DeviceError, match="devices.yaml"):
+        AndroidDriverRunner(dev).stage(dev, tmp_path, model, RunOptions(run_id="x"))
+    assert PurePosixPath(dev.workdir) == PurePosixPath("/data/local/tmp/edgefarm")
