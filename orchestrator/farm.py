@@ -5,7 +5,7 @@ from __future__ import annotations
 import time
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
-from typing import Sequence
+from typing import Mapping, Sequence
 
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
@@ -20,7 +20,7 @@ from .session import DeviceOutcome, Progress as DeviceProgress, Score, run_devic
 
 
 def run_farm(devices: Sequence[Device], dataset: Dataset, samples: Sequence[Sample], model: ModelSummary,
-             opts: RunOptions, job_opts: JobOptions, run_dir: Path, console: Console,
+             opts: Mapping[str, RunOptions], job_opts: JobOptions, run_dir: Path, console: Console,
              score: Score) -> list[DeviceOutcome]:
     states = {d.name: DeviceProgress(total=len(samples)) for d in devices}
     bars = Progress(TextColumn("[bold]{task.fields[device]:<16}"), BarColumn(), MofNCompleteColumn(),
@@ -31,7 +31,7 @@ def run_farm(devices: Sequence[Device], dataset: Dataset, samples: Sequence[Samp
     def work(device: Device) -> DeviceOutcome:
         dev_dir = device_folder(run_dir, device.name)
         dev_dir.mkdir(parents=True, exist_ok=True)
-        outcome = run_device(device, dataset, samples, model, opts, job_opts, dev_dir, states[device.name],
+        outcome = run_device(device, dataset, samples, model, opts[device.name], job_opts, dev_dir, states[device.name],
                              clock=time.monotonic, score=score)
         write_outcome(dev_dir, outcome)
         return outcome

@@ -96,10 +96,11 @@ def run(device_spec, inventory, model, dataset_spec, fmt, subset, limit, per_mod
     write_run_json(run_dir, record)
     err.print(f"run {run_id}: {len(samples)} samples x {len(selection.devices)} device(s) -> {run_dir}")
 
-    opts = RunOptions(run_id=run_id, backend=backend or "cpu", threads=threads, sample_timeout_s=sample_timeout_s)
+    opts = RunOptions(run_id=run_id, sample_timeout_s=sample_timeout_s)
+    per_device = {d.name: opts.for_device(d, backend, threads) for d in selection.devices}
     job_opts = JobOptions(max_output_tokens=max_output_tokens or 128, override=max_output_tokens is not None)
     score = scorer_for(dataset.format, judge_url, judge_model)
-    outcomes = run_farm(selection.devices, dataset, samples, model_summary, opts, job_opts, run_dir, err, score)
+    outcomes = run_farm(selection.devices, dataset, samples, model_summary, per_device, job_opts, run_dir, err, score)
 
     report = load_report(run_dir)
     paths = write_reports(run_dir, report)

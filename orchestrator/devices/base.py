@@ -13,6 +13,8 @@ class Device(Protocol):
     kind: str  # adb | ssh | local: for display and run.json only, never for branching
     workdir: PurePosixPath  # the device's edgefarm folder (models, runner, runs)
     runner: str  # the RUNNERS entry that drives this device
+    backend: str  # cpu | gpu | npu, from devices.yaml (the command line may override it)
+    threads: int | None  # runtime CPU threads, from devices.yaml (None: the runtime's default)
 
     def info(self) -> DeviceInfo: ...
 

@@ -6,7 +6,7 @@ and never asks what kind of device it is talking to.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path, PurePosixPath
 from typing import Callable, Protocol, Sequence
 
@@ -23,6 +23,11 @@ class RunOptions:
     run_id: str
     backend: str = "cpu"
     threads: int | None = None
+
+    def for_device(self, device: Device, backend_override: str | None, threads_override: int | None) -> "RunOptions":
+        """The command line's --backend/--threads win over the device's devices.yaml settings."""
+        return replace(self, backend=backend_override or device.backend or "cpu",
+                       threads=threads_override or device.threads)
     sample_timeout_s: float = 300.0
     max_num_tokens: int | None = None
 

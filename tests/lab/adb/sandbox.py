@@ -140,6 +140,9 @@ def bwrap_argv(root: Path, command: str) -> list[str]:
             argv += ["--symlink", os.readlink(host), f"/{name}"]
         elif name in HOST_RO:
             argv += ["--ro-bind", str(host), f"/{name}"]
+    for prefix in sorted({sys.prefix, sys.base_prefix}):  # a virtualenv outside those folders (e.g. ./.venv)
+        if Path(prefix).parts[1] not in HOST_RO:
+            argv += ["--ro-bind", prefix, prefix]
     py_bin = str(Path(sys.executable).parent)
     argv += [
         "--ro-bind", "/sys", "/sys",
