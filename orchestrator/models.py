@@ -13,6 +13,15 @@ BUNDLED_MODEL = REPO_ROOT / "data" / "models" / "tiny-mm.litertlm"
 
 
 @dataclass(frozen=True)
+class Section:
+    """One section of the .litertlm container (metadata, tokenizer, a TFLite model, ...)."""
+
+    data_type: str  # LlmMetadataProto, HF_Tokenizer_Zlib, TFLiteModel, ...
+    model_type: str | None  # for TFLite sections: tf_lite_prefill_decode, tf_lite_vision_encoder, ...
+    size_bytes: int
+
+
+@dataclass(frozen=True)
 class ModelSummary:
     path: Path
     size_bytes: int
@@ -20,6 +29,7 @@ class ModelSummary:
     vision: bool
     audio: bool
     max_context_tokens: int | None
+    sections: tuple[Section, ...] = ()
 
     @property
     def modalities(self) -> tuple[str, ...]:
@@ -55,4 +65,26 @@ def inspect_model(path: Path) -> ModelSummary:
         raise ModelError(f"cannot read model {path}: {e}",
                          fix="check that the file is a complete .litertlm (re-download or re-push it)") from e
     return ModelSummary(path=path.resolve(), size_bytes=path.stat().st_size, sha256=sha256_file(path),
-                        vision=vision, audio=audio, max_context_tokens=int(ctx) if ctx and ctx > 0 else None)
+                        vision=vision, audio=audio, max_context_tokens=int(ctx) if ctx and ctx > 0 else None,
+                        sections=read_sections(path))
+
+
+def read_sections(path: Path) -> tuple[Section, ...]:
+    """The container's section table, read with the LiteRT-LM file tooling (litert-lm-builder)."""
+    import io
+
+    from litert_lm_builder import litertlm_core, litertlm_peek
+
+    try:
+        header = litertlm_peek.read_litertlm_header(str(path), io.StringIO())
+        table = header.SectionMetadata()
+        out = []
+        for i in range(table.ObjectsLength()):
+            obj = table.Objects(i)
+            out.append(Section(data_type=litertlm_core.any_section_data_type_to_string(obj.DataType()),
+                               model_type=litertlm_peek.get_model_type(obj),
+                               size_bytes=int(obj.EndOffset() - obj.BeginOffset())))
+    except Exception as e:  # a header the tooling cannot parse: the file is not a usable container
+        raise ModelError(f"cannot read the section table of {path}: {e}",
+                         fix="check that the file is a complete .litertlm (re-download or re-push it)") from e
+    return tuple(out)

@@ -56,7 +56,9 @@ def run_record(*, run_id: str, started_at: str, model: Any, dataset: Dataset, da
         "run_id": run_id,
         "started_at": started_at,
         "model": {"path": str(model.path), "sha256": model.sha256, "size_bytes": model.size_bytes,
-                  "modalities": list(model.modalities), "max_context_tokens": model.max_context_tokens},
+                  "modalities": list(model.modalities), "max_context_tokens": model.max_context_tokens,
+                  "sections": [{"data_type": x.data_type, "model_type": x.model_type, "size_bytes": x.size_bytes}
+                               for x in model.sections]},
         "dataset": {"path": dataset_spec, "name": dataset.name, "format": dataset.format,
                     "sha256": dataset_sha, "samples_total": len(dataset.samples), "samples_run": len(samples),
                     "sample_ids": [s.id for s in samples]},

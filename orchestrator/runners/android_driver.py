@@ -170,6 +170,8 @@ def build_result(
     error = ""
     if status != "ok":
         why = bench.failure or ("timed out" if status == "timeout" else f"exit code {rc}")
+        if bench.failure and rc != 0:
+            why += f" (exit code {rc})"
         tail = "\n".join(files.get("stderr", "").strip().splitlines()[-8:])
         error = f"{why}: {bench.detail}" if bench.detail else why
         if tail and bench.detail not in tail:

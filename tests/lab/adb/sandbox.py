@@ -140,9 +140,6 @@ def bwrap_argv(root: Path, command: str) -> list[str]:
             argv += ["--symlink", os.readlink(host), f"/{name}"]
         elif name in HOST_RO:
             argv += ["--ro-bind", str(host), f"/{name}"]
-    for prefix in sorted({sys.prefix, sys.base_prefix}):  # a virtualenv outside those folders (e.g. ./.venv)
-        if Path(prefix).parts[1] not in HOST_RO:
-            argv += ["--ro-bind", prefix, prefix]
     py_bin = str(Path(sys.executable).parent)
     argv += [
         "--ro-bind", "/sys", "/sys",
@@ -152,6 +149,11 @@ def bwrap_argv(root: Path, command: str) -> list[str]:
         "--bind", str(root / "data"), "/data",
         "--ro-bind", str(root / "system"), "/system",
         "--ro-bind", str(root / "meminfo"), "/proc/meminfo",
+    ]  # fmt: skip
+    for prefix in sorted({sys.prefix, sys.base_prefix}):  # a virtualenv elsewhere (./.venv, even under /tmp)
+        if Path(prefix).parts[1] not in HOST_RO:
+            argv += ["--ro-bind", prefix, prefix]
+    argv += [
         "--chdir", "/",
         "--setenv", "PATH", f"/system/bin:{py_bin}:/usr/local/bin:/usr/bin:/bin",
         "--setenv", "HOME", "/",
