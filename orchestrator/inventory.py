@@ -10,7 +10,8 @@ from typing import Any, Callable, Mapping
 import yaml
 from jsonschema import Draft202012Validator
 
-from .devices.adb import AdbDevice, devices_from_inventory
+from .devices.adb import AdbDevice
+from .devices.adb_discovery import devices_from_inventory
 from .devices.base import Device
 from .devices.local import LocalDevice
 from .devices.types import DeviceInfo

@@ -8,7 +8,8 @@ from pathlib import Path, PurePosixPath
 
 import pytest
 
-from orchestrator.devices.adb import AdbDevice, discover_adb
+from orchestrator.devices.adb import AdbDevice
+from orchestrator.devices.adb_discovery import discover_adb
 from orchestrator.errors import DeviceError, DeviceLost
 
 from .sandbox import PIXEL_8, PhoneSpec
