@@ -120,6 +120,26 @@ def backend_of(lm, name: str, threads: str | None):
     raise ValueError(name)
 
 
+FAULTS_FILE = "/data/local/tmp/edgefarm-lab-faults"  # lab only: `hang TEXT` / `kill TEXT` lines
+
+
+def inject_fault(turns: list[str]) -> None:
+    """Lab fault injection: hang (a stuck GPU/driver) or die by SIGKILL (the low-memory killer)
+    when a prompt contains the given text."""
+    try:
+        with open(FAULTS_FILE, encoding="utf-8") as f:
+            rules = [ln.rstrip("\n").split(" ", 1) for ln in f if " " in ln]
+    except OSError:
+        return
+    prompt = "\n".join(turns)
+    for action, text in rules:
+        if text and text in prompt:
+            if action == "hang":
+                time.sleep(3600)
+            elif action == "kill":
+                os.kill(os.getpid(), 9)  # SIGKILL, as the low-memory killer sends
+
+
 def main(argv: list[str]) -> int:
     flags = parse_flags(argv)
     model = flags.get("model_path", "")
@@ -143,6 +163,7 @@ def main(argv: list[str]) -> int:
     else:
         turns = [flags.get("input_prompt", "What is Tensor Processing Unit?")]
 
+    inject_fault(turns)
     memory = PeakMemory().start() if flags.get("report_peak_memory_footprint") == "true" else None
     import litert_lm as lm
 

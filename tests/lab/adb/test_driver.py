@@ -143,3 +143,23 @@ def test_missing_runner_binary_names_the_fix(adb_lab, model, tmp_path):
     with pytest.raises(DeviceError, match="devices.yaml"):
         AndroidDriverRunner(dev).stage(dev, tmp_path, model, RunOptions(run_id="x"))
     assert PurePosixPath(dev.workdir) == PurePosixPath("/data/local/tmp/edgefarm")
+
+
+def test_a_hung_binary_times_out_and_a_killed_one_is_oom_and_the_rest_still_run(adb_lab, model, tmp_path):
+    ds = load_dataset(BUNDLED_DATASET)
+    texts = [s for s in ds.samples if s.modality == "text"][:3]
+    faults = adb_lab.device_root("s24") / "local" / "tmp" / "edgefarm-lab-faults"
+    faults.parent.mkdir(parents=True, exist_ok=True)
+    faults.write_text(f"hang {texts[0].turns[0].text[:40]}\nkill {texts[1].turns[0].text[:40]}\n")
+    try:
+        dev = phone(adb_lab, "s24")
+        opts = RunOptions(run_id="lab-faults", sample_timeout_s=3)
+        _, _, items, results, streamed, _ = run_job(dev, texts, model, tmp_path, opts)
+    finally:
+        faults.unlink()
+    by_id = {r.id: r for r in results}
+    assert [r.id for r in results] == [it.id for it in items]
+    assert by_id[texts[0].id].status == "timeout", by_id[texts[0].id]
+    assert by_id[texts[1].id].status == "oom", by_id[texts[1].id]
+    assert by_id[texts[2].id].status == "ok" and by_id[texts[2].id].ttft_ms is not None
+    assert len(streamed) == 3
