@@ -86,6 +86,7 @@ def run_device(device: Device, dataset: Dataset, samples: Sequence[Sample], mode
                opts: RunOptions, job_opts: JobOptions, dev_dir: Path, progress: Progress,
                clock: Callable[[], float], score: Score) -> DeviceOutcome:
     outcome = DeviceOutcome(name=device.name, kind=device.kind)
+    streamed: dict[str, SampleResult] = {}  # what came back before any device failure
     t0 = clock()
     try:
         progress.phase = "info"
@@ -104,6 +105,7 @@ def run_device(device: Device, dataset: Dataset, samples: Sequence[Sample], mode
             if r.id not in seen:
                 stream.write(r.to_json() + "\n")
                 stream.flush()
+            streamed[r.id] = r
             progress.record(r, seen)
 
         def on_begin(sample_id: str) -> None:
@@ -121,6 +123,8 @@ def run_device(device: Device, dataset: Dataset, samples: Sequence[Sample], mode
     except EdgefarmError as e:
         outcome.error = str(e)
         progress.phase = "failed"
+        order = [s.id for s in samples]
+        outcome.results = [streamed[i] for i in order if i in streamed]  # kept and scored; the rest skipped
     finally:
         outcome.wall_s = clock() - t0
         if outcome.error and not outcome.results:
