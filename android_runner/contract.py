@@ -12,8 +12,10 @@ Stdlib only: this module is copied to boards next to the runner.
 from __future__ import annotations
 
 import json
+import os
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import asdict, dataclass, field, fields
-from typing import Any, Iterable, Iterator, Mapping
+from typing import Any
 
 SCHEMA_VERSION = 1
 STATUSES = ("ok", "error", "timeout", "crash", "oom", "unsupported")
@@ -44,7 +46,7 @@ class JobItem:
         return json.dumps(d, ensure_ascii=False, sort_keys=True)
 
     @classmethod
-    def from_json(cls, line: str) -> "JobItem":
+    def from_json(cls, line: str) -> JobItem:
         d = json.loads(line)
         d["turns"] = tuple(tuple(JobPart(**p) for p in turn) for turn in d["turns"])
         d["tools"] = tuple(d.get("tools") or ())
@@ -96,30 +98,27 @@ class SampleResult:
         return json.dumps(asdict(self), ensure_ascii=False, sort_keys=True)
 
     @classmethod
-    def from_dict(cls, d: Mapping[str, Any]) -> "SampleResult":
+    def from_dict(cls, d: Mapping[str, Any]) -> SampleResult:
         known = {f.name for f in fields(cls)}
         d = {k: v for k, v in d.items() if k in known}
         d["turns"] = tuple(TurnFigures(**t) for t in d.get("turns") or ())
         return cls(**d)
 
     @classmethod
-    def from_json(cls, line: str) -> "SampleResult":
+    def from_json(cls, line: str) -> SampleResult:
         return cls.from_dict(json.loads(line))
 
 
 def write_jsonl(path: str, items: Iterable[JobItem]) -> None:
     with open(path, "w", encoding="utf-8") as f:
-        for item in items:
-            f.write(item.to_json() + "\n")
+        f.writelines(item.to_json() + "\n" for item in items)
 
 
 def read_results(path: str) -> Iterator[SampleResult]:
     """Results written so far; a torn last line (process killed mid-write) is ignored."""
-    try:
-        f = open(path, encoding="utf-8")
-    except FileNotFoundError:
+    if not os.path.exists(path):
         return
-    with f:
+    with open(path, encoding="utf-8") as f:
         for line in f:
             line = line.strip()
             if not line:

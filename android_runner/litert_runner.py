@@ -22,9 +22,10 @@ import json
 import os
 import sys
 import time
+from collections.abc import Mapping
 from dataclasses import replace
 from pathlib import Path
-from typing import Any, Mapping
+from typing import Any
 
 from .contract import JobItem, SampleResult, TurnFigures, read_results
 from .memory import MemorySampler
@@ -89,8 +90,15 @@ def _round(x: float | None, nd: int = 3) -> float | None:
 class LiteRtRunner:
     """One engine, many samples."""
 
-    def __init__(self, model: str, job_dir: Path, backend: str, threads: int | None, cache_dir: str,
-                 max_num_tokens: int | None) -> None:
+    def __init__(
+        self,
+        model: str,
+        job_dir: Path,
+        backend: str,
+        threads: int | None,
+        cache_dir: str,
+        max_num_tokens: int | None,
+    ) -> None:
         import litert_lm  # imported here so `--help` and contract users need no runtime
 
         self.lm = litert_lm
@@ -147,8 +155,13 @@ class LiteRtRunner:
         return lm.Contents.of(*parts)
 
     def run(self, item: JobItem, memory: MemorySampler, log: StderrLog) -> SampleResult:
-        base = SampleResult(id=item.id, status="ok", init_ms=_round(self.init_ms), backend=self.backend_name,
-                            threads=self.threads)
+        base = SampleResult(
+            id=item.id,
+            status="ok",
+            init_ms=_round(self.init_ms),
+            backend=self.backend_name,
+            threads=self.threads,
+        )
         reason = self.unsupported_reason(item)
         if reason:
             return replace(base, status="unsupported", error=reason)
@@ -178,22 +191,25 @@ class LiteRtRunner:
                     bench = conv.get_benchmark_info()
                     if i == 0:
                         ttft_ms = bench.time_to_first_token_in_second * 1000.0
-                    turns.append(TurnFigures(
-                        prefill_tokens=bench.last_prefill_token_count,
-                        prefill_tps=_round(bench.last_prefill_tokens_per_second, 2),
-                        decode_tokens=bench.last_decode_token_count,
-                        decode_tps=_round(bench.last_decode_tokens_per_second, 2),
-                        wall_ms=_round(wall_s * 1000.0),
-                    ))
+                    turns.append(
+                        TurnFigures(
+                            prefill_tokens=bench.last_prefill_token_count,
+                            prefill_tps=_round(bench.last_prefill_tokens_per_second, 2),
+                            decode_tokens=bench.last_decode_token_count,
+                            decode_tps=_round(bench.last_decode_tokens_per_second, 2),
+                            wall_ms=_round(wall_s * 1000.0),
+                        )
+                    )
                     text = _message_text(message)
-        except Exception as e:  # the runtime raises generic errors; its real status is on stderr
+        except Exception as e:  # noqa: BLE001 - the runtime raises generic errors; its real status is on stderr
             detail = log.since(log_at)
             status = "error"
             err = f"{type(e).__name__}: {e}"
             if detail:
                 err += f"\n{detail}"
-            return self._finish(replace(base, status=status, error=err, output=text), turns, ttft_ms,
-                                infer_s, t_start, memory)
+            return self._finish(
+                replace(base, status=status, error=err, output=text), turns, ttft_ms, infer_s, t_start, memory
+            )
         return self._finish(replace(base, output=text), turns, ttft_ms, infer_s, t_start, memory)
 
     def _finish(self, r: SampleResult, turns, ttft_ms, infer_s, t_start, memory) -> SampleResult:
@@ -219,7 +235,9 @@ class LiteRtRunner:
 
 def _message_text(message) -> str:
     """The reply text; a tool call is rendered as the JSON `{"name": ..., "arguments": {...}}`."""
-    calls = getattr(message, "tool_calls", None) or (message.get("tool_calls") if isinstance(message, dict) else None)
+    calls = getattr(message, "tool_calls", None) or (
+        message.get("tool_calls") if isinstance(message, dict) else None
+    )
     if calls:
         rendered = []
         for c in calls:
@@ -267,10 +285,16 @@ class _Watchdog:
                 return
             self._done = True
         peaks = self._memory.peaks()
-        self._record(SampleResult(id=self._id, status="timeout",
-                                  error=f"no answer within {self._timeout_s:g} s (sample timeout)",
-                                  exit_code=self.EXIT_CODE, peak_rss_mb=_mb(peaks, "VmRSS"),
-                                  peak_hwm_mb=_mb(peaks, "VmHWM")))
+        self._record(
+            SampleResult(
+                id=self._id,
+                status="timeout",
+                error=f"no answer within {self._timeout_s:g} s (sample timeout)",
+                exit_code=self.EXIT_CODE,
+                peak_rss_mb=_mb(peaks, "VmRSS"),
+                peak_hwm_mb=_mb(peaks, "VmHWM"),
+            )
+        )
         os._exit(self.EXIT_CODE)
 
 
@@ -284,8 +308,12 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--cache-dir", help="runtime cache folder (default: JOB/cache)")
     ap.add_argument("--max-num-tokens", type=int)
     ap.add_argument("--sample-interval-ms", type=float, default=5.0)
-    ap.add_argument("--sample-timeout-s", type=float, default=300.0,
-                    help="a sample running longer is recorded as timeout and the runner exits 124")
+    ap.add_argument(
+        "--sample-timeout-s",
+        type=float,
+        default=300.0,
+        help="a sample running longer is recorded as timeout and the runner exits 124",
+    )
     args = ap.parse_args(argv)
 
     job_dir = Path(args.job)
@@ -300,16 +328,26 @@ def main(argv: list[str] | None = None) -> int:
     pending = [it for it in items if it.id not in done]
 
     try:
-        runner = LiteRtRunner(args.model, job_dir, args.backend, args.threads, str(cache_dir), args.max_num_tokens)
-    except Exception as e:  # the runtime's reason is in its log, not in the exception
+        runner = LiteRtRunner(
+            args.model, job_dir, args.backend, args.threads, str(cache_dir), args.max_num_tokens
+        )
+    except Exception as e:  # noqa: BLE001 - the runtime's reason is in its log, not in the exception
         emit("FATAL", {"error": f"{type(e).__name__}: {e}", "detail": log.since(0)})
         return MODEL_UNLOADABLE_EXIT
-    emit("READY", {"init_ms": round(runner.init_ms, 3), "vision": runner.vision, "audio": runner.audio,
-                   "pending": len(pending)})
+    emit(
+        "READY",
+        {
+            "init_ms": round(runner.init_ms, 3),
+            "vision": runner.vision,
+            "audio": runner.audio,
+            "pending": len(pending),
+        },
+    )
     memory = MemorySampler(interval_s=args.sample_interval_ms / 1000.0)
     memory.start()
     try:
         with open(results_path, "a", encoding="utf-8") as out:
+
             def record(result: SampleResult) -> None:
                 line = result.to_json()
                 out.write(line + "\n")

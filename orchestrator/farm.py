@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 import time
+from collections.abc import Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
-from typing import Mapping, Sequence
 
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
@@ -16,38 +16,76 @@ from .jobs import JobOptions
 from .models import ModelSummary
 from .rundir import device_folder, write_outcome
 from .runners.base import RunOptions
-from .session import DeviceOutcome, Progress as DeviceProgress, Score, run_device
+from .session import DeviceOutcome, Score, run_device
+from .session import Progress as DeviceProgress
 
 
-def run_farm(devices: Sequence[Device], dataset: Dataset, samples: Sequence[Sample], model: ModelSummary,
-             opts: Mapping[str, RunOptions], job_opts: JobOptions, run_dir: Path, console: Console,
-             score: Score) -> list[DeviceOutcome]:
+def run_farm(
+    devices: Sequence[Device],
+    dataset: Dataset,
+    samples: Sequence[Sample],
+    model: ModelSummary,
+    opts: Mapping[str, RunOptions],
+    job_opts: JobOptions,
+    run_dir: Path,
+    console: Console,
+    score: Score,
+) -> list[DeviceOutcome]:
     states = {d.name: DeviceProgress(total=len(samples)) for d in devices}
-    bars = Progress(TextColumn("[bold]{task.fields[device]:<16}"), BarColumn(), MofNCompleteColumn(),
-                    TextColumn("[green]ok {task.fields[ok]}[/] [red]failed {task.fields[failed]}[/]"),
-                    TextColumn("{task.fields[phase]} {task.fields[current]}"), TimeElapsedColumn(),
-                    console=console, transient=False, refresh_per_second=8)
+    bars = Progress(
+        TextColumn("[bold]{task.fields[device]:<16}"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TextColumn("[green]ok {task.fields[ok]}[/] [red]failed {task.fields[failed]}[/]"),
+        TextColumn("{task.fields[phase]} {task.fields[current]}"),
+        TimeElapsedColumn(),
+        console=console,
+        transient=False,
+        refresh_per_second=8,
+    )
 
     def work(device: Device) -> DeviceOutcome:
         dev_dir = device_folder(run_dir, device.name)
         dev_dir.mkdir(parents=True, exist_ok=True)
-        outcome = run_device(device, dataset, samples, model, opts[device.name], job_opts, dev_dir, states[device.name],
-                             clock=time.monotonic, score=score)
+        outcome = run_device(
+            device,
+            dataset,
+            samples,
+            model,
+            opts[device.name],
+            job_opts,
+            dev_dir,
+            states[device.name],
+            clock=time.monotonic,
+            score=score,
+        )
         write_outcome(dev_dir, outcome)
         return outcome
 
     with bars:
-        tasks = {d.name: bars.add_task("", total=len(samples), device=d.name[:16], ok=0, failed=0, phase="",
-                                       current="") for d in devices}
+        tasks = {
+            d.name: bars.add_task(
+                "", total=len(samples), device=d.name[:16], ok=0, failed=0, phase="", current=""
+            )
+            for d in devices
+        }
         with ThreadPoolExecutor(max_workers=max(1, len(devices)), thread_name_prefix="device") as pool:
             futures = {d.name: pool.submit(work, d) for d in devices}
             while True:
                 for name, st in states.items():
-                    bars.update(tasks[name], completed=st.done, ok=st.ok, failed=st.failed, phase=st.phase,
-                                current=st.current[:24] if st.phase == "running" else "")
+                    bars.update(
+                        tasks[name],
+                        completed=st.done,
+                        ok=st.ok,
+                        failed=st.failed,
+                        phase=st.phase,
+                        current=st.current[:24] if st.phase == "running" else "",
+                    )
                 if all(f.done() for f in futures.values()):
                     break
                 time.sleep(0.1)
             for name, st in states.items():
-                bars.update(tasks[name], completed=st.done, ok=st.ok, failed=st.failed, phase=st.phase, current="")
+                bars.update(
+                    tasks[name], completed=st.done, ok=st.ok, failed=st.failed, phase=st.phase, current=""
+                )
             return [futures[d.name].result() for d in devices]

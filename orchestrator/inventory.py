@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 import os
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Callable, Mapping
+from typing import Any
 
 import yaml
 from jsonschema import Draft202012Validator
@@ -42,24 +43,44 @@ SCHEMA: dict[str, Any] = {
                 "required": ["name", "kind"],
                 "properties": {"kind": {"enum": ["adb", "ssh", "local"]}},
                 "allOf": [
-                    {"if": {"properties": {"kind": {"const": "local"}}},
-                     "then": {"properties": {**_COMMON, "kind": {}, "python": {"type": "string"}},
-                              "additionalProperties": False}},
-                    {"if": {"properties": {"kind": {"const": "adb"}}},
-                     "then": {"required": ["serial"],
-                              "properties": {**_COMMON, "kind": {}, "serial": {"type": "string"},
-                                             "server": {"type": "string"},
-                                             "runner": {"type": "string"},
-                                             "libs": {"type": "array", "items": {"type": "string"}}},
-                              "additionalProperties": False}},
-                    {"if": {"properties": {"kind": {"const": "ssh"}}},
-                     "then": {"required": ["host"],
-                              "properties": {**_COMMON, "kind": {}, "host": {"type": "string"},
-                                             "port": {"type": "integer", "minimum": 1, "maximum": 65535},
-                                             "user": {"type": "string"},
-                                             "identity_file": {"type": "string"},
-                                             "python": {"type": "string"}},
-                              "additionalProperties": False}},
+                    {
+                        "if": {"properties": {"kind": {"const": "local"}}},
+                        "then": {
+                            "properties": {**_COMMON, "kind": {}, "python": {"type": "string"}},
+                            "additionalProperties": False,
+                        },
+                    },
+                    {
+                        "if": {"properties": {"kind": {"const": "adb"}}},
+                        "then": {
+                            "required": ["serial"],
+                            "properties": {
+                                **_COMMON,
+                                "kind": {},
+                                "serial": {"type": "string"},
+                                "server": {"type": "string"},
+                                "runner": {"type": "string"},
+                                "libs": {"type": "array", "items": {"type": "string"}},
+                            },
+                            "additionalProperties": False,
+                        },
+                    },
+                    {
+                        "if": {"properties": {"kind": {"const": "ssh"}}},
+                        "then": {
+                            "required": ["host"],
+                            "properties": {
+                                **_COMMON,
+                                "kind": {},
+                                "host": {"type": "string"},
+                                "port": {"type": "integer", "minimum": 1, "maximum": 65535},
+                                "user": {"type": "string"},
+                                "identity_file": {"type": "string"},
+                                "python": {"type": "string"},
+                            },
+                            "additionalProperties": False,
+                        },
+                    },
                 ],
             },
         },
@@ -104,8 +125,11 @@ def parse_inventory(text: str, where: str) -> Inventory:
     except yaml.YAMLError as e:
         mark = getattr(e, "problem_mark", None)
         line = f":{mark.line + 1}" if mark else ""
-        raise ConfigError(f"not valid YAML: {getattr(e, 'problem', e)}", where=f"{where}{line}",
-                          fix="fix the YAML syntax (indentation, colons, quotes)") from None
+        raise ConfigError(
+            f"not valid YAML: {getattr(e, 'problem', e)}",
+            where=f"{where}{line}",
+            fix="fix the YAML syntax (indentation, colons, quotes)",
+        ) from None
     if data is None:
         data = {}
     errors = sorted(Draft202012Validator(SCHEMA).iter_errors(data), key=lambda e: list(map(str, e.path)))
@@ -119,8 +143,11 @@ def parse_inventory(text: str, where: str) -> Inventory:
     dupes = sorted({n for n in names if n and names.count(n) > 1})
     problems += [f"{where}: device name {n!r} is used twice" for n in dupes]
     if problems:
-        raise ConfigError("invalid device inventory:\n  " + "\n  ".join(problems), where=where,
-                          fix="correct the fields above (see devices.yaml in the repo for a commented example)")
+        raise ConfigError(
+            "invalid device inventory:\n  " + "\n  ".join(problems),
+            where=where,
+            fix="correct the fields above (see devices.yaml in the repo for a commented example)",
+        )
     servers = []
     for s in data.get("adb_servers") or []:
         host, _, port = s.rpartition(":")
@@ -133,8 +160,11 @@ def load_inventory(path: Path | None) -> Inventory:
         return Inventory(path=None, adb_servers=(), entries=())
     path = Path(path)
     if not path.is_file():
-        raise ConfigError(f"inventory file not found: {path}", where=str(path),
-                          fix="pass --inventory PATH to a devices.yaml, or leave it out to use this host")
+        raise ConfigError(
+            f"inventory file not found: {path}",
+            where=str(path),
+            fix="pass --inventory PATH to a devices.yaml, or leave it out to use this host",
+        )
     inv = parse_inventory(path.read_text(encoding="utf-8"), str(path))
     return Inventory(path=path, adb_servers=inv.adb_servers, entries=inv.entries)
 
@@ -150,7 +180,7 @@ DISCOVERY.append(lambda inv: devices_from_inventory(inv.adb_servers, inv.entries
 @dataclass(frozen=True)
 class Selection:
     devices: tuple[Device, ...]
-    unusable: tuple["DeviceInfo", ...]
+    unusable: tuple[DeviceInfo, ...]
     notes: tuple[str, ...]
 
 
@@ -161,10 +191,16 @@ def _declared(inv: Inventory) -> tuple[list[Device], list[DeviceInfo]]:
         if e.get("disabled") or e["kind"] in ("adb", "local"):
             continue
         if e["kind"] not in KINDS:
-            unusable.append(DeviceInfo(name=e["name"], kind=e["kind"], serial=str(e.get("host", "")),
-                                       state="unsupported",
-                                       problem=f"{e['kind']} devices are not supported by this edgefarm version; "
-                                               "fix: remove the entry or set `disabled: true`"))
+            unusable.append(
+                DeviceInfo(
+                    name=e["name"],
+                    kind=e["kind"],
+                    serial=str(e.get("host", "")),
+                    state="unsupported",
+                    problem=f"{e['kind']} devices are not supported by this edgefarm version; "
+                    "fix: remove the entry or set `disabled: true`",
+                )
+            )
             continue
         out.append(KINDS.get(e["kind"])(e))
     return out, unusable
@@ -204,6 +240,9 @@ def select_devices(inv: Inventory, spec: str) -> Selection:
             bad = next((u for u in unusable if u.name == name), None)
             missing.append(f"{name} ({bad.state}: {bad.problem})" if bad else name)
     if missing:
-        raise ConfigError(f"unknown or unusable device(s): {', '.join(missing)}", where="--devices",
-                          fix=f"use `all`, `local` or names from `edgefarm devices`: {', '.join(sorted(by_name))}")
+        raise ConfigError(
+            f"unknown or unusable device(s): {', '.join(missing)}",
+            where="--devices",
+            fix=f"use `all`, `local` or names from `edgefarm devices`: {', '.join(sorted(by_name))}",
+        )
     return Selection(tuple(chosen), tuple(unusable), tuple(notes))

@@ -8,9 +8,10 @@ from __future__ import annotations
 
 import os
 import shutil
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Mapping, Sequence
+from typing import Any
 
 from android_runner.contract import JobItem, JobPart
 
@@ -68,15 +69,19 @@ def job_items(samples: Sequence[Sample], opts: JobOptions, media_dir: Path | Non
                     _place(p.path, media_dir.parent / rel)
                 parts.append(JobPart(p.kind, path=rel))
             turns.append(tuple(parts))
-        items.append(JobItem(
-            id=s.id,
-            turns=tuple(turns),
-            system=s.system,
-            tools=tuple(s.tools),
-            constraint=_constraint_json(s.constraint),
-            max_output_tokens=opts.max_output_tokens if opts.override else (s.max_output_tokens or opts.max_output_tokens),
-            sampler=sampler,
-        ))
+        items.append(
+            JobItem(
+                id=s.id,
+                turns=tuple(turns),
+                system=s.system,
+                tools=tuple(s.tools),
+                constraint=_constraint_json(s.constraint),
+                max_output_tokens=opts.max_output_tokens
+                if opts.override
+                else (s.max_output_tokens or opts.max_output_tokens),
+                sampler=sampler,
+            )
+        )
     return items
 
 

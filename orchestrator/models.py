@@ -52,8 +52,10 @@ def inspect_model(path: Path) -> ModelSummary:
     """
     path = Path(path).expanduser()
     if not path.is_file():
-        raise ModelError(f"model file not found: {path}",
-                         fix="pass --model PATH to a .litertlm file (default: the bundled tiny model)")
+        raise ModelError(
+            f"model file not found: {path}",
+            fix="pass --model PATH to a .litertlm file (default: the bundled tiny model)",
+        )
     import litert_lm
 
     try:
@@ -62,11 +64,19 @@ def inspect_model(path: Path) -> ModelSummary:
             ctx = info.max_context_tokens
             vision, audio = bool(mods.vision), bool(mods.audio)
     except Exception as e:  # the runtime raises generic errors for unreadable containers
-        raise ModelError(f"cannot read model {path}: {e}",
-                         fix="check that the file is a complete .litertlm (re-download or re-push it)") from e
-    return ModelSummary(path=path.resolve(), size_bytes=path.stat().st_size, sha256=sha256_file(path),
-                        vision=vision, audio=audio, max_context_tokens=int(ctx) if ctx and ctx > 0 else None,
-                        sections=read_sections(path))
+        raise ModelError(
+            f"cannot read model {path}: {e}",
+            fix="check that the file is a complete .litertlm (re-download or re-push it)",
+        ) from e
+    return ModelSummary(
+        path=path.resolve(),
+        size_bytes=path.stat().st_size,
+        sha256=sha256_file(path),
+        vision=vision,
+        audio=audio,
+        max_context_tokens=int(ctx) if ctx and ctx > 0 else None,
+        sections=read_sections(path),
+    )
 
 
 def read_sections(path: Path) -> tuple[Section, ...]:
@@ -81,10 +91,16 @@ def read_sections(path: Path) -> tuple[Section, ...]:
         out = []
         for i in range(table.ObjectsLength()):
             obj = table.Objects(i)
-            out.append(Section(data_type=litertlm_core.any_section_data_type_to_string(obj.DataType()),
-                               model_type=litertlm_peek.get_model_type(obj),
-                               size_bytes=int(obj.EndOffset() - obj.BeginOffset())))
+            out.append(
+                Section(
+                    data_type=litertlm_core.any_section_data_type_to_string(obj.DataType()),
+                    model_type=litertlm_peek.get_model_type(obj),
+                    size_bytes=int(obj.EndOffset() - obj.BeginOffset()),
+                )
+            )
     except Exception as e:  # a header the tooling cannot parse: the file is not a usable container
-        raise ModelError(f"cannot read the section table of {path}: {e}",
-                         fix="check that the file is a complete .litertlm (re-download or re-push it)") from e
+        raise ModelError(
+            f"cannot read the section table of {path}: {e}",
+            fix="check that the file is a complete .litertlm (re-download or re-push it)",
+        ) from e
     return tuple(out)

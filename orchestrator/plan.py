@@ -3,21 +3,29 @@
 from __future__ import annotations
 
 import hashlib
+from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Any, Mapping, Sequence
+from typing import Any
 
 from .datasets.types import Dataset, Sample
 from .errors import ConfigError
 
 
-def select_samples(dataset: Dataset, modalities: Sequence[str] = (), limit: int | None = None,
-                   per_modality: int | None = None) -> list[Sample]:
+def select_samples(
+    dataset: Dataset,
+    modalities: Sequence[str] = (),
+    limit: int | None = None,
+    per_modality: int | None = None,
+) -> list[Sample]:
     """Filter by modality (in dataset order), then keep at most per_modality of each, then the first limit."""
     known = set(dataset.by_modality)
     unknown = [m for m in modalities if m not in known]
     if unknown:
-        raise ConfigError(f"no samples with modality {', '.join(map(repr, unknown))} in {dataset.name}",
-                          where="--modality", fix=f"use one of: {', '.join(sorted(known))}")
+        raise ConfigError(
+            f"no samples with modality {', '.join(map(repr, unknown))} in {dataset.name}",
+            where="--modality",
+            fix=f"use one of: {', '.join(sorted(known))}",
+        )
     chosen = [s for s in dataset.samples if not modalities or s.modality in modalities]
     if per_modality is not None:
         counts: dict[str, int] = {}
@@ -30,8 +38,11 @@ def select_samples(dataset: Dataset, modalities: Sequence[str] = (), limit: int 
     if limit is not None:
         chosen = chosen[:limit]
     if not chosen:
-        raise ConfigError("the selection holds no sample", where="--limit/--modality",
-                          fix="widen --modality or raise --limit")
+        raise ConfigError(
+            "the selection holds no sample",
+            where="--limit/--modality",
+            fix="widen --modality or raise --limit",
+        )
     return chosen
 
 
@@ -47,21 +58,46 @@ def dataset_fingerprint(dataset: Dataset, samples: Sequence[Sample]) -> str:
     return h.hexdigest()
 
 
-def run_record(*, run_id: str, started_at: str, model: Any, dataset: Dataset, dataset_spec: str,
-               samples: Sequence[Sample], dataset_sha: str, devices: Sequence[str], flags: Mapping[str, Any],
-               versions: Mapping[str, str], host: Mapping[str, Any], unusable: Sequence[Mapping[str, Any]],
-               notes: Sequence[str]) -> dict[str, Any]:
+def run_record(
+    *,
+    run_id: str,
+    started_at: str,
+    model: Any,
+    dataset: Dataset,
+    dataset_spec: str,
+    samples: Sequence[Sample],
+    dataset_sha: str,
+    devices: Sequence[str],
+    flags: Mapping[str, Any],
+    versions: Mapping[str, str],
+    host: Mapping[str, Any],
+    unusable: Sequence[Mapping[str, Any]],
+    notes: Sequence[str],
+) -> dict[str, Any]:
     return {
         "schema_version": 1,
         "run_id": run_id,
         "started_at": started_at,
-        "model": {"path": str(model.path), "sha256": model.sha256, "size_bytes": model.size_bytes,
-                  "modalities": list(model.modalities), "max_context_tokens": model.max_context_tokens,
-                  "sections": [{"data_type": x.data_type, "model_type": x.model_type, "size_bytes": x.size_bytes}
-                               for x in model.sections]},
-        "dataset": {"path": dataset_spec, "name": dataset.name, "format": dataset.format,
-                    "sha256": dataset_sha, "samples_total": len(dataset.samples), "samples_run": len(samples),
-                    "sample_ids": [s.id for s in samples]},
+        "model": {
+            "path": str(model.path),
+            "sha256": model.sha256,
+            "size_bytes": model.size_bytes,
+            "modalities": list(model.modalities),
+            "max_context_tokens": model.max_context_tokens,
+            "sections": [
+                {"data_type": x.data_type, "model_type": x.model_type, "size_bytes": x.size_bytes}
+                for x in model.sections
+            ],
+        },
+        "dataset": {
+            "path": dataset_spec,
+            "name": dataset.name,
+            "format": dataset.format,
+            "sha256": dataset_sha,
+            "samples_total": len(dataset.samples),
+            "samples_run": len(samples),
+            "sample_ids": [s.id for s in samples],
+        },
         "devices": list(devices),
         "flags": dict(flags),
         "versions": dict(versions),

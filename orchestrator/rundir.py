@@ -10,10 +10,11 @@ import re
 import secrets
 import subprocess
 import sys
+from collections.abc import Mapping
 from datetime import datetime, timezone
 from importlib import metadata
 from pathlib import Path
-from typing import Any, Mapping
+from typing import Any
 
 from android_runner.contract import SampleResult
 
@@ -43,8 +44,13 @@ def versions() -> dict[str, str]:
         except metadata.PackageNotFoundError:
             pass
     try:
-        rev = subprocess.run(["git", "-C", str(REPO_ROOT), "rev-parse", "--short", "HEAD"], capture_output=True,
-                             text=True, timeout=5)
+        rev = subprocess.run(
+            ["git", "-C", str(REPO_ROOT), "rev-parse", "--short", "HEAD"],
+            capture_output=True,
+            check=False,
+            text=True,
+            timeout=5,
+        )
         if rev.returncode == 0:
             out["edgefarm_git"] = rev.stdout.strip()
     except (OSError, subprocess.SubprocessError):
@@ -63,17 +69,27 @@ def write_run_json(run_dir: Path, run: Mapping[str, Any]) -> None:
 def read_run_json(run_dir: Path) -> dict[str, Any]:
     path = Path(run_dir) / "run.json"
     if not path.is_file():
-        raise ConfigError(f"no run.json in {run_dir}", where=str(run_dir),
-                          fix="pass a folder made by `edgefarm run` (runs/<run-id>)")
+        raise ConfigError(
+            f"no run.json in {run_dir}",
+            where=str(run_dir),
+            fix="pass a folder made by `edgefarm run` (runs/<run-id>)",
+        )
     return json.loads(path.read_text(encoding="utf-8"))
 
 
 def write_outcome(dev_dir: Path, outcome) -> None:
-    write_json_atomic(dev_dir / "outcome.json", {
-        "name": outcome.name, "kind": outcome.kind, "error": outcome.error, "wall_s": outcome.wall_s,
-        "model_push": dataclasses.asdict(outcome.model_push), "other_push": dataclasses.asdict(outcome.other_push),
-        "notes": outcome.notes,
-    })
+    write_json_atomic(
+        dev_dir / "outcome.json",
+        {
+            "name": outcome.name,
+            "kind": outcome.kind,
+            "error": outcome.error,
+            "wall_s": outcome.wall_s,
+            "model_push": dataclasses.asdict(outcome.model_push),
+            "other_push": dataclasses.asdict(outcome.other_push),
+            "notes": outcome.notes,
+        },
+    )
 
 
 def _read_json(path: Path) -> Any:
@@ -89,14 +105,19 @@ def load_report(run_dir: Path) -> RunReport:
         device = _read_json(dev_dir / "device.json") or {"name": name}
         outcome = _read_json(dev_dir / "outcome.json") or {"name": name, "error": "no outcome recorded"}
         results_path = dev_dir / "results.jsonl"
-        results = [SampleResult.from_dict(json.loads(ln)) for ln in
-                   (results_path.read_text(encoding="utf-8").splitlines() if results_path.is_file() else [])
-                   if ln.strip()]
+        results = [
+            SampleResult.from_dict(json.loads(ln))
+            for ln in (
+                results_path.read_text(encoding="utf-8").splitlines() if results_path.is_file() else []
+            )
+            if ln.strip()
+        ]
         report = _read_json(dev_dir / "report.json")
         rows.append(device_row(device, outcome, results, report))
         per_device[device.get("name", name)] = (results, report)
-    return build_report(run, rows, sample_rows(per_device), unusable=run.get("unusable", []),
-                        notes=run.get("notes", []))
+    return build_report(
+        run, rows, sample_rows(per_device), unusable=run.get("unusable", []), notes=run.get("notes", [])
+    )
 
 
 def write_reports(run_dir: Path, report: RunReport) -> dict[str, Path]:

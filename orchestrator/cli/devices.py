@@ -22,21 +22,37 @@ def devices(inventory, as_json: bool) -> None:
     selection = select_devices(inv, "all")
     infos = [d.info() for d in selection.devices]
     if as_json:
-        click.echo(json.dumps({
-            "devices": [dataclasses.asdict(i) for i in infos],
-            "unusable": [dataclasses.asdict(u) for u in selection.unusable],
-            "adb_servers": [f"{h}:{p}" for h, p in inv.adb_servers],
-            "notes": list(selection.notes),
-        }, indent=2, ensure_ascii=False))
+        click.echo(
+            json.dumps(
+                {
+                    "devices": [dataclasses.asdict(i) for i in infos],
+                    "unusable": [dataclasses.asdict(u) for u in selection.unusable],
+                    "adb_servers": [f"{h}:{p}" for h, p in inv.adb_servers],
+                    "notes": list(selection.notes),
+                },
+                indent=2,
+                ensure_ascii=False,
+            )
+        )
         return
     console = Console()
     rows = []
     for i in list(infos) + list(selection.unusable):
         hardware = " ".join(x for x in (i.manufacturer, i.model) if x) if i.kind != "local" else i.cpu
-        rows.append({"Name": i.name, "Kind": i.kind, "Serial/host": i.serial, "Hardware": hardware, "SoC": i.soc,
-                     "ABI": i.abi, "OS": i.os, "Cores": str(i.cores or ""),
-                     "RAM MB": f"{i.ram_mb:.0f}" if i.ram_mb else "",
-                     "State": i.state if i.state == "device" else f"[red]{i.state}[/]"})
+        rows.append(
+            {
+                "Name": i.name,
+                "Kind": i.kind,
+                "Serial/host": i.serial,
+                "Hardware": hardware,
+                "SoC": i.soc,
+                "ABI": i.abi,
+                "OS": i.os,
+                "Cores": str(i.cores or ""),
+                "RAM MB": f"{i.ram_mb:.0f}" if i.ram_mb else "",
+                "State": i.state if i.state == "device" else f"[red]{i.state}[/]",
+            }
+        )
     table = Table(title="devices (`--devices all`)", title_justify="left")
     columns = [c for c in rows[0] if any(r[c] for r in rows)] if rows else []
     for col in columns:

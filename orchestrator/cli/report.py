@@ -12,9 +12,14 @@ from ..report.printers import PRINTERS
 from ..report.types import DeviceRow
 from ..rundir import load_report
 
-COMPARED = (("pass_rate_pct", "Pass %", True), ("ttft_ms_p50", "TTFT p50 ms", False),
-            ("prefill_tps_p50", "Prefill tok/s", True), ("decode_tps_p50", "Decode tok/s", True),
-            ("init_ms", "Init ms", False), ("peak_rss_mb", "Peak RSS MB", False))
+COMPARED = (
+    ("pass_rate_pct", "Pass %", True),
+    ("ttft_ms_p50", "TTFT p50 ms", False),
+    ("prefill_tps_p50", "Prefill tok/s", True),
+    ("decode_tps_p50", "Decode tok/s", True),
+    ("init_ms", "Init ms", False),
+    ("peak_rss_mb", "Peak RSS MB", False),
+)
 
 
 @click.command("report")

@@ -18,7 +18,16 @@ from ..jobs import JobOptions
 from ..models import BUNDLED_MODEL, inspect_model
 from ..plan import dataset_fingerprint, run_record, select_samples
 from ..report.terminal import device_tables, stdout_console
-from ..rundir import host_info, load_report, new_run_id, read_run_json, utc_now, versions, write_reports, write_run_json
+from ..rundir import (
+    host_info,
+    load_report,
+    new_run_id,
+    read_run_json,
+    utc_now,
+    versions,
+    write_reports,
+    write_run_json,
+)
 from ..runners.base import RunOptions
 from ..scoring import SCORERS
 from ..scoring.evalscope_table import render_table
@@ -26,48 +35,126 @@ from ..scoring.judge import JudgeConfig, add_judge_accuracy
 
 
 def inventory_option(f):
-    return click.option("--inventory", "inventory", type=click.Path(path_type=Path),
-                        default=lambda: os.environ.get("EDGEFARM_INVENTORY"),
-                        help="devices.yaml (default: $EDGEFARM_INVENTORY; none: attached phones + this host)")(f)
+    return click.option(
+        "--inventory",
+        "inventory",
+        type=click.Path(path_type=Path),
+        default=lambda: os.environ.get("EDGEFARM_INVENTORY"),
+        help="devices.yaml (default: $EDGEFARM_INVENTORY; none: attached phones + this host)",
+    )(f)
 
 
 @click.command("run")
-@click.option("--devices", "device_spec", default="all", show_default=True,
-              help="all | local | NAME[,NAME...] (see `edgefarm devices`)")
+@click.option(
+    "--devices",
+    "device_spec",
+    default="all",
+    show_default=True,
+    help="all | local | NAME[,NAME...] (see `edgefarm devices`)",
+)
 @inventory_option
-@click.option("--model", type=click.Path(path_type=Path), default=BUNDLED_MODEL, show_default="bundled tiny model",
-              help=".litertlm model file")
-@click.option("--dataset", "dataset_spec", default=str(BUNDLED_DATASET), show_default="bundled EdgeMMEval set",
-              help="dataset folder, metadata.jsonl / JSONL / TSV file, or a hub id")
+@click.option(
+    "--model",
+    type=click.Path(path_type=Path),
+    default=BUNDLED_MODEL,
+    show_default="bundled tiny model",
+    help=".litertlm model file",
+)
+@click.option(
+    "--dataset",
+    "dataset_spec",
+    default=str(BUNDLED_DATASET),
+    show_default="bundled EdgeMMEval set",
+    help="dataset folder, metadata.jsonl / JSONL / TSV file, or a hub id",
+)
 @click.option("--format", "fmt", default=None, help="dataset format (default: detected)")
 @click.option("--subset", default=None, help="subset/split to load (format-specific)")
-@click.option("--limit", type=click.IntRange(min=1), default=None, help="run only the first N selected samples")
-@click.option("--per-modality", type=click.IntRange(min=1), default=None, help="at most N samples per modality")
+@click.option(
+    "--limit", type=click.IntRange(min=1), default=None, help="run only the first N selected samples"
+)
+@click.option(
+    "--per-modality", type=click.IntRange(min=1), default=None, help="at most N samples per modality"
+)
 @click.option("--modality", "modalities", multiple=True, help="only these modalities (repeatable)")
-@click.option("--out", type=click.Path(path_type=Path), default=Path("runs"), show_default=True,
-              help="folder that receives runs/<run-id>")
-@click.option("--resume", type=click.Path(path_type=Path, file_okay=False), default=None,
-              help="continue the run in this folder: each device picks up where it stopped")
-@click.option("--max-output-tokens", type=click.IntRange(min=1), default=None,
-              help="cap on generated tokens per turn (default: the row's own, else 128)")
-@click.option("--backend", type=click.Choice(["cpu", "gpu", "npu"]), default=None,
-              help="override every device's backend (default: each device's, else cpu)")
+@click.option(
+    "--out",
+    type=click.Path(path_type=Path),
+    default=Path("runs"),
+    show_default=True,
+    help="folder that receives runs/<run-id>",
+)
+@click.option(
+    "--resume",
+    type=click.Path(path_type=Path, file_okay=False),
+    default=None,
+    help="continue the run in this folder: each device picks up where it stopped",
+)
+@click.option(
+    "--max-output-tokens",
+    type=click.IntRange(min=1),
+    default=None,
+    help="cap on generated tokens per turn (default: the row's own, else 128)",
+)
+@click.option(
+    "--backend",
+    type=click.Choice(["cpu", "gpu", "npu"]),
+    default=None,
+    help="override every device's backend (default: each device's, else cpu)",
+)
 @click.option("--threads", type=click.IntRange(min=1), default=None, help="CPU threads for the runtime")
-@click.option("--judge", "judge_url", default=None,
-              help="OpenAI-compatible endpoint (…/v1) of an LLM judge for General-VQA accuracy")
+@click.option(
+    "--judge",
+    "judge_url",
+    default=None,
+    help="OpenAI-compatible endpoint (…/v1) of an LLM judge for General-VQA accuracy",
+)
 @click.option("--judge-model", default=None, help="the judge's model name (with --judge)")
-@click.option("--sample-timeout", "sample_timeout_s", type=click.FloatRange(min=1), default=300.0,
-              show_default=True, help="seconds one sample may take before it is recorded as timeout")
-def run(device_spec, inventory, model, dataset_spec, fmt, subset, limit, per_modality, modalities, out, resume,
-        max_output_tokens, backend, threads, sample_timeout_s, judge_url, judge_model) -> None:
+@click.option(
+    "--sample-timeout",
+    "sample_timeout_s",
+    type=click.FloatRange(min=1),
+    default=300.0,
+    show_default=True,
+    help="seconds one sample may take before it is recorded as timeout",
+)
+def run(
+    device_spec,
+    inventory,
+    model,
+    dataset_spec,
+    fmt,
+    subset,
+    limit,
+    per_modality,
+    modalities,
+    out,
+    resume,
+    max_output_tokens,
+    backend,
+    threads,
+    sample_timeout_s,
+    judge_url,
+    judge_model,
+) -> None:
     """Run the model over the dataset on every selected device; write and print the combined report."""
     from ..datasets import load_dataset
 
     err = Console(stderr=True)
-    flags = {k: (str(v) if isinstance(v, Path) else v) for k, v in dict(
-        devices=device_spec, inventory=inventory, limit=limit, per_modality=per_modality,
-        modality=list(modalities), max_output_tokens=max_output_tokens, backend=backend, threads=threads,
-        sample_timeout_s=sample_timeout_s, format=fmt, subset=subset).items()}
+    asked = {
+        "devices": device_spec,
+        "inventory": inventory,
+        "limit": limit,
+        "per_modality": per_modality,
+        "modality": list(modalities),
+        "max_output_tokens": max_output_tokens,
+        "backend": backend,
+        "threads": threads,
+        "sample_timeout_s": sample_timeout_s,
+        "format": fmt,
+        "subset": subset,
+        "judge_model": judge_model,
+    }
+    flags = {k: (str(v) if isinstance(v, Path) else v) for k, v in asked.items()}
     model_summary = inspect_model(model)
     dataset = require_valid(load_dataset(dataset_spec, format=fmt, subset=subset))
     samples = select_samples(dataset, modalities, limit, per_modality)
@@ -89,10 +176,20 @@ def run(device_spec, inventory, model, dataset_spec, fmt, subset, limit, per_mod
         run_dir = out / run_id
     run_dir.mkdir(parents=True, exist_ok=True)
     record = run_record(
-        run_id=run_id, started_at=started, model=model_summary, dataset=dataset, dataset_spec=dataset_spec,
-        samples=samples, dataset_sha=dataset_sha, devices=[d.name for d in selection.devices], flags=flags,
-        versions=versions(), host=host_info(), unusable=[dataclasses.asdict(u) for u in selection.unusable],
-        notes=list(selection.notes))
+        run_id=run_id,
+        started_at=started,
+        model=model_summary,
+        dataset=dataset,
+        dataset_spec=dataset_spec,
+        samples=samples,
+        dataset_sha=dataset_sha,
+        devices=[d.name for d in selection.devices],
+        flags=flags,
+        versions=versions(),
+        host=host_info(),
+        unusable=[dataclasses.asdict(u) for u in selection.unusable],
+        notes=list(selection.notes),
+    )
     write_run_json(run_dir, record)
     err.print(f"run {run_id}: {len(samples)} samples x {len(selection.devices)} device(s) -> {run_dir}")
 
@@ -100,7 +197,9 @@ def run(device_spec, inventory, model, dataset_spec, fmt, subset, limit, per_mod
     per_device = {d.name: opts.for_device(d, backend, threads) for d in selection.devices}
     job_opts = JobOptions(max_output_tokens=max_output_tokens or 128, override=max_output_tokens is not None)
     score = scorer_for(dataset.format, judge_url, judge_model)
-    outcomes = run_farm(selection.devices, dataset, samples, model_summary, per_device, job_opts, run_dir, err, score)
+    outcomes = run_farm(
+        selection.devices, dataset, samples, model_summary, per_device, job_opts, run_dir, err, score
+    )
 
     report = load_report(run_dir)
     paths = write_reports(run_dir, report)
@@ -114,8 +213,11 @@ def run(device_spec, inventory, model, dataset_spec, fmt, subset, limit, per_mod
     click.echo(str(paths["md"]))
     failed = [o for o in outcomes if o.error]
     if failed:
-        code = ModelError.exit_code if all("model" in o.error for o in failed) and len(failed) == len(outcomes) \
+        code = (
+            ModelError.exit_code
+            if all("model" in o.error for o in failed) and len(failed) == len(outcomes)
             else DeviceError.exit_code
+        )
         sys.exit(code)
 
 
@@ -125,11 +227,17 @@ def scorer_for(fmt: str, judge_url: str | None, judge_model: str | None):
     if not judge_url and not judge_model:
         return base
     if not (judge_url and judge_model):
-        raise ConfigError("--judge and --judge-model go together", where="--judge",
-                          fix="pass both the endpoint URL and the judge's model name")
+        raise ConfigError(
+            "--judge and --judge-model go together",
+            where="--judge",
+            fix="pass both the endpoint URL and the judge's model name",
+        )
     if fmt != "general_vqa":
-        raise ConfigError(f"the LLM judge scores General-VQA datasets, not {fmt}", where="--judge",
-                          fix="drop --judge, or use a General-VQA dataset")
+        raise ConfigError(
+            f"the LLM judge scores General-VQA datasets, not {fmt}",
+            where="--judge",
+            fix="drop --judge, or use a General-VQA dataset",
+        )
     cfg = JudgeConfig(url=judge_url, model=judge_model, api_key=os.environ.get("EDGEFARM_JUDGE_API_KEY"))
 
     def score(dataset, outputs):
@@ -138,15 +246,22 @@ def scorer_for(fmt: str, judge_url: str | None, judge_model: str | None):
     return score
 
 
-def _check_resumable(previous: dict, model_sha: str, dataset_sha: str, sample_ids: list[str], where: Path) -> None:
+def _check_resumable(
+    previous: dict, model_sha: str, dataset_sha: str, sample_ids: list[str], where: Path
+) -> None:
     if previous.get("model", {}).get("sha256") != model_sha:
-        raise ConfigError("the model differs from the one this run started with", where=str(where / "run.json"),
-                          fix="resume with the same --model, or start a new run without --resume")
+        raise ConfigError(
+            "the model differs from the one this run started with",
+            where=str(where / "run.json"),
+            fix="resume with the same --model, or start a new run without --resume",
+        )
     ds = previous.get("dataset", {})
     if ds.get("sha256") != dataset_sha or ds.get("sample_ids") != sample_ids:
-        raise ConfigError("the dataset or the sample selection differs from the one this run started with",
-                          where=str(where / "run.json"),
-                          fix="resume with the same --dataset/--limit/--modality flags, or start a new run")
+        raise ConfigError(
+            "the dataset or the sample selection differs from the one this run started with",
+            where=str(where / "run.json"),
+            fix="resume with the same --dataset/--limit/--modality flags, or start a new run",
+        )
 
 
 COMMANDS = [run]

@@ -6,9 +6,9 @@ A format is a `DatasetFormat`: `detect(path)` says whether it can read what the 
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable
 
 from ..errors import DatasetError
 from ..registry import Registry
@@ -22,7 +22,7 @@ BUNDLED_DATASET = REPO_ROOT / "data" / "edgemmeval"
 class DatasetFormat:
     name: str
     detect: Callable[[Path], bool]
-    load: Callable[[Path, "str | None"], Dataset]  # (path, subset) -> Dataset
+    load: Callable[[Path, str | None], Dataset]  # (path, subset) -> Dataset
 
 
 FORMATS = Registry[DatasetFormat]("dataset format")
@@ -32,7 +32,7 @@ FORMATS = Registry[DatasetFormat]("dataset format")
 from . import edgemmeval
 
 FORMATS.add("edgemmeval", DatasetFormat("edgemmeval", edgemmeval.detect, edgemmeval.load))
-from . import evalscope_vmcq, evalscope_vqa  # noqa: E402  (after edgemmeval: detection skips metadata.jsonl folders)
+from . import evalscope_vmcq, evalscope_vqa
 
 FORMATS.add("general_vqa", DatasetFormat("general_vqa", evalscope_vqa.detect, evalscope_vqa.load))
 FORMATS.add("general_vmcq", DatasetFormat("general_vmcq", evalscope_vmcq.detect, evalscope_vmcq.load))
@@ -57,11 +57,11 @@ from .resolve import load_dataset  # after FORMATS: resolve.py imports it
 
 __all__ = [
     "BUNDLED_DATASET",
+    "FORMATS",
     "Constraint",
     "Dataset",
     "DatasetFormat",
     "ExpectedCall",
-    "FORMATS",
     "Part",
     "Problem",
     "Sample",

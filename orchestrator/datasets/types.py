@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Literal, Mapping
+from typing import Any, Literal
 
 PartKind = Literal["text", "image", "audio", "video"]
 MEDIA_KINDS = ("image", "audio", "video")

@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from pathlib import Path, PurePosixPath
-from typing import Protocol, Sequence
+from typing import Protocol
 
 from .types import DeviceInfo, Exit, LineSink, PushStats
 

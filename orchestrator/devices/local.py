@@ -9,8 +9,9 @@ import signal
 import subprocess
 import threading
 from collections import deque
+from collections.abc import Mapping, Sequence
 from pathlib import Path, PurePosixPath
-from typing import Any, Mapping, Sequence
+from typing import Any
 
 from ..errors import DeviceError
 from ..models import sha256_file
@@ -56,8 +57,14 @@ class LocalDevice:
     kind = "local"
     runner = "python"
 
-    def __init__(self, name: str = "this-host", workdir: Path = DEFAULT_WORKDIR, python: str | None = None,
-                 backend: str = "cpu", threads: int | None = None) -> None:
+    def __init__(
+        self,
+        name: str = "this-host",
+        workdir: Path = DEFAULT_WORKDIR,
+        python: str | None = None,
+        backend: str = "cpu",
+        threads: int | None = None,
+    ) -> None:
         self.name = name
         self.workdir = PurePosixPath(str(Path(workdir).expanduser()))
         self.python = python or os.environ.get("EDGEFARM_PYTHON") or _default_python()
@@ -65,11 +72,14 @@ class LocalDevice:
         self.threads = threads
 
     @classmethod
-    def from_entry(cls, entry: Mapping[str, Any]) -> "LocalDevice":
-        return cls(name=entry.get("name", "this-host"),
-                   workdir=Path(entry.get("workdir", str(DEFAULT_WORKDIR))),
-                   python=entry.get("python"), backend=entry.get("backend", "cpu"),
-                   threads=entry.get("threads"))
+    def from_entry(cls, entry: Mapping[str, Any]) -> LocalDevice:
+        return cls(
+            name=entry.get("name", "this-host"),
+            workdir=Path(entry.get("workdir", str(DEFAULT_WORKDIR))),
+            python=entry.get("python"),
+            backend=entry.get("backend", "cpu"),
+            threads=entry.get("threads"),
+        )
 
     def info(self) -> DeviceInfo:
         existing = Path(str(self.workdir))
@@ -77,9 +87,16 @@ class LocalDevice:
             existing = existing.parent
         usage = shutil.disk_usage(existing)
         return DeviceInfo(
-            name=self.name, kind="local", serial=platform.node(), model=platform.node(),
-            cpu=_cpu_model(), abi=platform.machine(), cores=os.cpu_count(), ram_mb=_ram_mb(),
-            os=_os_name(), free_storage_mb=round(usage.free / 2**20, 1),
+            name=self.name,
+            kind="local",
+            serial=platform.node(),
+            model=platform.node(),
+            cpu=_cpu_model(),
+            abi=platform.machine(),
+            cores=os.cpu_count(),
+            ram_mb=_ram_mb(),
+            os=_os_name(),
+            free_storage_mb=round(usage.free / 2**20, 1),
             extra={"python": self.python, "backend": self.backend, "threads": self.threads},
         )
 
@@ -104,17 +121,27 @@ class LocalDevice:
     def pull(self, remote: PurePosixPath, local: Path) -> int:
         src = Path(str(remote))
         if not src.is_file():
-            raise DeviceError(f"no file {remote} on the device", where=self.name,
-                              fix="check the runner's log in the device folder")
+            raise DeviceError(
+                f"no file {remote} on the device",
+                where=self.name,
+                fix="check the runner's log in the device folder",
+            )
         Path(local).parent.mkdir(parents=True, exist_ok=True)
         shutil.copyfile(src, local)
         return src.stat().st_size
 
     def run(self, argv: Sequence[str], *, timeout_s: float, on_line: LineSink | None = None) -> Exit:
         """Run argv as a child in its own process group; stdout lines stream to on_line."""
-        proc = subprocess.Popen(list(argv), stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
-                                stderr=subprocess.PIPE, text=True, encoding="utf-8", errors="replace",
-                                start_new_session=True)
+        proc = subprocess.Popen(
+            list(argv),
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+            encoding="utf-8",
+            errors="replace",
+            start_new_session=True,
+        )
         err_tail: deque[str] = deque(maxlen=40)
         err_reader = threading.Thread(target=lambda: err_tail.extend(proc.stderr), daemon=True)
         err_reader.start()
@@ -138,8 +165,12 @@ class LocalDevice:
                 proc.wait()
         err_reader.join(timeout=1.0)
         sig = -rc if rc < 0 else None
-        return Exit(code=rc if rc >= 0 else None, signal=sig, timed_out=fired.is_set(),
-                    output_tail="".join(err_tail)[-2000:])
+        return Exit(
+            code=rc if rc >= 0 else None,
+            signal=sig,
+            timed_out=fired.is_set(),
+            output_tail="".join(err_tail)[-2000:],
+        )
 
     def alive(self) -> bool:
         return True

@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from typing import Any, Callable, Mapping
+from typing import Any
 
 LineSink = Callable[[str], None]  # receives one line of a command's output (no newline)
 
@@ -36,7 +37,7 @@ class PushStats:
     files_skipped: int = 0  # content hash already matched on the device
     bytes_skipped: int = 0
 
-    def __add__(self, other: "PushStats") -> "PushStats":
+    def __add__(self, other: PushStats) -> PushStats:
         return PushStats(
             self.files + other.files,
             self.bytes_sent + other.bytes_sent,

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import math
 from collections import Counter
-from typing import Any, Mapping, Sequence
+from collections.abc import Mapping, Sequence
+from typing import Any
 
 from android_runner.contract import SampleResult
 
@@ -28,8 +29,12 @@ def _max(values: Sequence[float | None]) -> float | None:
     return max(xs) if xs else None
 
 
-def device_row(device: Mapping[str, Any], outcome: Mapping[str, Any], results: Sequence[SampleResult],
-               report: Mapping[str, Any] | None) -> DeviceRow:
+def device_row(
+    device: Mapping[str, Any],
+    outcome: Mapping[str, Any],
+    results: Sequence[SampleResult],
+    report: Mapping[str, Any] | None,
+) -> DeviceRow:
     ok = [r for r in results if r.status == "ok"]
     summary = (report or {}).get("summary", {})
     metric_rows = [m for m in (report or {}).get("metrics", []) if "metric" in m]
@@ -40,7 +45,8 @@ def device_row(device: Mapping[str, Any], outcome: Mapping[str, Any], results: S
         device=device.get("name", outcome.get("name", "?")),
         kind=device.get("kind", outcome.get("kind", "")),
         hardware=" ".join(x for x in (device.get("manufacturer", ""), device.get("model", "")) if x)
-        if device.get("kind") != "local" else device.get("cpu", ""),
+        if device.get("kind") != "local"
+        else device.get("cpu", ""),
         soc=device.get("soc", ""),
         backend=",".join(backends) or outcome.get("backend", ""),
         samples=len(results),
@@ -64,8 +70,10 @@ def device_row(device: Mapping[str, Any], outcome: Mapping[str, Any], results: S
     )
 
 
-def sample_rows(per_device: Mapping[str, tuple[Sequence[SampleResult], Mapping[str, Any] | None]],
-                max_output_chars: int = 200) -> tuple[SampleRow, ...]:
+def sample_rows(
+    per_device: Mapping[str, tuple[Sequence[SampleResult], Mapping[str, Any] | None]],
+    max_output_chars: int = 200,
+) -> tuple[SampleRow, ...]:
     """Every sample with one cell per device, in first-seen order."""
     order: list[str] = []
     meta: dict[str, tuple[str, str]] = {}
@@ -80,12 +88,29 @@ def sample_rows(per_device: Mapping[str, tuple[Sequence[SampleResult], Mapping[s
             if r.id not in meta or not meta[r.id][0]:
                 meta[r.id] = (s.get("modality", ""), s.get("task", ""))
             cells[r.id][device] = SampleCell(
-                status=r.status, passed=s.get("passed"), score=s.get("score"), ttft_ms=r.ttft_ms,
-                decode_tps=r.decode_tps, output=(r.output if r.status == "ok" else r.error)[:max_output_chars])
+                status=r.status,
+                passed=s.get("passed"),
+                score=s.get("score"),
+                ttft_ms=r.ttft_ms,
+                decode_tps=r.decode_tps,
+                output=(r.output if r.status == "ok" else r.error)[:max_output_chars],
+            )
     return tuple(SampleRow(i, meta.get(i, ("", ""))[0], meta.get(i, ("", ""))[1], cells[i]) for i in order)
 
 
-def build_report(run: Mapping[str, Any], rows: Sequence[DeviceRow], samples: Sequence[SampleRow] = (),
-                 unusable: Sequence[Mapping[str, Any]] = (), notes: Sequence[str] = ()) -> RunReport:
-    return RunReport(schema_version=SCHEMA_VERSION, run_id=run.get("run_id", ""), run=dict(run),
-                     devices=tuple(rows), samples=tuple(samples), unusable=tuple(unusable), notes=tuple(notes))
+def build_report(
+    run: Mapping[str, Any],
+    rows: Sequence[DeviceRow],
+    samples: Sequence[SampleRow] = (),
+    unusable: Sequence[Mapping[str, Any]] = (),
+    notes: Sequence[str] = (),
+) -> RunReport:
+    return RunReport(
+        schema_version=SCHEMA_VERSION,
+        run_id=run.get("run_id", ""),
+        run=dict(run),
+        devices=tuple(rows),
+        samples=tuple(samples),
+        unusable=tuple(unusable),
+        notes=tuple(notes),
+    )

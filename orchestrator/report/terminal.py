@@ -8,8 +8,18 @@ from rich.table import Table
 from .printers import _mod_cell, _status_cell, modalities
 from .types import RunReport
 
-TERMINAL_FIELDS = ("device", "backend", "samples", "pass_rate_pct", "init_ms", "ttft_ms_p50", "ttft_ms_p90",
-                   "prefill_tps_p50", "decode_tps_p50", "peak_rss_mb")
+TERMINAL_FIELDS = (
+    "device",
+    "backend",
+    "samples",
+    "pass_rate_pct",
+    "init_ms",
+    "ttft_ms_p50",
+    "ttft_ms_p90",
+    "prefill_tps_p50",
+    "decode_tps_p50",
+    "peak_rss_mb",
+)
 
 
 def _short_header(c) -> str:

@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any, Mapping
+from typing import Any
 
 
 @dataclass(frozen=True)
@@ -43,7 +44,9 @@ class DeviceRow:
     peak_anon_mb: float | None
     wall_s: float | None
     status_counts: Mapping[str, int] = field(default_factory=dict)
-    by_modality: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)  # {mod: {passed, total, avg_score}}
+    by_modality: Mapping[str, Mapping[str, Any]] = field(
+        default_factory=dict
+    )  # {mod: {passed, total, avg_score}}
     metrics: Mapping[str, float] = field(default_factory=dict)  # format-specific averages (BLEU-1, ...)
     model_bytes_pushed: int = 0
     error: str = ""

@@ -6,9 +6,10 @@ and never asks what kind of device it is talking to.
 
 from __future__ import annotations
 
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path, PurePosixPath
-from typing import Callable, Protocol, Sequence
+from typing import Protocol
 
 from android_runner.contract import JobItem, SampleResult
 
@@ -24,10 +25,16 @@ class RunOptions:
     backend: str = "cpu"
     threads: int | None = None
 
-    def for_device(self, device: Device, backend_override: str | None, threads_override: int | None) -> "RunOptions":
+    def for_device(
+        self, device: Device, backend_override: str | None, threads_override: int | None
+    ) -> RunOptions:
         """The command line's --backend/--threads win over the device's devices.yaml settings."""
-        return replace(self, backend=backend_override or device.backend or "cpu",
-                       threads=threads_override or device.threads)
+        return replace(
+            self,
+            backend=backend_override or device.backend or "cpu",
+            threads=threads_override or device.threads,
+        )
+
     sample_timeout_s: float = 300.0
     max_num_tokens: int | None = None
 
@@ -58,8 +65,9 @@ class RunnerAdapter(Protocol):
 
     def stage(self, device: Device, bundle: Path, model: ModelSummary, opts: RunOptions) -> Staged: ...
 
-    def execute(self, device: Device, staged: Staged, items: Sequence[JobItem], opts: RunOptions,
-                events: RunnerEvents) -> list[SampleResult]:
+    def execute(
+        self, device: Device, staged: Staged, items: Sequence[JobItem], opts: RunOptions, events: RunnerEvents
+    ) -> list[SampleResult]:
         """Run every item not yet done; returns the results of ALL items, earlier runs included."""
 
     def collect(self, device: Device, staged: Staged, out_dir: Path) -> None:

@@ -12,8 +12,8 @@ import json
 import re
 import signal
 import tempfile
+from collections.abc import Sequence
 from pathlib import Path, PurePosixPath
-from typing import Sequence
 
 from android_runner.contract import JobItem, SampleResult, read_results
 
@@ -34,7 +34,7 @@ INIT_ALLOWANCE_S = 600.0
 def runtime_error_excerpt(lines: list[str], max_lines: int = 12) -> str:
     """The runtime's last ERROR/FATAL log entry with its continuation lines, else the log's last lines."""
     starts = [i for i, ln in enumerate(lines) if GLOG_ERROR.match(ln)]
-    chosen = lines[starts[-1]:starts[-1] + max_lines] if starts else lines[-max_lines:]
+    chosen = lines[starts[-1] : starts[-1] + max_lines] if starts else lines[-max_lines:]
     return "\n".join(chosen)
 
 
@@ -42,6 +42,44 @@ def _status_for_death(sig: int | None, code: int | None) -> str:
     if sig == signal.SIGKILL:
         return "oom"  # we never SIGKILL the runner ourselves except on the run deadline
     return "crash"
+
+
+class _RunnerStream:
+    """Reads one runner process's protocol lines (READY, FATAL, BEGIN, RESULT) into events."""
+
+    def __init__(self, results: dict[str, SampleResult], events: RunnerEvents) -> None:
+        self.results = results
+        self.events = events
+        self.ready = False
+        self.fatal: str | None = None
+        self.in_flight: str | None = None
+
+    def on_line(self, line: str) -> None:
+        if not line.startswith(PROTOCOL_PREFIX):
+            return
+        kind, _, payload = line[len(PROTOCOL_PREFIX) :].partition(" ")
+        try:
+            data = json.loads(payload) if payload else None
+        except ValueError:
+            return
+        if kind == "READY":
+            self.ready = True
+            info = data if isinstance(data, dict) else {}
+            self.events.ready(info.get("init_ms"))
+            self.events.note(
+                f"runner ready in {info.get('init_ms', 0):.0f} ms with "
+                f"{info.get('pending', '?')} sample(s) to run"
+            )
+        elif kind == "FATAL" and isinstance(data, dict):
+            self.fatal = data.get("error", "")
+        elif kind == "BEGIN":
+            self.in_flight = data
+            self.events.begin(str(data))
+        elif kind == "RESULT" and isinstance(data, dict):
+            r = SampleResult.from_dict(data)
+            self.results[r.id] = r
+            self.in_flight = None
+            self.events.result(r)
 
 
 class PythonRunner:
@@ -60,14 +98,29 @@ class PythonRunner:
         for f in RUNNER_FILES:
             other += device.push(PACKAGE_DIR / f, root / "runner" / "android_runner" / f)
         other += device.push(PACKAGE_DIR / "entry.py", root / "runner" / "entry.py")
-        return Staged(root=root, model=model_remote, job=root / "runs" / opts.run_id / "job",
-                      model_push=model_push, other_push=other)
+        return Staged(
+            root=root,
+            model=model_remote,
+            job=root / "runs" / opts.run_id / "job",
+            model_push=model_push,
+            other_push=other,
+        )
 
     def _argv(self, staged: Staged, opts: RunOptions, model: ModelSummary | None = None) -> list[str]:
-        argv = [self.python, str(staged.root / "runner" / "entry.py"), "--model", str(staged.model),
-                "--job", str(staged.job), "--backend", opts.backend,
-                "--cache-dir", str(staged.root / "cache" / staged.model.parent.name),
-                "--sample-timeout-s", f"{opts.sample_timeout_s:g}"]
+        argv = [
+            self.python,
+            str(staged.root / "runner" / "entry.py"),
+            "--model",
+            str(staged.model),
+            "--job",
+            str(staged.job),
+            "--backend",
+            opts.backend,
+            "--cache-dir",
+            str(staged.root / "cache" / staged.model.parent.name),
+            "--sample-timeout-s",
+            f"{opts.sample_timeout_s:g}",
+        ]
         if opts.threads:
             argv += ["--threads", str(opts.threads)]
         if opts.max_num_tokens:
@@ -99,40 +152,16 @@ class PythonRunner:
             lines = [ln for ln in local.read_text(errors="replace").splitlines() if ln.strip()]
             return runtime_error_excerpt(lines)
 
-    def execute(self, device: Device, staged: Staged, items: Sequence[JobItem], opts: RunOptions,
-                events: RunnerEvents) -> list[SampleResult]:
+    def execute(
+        self, device: Device, staged: Staged, items: Sequence[JobItem], opts: RunOptions, events: RunnerEvents
+    ) -> list[SampleResult]:
         order = [it.id for it in items]
         results = self._device_results(device, staged)
         for r in results.values():
             events.result(r)
         while any(i not in results for i in order):
-            state: dict = {"ready": False, "in_flight": None, "fatal": None}
-
-            def on_line(line: str) -> None:
-                if not line.startswith(PROTOCOL_PREFIX):
-                    return
-                kind, _, payload = line[len(PROTOCOL_PREFIX):].partition(" ")
-                try:
-                    data = json.loads(payload) if payload else None
-                except ValueError:
-                    return
-                if kind == "READY":
-                    state["ready"] = True
-                    info = data if isinstance(data, dict) else {}
-                    events.ready(info.get("init_ms"))
-                    events.note(f"runner ready in {info.get('init_ms', 0):.0f} ms with "
-                                f"{info.get('pending', '?')} sample(s) to run")
-                elif kind == "FATAL" and isinstance(data, dict):
-                    state["fatal"] = data.get("error", "")
-                elif kind == "BEGIN":
-                    state["in_flight"] = data
-                    events.begin(str(data))
-                elif kind == "RESULT" and isinstance(data, dict):
-                    r = SampleResult.from_dict(data)
-                    results[r.id] = r
-                    state["in_flight"] = None
-                    events.result(r)
-
+            state = _RunnerStream(results, events)
+            on_line = state.on_line
             left = sum(1 for i in order if i not in results)
             deadline = INIT_ALLOWANCE_S + left * (opts.sample_timeout_s + 5.0)
             ex = device.run(self._argv(staged, opts), timeout_s=deadline, on_line=on_line)
@@ -141,32 +170,43 @@ class PythonRunner:
                 if missing:  # the runner finished but we lost lines: the device file is the truth
                     results.update(self._device_results(device, staged))
                 break
-            if not state["ready"]:
+            if not state.ready:
                 tail = self._log_tail(device, staged) or ex.output_tail.strip()
                 how = f"signal {ex.signal}" if ex.signal else f"exit code {ex.code}"
                 unloadable = ex.signal == signal.SIGABRT or ex.code == MODEL_UNLOADABLE_EXIT
                 kind = ModelError if unloadable else DeviceError
-                what = (f"the model could not be loaded ({state['fatal']})" if state["fatal"]
-                        else f"the runner died before the model was ready ({how})")
+                what = (
+                    f"the model could not be loaded ({state.fatal})"
+                    if state.fatal
+                    else f"the runner died before the model was ready ({how})"
+                )
                 raise kind(
                     what + (f"; runtime said:\n{tail}" if tail else ""),
                     where=f"{device.name} (model {staged.model})",
                     fix="check that the model file is a complete, valid .litertlm for this runtime "
-                        "(run `litert-lm-peek` on it, or rebuild/re-download it)",
+                    "(run `litert-lm-peek` on it, or rebuild/re-download it)",
                 )
             if ex.code == TIMEOUT_EXIT:
                 results.update(self._device_results(device, staged))
                 continue
-            victim = state["in_flight"]
+            victim = state.in_flight
             if ex.timed_out or victim is None:
                 raise DeviceError(
                     f"the runner stopped unexpectedly ({'run deadline passed' if ex.timed_out else ex})",
-                    where=device.name, fix="see runner.log in the device folder; rerun with --resume")
+                    where=device.name,
+                    fix="see runner.log in the device folder; rerun with --resume",
+                )
             how = f"signal {ex.signal}" if ex.signal else f"exit code {ex.code}"
             tail = self._log_tail(device, staged)
-            dead = SampleResult(id=str(victim), status=_status_for_death(ex.signal, ex.code),
-                                error=f"runner died during this sample ({how})" + (f":\n{tail}" if tail else ""),
-                                exit_code=ex.code, signal=ex.signal, backend=opts.backend, threads=opts.threads)
+            dead = SampleResult(
+                id=str(victim),
+                status=_status_for_death(ex.signal, ex.code),
+                error=f"runner died during this sample ({how})" + (f":\n{tail}" if tail else ""),
+                exit_code=ex.code,
+                signal=ex.signal,
+                backend=opts.backend,
+                threads=opts.threads,
+            )
             merged = self._device_results(device, staged)
             merged[dead.id] = dead
             self._write_device_results(device, staged, merged)

@@ -6,8 +6,9 @@ report.json dict for that format. `edgefarm score` and `edgefarm run` both go th
 
 from __future__ import annotations
 
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from typing import Any, Callable, Mapping
+from typing import Any
 
 from ..datasets.types import Dataset
 from ..registry import Registry
@@ -16,16 +17,16 @@ from ..registry import Registry
 @dataclass(frozen=True)
 class Scorer:
     format: str  # dataset format name it scores
-    score: Callable[[Dataset, Mapping[str, "str | None"]], dict[str, Any]]
+    score: Callable[[Dataset, Mapping[str, str | None]], dict[str, Any]]
 
 
 SCORERS = Registry[Scorer]("scorer")
 
 # -- registrations --
-from .edgemm import score_edgemm  # noqa: E402
+from .edgemm import score_edgemm
 
 SCORERS.add("edgemmeval", Scorer("edgemmeval", score_edgemm))
-from .evalscope import score_vmcq, score_vqa  # noqa: E402
+from .evalscope import score_vmcq, score_vqa
 
 SCORERS.add("general_vqa", Scorer("general_vqa", score_vqa))
 SCORERS.add("general_vmcq", Scorer("general_vmcq", score_vmcq))

@@ -8,9 +8,15 @@ def _sample(tmp: Path, sid: str, media_name: str, max_tokens=None) -> Sample:
     src = tmp / "ds" / media_name
     src.parent.mkdir(parents=True, exist_ok=True)
     src.write_bytes(b"\x89PNG fake")
-    return Sample(id=sid, modality="image", task="vqa", reference="r", references=("r",),
-                  turns=(Turn((Part("image", path=src), Part("text", text="What; rm -rf / ?"))),),
-                  max_output_tokens=max_tokens)
+    return Sample(
+        id=sid,
+        modality="image",
+        task="vqa",
+        reference="r",
+        references=("r",),
+        turns=(Turn((Part("image", path=src), Part("text", text="What; rm -rf / ?"))),),
+        max_output_tokens=max_tokens,
+    )
 
 
 def test_bundle_uses_neutral_media_names_and_keeps_prompts_as_data(tmp_path: Path):

@@ -21,8 +21,15 @@ def edgefarm(*args: str, env: dict | None = None, timeout: float = 600) -> subpr
     """Run the real console entry point as a user would (a child process)."""
     full_env = {**os.environ, "COLUMNS": "200", **(env or {})}
     full_env.pop("EDGEFARM_INVENTORY", None)
-    return subprocess.run([sys.executable, "-m", "orchestrator", *args], capture_output=True, text=True,
-                          timeout=timeout, env=full_env, cwd=REPO)
+    return subprocess.run(
+        [sys.executable, "-m", "orchestrator", *args],
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        env=full_env,
+        cwd=REPO,
+        check=False,
+    )
 
 
 @pytest.fixture(scope="session")

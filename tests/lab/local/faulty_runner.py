@@ -11,9 +11,11 @@ import time
 
 entry = sys.argv[1]
 sys.path.insert(0, os.path.dirname(entry))
-from android_runner import litert_runner  # noqa: E402
+from android_runner import litert_runner
 
-faults = dict(pair.split("=", 1) for pair in os.environ.get("EDGEFARM_TEST_FAULTS", "").split(",") if "=" in pair)
+faults = dict(
+    pair.split("=", 1) for pair in os.environ.get("EDGEFARM_TEST_FAULTS", "").split(",") if "=" in pair
+)
 real_run = litert_runner.LiteRtRunner.run
 
 

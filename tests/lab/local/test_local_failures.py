@@ -19,7 +19,10 @@ def _python_wrapper(tmp_path: Path) -> str:
 
 
 def _text_ids(n: int) -> list[str]:
-    rows = [json.loads(x) for x in (HERE.parents[2] / "data/edgemmeval/data/test/metadata.jsonl").read_text().splitlines()]
+    rows = [
+        json.loads(x)
+        for x in (HERE.parents[2] / "data/edgemmeval/data/test/metadata.jsonl").read_text().splitlines()
+    ]
     return [r["test_id"] for r in rows if r["modality"] == "text"][:n]
 
 
@@ -27,9 +30,24 @@ def test_crash_oom_and_hang_are_recorded_and_the_rest_still_runs(tmp_path, local
     ids = _text_ids(6)
     out = tmp_path / "runs"
     faults = f"KILL={ids[1]},ABORT={ids[2]},HANG={ids[4]}"
-    p = edgefarm("run", "--devices", "local", "--inventory", str(local_inventory(_python_wrapper(tmp_path))),
-                 "--modality", "text", "--limit", "6", "--max-output-tokens", "8", "--sample-timeout", "3",
-                 "--out", str(out), env={"EDGEFARM_TEST_FAULTS": faults})
+    p = edgefarm(
+        "run",
+        "--devices",
+        "local",
+        "--inventory",
+        str(local_inventory(_python_wrapper(tmp_path))),
+        "--modality",
+        "text",
+        "--limit",
+        "6",
+        "--max-output-tokens",
+        "8",
+        "--sample-timeout",
+        "3",
+        "--out",
+        str(out),
+        env={"EDGEFARM_TEST_FAULTS": faults},
+    )
     assert p.returncode == 0, p.stderr
     run_dir = next(out.iterdir())
     dev = run_dir / "devices" / "this-host"
@@ -51,8 +69,21 @@ def test_crash_oom_and_hang_are_recorded_and_the_rest_still_runs(tmp_path, local
 def test_resume_runs_only_what_is_missing(tmp_path, local_inventory):
     inv = local_inventory()
     out = tmp_path / "runs"
-    args = ("run", "--devices", "local", "--inventory", str(inv), "--modality", "text", "--limit", "5",
-            "--max-output-tokens", "8", "--out", str(out))
+    args = (
+        "run",
+        "--devices",
+        "local",
+        "--inventory",
+        str(inv),
+        "--modality",
+        "text",
+        "--limit",
+        "5",
+        "--max-output-tokens",
+        "8",
+        "--out",
+        str(out),
+    )
     assert edgefarm(*args).returncode == 0
     run_dir = next(out.iterdir())
     device_results = next((tmp_path / "work" / "runs").iterdir()) / "job" / "results.jsonl"
@@ -69,8 +100,19 @@ def test_resume_runs_only_what_is_missing(tmp_path, local_inventory):
 def test_resume_refuses_a_different_selection(tmp_path, local_inventory):
     inv = local_inventory()
     out = tmp_path / "runs"
-    base = ("run", "--devices", "local", "--inventory", str(inv), "--modality", "text", "--max-output-tokens", "4",
-            "--out", str(out))
+    base = (
+        "run",
+        "--devices",
+        "local",
+        "--inventory",
+        str(inv),
+        "--modality",
+        "text",
+        "--max-output-tokens",
+        "4",
+        "--out",
+        str(out),
+    )
     assert edgefarm(*base, "--limit", "1").returncode == 0
     run_dir = next(out.iterdir())
     p = edgefarm(*base, "--limit", "2", "--resume", str(run_dir))

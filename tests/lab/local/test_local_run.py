@@ -10,7 +10,7 @@ from pathlib import Path
 
 from PIL import Image
 
-from .conftest import BUNDLED, TINY_MM, TINY_TEXT, edgefarm
+from .conftest import TINY_MM, TINY_TEXT, edgefarm
 
 MODALITY_BY_MEDIA = {None: "text", "image": "image", "audio": "audio"}
 
@@ -21,7 +21,9 @@ def _write_wav(path: Path, seconds: float = 0.5, hz: float = 440.0) -> None:
         w.setsampwidth(2)
         w.setframerate(16000)
         n = int(16000 * seconds)
-        w.writeframes(b"".join(struct.pack("<h", int(8000 * math.sin(2 * math.pi * hz * i / 16000))) for i in range(n)))
+        w.writeframes(
+            b"".join(struct.pack("<h", int(8000 * math.sin(2 * math.pi * hz * i / 16000))) for i in range(n))
+        )
 
 
 def canned_dataset(root: Path, canned: list[dict]) -> Path:
@@ -33,7 +35,12 @@ def canned_dataset(root: Path, canned: list[dict]) -> Path:
     _write_wav(split / "audio" / "tone.wav")
     rows = []
     for i, c in enumerate(canned, 1):
-        row = {"test_id": f"CAN-{i:03d}", "task": "qa", "reference": c["answer"], "reference_variants": [c["answer"]]}
+        row = {
+            "test_id": f"CAN-{i:03d}",
+            "task": "qa",
+            "reference": c["answer"],
+            "reference_variants": [c["answer"]],
+        }
         if c.get("history"):
             # the user turns of the canned exchange; the model's own replies come from the model
             users = [h["text"] for h in c["history"] if h["role"] == "user"]
@@ -63,8 +70,17 @@ def _results(run_dir: Path, device: str = "this-host") -> list[dict]:
 def test_canned_prompts_are_answered_exactly_with_real_figures(tmp_path, canned, local_inventory):
     ds = canned_dataset(tmp_path / "canned", canned)
     out = tmp_path / "runs"
-    p = edgefarm("run", "--devices", "local", "--inventory", str(local_inventory()), "--dataset", str(ds),
-                 "--out", str(out))
+    p = edgefarm(
+        "run",
+        "--devices",
+        "local",
+        "--inventory",
+        str(local_inventory()),
+        "--dataset",
+        str(ds),
+        "--out",
+        str(out),
+    )
     assert p.returncode == 0, p.stderr
     run_dir = _only_run_dir(out)
     results = {r["id"]: r for r in _results(run_dir)}
@@ -87,8 +103,19 @@ def test_canned_prompts_are_answered_exactly_with_real_figures(tmp_path, canned,
 
 def test_bundled_slice_of_every_modality_writes_the_whole_run_directory(tmp_path, local_inventory):
     out = tmp_path / "runs"
-    p = edgefarm("run", "--devices", "all", "--inventory", str(local_inventory()), "--per-modality", "2",
-                 "--out", str(out), "--max-output-tokens", "16")
+    p = edgefarm(
+        "run",
+        "--devices",
+        "all",
+        "--inventory",
+        str(local_inventory()),
+        "--per-modality",
+        "2",
+        "--out",
+        str(out),
+        "--max-output-tokens",
+        "16",
+    )
     assert p.returncode == 0, p.stderr
     run_dir = _only_run_dir(out)
     for name in ("run.json", "report.json", "report.md", "report.html"):
@@ -97,11 +124,26 @@ def test_bundled_slice_of_every_modality_writes_the_whole_run_directory(tmp_path
     assert len(run["model"]["sha256"]) == 64 and len(run["dataset"]["sha256"]) == 64
     assert run["versions"]["litert-lm-api"] == "0.18.1"
     dev = run_dir / "devices" / "this-host"
-    for name in ("device.json", "outcome.json", "results.jsonl", "results.json", "report.json", "job/job.jsonl"):
+    for name in (
+        "device.json",
+        "outcome.json",
+        "results.jsonl",
+        "results.json",
+        "report.json",
+        "job/job.jsonl",
+    ):
         assert (dev / name).is_file(), name
     results = _results(run_dir)
     modalities = {s["modality"] for s in json.loads((dev / "report.json").read_text())["samples"]}
-    assert modalities == {"image", "audio", "text", "multi_turn", "combination", "structured_output", "tool_call"}
+    assert modalities == {
+        "image",
+        "audio",
+        "text",
+        "multi_turn",
+        "combination",
+        "structured_output",
+        "tool_call",
+    }
     assert len(results) == 14
     ok = [r for r in results if r["status"] == "ok"]
     assert len(ok) >= 12, [(r["id"], r["status"], r["error"]) for r in results if r["status"] != "ok"]
@@ -133,9 +175,25 @@ def test_missing_model_is_a_clear_error(tmp_path):
 
 def test_text_only_model_reports_media_samples_unsupported(tmp_path, local_inventory):
     out = tmp_path / "runs"
-    p = edgefarm("run", "--devices", "local", "--inventory", str(local_inventory()), "--model", str(TINY_TEXT),
-                 "--modality", "image", "--modality", "text", "--per-modality", "2", "--out", str(out),
-                 "--max-output-tokens", "8")
+    p = edgefarm(
+        "run",
+        "--devices",
+        "local",
+        "--inventory",
+        str(local_inventory()),
+        "--model",
+        str(TINY_TEXT),
+        "--modality",
+        "image",
+        "--modality",
+        "text",
+        "--per-modality",
+        "2",
+        "--out",
+        str(out),
+        "--max-output-tokens",
+        "8",
+    )
     assert p.returncode == 0, p.stderr
     run_dir = _only_run_dir(out)
     by_status = {}
@@ -155,8 +213,19 @@ def test_a_model_the_runtime_cannot_load_is_a_device_error_with_the_runtime_reas
     bad = tmp_path / "corrupt.litertlm"
     bad.write_bytes(bytes(data))
     out = tmp_path / "runs"
-    p = edgefarm("run", "--devices", "local", "--inventory", str(local_inventory()), "--model", str(bad),
-                 "--limit", "2", "--out", str(out))
+    p = edgefarm(
+        "run",
+        "--devices",
+        "local",
+        "--inventory",
+        str(local_inventory()),
+        "--model",
+        str(bad),
+        "--limit",
+        "2",
+        "--out",
+        str(out),
+    )
     assert p.returncode == 4, p.stderr
     assert "could not be loaded" in p.stderr and "fix:" in p.stderr and "Traceback" not in p.stderr
     run_dir = _only_run_dir(out)

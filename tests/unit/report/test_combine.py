@@ -14,16 +14,41 @@ def test_percentile_matches_linear_interpolation():
 
 
 def _r(i, status="ok", ttft=10.0, **kw):
-    return SampleResult(id=i, status=status, ttft_ms=ttft, prefill_tps=100.0, decode_tps=50.0, init_ms=40.0,
-                        peak_rss_mb=80.0, backend="cpu", **kw)
+    return SampleResult(
+        id=i,
+        status=status,
+        ttft_ms=ttft,
+        prefill_tps=100.0,
+        decode_tps=50.0,
+        init_ms=40.0,
+        peak_rss_mb=80.0,
+        backend="cpu",
+        **kw,
+    )
 
 
 def test_device_row_uses_ok_samples_for_latency_and_counts_statuses():
-    results = [_r("a", ttft=10), _r("b", ttft=30), _r("c", status="crash", ttft=999.0), _r("d", status="unsupported")]
-    report = {"summary": {"total_scored": 3, "total_passed": 1, "pass_rate_pct": 33.33, "verdict": "✗ ISSUES DETECTED"},
-              "by_modality": {"text": {"passed": 1, "total": 3, "avg_score": 0.3}}}
-    row = device_row({"name": "p", "kind": "adb", "manufacturer": "Google", "model": "Pixel 8"},
-                     {"wall_s": 1.234, "model_push": {"bytes_sent": 5}}, results, report)
+    results = [
+        _r("a", ttft=10),
+        _r("b", ttft=30),
+        _r("c", status="crash", ttft=999.0),
+        _r("d", status="unsupported"),
+    ]
+    report = {
+        "summary": {
+            "total_scored": 3,
+            "total_passed": 1,
+            "pass_rate_pct": 33.33,
+            "verdict": "✗ ISSUES DETECTED",
+        },
+        "by_modality": {"text": {"passed": 1, "total": 3, "avg_score": 0.3}},
+    }
+    row = device_row(
+        {"name": "p", "kind": "adb", "manufacturer": "Google", "model": "Pixel 8"},
+        {"wall_s": 1.234, "model_push": {"bytes_sent": 5}},
+        results,
+        report,
+    )
     assert row.hardware == "Google Pixel 8"
     assert row.status_counts == {"crash": 1, "ok": 2, "unsupported": 1}
     assert row.ttft_ms_p50 == 20.0  # the crashed sample's 999 ms is not a latency figure
@@ -32,7 +57,10 @@ def test_device_row_uses_ok_samples_for_latency_and_counts_statuses():
 
 
 def test_sample_rows_put_devices_side_by_side():
-    a = ([_r("x"), _r("y")], {"samples": [{"test_id": "x", "modality": "text", "passed": True, "score": 1.0}]})
+    a = (
+        [_r("x"), _r("y")],
+        {"samples": [{"test_id": "x", "modality": "text", "passed": True, "score": 1.0}]},
+    )
     b = ([_r("x", status="timeout")], None)
     rows = sample_rows({"pa": a, "pb": b})
     assert [r.id for r in rows] == ["x", "y"]

@@ -19,8 +19,12 @@ def test_parse_status_in_mb_and_ignores_overflowed_fields():
 
 
 def test_job_item_round_trips():
-    item = JobItem(id="IMG-001", turns=((JobPart("image", path="media/0000-1.png"), JobPart("text", text="Hi")),),
-                   tools=({"type": "function", "function": {"name": "f"}},), max_output_tokens=7)
+    item = JobItem(
+        id="IMG-001",
+        turns=((JobPart("image", path="media/0000-1.png"), JobPart("text", text="Hi")),),
+        tools=({"type": "function", "function": {"name": "f"}},),
+        max_output_tokens=7,
+    )
     assert JobItem.from_json(item.to_json()) == item
 
 
