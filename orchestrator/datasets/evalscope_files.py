@@ -192,3 +192,31 @@ def default_cache_dir() -> Path:
 
 def cwd_now() -> Path:
     return Path(os.getcwd())
+
+
+def detect_columns(path: Path, fits: Callable[[set[str]], bool]) -> bool:
+    """A .jsonl/.tsv file whose columns fit the format, or a folder holding one (not EdgeMMEval's)."""
+    if path.is_file():
+        return path.suffix.lower() in EXTENSIONS and fits(columns(path))
+    if path.is_dir() and not (path / "metadata.jsonl").exists():
+        return any(p.suffix in EXTENSIONS and fits(columns(p)) for p in sorted(path.iterdir()) if p.is_file())
+    return False
+
+
+def load_format(
+    path: Path,
+    subset: str | None,
+    fmt: str,
+    fits: Callable[[set[str]], bool],
+    row_to_sample: Callable[..., Any],
+    *,
+    split: str,
+    cache_dir: Path | None,
+    cwd: Path | None,
+) -> Dataset:
+    """Find the format's files (file, or folder + subset) and load them; bad rows become Problems."""
+    path = Path(path)
+    files = find_files(path, subset, split, fits)
+    return load_files(
+        path, fmt, files, row_to_sample, cache_dir=cache_dir or default_cache_dir(), cwd=cwd or cwd_now()
+    )

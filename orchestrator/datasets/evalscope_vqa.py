@@ -12,7 +12,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-from .evalscope_files import Row, cwd_now, default_cache_dir, find_files, load_files
+from .evalscope_files import Row, detect_columns, load_format
 from .evalscope_media import (
     KINDS,
     MediaContext,
@@ -143,13 +143,7 @@ def row_to_sample(row: Row, ctx: MediaContext, subset: str) -> Sample:
 
 def detect(path: Path) -> bool:
     """A .jsonl/.tsv file with a `messages` column, or a folder holding one (not EdgeMMEval)."""
-    from .evalscope_files import EXTENSIONS, columns
-
-    if path.is_file():
-        return path.suffix.lower() in EXTENSIONS and fits(columns(path))
-    if path.is_dir() and not (path / "metadata.jsonl").exists():
-        return any(p.suffix in EXTENSIONS and fits(columns(p)) for p in sorted(path.iterdir()) if p.is_file())
-    return False
+    return detect_columns(path, fits)
 
 
 def load(
@@ -161,7 +155,4 @@ def load(
     cwd: Path | None = None,
 ) -> Dataset:
     """Load a General-VQA file or folder (+ subset); every bad row is a Problem on the Dataset."""
-    path = Path(path)
-    files = find_files(path, subset, split, fits)
-    return load_files(path, FORMAT, files, row_to_sample,
-                      cache_dir=cache_dir or default_cache_dir(), cwd=cwd or cwd_now())  # fmt: skip
+    return load_format(path, subset, FORMAT, fits, row_to_sample, split=split, cache_dir=cache_dir, cwd=cwd)
