@@ -74,6 +74,14 @@ class Lab:
             server = self.servers[self.owner.pop(serial)]
             server.adb("disconnect", serial)
 
+    def come_back(self, label: str) -> None:
+        """Plug a vanished phone back in: same port, so the same serial (and name), same /data.
+        Idempotent: a phone that is attached is left as it is."""
+        phone, serial = self.phones[label], self.serials[label]
+        if phone.vanished:
+            phone.start()
+        self.servers[self.owner[serial]].connect(phone, timeout_s=30)
+
     @property
     def server_addrs(self) -> list[tuple[str, int]]:
         return [("127.0.0.1", s.port) for s in self.servers]

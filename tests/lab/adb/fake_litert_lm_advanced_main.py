@@ -120,12 +120,12 @@ def backend_of(lm, name: str, threads: str | None):
     raise ValueError(name)
 
 
-FAULTS_FILE = "/data/local/tmp/edgefarm-lab-faults"  # lab only: `hang TEXT` / `kill TEXT` lines
+FAULTS_FILE = "/data/local/tmp/edgefarm-lab-faults"  # lab only: `hang TEXT` / `kill TEXT` / `sleep S`
 
 
 def inject_fault(turns: list[str]) -> None:
     """Lab fault injection: hang (a stuck GPU/driver) or die by SIGKILL (the low-memory killer)
-    when a prompt contains the given text."""
+    when a prompt contains the given text; `sleep SECONDS` slows every sample (a slow phone)."""
     try:
         with open(FAULTS_FILE, encoding="utf-8") as f:
             rules = [ln.rstrip("\n").split(" ", 1) for ln in f if " " in ln]
@@ -133,7 +133,9 @@ def inject_fault(turns: list[str]) -> None:
         return
     prompt = "\n".join(turns)
     for action, text in rules:
-        if text and text in prompt:
+        if action == "sleep":
+            time.sleep(float(text))
+        elif text and text in prompt:
             if action == "hang":
                 time.sleep(3600)
             elif action == "kill":

@@ -270,15 +270,17 @@ class FakePhone:
         s.bind(("127.0.0.1", self.port))
         s.listen(8)
         self._listener = s
-        threading.Thread(target=self._accept, daemon=True, name=f"adb-listen-{self.name}").start()
+        threading.Thread(target=self._accept, args=(s,), daemon=True, name=f"adb-listen-{self.name}").start()
         return self
 
-    def _accept(self) -> None:
-        assert self._listener is not None
+    def _accept(self, listener: socket.socket) -> None:
         while not self._stopped.is_set():
             try:
-                sock, _ = self._listener.accept()
+                sock, _ = listener.accept()
             except OSError:
+                return
+            if listener is not self._listener:  # vanished meanwhile: a pulled cable takes no calls
+                sock.close()
                 return
             sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
             conn = _Connection(self, sock)
@@ -288,14 +290,23 @@ class FakePhone:
     def vanish(self) -> None:
         """Pull the cable: close the listener and every connection, kill running commands."""
         self._stopped.set()
-        if self._listener is not None:
-            self._listener.close()
-            self._listener = None
+        listener, self._listener = self._listener, None
+        if listener is not None:
+            try:  # close() alone leaves a blocked accept() listening: the server would re-attach
+                listener.shutdown(socket.SHUT_RDWR)
+            except OSError:
+                pass
+            listener.close()
         for conn in self._conns:
             conn.shutdown()
         self._conns.clear()
 
     stop = vanish
+
+    @property
+    def vanished(self) -> bool:
+        """True after vanish() until start() plugs it back in (same port, same /data)."""
+        return self._listener is None
 
     # ---------------------------------------------------------------- services
 
