@@ -89,6 +89,21 @@ snapshot() {
   dumpsys thermalservice > "$1/thermal_$2" 2>/dev/null
 }
 
+# One driver per job: a driver left running on the phone by a lost connection is stopped first
+# (with the binary it was running), so a resumed run never does the same work twice. driver.pid
+# holds "driver_pid timeout_pid"; the pid must still be a driver.sh (pids get reused).
+LOCK="$JOB/driver.pid"
+if [ -f "$LOCK" ]; then
+  read -r old_pid old_tpid _ < "$LOCK"
+  if [ -n "$old_pid" ] && [ "$old_pid" != "$$" ] && kill -0 "$old_pid" 2>/dev/null \
+     && grep -q driver.sh "/proc/$old_pid/cmdline" 2>/dev/null; then
+    kill "$old_pid" 2>/dev/null
+    [ -n "$old_tpid" ] && kill "$old_tpid" 2>/dev/null
+    echo "EDGEFARM NOTE stopped an earlier driver (pid $old_pid) still running this job"
+  fi
+fi
+echo "$$" > "$LOCK"
+
 echo "EDGEFARM DRIVER $$"
 while IFS="$TAB" read -r n max_out multi _ <&3; do
   [ -z "$n" ] && continue
@@ -118,6 +133,7 @@ while IFS="$TAB" read -r n max_out multi _ <&3; do
   t0=$(uptime_ms)
   timeout "$TIMEOUT_S" "$BIN" "$@" < "$input" > "$S/stdout" 2> "$S/stderr" &
   tpid=$!
+  echo "$$ $tpid" > "$LOCK"
   cpid=
   while kill -0 "$tpid" 2>/dev/null; do
     [ -z "$cpid" ] && cpid=$(child_of "$tpid")
@@ -131,4 +147,5 @@ while IFS="$TAB" read -r n max_out multi _ <&3; do
   printf '%s\t%s\t%s\t%s\n' "$n" "$rc" "$((t1 - t0))" "$t0" >> "$DONE"
   echo "EDGEFARM END $n $rc $((t1 - t0))"
 done 3< "$JOB/index.tsv"
+rm -f "$LOCK"
 echo "EDGEFARM DRIVER_DONE"

@@ -353,6 +353,8 @@ class AndroidDriverRunner:
                 elif len(parts) >= 4 and parts[:2] == ["EDGEFARM", "END"] and parts[2].isdigit():
                     wall = float(parts[4]) if len(parts) > 4 and parts[4].isdigit() else None
                     finish(int(parts[2]), int(parts[3]), wall)
+                elif parts[:2] == ["EDGEFARM", "NOTE"]:
+                    events.note(line.split("NOTE", 1)[1].strip())
 
             argv = [
                 "sh",

@@ -1,0 +1,80 @@
+"""android_runner/driver.sh itself, under dash, with a stand-in binary: one driver per job."""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+import time
+from pathlib import Path
+
+DRIVER = Path(__file__).resolve().parents[3] / "android_runner" / "driver.sh"
+SHELL = shutil.which("dash") or "/bin/sh"
+
+
+def _job(tmp: Path, n: int) -> Path:
+    job = tmp / "job"
+    for i in range(n):
+        (job / "samples" / str(i)).mkdir(parents=True)
+        (job / "samples" / str(i) / "prompt.txt").write_text(f"prompt {i}; $(touch {tmp}/pwned)\n")
+    (job / "index.tsv").write_text("".join(f"{i}\t8\t0\n" for i in range(n)))
+    (job / "common_flags").write_text("--model_path=/nowhere\n")
+    return job
+
+
+def _binary(tmp: Path) -> Path:
+    """Sleeps a little per sample, then answers with the prompt file's first word."""
+    b = tmp / "litert_lm_advanced_main"
+    b.write_text('#!/bin/sh\nsleep 1.5\nfor a in "$@"; do case "$a" in --input_prompt_file=*) '
+                 'read -r w _ < "${a#*=}"; echo "$w";; esac; done\n')
+    b.chmod(0o755)
+    return b
+
+
+def _driver(job: Path, binary: Path) -> subprocess.Popen:
+    return subprocess.Popen([SHELL, str(DRIVER), str(job), str(binary), "30"], stdout=subprocess.PIPE,
+                            stderr=subprocess.STDOUT, text=True)
+
+
+def _wait_for(proc: subprocess.Popen, marker: str, timeout_s: float = 20) -> list[str]:
+    seen, deadline = [], time.monotonic() + timeout_s
+    while time.monotonic() < deadline:
+        line = proc.stdout.readline()
+        if not line:
+            break
+        seen.append(line.strip())
+        if marker in line:
+            return seen
+    raise AssertionError(f"no {marker!r} in {seen}")
+
+
+def test_driver_runs_each_sample_once_and_never_evaluates_prompts(tmp_path):
+    job = _job(tmp_path, 2)
+    out = subprocess.run([SHELL, str(DRIVER), str(job), str(_binary(tmp_path)), "30"], capture_output=True,
+                         text=True, timeout=60, check=False)
+    assert out.returncode == 0, out.stdout + out.stderr
+    assert "EDGEFARM END 0 0" in out.stdout and "EDGEFARM END 1 0" in out.stdout
+    done = [ln.split("\t")[:2] for ln in (job / "done.tsv").read_text().splitlines()]
+    assert done == [["0", "0"], ["1", "0"]]
+    assert (job / "samples/1/stdout").read_text().strip() == "prompt"
+    assert not (tmp_path / "pwned").exists()  # prompt text is data, never run
+    assert not (job / "driver.pid").exists()
+
+
+def test_a_second_driver_on_the_same_job_stops_the_first(tmp_path):
+    """A driver left running by a lost connection must not race the resumed one."""
+    job = _job(tmp_path, 3)
+    binary = _binary(tmp_path)
+    first = _driver(job, binary)
+    try:
+        _wait_for(first, "EDGEFARM BEGIN 0")
+        second = _driver(job, binary)
+        out, _ = second.communicate(timeout=60)
+        first.wait(timeout=10)  # stopped by the second driver, not left running
+    finally:
+        for p in (first,):
+            if p.poll() is None:
+                p.kill()
+    assert "stopped an earlier driver" in out, out
+    assert second.returncode == 0
+    ns = [ln.split("\t")[0] for ln in (job / "done.tsv").read_text().splitlines() if ln.strip()]
+    assert sorted(ns) == ["0", "1", "2"]  # every sample finished exactly once
