@@ -9,9 +9,10 @@ from __future__ import annotations
 
 import json
 import threading
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
-from typing import Any, Callable, Mapping, Sequence
+from typing import Any, TextIO
 
 from android_runner.contract import SampleResult
 
@@ -24,6 +25,7 @@ from .jobs import JobOptions, write_bundle
 from .models import ModelSummary
 from .runners.base import RUNNERS, RunnerEvents, RunOptions
 
+STREAM_FILE = "results.stream.jsonl"  # results as they arrive; replaced by results.jsonl at the end
 SKIPPED_STATUSES = ("unsupported",)  # not the model's fault: left out of scoring, listed as skipped
 
 
@@ -82,11 +84,20 @@ def outputs_for_scoring(results: Sequence[SampleResult]) -> dict[str, str | None
 Score = Callable[[Dataset, Mapping[str, "str | None"]], dict]
 
 
-def run_device(device: Device, dataset: Dataset, samples: Sequence[Sample], model: ModelSummary,
-               opts: RunOptions, job_opts: JobOptions, dev_dir: Path, progress: Progress,
-               clock: Callable[[], float], score: Score) -> DeviceOutcome:
+def run_device(
+    device: Device,
+    dataset: Dataset,
+    samples: Sequence[Sample],
+    model: ModelSummary,
+    opts: RunOptions,
+    job_opts: JobOptions,
+    dev_dir: Path,
+    progress: Progress,
+    clock: Callable[[], float],
+    score: Score,
+) -> DeviceOutcome:
     outcome = DeviceOutcome(name=device.name, kind=device.kind)
-    streamed: dict[str, SampleResult] = {}  # what came back before any device failure
+    streamed: dict[str, SampleResult] = {}  # what came back, kept even when the device fails later
     t0 = clock()
     try:
         progress.phase = "info"
@@ -98,46 +109,53 @@ def run_device(device: Device, dataset: Dataset, samples: Sequence[Sample], mode
         staged = adapter.stage(device, dev_dir / "job", model, opts)
         outcome.model_push, outcome.other_push = staged.model_push, staged.other_push
         progress.phase = "loading model"
-        seen: set[str] = set()
-        stream = open(dev_dir / "results.stream.jsonl", "a", encoding="utf-8")
-
-        def on_result(r: SampleResult) -> None:
-            if r.id not in seen:
-                stream.write(r.to_json() + "\n")
-                stream.flush()
-            streamed[r.id] = r
-            progress.record(r, seen)
-
-        def on_begin(sample_id: str) -> None:
-            progress.phase = "running"
-            progress.current = sample_id
-
-        events = RunnerEvents(ready=lambda ms: setattr(progress, "phase", "running"), begin=on_begin,
-                              result=on_result, note=outcome.notes.append)
-        try:
+        with open(dev_dir / STREAM_FILE, "a", encoding="utf-8") as stream:
+            events = _events(stream, streamed, progress, outcome.notes)
             outcome.results = adapter.execute(device, staged, items, opts, events)
-        finally:
-            stream.close()
         progress.phase = "collecting"
         adapter.collect(device, staged, dev_dir / "raw")
     except EdgefarmError as e:
         outcome.error = str(e)
         progress.phase = "failed"
-        order = [s.id for s in samples]
-        outcome.results = [streamed[i] for i in order if i in streamed]  # kept and scored; the rest skipped
+        outcome.results = [streamed[s.id] for s in samples if s.id in streamed]  # scored; the rest skipped
     finally:
         outcome.wall_s = clock() - t0
-        if outcome.error and not outcome.results:
-            (dev_dir / "results.stream.jsonl").unlink(missing_ok=True)
     if outcome.results or not outcome.error:
         _write_results(outcome, dataset, samples, dev_dir, score)
+    (dev_dir / STREAM_FILE).unlink(missing_ok=True)
     if not outcome.error:
         progress.phase = "done"
     return outcome
 
 
-def _write_results(outcome: DeviceOutcome, dataset: Dataset, samples: Sequence[Sample], dev_dir: Path,
-                   score: Score) -> None:
+def _events(
+    stream: TextIO, streamed: dict[str, SampleResult], progress: Progress, notes: list[str]
+) -> RunnerEvents:
+    """Runner callbacks: each new result is appended to the stream file and counted once."""
+    seen: set[str] = set()
+
+    def on_result(r: SampleResult) -> None:
+        if r.id not in seen:
+            stream.write(r.to_json() + "\n")
+            stream.flush()
+        streamed[r.id] = r
+        progress.record(r, seen)
+
+    def on_begin(sample_id: str) -> None:
+        progress.phase = "running"
+        progress.current = sample_id
+
+    return RunnerEvents(
+        ready=lambda ms: setattr(progress, "phase", "running"),
+        begin=on_begin,
+        result=on_result,
+        note=notes.append,
+    )
+
+
+def _write_results(
+    outcome: DeviceOutcome, dataset: Dataset, samples: Sequence[Sample], dev_dir: Path, score: Score
+) -> None:
     write_text_atomic(dev_dir / "results.jsonl", "".join(r.to_json() + "\n" for r in outcome.results))
     outputs = outputs_for_scoring(outcome.results)
     write_json_atomic(dev_dir / "results.json", {k: v for k, v in outputs.items()})
@@ -145,11 +163,12 @@ def _write_results(outcome: DeviceOutcome, dataset: Dataset, samples: Sequence[S
     report = score(subset, outputs)
     outcome.report = report
     write_json_atomic(dev_dir / "report.json", report)
-    (dev_dir / "results.stream.jsonl").unlink(missing_ok=True)
 
 
 def load_results(dev_dir: Path) -> list[SampleResult]:
     path = dev_dir / "results.jsonl"
     if not path.exists():
         return []
-    return [SampleResult.from_dict(json.loads(line)) for line in path.read_text().splitlines() if line.strip()]
+    return [
+        SampleResult.from_dict(json.loads(line)) for line in path.read_text().splitlines() if line.strip()
+    ]

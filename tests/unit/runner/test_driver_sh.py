@@ -24,15 +24,21 @@ def _job(tmp: Path, n: int) -> Path:
 def _binary(tmp: Path) -> Path:
     """Sleeps a little per sample, then answers with the prompt file's first word."""
     b = tmp / "litert_lm_advanced_main"
-    b.write_text('#!/bin/sh\nsleep 1.5\nfor a in "$@"; do case "$a" in --input_prompt_file=*) '
-                 'read -r w _ < "${a#*=}"; echo "$w";; esac; done\n')
+    b.write_text(
+        '#!/bin/sh\nsleep 1.5\nfor a in "$@"; do case "$a" in --input_prompt_file=*) '
+        'read -r w _ < "${a#*=}"; echo "$w";; esac; done\n'
+    )
     b.chmod(0o755)
     return b
 
 
 def _driver(job: Path, binary: Path) -> subprocess.Popen:
-    return subprocess.Popen([SHELL, str(DRIVER), str(job), str(binary), "30"], stdout=subprocess.PIPE,
-                            stderr=subprocess.STDOUT, text=True)
+    return subprocess.Popen(
+        [SHELL, str(DRIVER), str(job), str(binary), "30"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+    )
 
 
 def _wait_for(proc: subprocess.Popen, marker: str, timeout_s: float = 20) -> list[str]:
@@ -49,8 +55,13 @@ def _wait_for(proc: subprocess.Popen, marker: str, timeout_s: float = 20) -> lis
 
 def test_driver_runs_each_sample_once_and_never_evaluates_prompts(tmp_path):
     job = _job(tmp_path, 2)
-    out = subprocess.run([SHELL, str(DRIVER), str(job), str(_binary(tmp_path)), "30"], capture_output=True,
-                         text=True, timeout=60, check=False)
+    out = subprocess.run(
+        [SHELL, str(DRIVER), str(job), str(_binary(tmp_path)), "30"],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
     assert out.returncode == 0, out.stdout + out.stderr
     assert "EDGEFARM END 0 0" in out.stdout and "EDGEFARM END 1 0" in out.stdout
     done = [ln.split("\t")[:2] for ln in (job / "done.tsv").read_text().splitlines()]
