@@ -29,9 +29,6 @@ from ..rundir import (
     write_run_json,
 )
 from ..runners.base import RunOptions
-from ..scoring import SCORERS
-from ..scoring.evalscope_table import render_table
-from ..scoring.judge import JudgeConfig, add_judge_accuracy
 
 
 def inventory_option(f):
@@ -204,6 +201,8 @@ def run(
     report = load_report(run_dir)
     paths = write_reports(run_dir, report)
     stdout_console().print(device_tables(report))
+    from ..scoring.evalscope_table import render_table
+
     for o in outcomes:
         if o.report and o.report.get("metrics"):  # evalscope formats: evalscope's own table per device
             click.echo(f"\n{o.name}:\n" + render_table(model_summary.path.name, o.report))
@@ -223,6 +222,9 @@ def run(
 
 def scorer_for(fmt: str, judge_url: str | None, judge_model: str | None):
     """The dataset format's scorer, followed by the LLM judge when one is asked for."""
+    from ..scoring import SCORERS  # imported here: nltk takes ~1 s to import, other commands need none of it
+    from ..scoring.judge import JudgeConfig, add_judge_accuracy
+
     base = SCORERS.get(fmt).score
     if not judge_url and not judge_model:
         return base

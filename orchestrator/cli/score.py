@@ -2,9 +2,6 @@
 
 from __future__ import annotations
 
-import json
-import os
-import tempfile
 from pathlib import Path
 from typing import Any
 
@@ -39,6 +36,7 @@ def score(
     The report path goes to stdout, a short summary to stderr.
     """
     from ..datasets import BUNDLED_DATASET, load_dataset, require_valid
+    from ..fsutil import write_json_atomic
     from ..scoring import SCORERS
     from ..scoring.edgemm import read_results_file
 
@@ -49,20 +47,6 @@ def score(
     write_json_atomic(target, report)
     print_summary(report, Console(stderr=True, soft_wrap=True), dataset_name=dataset.name)
     click.echo(str(target))
-
-
-def write_json_atomic(path: Path, data: Any) -> None:
-    """Write JSON to a temp file in the same folder, then rename over `path`."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as f:
-            json.dump(data, f, ensure_ascii=False, indent=2)
-            f.write("\n")
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
 
 
 def print_summary(report: dict[str, Any], console: Console, dataset_name: str = "") -> None:
