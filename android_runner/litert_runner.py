@@ -29,6 +29,7 @@ from typing import Any
 
 from .contract import JobItem, SampleResult, TurnFigures, read_results
 from .memory import MemorySampler
+from .thermal import thermal_snapshot
 
 PROTOCOL_PREFIX = "EDGEFARM"
 MODEL_UNLOADABLE_EXIT = 65  # the engine could not be created from the model (the host's ModelError)
@@ -161,6 +162,7 @@ class LiteRtRunner:
             init_ms=_round(self.init_ms),
             backend=self.backend_name,
             threads=self.threads,
+            thermal_before=thermal_snapshot(),
         )
         reason = self.unsupported_reason(item)
         if reason:
@@ -230,6 +232,7 @@ class LiteRtRunner:
             peak_file_mb=_mb(peaks, "RssFile"),
             peak_swap_mb=_mb(peaks, "VmSwap"),
             turns=tuple(turns),
+            thermal_after=thermal_snapshot(),
         )
 
 

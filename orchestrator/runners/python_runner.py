@@ -22,7 +22,7 @@ from ..errors import DeviceError, ModelError
 from ..models import ModelSummary
 from .base import RunnerEvents, RunOptions, Staged
 
-RUNNER_FILES = ("__init__.py", "contract.py", "memory.py", "litert_runner.py")
+RUNNER_FILES = ("__init__.py", "contract.py", "memory.py", "thermal.py", "litert_runner.py")
 PACKAGE_DIR = Path(__file__).resolve().parents[2] / "android_runner"
 PROTOCOL_PREFIX = "EDGEFARM "
 GLOG_ERROR = re.compile(r"^[EF]\d{4} ")  # glog ERROR/FATAL lines; the status continues on the next lines
