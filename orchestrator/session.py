@@ -55,6 +55,12 @@ class Progress:
     phase: str = "waiting"
     _lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
 
+    def pushing(self, remote: str, sent: int, size: int) -> None:
+        """Push progress of big files (a model) in the phase text; small files pass silently."""
+        if size >= 8 * 2**20:
+            name = remote.rsplit("/", 1)[-1][:24]
+            self.phase = f"pushing {name} {sent * 100 // size}%"
+
     def record(self, r: SampleResult, seen: set[str]) -> None:
         with self._lock:
             if r.id in seen:
@@ -104,6 +110,7 @@ def run_device(
         outcome.info = device.info()
         write_json_atomic(dev_dir / "device.json", asdict(outcome.info))
         progress.phase = "staging"
+        device.on_progress = progress.pushing
         items = write_bundle(samples, dev_dir / "job", job_opts)
         adapter = RUNNERS.get(device.runner)(device)
         staged = adapter.stage(device, dev_dir / "job", model, opts)

@@ -25,7 +25,7 @@ import adbutils
 
 from ..errors import DeviceError, DeviceLost
 from ..telemetry import android as tel
-from .types import DeviceInfo, Exit, LineSink, PushStats
+from .types import DeviceInfo, Exit, LineSink, ProgressSink, PushStats
 
 DEFAULT_WORKDIR = PurePosixPath("/data/local/tmp/edgefarm")
 CALL_TIMEOUT_S = 30.0  # one short device call (getprop, stat, sha256sum of a few files)
@@ -33,7 +33,6 @@ SYNC_CHUNK = 64 * 1024
 FIX_UNAUTHORIZED = "accept the RSA prompt on the phone (tick 'Always allow'), then rerun"
 FIX_OFFLINE = "replug the phone or run `adb reconnect` (remote host: `adb -P PORT reconnect`)"
 FIX_LOST = "check the cable/Wi-Fi and `adb devices`; rerun with --resume to continue where it stopped"
-ProgressSink = Callable[[str, int, int], None]  # (remote path, bytes sent so far, file size)
 T = TypeVar("T")
 
 _LOST_TEXT = re.compile(r"offline|not found|no devices|closed|unauthorized|Invalid sync cmd", re.IGNORECASE)

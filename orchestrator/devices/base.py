@@ -6,7 +6,7 @@ from collections.abc import Sequence
 from pathlib import Path, PurePosixPath
 from typing import Protocol
 
-from .types import DeviceInfo, Exit, LineSink, PushStats
+from .types import DeviceInfo, Exit, LineSink, ProgressSink, PushStats
 
 
 class Device(Protocol):
@@ -16,6 +16,7 @@ class Device(Protocol):
     runner: str  # the RUNNERS entry that drives this device
     backend: str  # cpu | gpu | npu, from devices.yaml (the command line may override it)
     threads: int | None  # runtime CPU threads, from devices.yaml (None: the runtime's default)
+    on_progress: ProgressSink | None  # told about every file push (the session shows it)
 
     def info(self) -> DeviceInfo: ...
 

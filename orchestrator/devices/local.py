@@ -15,7 +15,7 @@ from typing import Any
 
 from ..errors import DeviceError
 from ..models import sha256_file
-from .types import DeviceInfo, Exit, LineSink, PushStats
+from .types import DeviceInfo, Exit, LineSink, ProgressSink, PushStats
 
 DEFAULT_WORKDIR = Path("~/.cache/edgefarm/local")
 
@@ -70,6 +70,7 @@ class LocalDevice:
         self.python = python or os.environ.get("EDGEFARM_PYTHON") or _default_python()
         self.backend = backend
         self.threads = threads
+        self.on_progress: ProgressSink | None = None
 
     @classmethod
     def from_entry(cls, entry: Mapping[str, Any]) -> LocalDevice:
@@ -110,12 +111,18 @@ class LocalDevice:
                 stats += self.push(src, PurePosixPath(str(dst / src.relative_to(local))))
             return stats
         size = local.stat().st_size
+        if self.on_progress:
+            self.on_progress(str(dst), 0, size)
         if dst.is_file() and dst.stat().st_size == size and sha256_file(dst) == sha256_file(local):
+            if self.on_progress:
+                self.on_progress(str(dst), size, size)
             return PushStats(files_skipped=1, bytes_skipped=size)
         dst.parent.mkdir(parents=True, exist_ok=True)
         tmp = dst.with_name(f".{dst.name}.part")
         shutil.copyfile(local, tmp)
         os.replace(tmp, dst)
+        if self.on_progress:
+            self.on_progress(str(dst), size, size)
         return PushStats(files=1, bytes_sent=size)
 
     def pull(self, remote: PurePosixPath, local: Path) -> int:

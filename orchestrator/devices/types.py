@@ -7,6 +7,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 LineSink = Callable[[str], None]  # receives one line of a command's output (no newline)
+ProgressSink = Callable[[str, int, int], None]  # push progress: (remote path, bytes sent so far, file size)
 
 
 @dataclass(frozen=True)

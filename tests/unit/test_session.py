@@ -1,0 +1,30 @@
+from android_runner.contract import SampleResult
+from orchestrator.session import Progress, outputs_for_scoring
+
+
+def test_outputs_for_scoring_fail_failures_and_skip_unsupported():
+    results = [
+        SampleResult("a", "ok", output="x"),
+        SampleResult("b", "crash"),
+        SampleResult("c", "timeout"),
+        SampleResult("d", "unsupported", error="no video"),
+    ]
+    assert outputs_for_scoring(results) == {"a": "x", "b": "", "c": "", "d": None}
+
+
+def test_progress_counts_each_sample_once_and_shows_big_pushes():
+    p = Progress(total=3)
+    seen: set[str] = set()
+    for r in (
+        SampleResult("a", "ok"),
+        SampleResult("a", "ok"),
+        SampleResult("b", "oom"),
+        SampleResult("c", "unsupported"),
+    ):
+        p.record(r, seen)
+    assert (p.done, p.ok, p.failed) == (3, 1, 1)
+    p.phase = "staging"
+    p.pushing("/data/local/tmp/edgefarm/bin/tiny", 10, 100)
+    assert p.phase == "staging"  # small files do not flicker the bar
+    p.pushing("/data/local/tmp/edgefarm/models/ab/gemma.litertlm", 3 * 2**30, 4 * 2**30)
+    assert p.phase == "pushing gemma.litertlm 75%"
