@@ -91,6 +91,7 @@ class SampleResult:
     backend: str = ""
     threads: int | None = None
     trace: str = ""  # trace file name in the device folder, if any
+    cooldown_s: float | None = None  # waited before the sample for the device to cool (--cooldown-c)
     thermal_before: Mapping[str, Any] | None = None
     thermal_after: Mapping[str, Any] | None = None
 

@@ -29,7 +29,7 @@ from typing import Any
 
 from .contract import JobItem, SampleResult, TurnFigures, read_results
 from .memory import MemorySampler
-from .thermal import thermal_snapshot
+from .thermal import cool_down, thermal_snapshot
 
 PROTOCOL_PREFIX = "EDGEFARM"
 MODEL_UNLOADABLE_EXIT = 65  # the engine could not be created from the model (the host's ModelError)
@@ -317,6 +317,10 @@ def main(argv: list[str] | None = None) -> int:
         default=300.0,
         help="a sample running longer is recorded as timeout and the runner exits 124",
     )
+    ap.add_argument(
+        "--cooldown-c", type=float, help="before each sample, wait until the hottest zone is <= this"
+    )
+    ap.add_argument("--cooldown-max-s", type=float, default=120.0, help="longest wait for --cooldown-c")
     args = ap.parse_args(argv)
 
     job_dir = Path(args.job)
@@ -358,10 +362,22 @@ def main(argv: list[str] | None = None) -> int:
                 sys.stdout.write(f"{PROTOCOL_PREFIX} RESULT {line}\n")
                 sys.stdout.flush()
 
+            gate = args.cooldown_c is not None
             for item in pending:
                 emit("BEGIN", item.id)
+                cooled = cool_down(args.cooldown_c, args.cooldown_max_s) if gate else None
+                if gate and cooled is None:
+                    emit("NOTE", "warning: no thermal sensor is readable here, --cooldown-c is not applied")
+                    gate = False
+                elif cooled is not None and not cooled[1]:
+                    emit(
+                        "NOTE",
+                        f"warning: still above {args.cooldown_c:g} C after {cooled[0]:.0f} s before {item.id}",
+                    )
                 watchdog = _Watchdog(args.sample_timeout_s, item.id, record, memory)
                 result = runner.run(item, memory, log)
+                if cooled is not None:
+                    result = replace(result, cooldown_s=cooled[0])
                 if watchdog.cancel():
                     record(result)
     finally:

@@ -7,6 +7,8 @@ unreadable: then there is nothing to record, and the result says None rather tha
 from __future__ import annotations
 
 import glob
+import time
+from collections.abc import Callable
 
 
 def thermal_snapshot(root: str = "/sys/class/thermal") -> dict[str, float] | None:
@@ -23,3 +25,30 @@ def thermal_snapshot(root: str = "/sys/class/thermal") -> dict[str, float] | Non
     if not temps:
         return None
     return {"max_temp_c": round(max(temps), 1), "zones": len(temps)}
+
+
+def cool_down(
+    limit_c: float,
+    max_wait_s: float,
+    *,
+    read: Callable[[], dict[str, float] | None] = thermal_snapshot,
+    sleep: Callable[[float], None] = time.sleep,
+    clock: Callable[[], float] = time.monotonic,
+    poll_s: float = 1.0,
+) -> tuple[float, bool] | None:
+    """Wait until the hottest zone is at or below limit_c, at most max_wait_s.
+
+    Returns (seconds waited, whether the limit was reached), or None when no sensor is readable
+    (then nothing can be gated and the caller says so instead of pretending).
+    """
+    start = clock()
+    while True:
+        snap = read()
+        if snap is None:
+            return None
+        waited = clock() - start
+        if snap["max_temp_c"] <= limit_c:
+            return round(waited, 3), True
+        if waited >= max_wait_s:
+            return round(waited, 3), False
+        sleep(min(poll_s, max(0.0, max_wait_s - waited)))

@@ -37,6 +37,7 @@ class DeviceOutcome:
     results: list[SampleResult] = field(default_factory=list)
     report: dict[str, Any] | None = None
     error: str = ""
+    error_code: int = 0  # the EdgefarmError's exit code when the device failed
     model_push: PushStats = field(default_factory=PushStats)
     other_push: PushStats = field(default_factory=PushStats)
     wall_s: float | None = None
@@ -123,6 +124,7 @@ def run_device(
         adapter.collect(device, staged, dev_dir / "raw")
     except EdgefarmError as e:
         outcome.error = str(e)
+        outcome.error_code = e.exit_code
         progress.phase = "failed"
         outcome.results = [streamed[s.id] for s in samples if s.id in streamed]  # scored; the rest skipped
     finally:

@@ -107,6 +107,20 @@ def inventory_option(f):
 )
 @click.option("--judge-model", default=None, help="the judge's model name (with --judge)")
 @click.option(
+    "--cooldown-c",
+    type=float,
+    default=None,
+    help="before each sample, wait until the device is at or below this temperature (°C): "
+    "hottest thermal zone on boards/host, battery temperature on phones",
+)
+@click.option(
+    "--cooldown-max-s",
+    type=click.FloatRange(min=0),
+    default=120.0,
+    show_default=True,
+    help="longest wait for --cooldown-c before a sample runs anyway (the row records the wait)",
+)
+@click.option(
     "--sample-timeout",
     "sample_timeout_s",
     type=click.FloatRange(min=1),
@@ -130,6 +144,8 @@ def run(
     backend,
     threads,
     sample_timeout_s,
+    cooldown_c,
+    cooldown_max_s,
     judge_url,
     judge_model,
 ) -> None:
@@ -147,6 +163,8 @@ def run(
         "backend": backend,
         "threads": threads,
         "sample_timeout_s": sample_timeout_s,
+        "cooldown_c": cooldown_c,
+        "cooldown_max_s": cooldown_max_s,
         "format": fmt,
         "subset": subset,
         "judge_model": judge_model,
@@ -190,7 +208,9 @@ def run(
     write_run_json(run_dir, record)
     err.print(f"run {run_id}: {len(samples)} samples x {len(selection.devices)} device(s) -> {run_dir}")
 
-    opts = RunOptions(run_id=run_id, sample_timeout_s=sample_timeout_s)
+    opts = RunOptions(
+        run_id=run_id, sample_timeout_s=sample_timeout_s, cooldown_c=cooldown_c, cooldown_max_s=cooldown_max_s
+    )
     per_device = {d.name: opts.for_device(d, backend, threads) for d in selection.devices}
     job_opts = JobOptions(max_output_tokens=max_output_tokens or 128, override=max_output_tokens is not None)
     score = scorer_for(dataset.format, judge_url, judge_model)
@@ -207,17 +227,18 @@ def run(
         if o.report and o.report.get("metrics"):  # evalscope formats: evalscope's own table per device
             click.echo(f"\n{o.name}:\n" + render_table(model_summary.path.name, o.report))
     for o in outcomes:
+        for note in o.notes:
+            if note.startswith("warning:"):
+                err.print(f"[yellow]{o.name}:[/] {note}")
         if o.error:
             err.print(f"[red]{o.name} failed:[/] {o.error}")
     click.echo(str(paths["md"]))
     failed = [o for o in outcomes if o.error]
     if failed:
-        code = (
-            ModelError.exit_code
-            if all("model" in o.error for o in failed) and len(failed) == len(outcomes)
-            else DeviceError.exit_code
+        model_everywhere = len(failed) == len(outcomes) and all(
+            o.error_code == ModelError.exit_code for o in failed
         )
-        sys.exit(code)
+        sys.exit(ModelError.exit_code if model_everywhere else DeviceError.exit_code)
 
 
 def scorer_for(fmt: str, judge_url: str | None, judge_model: str | None):

@@ -36,6 +36,14 @@ class RunOptions:
         )
 
     sample_timeout_s: float = 300.0
+    cooldown_c: float | None = None  # before each sample, wait until the device is at or below this
+    cooldown_max_s: float = 120.0  # ... for at most this long
+
+    @property
+    def cooldown_wait_s(self) -> float:
+        """The longest a cooldown can add to one sample (for run deadlines)."""
+        return self.cooldown_max_s + 5.0 if self.cooldown_c is not None else 0.0
+
     max_num_tokens: int | None = None
 
 

@@ -70,6 +70,8 @@ class _RunnerStream:
                 f"runner ready in {info.get('init_ms', 0):.0f} ms with "
                 f"{info.get('pending', '?')} sample(s) to run"
             )
+        elif kind == "NOTE":
+            self.events.note(str(data))
         elif kind == "FATAL" and isinstance(data, dict):
             self.fatal = data.get("error", "")
         elif kind == "BEGIN":
@@ -120,6 +122,11 @@ class PythonRunner:
             str(staged.root / "cache" / staged.model.parent.name),
             "--sample-timeout-s",
             f"{opts.sample_timeout_s:g}",
+            *(
+                ["--cooldown-c", f"{opts.cooldown_c:g}", "--cooldown-max-s", f"{opts.cooldown_max_s:g}"]
+                if opts.cooldown_c is not None
+                else []
+            ),
         ]
         if opts.threads:
             argv += ["--threads", str(opts.threads)]
@@ -163,7 +170,7 @@ class PythonRunner:
             state = _RunnerStream(results, events)
             on_line = state.on_line
             left = sum(1 for i in order if i not in results)
-            deadline = INIT_ALLOWANCE_S + left * (opts.sample_timeout_s + 5.0)
+            deadline = INIT_ALLOWANCE_S + left * (opts.sample_timeout_s + opts.cooldown_wait_s + 5.0)
             ex = device.run(self._argv(staged, opts), timeout_s=deadline, on_line=on_line)
             if ex.code == 0:
                 missing = [i for i in order if i not in results]

@@ -2,6 +2,8 @@
 but dies or hangs on chosen sample ids, as a runtime crash, the OOM killer or a hung GPU would.
 
     EDGEFARM_TEST_FAULTS="KILL=ID1,ABORT=ID2,HANG=ID3"   python faulty_runner.py <entry.py> <runner args>
+    EDGEFARM_TEST_THERMAL="43,2"   a board at 43 C that cools by 2 C per second (its only sensor);
+                                   "none": a board without a readable sensor
 """
 
 import os
@@ -32,4 +34,17 @@ def run(self, item, memory, log):
 
 
 litert_runner.LiteRtRunner.run = run
+
+thermal = os.environ.get("EDGEFARM_TEST_THERMAL", "")
+if thermal:
+    t0 = time.monotonic()
+
+    def snapshot():
+        if thermal == "none":  # a board without any readable sensor
+            return None
+        start_c, rate = map(float, thermal.split(","))
+        return {"max_temp_c": round(start_c - rate * (time.monotonic() - t0), 2), "zones": 1}
+
+    litert_runner.thermal_snapshot = snapshot
+    litert_runner.cool_down.__kwdefaults__["read"] = snapshot
 sys.exit(litert_runner.main(sys.argv[2:]))

@@ -117,3 +117,60 @@ def test_resume_refuses_a_different_selection(tmp_path, local_inventory):
     run_dir = next(out.iterdir())
     p = edgefarm(*base, "--limit", "2", "--resume", str(run_dir))
     assert p.returncode == 2 and "differs" in p.stderr
+
+
+def test_cooldown_waits_for_a_hot_board_and_records_the_wait(tmp_path, local_inventory):
+    out = tmp_path / "runs"
+    p = edgefarm(
+        "run",
+        "--devices",
+        "local",
+        "--inventory",
+        str(local_inventory(_python_wrapper(tmp_path))),
+        "--modality",
+        "text",
+        "--limit",
+        "3",
+        "--max-output-tokens",
+        "4",
+        "--cooldown-c",
+        "40",
+        "--out",
+        str(out),
+        env={"EDGEFARM_TEST_THERMAL": "43,2"},
+    )
+    assert p.returncode == 0, p.stderr
+    dev = next(out.iterdir()) / "devices" / "this-host"
+    rows = [json.loads(x) for x in (dev / "results.jsonl").read_text().splitlines()]
+    assert 1.0 <= rows[0]["cooldown_s"] <= 3.0  # 43 C -> 40 C at 2 C/s
+    assert all(r["cooldown_s"] == 0.0 for r in rows[1:])  # already cool
+    assert rows[0]["thermal_before"]["max_temp_c"] <= 40.0
+    assert json.loads((next(out.iterdir()) / "run.json").read_text())["flags"]["cooldown_c"] == 40
+
+
+def test_cooldown_without_a_sensor_says_so(tmp_path, local_inventory):
+    out = tmp_path / "runs"
+    p = edgefarm(
+        "run",
+        "--devices",
+        "local",
+        "--inventory",
+        str(local_inventory(_python_wrapper(tmp_path))),
+        "--modality",
+        "text",
+        "--limit",
+        "2",
+        "--max-output-tokens",
+        "4",
+        "--cooldown-c",
+        "40",
+        "--out",
+        str(out),
+        env={"EDGEFARM_TEST_THERMAL": "none"},
+    )
+    assert p.returncode == 0, p.stderr
+    assert "no thermal sensor is readable" in p.stderr  # said once, not silently skipped
+    assert p.stderr.count("no thermal sensor") == 1
+    dev = next(out.iterdir()) / "devices" / "this-host"
+    rows = [json.loads(x) for x in (dev / "results.jsonl").read_text().splitlines()]
+    assert [r["cooldown_s"] for r in rows] == [None, None]
