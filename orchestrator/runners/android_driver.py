@@ -91,11 +91,9 @@ def render_job(
             (folder / "turns.txt").write_text("".join(_flat(t) + "\n" for t in texts), encoding="utf-8")
         else:
             (folder / "prompt.txt").write_text(texts[0] if texts else "", encoding="utf-8")
-        flags = []
-        c = item.constraint or {}
-        if c.get("type") == "regex" and c.get("pattern") and "\n" not in str(c["pattern"]):
-            flags.append(f"--constraint_regex={c['pattern']}")
-        (folder / "flags").write_text("".join(f + "\n" for f in flags), encoding="utf-8")
+        # No per-sample flags today: constrained decoding (--constraint_regex) stays off on every device
+        # kind, so a structured-output score measures the model itself, comparably across devices.
+        (folder / "flags").write_text("", encoding="utf-8")
         index.append(f"{n}\t{int(item.max_output_tokens)}\t{1 if multi else 0}\n")
         rendered.append(Rendered(n, item.id, len(texts)))
     (out / "index.tsv").write_text("".join(index), encoding="utf-8")
