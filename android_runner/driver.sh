@@ -84,6 +84,42 @@ sample_status() {
   [ -n "$rss" ] && printf '%s\t%s\t%s\t%s\t%s\t%s\n' "$(uptime_ms)" "$rss" "$hwm" "${swap:-0}" "${anon:-}" "${file:-}"
 }
 
+# Battery temperature in tenths of a degree C (dumpsys battery `temperature: 312`); empty if unknown.
+battery_tenths() {
+  dumpsys battery 2>/dev/null | while IFS=: read -r key val; do
+    case "$key" in
+      *temperature)
+        v=$(echo $val)
+        case "$v" in ''|*[!0-9-]*) ;; *) echo "$v"; break ;; esac ;;
+    esac
+  done
+}
+
+# --cooldown-c: JOB/cooldown holds "LIMIT_TENTHS MAX_WAIT_S" (or "off"). Waits before a sample until
+# the battery is at or below the limit, at most MAX_WAIT_S; writes the wait (ms) to $1/cooldown_ms.
+COOL_LIMIT=; COOL_MAX_S=; COOL_SENSOR=1
+[ -f "$JOB/cooldown" ] && read -r COOL_LIMIT COOL_MAX_S _ < "$JOB/cooldown"
+case "$COOL_LIMIT" in ''|*[!0-9-]*) COOL_LIMIT= ;; esac
+cool_down() {
+  [ -n "$COOL_LIMIT" ] && [ "$COOL_SENSOR" = 1 ] || return 0
+  c0=$(uptime_ms)
+  while :; do
+    t=$(battery_tenths)
+    if [ -z "$t" ]; then
+      COOL_SENSOR=0
+      echo "EDGEFARM NOTE warning: no battery temperature readable, --cooldown-c is not applied"
+      return 0
+    fi
+    waited=$(( $(uptime_ms) - c0 ))
+    if [ "$t" -le "$COOL_LIMIT" ] || [ "$waited" -ge $((COOL_MAX_S * 1000)) ]; then
+      echo "$waited" > "$1/cooldown_ms"
+      [ "$t" -le "$COOL_LIMIT" ] || echo "EDGEFARM NOTE warning: battery still at $((t / 10)).$((t % 10)) C after ${COOL_MAX_S} s"
+      return 0
+    fi
+    sleep 1
+  done
+}
+
 snapshot() {
   dumpsys battery > "$1/battery_$2" 2>/dev/null
   dumpsys thermalservice > "$1/thermal_$2" 2>/dev/null
@@ -111,6 +147,8 @@ while IFS="$TAB" read -r n max_out multi _ <&3; do
   S="$JOB/samples/$n"
   [ -d "$S" ] || { printf '%s\t%s\t0\t0\n' "$n" 127 >> "$DONE"; continue; }
   echo "EDGEFARM BEGIN $n"
+  rm -f "$S/cooldown_ms"
+  cool_down "$S"
   snapshot "$S" before
   : > "$S/trace.tsv"
   set --

@@ -30,7 +30,7 @@ STORAGE_MARGIN_MB = 64.0  # runner, libs, media and outputs next to the model
 RAM_FRACTION = 0.8  # a model larger than this share of RAM will not run (weights + KV cache + OS)
 TIMEOUT_RC = 124
 SAMPLE_FILES = ("stdout", "stderr", "trace.tsv", "battery_before", "battery_after", "thermal_before",
-                "thermal_after")  # fmt: skip
+                "thermal_after", "cooldown_ms")  # fmt: skip
 
 
 # ---------------------------------------------------------------- preflight (pure)
@@ -209,7 +209,14 @@ def build_result(
         trace=f"samples/{r.n}/trace.tsv",
         thermal_before=_thermal(files.get("battery_before", ""), files.get("thermal_before", "")),
         thermal_after=_thermal(files.get("battery_after", ""), files.get("thermal_after", "")),
+        cooldown_s=_cooldown_s(files.get("cooldown_ms", "")),
     )
+
+
+def _cooldown_s(text: str) -> float | None:
+    """The driver's `cooldown_ms` file: milliseconds waited, absent when no cooldown was asked."""
+    text = text.strip()
+    return int(text) / 1000.0 if text.isdigit() else None
 
 
 def _zip_longest(a, b):
@@ -274,6 +281,13 @@ class AndroidDriverRunner:
             flags.append(f"--max_num_tokens={opts.max_num_tokens}")
         with tempfile.TemporaryDirectory() as tmp:
             self.rendered = render_job(items, Path(tmp), job, flags)
+            # always written, so a resumed run without --cooldown-c does not inherit an old gate
+            gate = (
+                f"{round(opts.cooldown_c * 10)} {opts.cooldown_max_s:.0f}\n"
+                if opts.cooldown_c is not None
+                else "off\n"
+            )
+            (Path(tmp) / "cooldown").write_text(gate, encoding="utf-8")
             other += device.push(Path(tmp), job)
         if (bundle / "media").is_dir():
             other += device.push(bundle / "media", job / "media")
@@ -362,7 +376,8 @@ class AndroidDriverRunner:
                 f"{opts.sample_timeout_s:g}",
                 str(staged.root / "lib"),
             ]
-            ex = device.run(argv, timeout_s=120 + len(left) * (opts.sample_timeout_s + 30), on_line=on_line)
+            per_sample_s = opts.sample_timeout_s + opts.cooldown_wait_s + 30
+            ex = device.run(argv, timeout_s=120 + len(left) * per_sample_s, on_line=on_line)
             if ex.code != 0:
                 raise DeviceError(f"the on-phone driver failed ({'timed out' if ex.timed_out else ex.code}): "
                                   f"{ex.output_tail.strip()[-600:]}", where=device.name,

@@ -163,3 +163,23 @@ def test_a_hung_binary_times_out_and_a_killed_one_is_oom_and_the_rest_still_run(
     assert by_id[texts[1].id].status == "oom", by_id[texts[1].id]
     assert by_id[texts[2].id].status == "ok" and by_id[texts[2].id].ttft_ms is not None
     assert len(streamed) == 3
+
+
+def test_cooldown_gate_waits_on_the_battery_temperature(adb_lab, model, tmp_path):
+    """The Pixel 8's battery reads 29.1 C: a 35 C gate costs nothing, a 25 C gate waits its maximum."""
+    ds = load_dataset(BUNDLED_DATASET)
+    texts = [s for s in ds.samples if s.modality == "text"][6:8]
+    dev = phone(adb_lab, "pixel8")
+    cool = RunOptions(run_id="lab-cool-35", sample_timeout_s=60, cooldown_c=35, cooldown_max_s=5)
+    _, _, _, results, _, _ = run_job(dev, texts, model, tmp_path / "a", cool)
+    assert all(0.0 <= r.cooldown_s < 0.5 for r in results)  # measured, and no wait (uptime has 10 ms steps)
+    assert all(r.status == "ok" for r in results)
+    notes: list[str] = []
+    hot = RunOptions(run_id="lab-cool-25", sample_timeout_s=60, cooldown_c=25, cooldown_max_s=1)
+    bundle = tmp_path / "b" / "job"
+    items = write_bundle(texts, bundle, JobOptions(max_output_tokens=8))
+    adapter = AndroidDriverRunner(dev)
+    staged = adapter.stage(dev, bundle, model, hot)
+    results = adapter.execute(dev, staged, items, hot, RunnerEvents(note=notes.append))
+    assert all(1.0 <= r.cooldown_s <= 4.0 for r in results), [r.cooldown_s for r in results]
+    assert sum("battery still at 29.1 C" in n for n in notes) == 2, notes

@@ -34,7 +34,9 @@ def test_render_job_puts_prompts_in_files_with_absolute_media_tags(tmp_path):
         tmp_path / "samples/1/prompt.txt"
     ).read_text() == f"Be brief.\n\n[image:{JOB}/media/0000-1.png] What?"
     assert (tmp_path / "samples/2/turns.txt").read_text() == "Hi, I am Ada\nWho am I?\n"  # one line per turn
-    assert (tmp_path / "samples/4/flags").read_text() == ""  # no constrained decoding: same as the host runner
+    assert (
+        tmp_path / "samples/4/flags"
+    ).read_text() == ""  # no constrained decoding: same as the host runner
     assert (tmp_path / "common_flags").read_text() == "--model_path=/m.litertlm\n--backend=cpu\n"
     assert "rm -rf" not in (tmp_path / "index.tsv").read_text()  # ids never reach the phone's command line
 
