@@ -115,16 +115,21 @@ def write_jsonl(path: str, items: Iterable[JobItem]) -> None:
         f.writelines(item.to_json() + "\n" for item in items)
 
 
+def parse_results(lines: Iterable[str]) -> Iterator[SampleResult]:
+    """results.jsonl lines -> results; a torn last line (process killed mid-write) is ignored."""
+    for line in lines:
+        line = line.strip()
+        if not line:
+            continue
+        try:
+            yield SampleResult.from_json(line)
+        except (ValueError, TypeError):
+            continue
+
+
 def read_results(path: str) -> Iterator[SampleResult]:
-    """Results written so far; a torn last line (process killed mid-write) is ignored."""
+    """Results written so far in a results.jsonl file (none when it does not exist yet)."""
     if not os.path.exists(path):
         return
     with open(path, encoding="utf-8") as f:
-        for line in f:
-            line = line.strip()
-            if not line:
-                continue
-            try:
-                yield SampleResult.from_json(line)
-            except (ValueError, TypeError):
-                continue
+        yield from parse_results(f)

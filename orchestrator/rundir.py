@@ -16,7 +16,7 @@ from importlib import metadata
 from pathlib import Path
 from typing import Any
 
-from android_runner.contract import SampleResult
+from android_runner.contract import read_results
 
 from .errors import ConfigError
 from .fsutil import write_json_atomic, write_text_atomic
@@ -104,14 +104,7 @@ def load_report(run_dir: Path) -> RunReport:
         dev_dir = device_folder(run_dir, name)
         device = _read_json(dev_dir / "device.json") or {"name": name}
         outcome = _read_json(dev_dir / "outcome.json") or {"name": name, "error": "no outcome recorded"}
-        results_path = dev_dir / "results.jsonl"
-        results = [
-            SampleResult.from_dict(json.loads(ln))
-            for ln in (
-                results_path.read_text(encoding="utf-8").splitlines() if results_path.is_file() else []
-            )
-            if ln.strip()
-        ]
+        results = list(read_results(str(dev_dir / "results.jsonl")))
         report = _read_json(dev_dir / "report.json")
         rows.append(device_row(device, outcome, results, report))
         per_device[device.get("name", name)] = (results, report)

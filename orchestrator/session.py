@@ -7,7 +7,6 @@ past the farm, so the other devices go on.
 
 from __future__ import annotations
 
-import json
 import threading
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import asdict, dataclass, field, replace
@@ -172,12 +171,3 @@ def _write_results(
     report = score(subset, outputs)
     outcome.report = report
     write_json_atomic(dev_dir / "report.json", report)
-
-
-def load_results(dev_dir: Path) -> list[SampleResult]:
-    path = dev_dir / "results.jsonl"
-    if not path.exists():
-        return []
-    return [
-        SampleResult.from_dict(json.loads(line)) for line in path.read_text().splitlines() if line.strip()
-    ]

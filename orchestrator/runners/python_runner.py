@@ -15,7 +15,7 @@ import tempfile
 from collections.abc import Sequence
 from pathlib import Path, PurePosixPath
 
-from android_runner.contract import JobItem, SampleResult, read_results
+from android_runner.contract import JobItem, SampleResult, parse_results
 
 from ..devices.base import Device
 from ..errors import DeviceError, ModelError
@@ -108,7 +108,7 @@ class PythonRunner:
             other_push=other,
         )
 
-    def _argv(self, staged: Staged, opts: RunOptions, model: ModelSummary | None = None) -> list[str]:
+    def _argv(self, staged: Staged, opts: RunOptions) -> list[str]:
         argv = [
             self.python,
             str(staged.root / "runner" / "entry.py"),
@@ -134,14 +134,20 @@ class PythonRunner:
             argv += ["--max-num-tokens", str(opts.max_num_tokens)]
         return argv
 
-    def _device_results(self, device: Device, staged: Staged) -> dict[str, SampleResult]:
+    @staticmethod
+    def _pull_text(device: Device, remote: PurePosixPath) -> str | None:
+        """A device file's text, or None when it is not there (yet)."""
         with tempfile.TemporaryDirectory() as tmp:
-            local = Path(tmp) / "results.jsonl"
+            local = Path(tmp) / remote.name
             try:
-                device.pull(staged.job / "results.jsonl", local)
+                device.pull(remote, local)
             except DeviceError:
-                return {}
-            return {r.id: r for r in read_results(str(local))}
+                return None
+            return local.read_text(encoding="utf-8", errors="replace")
+
+    def _device_results(self, device: Device, staged: Staged) -> dict[str, SampleResult]:
+        text = self._pull_text(device, staged.job / "results.jsonl") or ""
+        return {r.id: r for r in parse_results(text.splitlines())}
 
     def _write_device_results(self, device: Device, staged: Staged, results: dict[str, SampleResult]) -> None:
         with tempfile.TemporaryDirectory() as tmp:
@@ -150,14 +156,8 @@ class PythonRunner:
             device.push(local, staged.job / "results.jsonl")
 
     def _log_tail(self, device: Device, staged: Staged) -> str:
-        with tempfile.TemporaryDirectory() as tmp:
-            local = Path(tmp) / "runner.log"
-            try:
-                device.pull(staged.job / "runner.log", local)
-            except DeviceError:
-                return ""
-            lines = [ln for ln in local.read_text(errors="replace").splitlines() if ln.strip()]
-            return runtime_error_excerpt(lines)
+        text = self._pull_text(device, staged.job / "runner.log") or ""
+        return runtime_error_excerpt([ln for ln in text.splitlines() if ln.strip()])
 
     def execute(
         self, device: Device, staged: Staged, items: Sequence[JobItem], opts: RunOptions, events: RunnerEvents
