@@ -174,6 +174,9 @@ def run(
     dataset = require_valid(load_dataset(dataset_spec, format=fmt, subset=subset))
     samples = select_samples(dataset, modalities, limit, per_modality)
     dataset_sha = dataset_fingerprint(dataset, samples)
+    score = scorer_for(
+        dataset.format, judge_url, judge_model
+    )  # bad judge flags fail before any folder exists
 
     selection = select_devices(load_inventory(inventory), device_spec)
     for note in selection.notes:
@@ -213,25 +216,13 @@ def run(
     )
     per_device = {d.name: opts.for_device(d, backend, threads) for d in selection.devices}
     job_opts = JobOptions(max_output_tokens=max_output_tokens or 128, override=max_output_tokens is not None)
-    score = scorer_for(dataset.format, judge_url, judge_model)
     outcomes = run_farm(
         selection.devices, dataset, samples, model_summary, per_device, job_opts, run_dir, err, score
     )
 
     report = load_report(run_dir)
     paths = write_reports(run_dir, report)
-    stdout_console().print(device_tables(report))
-    from ..scoring.evalscope_table import render_table
-
-    for o in outcomes:
-        if o.report and o.report.get("metrics"):  # evalscope formats: evalscope's own table per device
-            click.echo(f"\n{o.name}:\n" + render_table(model_summary.path.name, o.report))
-    for o in outcomes:
-        for note in o.notes:
-            if note.startswith("warning:"):
-                err.print(f"[yellow]{o.name}:[/] {note}")
-        if o.error:
-            err.print(f"[red]{o.name} failed:[/] {o.error}")
+    _print_outcomes(outcomes, report, model_summary.path.name, err)
     click.echo(str(paths["md"]))
     failed = [o for o in outcomes if o.error]
     if failed:
@@ -239,6 +230,22 @@ def run(
             o.error_code == ModelError.exit_code for o in failed
         )
         sys.exit(ModelError.exit_code if model_everywhere else DeviceError.exit_code)
+
+
+def _print_outcomes(outcomes, report, model_name: str, err: Console) -> None:
+    """The comparison tables on stdout (and evalscope's table per device); warnings and failures on stderr."""
+    from ..scoring.evalscope_table import render_table
+
+    stdout_console().print(device_tables(report))
+    for o in outcomes:
+        if o.report and o.report.get("metrics"):  # evalscope formats: evalscope's own table per device
+            click.echo(f"\n{o.name}:\n" + render_table(model_name, o.report))
+    for o in outcomes:
+        for note in o.notes:
+            if note.startswith("warning:"):
+                err.print(f"[yellow]{o.name}:[/] {note}")
+        if o.error:
+            err.print(f"[red]{o.name} failed:[/] {o.error}")
 
 
 def scorer_for(fmt: str, judge_url: str | None, judge_model: str | None):
