@@ -5,47 +5,12 @@ from __future__ import annotations
 
 import json
 
-from PIL import Image
-
+from ..evalscope_examples import VQA_IMAGE_URL, VQA_TEXT, write_examples
 from .test_farm_run import PHONES, edgefarm, inventory
 
 
-def _datasets(tmp):
-    (tmp / "images").mkdir()
-    Image.new("RGB", (40, 40), (0, 0, 255)).save(tmp / "images" / "blue.png")
-    vqa = tmp / "colours.jsonl"
-    vqa.write_text(
-        "\n".join(
-            json.dumps(r)
-            for r in [
-                {
-                    "messages": [
-                        {
-                            "role": "user",
-                            "content": [
-                                {"type": "text", "text": "What colour is this?"},
-                                {"type": "image_url", "image_url": {"url": "images/blue.png"}},
-                            ],
-                        }
-                    ],
-                    "answer": "Blue",
-                },
-                {"messages": [{"role": "user", "content": "Say hello."}], "answer": "Hello"},
-            ]
-        )
-        + "\n"
-    )
-    mcq = tmp / "quiz.tsv"
-    mcq.write_text(
-        "question\toptions\tanswer\timage_1\n"
-        '<image 1> What colour is this?\t["Red", "Blue"]\tB\timages/blue.png\n'
-        'Which one is a fruit?\t["Car", "Apple", "Rock"]\tB\t\n'
-    )
-    return vqa, mcq
-
-
 def test_general_vqa_and_vmcq_on_every_phone(adb_lab, tmp_path):
-    vqa, mcq = _datasets(tmp_path)
+    vqa, mcq = write_examples(tmp_path, vqa_rows=(VQA_IMAGE_URL, VQA_TEXT), vmcq="tsv")
     inv = inventory(adb_lab, tmp_path)
     for path, fmt, label, metric in (
         (vqa, "general_vqa", "General-VQA", "ROUGE-L-F"),

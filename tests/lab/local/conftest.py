@@ -7,6 +7,7 @@ import os
 import subprocess
 import sys
 from pathlib import Path
+from typing import NamedTuple
 
 import pytest
 
@@ -15,6 +16,7 @@ MODELS = REPO / "data" / "models"
 TINY_MM = MODELS / "tiny-mm.litertlm"
 TINY_TEXT = MODELS / "tiny-text.litertlm"
 BUNDLED = REPO / "data" / "edgemmeval"
+FAULTY_RUNNER = Path(__file__).resolve().parent / "faulty_runner.py"
 
 
 def edgefarm(*args: str, env: dict | None = None, timeout: float = 600) -> subprocess.CompletedProcess:
@@ -50,3 +52,58 @@ def local_inventory(tmp_path: Path):
         return inv
 
     return make
+
+
+def python_wrapper(tmp_path: Path) -> str:
+    """A device `python` that runs the real runner under faulty_runner.py (faults chosen by env)."""
+    wrapper = tmp_path / "python-with-faults"
+    wrapper.write_text(f'#!/bin/sh\nexec "{sys.executable}" "{FAULTY_RUNNER}" "$@"\n')
+    wrapper.chmod(0o755)
+    return str(wrapper)
+
+
+class Ran(NamedTuple):
+    proc: subprocess.CompletedProcess
+    run_dir: Path | None  # the run folder `--out` got; None when the run made none
+
+
+def only_run_dir(out: Path) -> Path | None:
+    """The one run folder under `out` (None when there is none; more than one is a failure)."""
+    runs = [p for p in out.iterdir() if p.is_dir()] if out.exists() else []
+    assert len(runs) <= 1, runs
+    return runs[0] if runs else None
+
+
+@pytest.fixture()
+def run_here(tmp_path: Path, local_inventory):
+    """`edgefarm run --devices local --inventory <this test's inventory> --out <tmp_path>/runs <flags>`;
+    `faulty=True` gives the device the faulty_runner.py python."""
+
+    def run(
+        *flags: str,
+        faulty: bool = False,
+        env: dict | None = None,
+        out: Path | None = None,
+        devices: str = "local",
+    ) -> Ran:
+        out = out or tmp_path / "runs"
+        inv = local_inventory(python_wrapper(tmp_path) if faulty else None)
+        p = edgefarm("run", "--devices", devices, "--inventory", str(inv), "--out", str(out), *flags, env=env)
+        return Ran(p, only_run_dir(out))
+
+    return run
+
+
+def results(run_dir: Path, device: str = "this-host") -> list[dict]:
+    """A device's results.jsonl, one record per line (a line that is not JSON fails the test)."""
+    return [json.loads(x) for x in (run_dir / "devices" / device / "results.jsonl").read_text().splitlines()]
+
+
+def device_json(run_dir: Path, name: str, device: str = "this-host") -> dict:
+    """A JSON file of one device's folder in the run (report.json, outcome.json, results.json...)."""
+    return json.loads((run_dir / "devices" / device / name).read_text())
+
+
+def run_json(run_dir: Path, name: str = "report.json") -> dict:
+    """A JSON file at the top of the run folder (the combined report.json, run.json)."""
+    return json.loads((run_dir / name).read_text())

@@ -10,9 +10,12 @@ from pathlib import Path
 
 from PIL import Image
 
-from .conftest import TINY_MM, TINY_TEXT, edgefarm
+from .conftest import TINY_MM, TINY_TEXT, device_json, edgefarm, results, run_json
 
 MODALITY_BY_MEDIA = {None: "text", "image": "image", "audio": "audio"}
+EVERY_MODALITY = {"image", "audio", "text", "multi_turn", "combination", "structured_output", "tool_call"}
+# what every devices/<name>/ folder of a run holds
+PER_DEVICE = ("device.json", "outcome.json", "results.jsonl", "results.json", "report.json", "job/job.jsonl")
 
 
 def _write_wav(path: Path, seconds: float = 0.5, hz: float = 440.0) -> None:
@@ -56,37 +59,14 @@ def canned_dataset(root: Path, canned: list[dict]) -> Path:
     return root
 
 
-def _only_run_dir(out: Path) -> Path:
-    runs = [p for p in out.iterdir() if p.is_dir()]
-    assert len(runs) == 1, runs
-    return runs[0]
-
-
-def _results(run_dir: Path, device: str = "this-host") -> list[dict]:
-    lines = (run_dir / "devices" / device / "results.jsonl").read_text().splitlines()
-    return [json.loads(x) for x in lines if x.strip()]
-
-
-def test_canned_prompts_are_answered_exactly_with_real_figures(tmp_path, canned, local_inventory):
+def test_canned_prompts_are_answered_exactly_with_real_figures(tmp_path, canned, run_here):
     ds = canned_dataset(tmp_path / "canned", canned)
-    out = tmp_path / "runs"
-    p = edgefarm(
-        "run",
-        "--devices",
-        "local",
-        "--inventory",
-        str(local_inventory()),
-        "--dataset",
-        str(ds),
-        "--out",
-        str(out),
-    )
+    p, run_dir = run_here("--dataset", str(ds))
     assert p.returncode == 0, p.stderr
-    run_dir = _only_run_dir(out)
-    results = {r["id"]: r for r in _results(run_dir)}
-    assert len(results) == len(canned)
+    by_id = {r["id"]: r for r in results(run_dir)}
+    assert len(by_id) == len(canned)
     for i, c in enumerate(canned, 1):
-        r = results[f"CAN-{i:03d}"]
+        r = by_id[f"CAN-{i:03d}"]
         assert r["status"] == "ok", r
         assert r["output"] == c["answer"], (c, r["output"])
         assert r["init_ms"] > 0 and r["ttft_ms"] > 0 and r["wall_ms"] > 0
@@ -94,64 +74,34 @@ def test_canned_prompts_are_answered_exactly_with_real_figures(tmp_path, canned,
         assert r["decode_tokens"] > 0 and r["decode_tps"] > 0
         assert r["peak_rss_mb"] > 0 and r["peak_hwm_mb"] >= r["peak_rss_mb"] * 0.5
         assert r["peak_file_mb"] is not None and r["peak_anon_mb"] > 0
-    report = json.loads((run_dir / "devices" / "this-host" / "report.json").read_text())
+    report = device_json(run_dir, "report.json")
     assert report["summary"]["total_scored"] == len(canned)
     assert report["summary"]["pass_rate_pct"] == 100.0
     assert report["summary"]["verdict"] == "✓ INFERENCE WORKING"
     assert "this-host" in p.stdout + p.stderr  # the comparison table names the device
 
 
-def test_bundled_slice_of_every_modality_writes_the_whole_run_directory(tmp_path, local_inventory):
-    out = tmp_path / "runs"
-    p = edgefarm(
-        "run",
-        "--devices",
-        "all",
-        "--inventory",
-        str(local_inventory()),
-        "--per-modality",
-        "2",
-        "--out",
-        str(out),
-        "--max-output-tokens",
-        "16",
-    )
+def test_bundled_slice_of_every_modality_writes_the_whole_run_directory(run_here):
+    p, run_dir = run_here("--per-modality", "2", "--max-output-tokens", "16", devices="all")
     assert p.returncode == 0, p.stderr
-    run_dir = _only_run_dir(out)
     for name in ("run.json", "report.json", "report.md", "report.html"):
         assert (run_dir / name).is_file(), name
-    run = json.loads((run_dir / "run.json").read_text())
+    run = run_json(run_dir, "run.json")
     assert len(run["model"]["sha256"]) == 64 and len(run["dataset"]["sha256"]) == 64
     assert run["versions"]["litert-lm-api"] == "0.18.1"
     dev = run_dir / "devices" / "this-host"
-    for name in (
-        "device.json",
-        "outcome.json",
-        "results.jsonl",
-        "results.json",
-        "report.json",
-        "job/job.jsonl",
-    ):
+    for name in PER_DEVICE:
         assert (dev / name).is_file(), name
-    results = _results(run_dir)
-    modalities = {s["modality"] for s in json.loads((dev / "report.json").read_text())["samples"]}
-    assert modalities == {
-        "image",
-        "audio",
-        "text",
-        "multi_turn",
-        "combination",
-        "structured_output",
-        "tool_call",
-    }
-    assert len(results) == 14
-    ok = [r for r in results if r["status"] == "ok"]
-    assert len(ok) >= 12, [(r["id"], r["status"], r["error"]) for r in results if r["status"] != "ok"]
+    rows = results(run_dir)
+    modalities = {s["modality"] for s in device_json(run_dir, "report.json")["samples"]}
+    assert modalities == EVERY_MODALITY
+    assert len(rows) == 14
+    ok = [r for r in rows if r["status"] == "ok"]
+    assert len(ok) >= 12, [(r["id"], r["status"], r["error"]) for r in rows if r["status"] != "ok"]
     for r in ok:
         assert r["ttft_ms"] > 0 and r["decode_tps"] > 0 and r["peak_rss_mb"] > 0
         assert r["decode_tokens"] <= 16 * max(1, len(r["turns"]))
-    combined = json.loads((run_dir / "report.json").read_text())
-    row = combined["devices"][0]
+    row = run_json(run_dir)["devices"][0]
     assert row["device"] == "this-host" and row["samples"] == 14
     assert row["ttft_ms_p50"] > 0 and row["decode_tps_p50"] > 0 and row["peak_rss_mb"] > 0
     md = (run_dir / "report.md").read_text()
@@ -173,64 +123,31 @@ def test_missing_model_is_a_clear_error(tmp_path):
     assert p.returncode == 4 and "model file not found" in p.stderr
 
 
-def test_text_only_model_reports_media_samples_unsupported(tmp_path, local_inventory):
-    out = tmp_path / "runs"
-    p = edgefarm(
-        "run",
-        "--devices",
-        "local",
-        "--inventory",
-        str(local_inventory()),
-        "--model",
-        str(TINY_TEXT),
-        "--modality",
-        "image",
-        "--modality",
-        "text",
-        "--per-modality",
-        "2",
-        "--out",
-        str(out),
-        "--max-output-tokens",
-        "8",
-    )
+def test_text_only_model_reports_media_samples_unsupported(run_here):
+    flags = ("--modality", "image", "--modality", "text", "--per-modality", "2", "--max-output-tokens", "8")
+    p, run_dir = run_here("--model", str(TINY_TEXT), *flags)
     assert p.returncode == 0, p.stderr
-    run_dir = _only_run_dir(out)
     by_status = {}
-    for r in _results(run_dir):
+    for r in results(run_dir):
         by_status.setdefault(r["status"], []).append(r)
     assert len(by_status["unsupported"]) == 2 and len(by_status["ok"]) == 2
     assert all("vision" in r["error"] for r in by_status["unsupported"])
-    report = json.loads((run_dir / "devices" / "this-host" / "report.json").read_text())
+    report = device_json(run_dir, "report.json")
     assert report["summary"]["total_scored"] == 2
     assert sorted(report["summary"]["skipped"]) == sorted(r["id"] for r in by_status["unsupported"])
     assert TINY_MM.exists()
 
 
-def test_a_model_the_runtime_cannot_load_is_a_device_error_with_the_runtime_reason(tmp_path, local_inventory):
+def test_a_model_the_runtime_cannot_load_is_a_device_error_with_the_runtime_reason(tmp_path, run_here):
     data = bytearray(TINY_MM.read_bytes())
     data[300_000:320_000] = b"\xff" * 20_000  # header intact (ModelInfo reads it), a section broken
     bad = tmp_path / "corrupt.litertlm"
     bad.write_bytes(bytes(data))
-    out = tmp_path / "runs"
-    p = edgefarm(
-        "run",
-        "--devices",
-        "local",
-        "--inventory",
-        str(local_inventory()),
-        "--model",
-        str(bad),
-        "--limit",
-        "2",
-        "--out",
-        str(out),
-    )
+    p, run_dir = run_here("--model", str(bad), "--limit", "2")
     assert p.returncode == 4, p.stderr
     assert "could not be loaded" in p.stderr and "fix:" in p.stderr and "Traceback" not in p.stderr
-    run_dir = _only_run_dir(out)
     dev = run_dir / "devices" / "this-host"
-    outcome = json.loads((dev / "outcome.json").read_text())
+    outcome = device_json(run_dir, "outcome.json")
     assert "Invalid flatbuffer" in outcome["error"] or "Failed to create engine" in outcome["error"]
     assert not (dev / "results.json").exists() and not list(dev.glob("*.stream.jsonl"))
-    assert json.loads((run_dir / "report.json").read_text())["devices"][0]["error"]
+    assert run_json(run_dir)["devices"][0]["error"]
