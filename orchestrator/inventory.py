@@ -15,6 +15,7 @@ from .devices.adb import AdbDevice
 from .devices.adb_discovery import devices_from_inventory
 from .devices.base import Device
 from .devices.local import LocalDevice
+from .devices.ssh import SshDevice
 from .devices.types import DeviceInfo
 from .errors import ConfigError
 from .registry import Registry
@@ -22,6 +23,7 @@ from .registry import Registry
 KINDS = Registry[Callable[[Mapping[str, Any]], Device]]("device kind")
 KINDS.add("local", LocalDevice.from_entry)
 KINDS.add("adb", AdbDevice.from_entry)
+KINDS.add("ssh", SshDevice.from_entry)
 
 _COMMON = {
     "name": {"type": "string", "pattern": r"^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$"},

@@ -9,6 +9,8 @@ import click
 from rich.console import Console
 from rich.table import Table
 
+from ..devices.types import DeviceInfo
+from ..errors import DeviceError
 from ..inventory import load_inventory, select_devices
 from .run import inventory_option
 
@@ -20,7 +22,15 @@ def devices(inventory, as_json: bool) -> None:
     """List the devices `edgefarm run --devices all` would use, and those found but unusable."""
     inv = load_inventory(inventory)
     selection = select_devices(inv, "all")
-    infos = [d.info() for d in selection.devices]
+    infos, unreachable = [], []
+    for d in selection.devices:
+        try:
+            infos.append(d.info())
+        except DeviceError as e:  # one board that does not answer must not hide the others
+            unreachable.append(
+                DeviceInfo(name=d.name, kind=d.kind, state="unreachable", problem=f"{e.what}; fix: {e.fix}")
+            )
+    selection = dataclasses.replace(selection, unusable=selection.unusable + tuple(unreachable))
     if as_json:
         click.echo(
             json.dumps(

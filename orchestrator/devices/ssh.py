@@ -1,0 +1,350 @@
+"""Raspberry Pi / Linux boards over SSH: asyncssh for commands, rsync over ssh for large files.
+
+Commands go over one kept-open asyncssh connection (ssh_link.py). Killing our side of a command
+does not stop it on the board, so every `run` is wrapped in the board's `timeout --signal=KILL`
+(coreutils), which kills the command's whole process group at its deadline. Pushes skip files
+whose sha256 already matches (one `sha256sum` call for all targets); what is left goes with
+rsync over the system ssh when it is at least 256 KiB and both sides have rsync, else over SFTP.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import concurrent.futures
+import getpass
+import hashlib
+import math
+import os
+import queue
+import shlex
+import shutil
+import signal
+import subprocess
+import tempfile
+import time
+from collections import deque
+from collections.abc import Mapping, Sequence
+from pathlib import Path, PurePosixPath
+from typing import Any
+
+import asyncssh
+
+from ..errors import DeviceError, DeviceLost
+from .ssh_info import board_info, info_script, split_sections
+from .ssh_link import CALL_TIMEOUT_S, CONNECT_TIMEOUT_S, Conn, SshLink
+from .types import DeviceInfo, Exit, LineSink, ProgressSink, PushStats
+
+KILL_GRACE_S = 15.0  # our own deadline past the board's `timeout`, for a connection that went quiet
+SFTP_BLOCK = 128 * 1024  # larger SFTP blocks break against OpenSSH's sftp-server (notes/boards.md)
+RSYNC_MIN_BYTES = 256 * 1024  # smaller pushes go over the open connection: rsync's own ssh login is ~0.4 s
+MIN_RATE_BPS = 1 * 2**20  # transfer deadlines assume at least 1 MB/s
+_END = object()
+
+
+class SshDevice:
+    """One Linux board reached over SSH with key-based login."""
+
+    kind = "ssh"
+    runner = "python"
+
+    def __init__(
+        self,
+        name: str,
+        host: str,
+        *,
+        port: int = 22,
+        user: str | None = None,
+        identity_file: Path | None = None,
+        workdir: PurePosixPath | None = None,
+        python: str = "python3",
+        backend: str = "cpu",
+        threads: int | None = None,
+        connect_timeout_s: float = CONNECT_TIMEOUT_S,
+        call_timeout_s: float = CALL_TIMEOUT_S,
+        on_progress: ProgressSink | None = None,
+    ) -> None:
+        self.name = name
+        self.user = user or getpass.getuser()
+        key = Path(identity_file).expanduser() if identity_file else None
+        self.link = SshLink(name, host, port, self.user, key, connect_timeout_s, call_timeout_s)
+        home = PurePosixPath("/root" if self.user == "root" else f"/home/{self.user}")
+        self.workdir = PurePosixPath(workdir) if workdir else home / "edgefarm"
+        self.python = python
+        self.backend = backend
+        self.threads = threads
+        self.on_progress = on_progress
+        self._hash_cache: dict[tuple[str, int, int], str] = {}
+        self._remote_rsync: bool | None = None
+
+    @classmethod
+    def from_entry(cls, entry: Mapping[str, Any]) -> SshDevice:
+        """From a devices.yaml `kind: ssh` entry (host, port, user, identity_file, workdir, python, ...)."""
+        key = entry.get("identity_file")
+        return cls(
+            name=entry["name"],
+            host=entry["host"],
+            port=int(entry.get("port", 22)),
+            user=entry.get("user"),
+            identity_file=Path(key) if key else None,
+            workdir=PurePosixPath(entry["workdir"]) if entry.get("workdir") else None,
+            python=entry.get("python", "python3"),
+            backend=entry.get("backend", "cpu"),
+            threads=entry.get("threads"),
+        )
+
+    @property
+    def where(self) -> str:
+        return self.link.where
+
+    def sh(self, argv: Sequence[str], timeout_s: float | None = None) -> tuple[int, str, str]:
+        """A short command (argv quoted here) -> (exit code, stdout, stderr)."""
+        return self.link.sh(argv, timeout_s)
+
+    def close(self) -> None:
+        self.link.close()
+
+    # ---------------------------------------------------------------- info
+
+    def info(self) -> DeviceInfo:
+        """Hardware, OS, RAM, free space of workdir, Pi temperature/throttling when vcgencmd exists."""
+        _, out, _ = self.link.script(info_script(self.workdir, self.python))
+        info = board_info(
+            self.name,
+            f"{self.link.host}:{self.link.port}",
+            split_sections(out),
+            {"user": self.user, "python": self.python, "backend": self.backend, "threads": self.threads},
+        )
+        if info.extra.get("litert_lm") is not True:
+            what = (
+                f"{self.python} on the board cannot import litert_lm"
+                if info.extra.get("litert_lm") is False
+                else f"no `{self.python}` on the board"
+            )
+            raise DeviceError(
+                what,
+                where=self.where,
+                fix=f"on the board: `{self.python} -m pip install litert-lm-api==0.18.1`, or set `python:` "
+                "in devices.yaml to the interpreter that has it",
+            )
+        return info
+
+    def alive(self) -> bool:
+        try:
+            rc, out, _ = self.sh(["echo", "edgefarm-alive"], timeout_s=10.0)
+            return rc == 0 and "edgefarm-alive" in out
+        except DeviceError:
+            return False
+
+    # ---------------------------------------------------------------- files
+
+    def _local_sha(self, path: Path) -> str:
+        st = path.stat()
+        key = (str(path.resolve()), st.st_size, st.st_mtime_ns)
+        if key not in self._hash_cache:
+            h = hashlib.sha256()
+            with open(path, "rb") as f:
+                while chunk := f.read(1 << 20):
+                    h.update(chunk)
+            self._hash_cache[key] = h.hexdigest()
+        return self._hash_cache[key]
+
+    def remote_sha256(self, paths: Sequence[PurePosixPath]) -> dict[str, str]:
+        """sha256 of each board file that exists, in one call (missing files are simply absent)."""
+        if not paths:
+            return {}
+        command = shlex.join(["sha256sum", "--", *map(str, paths)]) + " 2>/dev/null"
+        _, out, _ = self.link.script(command, timeout_s=max(self.link.call_timeout_s, 120.0))
+        found: dict[str, str] = {}
+        for line in out.splitlines():
+            digest, _, name = line.partition("  ")
+            if len(digest) == 64 and name:
+                found[name] = digest
+        return found
+
+    def push(self, local: Path, remote: PurePosixPath) -> PushStats:
+        """Push a file or a tree; files whose sha256 already matches are skipped. Batches of at least
+        256 KiB go with rsync over ssh when both sides have it, the rest over SFTP."""
+        local, remote = Path(local), PurePosixPath(remote)
+        if local.is_dir():
+            pairs = [
+                (p, remote / p.relative_to(local).as_posix()) for p in sorted(local.rglob("*")) if p.is_file()
+            ]
+        elif local.is_file():
+            pairs = [(local, remote)]
+        else:
+            raise DeviceError(f"nothing to push at {local}", where=self.where, fix="check the local path")
+        have = self.remote_sha256([r for _, r in pairs])
+        stats, todo = PushStats(), []
+        for src, dst in pairs:
+            size = src.stat().st_size
+            if have.get(str(dst)) == self._local_sha(src):
+                stats += PushStats(files_skipped=1, bytes_skipped=size)
+                if self.on_progress:
+                    self.on_progress(str(dst), size, size)
+            else:
+                todo.append((src, dst))
+                stats += PushStats(files=1, bytes_sent=size)
+        if not todo:
+            return stats
+        parents = sorted({str(d.parent) for _, d in todo})
+        rc, _, err = self.sh(["mkdir", "-p", "--", *parents])
+        if rc != 0:
+            raise DeviceError(
+                f"cannot create {parents[0]}: {err.strip()}",
+                where=self.where,
+                fix="check workdir in devices.yaml: it must be writable by the ssh user",
+            )
+        if stats.bytes_sent >= RSYNC_MIN_BYTES and self._rsync_available():
+            self._rsync(local, remote, todo, stats.bytes_sent)
+        else:
+            self._sftp_put(todo, stats.bytes_sent)
+        return stats
+
+    def _rsync_available(self) -> bool:
+        if self._remote_rsync is None:
+            rc, _, _ = self.link.script("command -v rsync >/dev/null")
+            self._remote_rsync = rc == 0
+        return self._remote_rsync and bool(shutil.which("rsync")) and bool(shutil.which("ssh"))
+
+    def _rsync(
+        self, local: Path, remote: PurePosixPath, todo: list[tuple[Path, PurePosixPath]], size: int
+    ) -> None:
+        target = f"{self.user}@{self.link.host}:"
+        base = ["rsync", "-s", "-I", "--partial", "-e", shlex.join(self.link.ssh_command())]
+        for src, dst in todo:
+            if self.on_progress:
+                self.on_progress(str(dst), 0, src.stat().st_size)
+        with tempfile.NamedTemporaryFile("w", suffix=".list") as listing:
+            if local.is_dir():
+                listing.write("".join(f"{s.relative_to(local).as_posix()}\n" for s, _ in todo))
+                listing.flush()
+                argv = [*base, f"--files-from={listing.name}", f"{local}/", f"{target}{remote}/"]
+            else:
+                argv = [*base, str(local), f"{target}{remote}"]
+            timeout = self.link.call_timeout_s + size / MIN_RATE_BPS
+            try:
+                p = subprocess.run(argv, capture_output=True, text=True, timeout=timeout, check=False)
+            except subprocess.TimeoutExpired:
+                raise DeviceLost(
+                    f"rsync of {remote} did not finish within {timeout:.0f} s",
+                    where=self.where,
+                    fix=self.link.FIX_LOST,
+                ) from None
+        if p.returncode != 0:
+            raise DeviceError(
+                f"rsync to {remote} failed (exit {p.returncode}): {p.stderr.strip()[-500:]}",
+                where=self.where,
+                fix=f"{self.link.fix_connect}; check free space on the board",
+            )
+        for src, dst in todo:
+            if self.on_progress:
+                self.on_progress(str(dst), src.stat().st_size, src.stat().st_size)
+
+    def _sftp_put(self, todo: list[tuple[Path, PurePosixPath]], size: int) -> None:
+        sink = self.on_progress
+
+        async def go(conn: Conn) -> None:
+            async with conn.start_sftp_client() as sftp:
+                for src, dst in todo:
+                    part = str(dst.parent / f".{dst.name}.part")
+                    progress = (
+                        (lambda _s, _d, sent, total, d=str(dst): sink(d, sent, total)) if sink else None
+                    )
+                    await sftp.put(str(src), part, block_size=SFTP_BLOCK, progress_handler=progress)
+                    await sftp.posix_rename(part, str(dst))
+
+        self.link.call(go, f"push {todo[0][1]}", self.link.call_timeout_s + size / MIN_RATE_BPS)
+
+    def pull(self, remote: PurePosixPath, local: Path) -> int:
+        """Copy one board file to the host over SFTP (missing file -> DeviceError)."""
+        local = Path(local)
+        local.parent.mkdir(parents=True, exist_ok=True)
+        part = local.with_name(local.name + ".part")
+
+        async def go(conn: Conn) -> int:
+            async with conn.start_sftp_client() as sftp:
+                try:
+                    await sftp.get(str(remote), str(part), block_size=SFTP_BLOCK)
+                except asyncssh.SFTPNoSuchFile:
+                    raise DeviceError(
+                        f"no file {remote} on the board",
+                        where=self.where,
+                        fix="check the runner's log in the device folder",
+                    ) from None
+            return part.stat().st_size
+
+        size = self.link.call(go, f"pull {remote}", max(self.link.call_timeout_s, 120.0))
+        os.replace(part, local)
+        return size
+
+    # ---------------------------------------------------------------- run
+
+    def run(
+        self,
+        argv: Sequence[str],
+        *,
+        timeout_s: float,
+        on_line: LineSink | None = None,
+        stdin: bytes | None = None,
+    ) -> Exit:
+        """Run argv (quoted here, once) under the board's `timeout --signal=KILL`; stdout lines go to
+        on_line in the caller's thread."""
+        secs = max(1, math.ceil(timeout_s))
+        command = shlex.join(["timeout", "--signal=KILL", f"{secs}s", *map(str, argv)])
+        lines: queue.Queue = queue.Queue()
+        err_tail: deque[str] = deque(maxlen=40)
+
+        async def go(conn: Conn) -> Exit:
+            t0 = time.monotonic()
+            proc = await conn.create_process(command, encoding="utf-8", errors="replace")
+            try:
+                if stdin:
+                    proc.stdin.write(stdin.decode("utf-8", "replace"))
+                proc.stdin.write_eof()
+
+                async def pump_err() -> None:
+                    while chunk := await proc.stderr.read(65536):
+                        err_tail.append(chunk)
+
+                async def pump_out() -> None:
+                    while line := await proc.stdout.readline():
+                        lines.put(line.rstrip("\n"))
+                    await proc.wait()
+
+                try:
+                    await asyncio.wait_for(asyncio.gather(pump_out(), pump_err()), secs + KILL_GRACE_S)
+                except (TimeoutError, asyncio.TimeoutError):
+                    return Exit(code=None, timed_out=True, output_tail="".join(err_tail)[-2000:])
+            finally:
+                proc.close()
+                lines.put(_END)
+            rc = proc.returncode if proc.returncode is not None else 255
+            sig = -rc if rc < 0 else None
+            tail = "".join(err_tail)[-2000:]
+            if rc == 127 and "timeout" in tail and "not found" in tail:
+                raise DeviceError(
+                    "the board has no `timeout` command",
+                    where=self.where,
+                    fix="install coreutils on the board",
+                )
+            # the board's `timeout` kills with SIGKILL at the deadline (the OOM killer's signal before it)
+            timed_out = sig == signal.SIGKILL and time.monotonic() - t0 >= secs - 0.5
+            return Exit(code=None if sig else rc, signal=sig, timed_out=timed_out, output_tail=tail)
+
+        fut = asyncio.run_coroutine_threadsafe(self.link.guarded(go, f"run {argv[0]}"), self.link.loop())
+        while True:
+            try:
+                item = lines.get(timeout=1.0)
+            except queue.Empty:
+                if fut.done() and lines.empty():
+                    break
+                continue
+            if item is _END:
+                break
+            if on_line is not None:
+                on_line(item)
+        try:
+            return fut.result(self.link.connect_timeout_s + KILL_GRACE_S)
+        except concurrent.futures.TimeoutError:
+            fut.cancel()
+            raise DeviceLost(f"run {argv[0]} did not end", where=self.where, fix=self.link.FIX_LOST) from None
