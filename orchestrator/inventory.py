@@ -186,26 +186,9 @@ class Selection:
     notes: tuple[str, ...]
 
 
-def _declared(inv: Inventory) -> tuple[list[Device], list[DeviceInfo]]:
-    """Devices declared in devices.yaml that need no discovery (ssh boards), and those we cannot drive."""
-    out, unusable = [], []
-    for e in inv.entries:
-        if e.get("disabled") or e["kind"] in ("adb", "local"):
-            continue
-        if e["kind"] not in KINDS:
-            unusable.append(
-                DeviceInfo(
-                    name=e["name"],
-                    kind=e["kind"],
-                    serial=str(e.get("host", "")),
-                    state="unsupported",
-                    problem=f"{e['kind']} devices are not supported by this edgefarm version; "
-                    "fix: remove the entry or set `disabled: true`",
-                )
-            )
-            continue
-        out.append(KINDS.get(e["kind"])(e))
-    return out, unusable
+def _declared(inv: Inventory) -> list[Device]:
+    """Devices declared in devices.yaml that need no discovery (ssh boards)."""
+    return [KINDS.get(e["kind"])(e) for e in inv.entries if e["kind"] == "ssh" and not e.get("disabled")]
 
 
 def select_devices(inv: Inventory, spec: str) -> Selection:
@@ -221,9 +204,7 @@ def select_devices(inv: Inventory, spec: str) -> Selection:
         devs, bad = discover(inv)
         found += devs
         unusable += bad
-    declared, undrivable = _declared(inv)
-    found += declared
-    unusable += undrivable
+    found += _declared(inv)
     if spec == "all":
         if not found and not local_entries:
             notes.append("no phone or board found: `all` means this host")
