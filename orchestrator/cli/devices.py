@@ -6,12 +6,12 @@ import dataclasses
 import json
 
 import click
-from rich.console import Console
 from rich.table import Table
 
 from ..devices.types import DeviceInfo
 from ..errors import DeviceError
 from ..inventory import load_inventory, select_devices
+from ..report.terminal import stdout_console
 from .run import inventory_option
 
 
@@ -45,7 +45,7 @@ def devices(inventory, as_json: bool) -> None:
             )
         )
         return
-    console = Console()
+    console = stdout_console()
     rows = []
     for i in list(infos) + list(selection.unusable):
         hardware = " ".join(x for x in (i.manufacturer, i.model) if x) if i.kind != "local" else i.cpu

@@ -5,10 +5,10 @@ from __future__ import annotations
 from pathlib import Path
 
 import click
-from rich.console import Console
 from rich.table import Table
 
 from ..report.printers import PRINTERS
+from ..report.terminal import stdout_console
 from ..report.types import DeviceRow
 from ..rundir import load_report
 
@@ -61,7 +61,7 @@ def compare(run_a: Path, run_b: Path) -> None:
                 text = f"[{'green' if good else 'red'}]{text}[/]"
             cells.append(text)
         table.add_row(name, *cells)
-    Console().print(table)
+    stdout_console().print(table)
 
 
 COMMANDS = [report, compare]
