@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-import hashlib
 from dataclasses import dataclass
 from pathlib import Path
 
+from .devices.files import cached_sha256
 from .errors import ModelError
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
@@ -36,14 +36,6 @@ class ModelSummary:
         return ("text",) + (("image",) if self.vision else ()) + (("audio",) if self.audio else ())
 
 
-def sha256_file(path: Path, chunk: int = 1 << 20) -> str:
-    h = hashlib.sha256()
-    with open(path, "rb") as f:
-        while block := f.read(chunk):
-            h.update(block)
-    return h.hexdigest()
-
-
 def inspect_model(path: Path) -> ModelSummary:
     """Read sections/modalities with `litert_lm.ModelInfo`; a missing or unreadable file is a ModelError.
 
@@ -71,7 +63,7 @@ def inspect_model(path: Path) -> ModelSummary:
     return ModelSummary(
         path=path.resolve(),
         size_bytes=path.stat().st_size,
-        sha256=sha256_file(path),
+        sha256=cached_sha256(path),
         vision=vision,
         audio=audio,
         max_context_tokens=int(ctx) if ctx and ctx > 0 else None,

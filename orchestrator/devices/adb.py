@@ -25,6 +25,7 @@ import adbutils
 
 from ..errors import DeviceError, DeviceLost
 from ..telemetry import android as tel
+from .files import cached_sha256, parse_sha256sum, push_pairs
 from .types import DeviceInfo, Exit, LineSink, ProgressSink, PushStats
 
 DEFAULT_WORKDIR = PurePosixPath("/data/local/tmp/edgefarm")
@@ -112,7 +113,6 @@ class AdbDevice:
         self.libs = tuple(libs)
         self.call_timeout_s = call_timeout_s
         self.on_progress = on_progress
-        self._hash_cache: dict[tuple[str, int, int], str] = {}
 
     @classmethod
     def from_entry(cls, entry: Mapping[str, Any], server: tuple[str, int] | None = None) -> AdbDevice:
@@ -206,15 +206,6 @@ class AdbDevice:
 
     # ---------------------------------------------------------------- files
 
-    def _local_sha(self, path: Path) -> str:
-        from ..models import sha256_file
-
-        st = path.stat()
-        key = (str(path.resolve()), st.st_size, st.st_mtime_ns)
-        if key not in self._hash_cache:
-            self._hash_cache[key] = sha256_file(path)
-        return self._hash_cache[key]
-
     def remote_sha256(self, paths: Sequence[PurePosixPath]) -> dict[str, str]:
         """sha256 of each device file that exists (missing ones are simply absent)."""
         found: dict[str, str] = {}
@@ -224,30 +215,18 @@ class AdbDevice:
                 "sha256sum -- " + " ".join(shlex.quote(str(p)) for p in batch) + " 2>/dev/null",
                 timeout_s=max(self.call_timeout_s, 120.0),
             )
-            for line in out.splitlines():
-                digest, _, name = line.partition("  ")
-                if len(digest) == 64 and name:
-                    found[name] = digest
+            found.update(parse_sha256sum(out))
         return found
 
     def push(self, local: Path, remote: PurePosixPath, on_progress: ProgressSink | None = None) -> PushStats:
         """Push a file or a tree; every file whose sha256 already matches on the phone is skipped."""
-        local = Path(local)
-        remote = PurePosixPath(remote)
-        if local.is_dir():
-            pairs = [
-                (p, remote / p.relative_to(local).as_posix()) for p in sorted(local.rglob("*")) if p.is_file()
-            ]
-        elif local.is_file():
-            pairs = [(local, remote)]
-        else:
-            raise DeviceError(f"nothing to push at {local}", where=self.where, fix="check the local path")
+        pairs = push_pairs(local, remote, self.where)
         have = self.remote_sha256([r for _, r in pairs])
         stats = PushStats()
         sink = on_progress or self.on_progress
         for src, dst in pairs:
             size = src.stat().st_size
-            if have.get(str(dst)) == self._local_sha(src):
+            if have.get(str(dst)) == cached_sha256(src):
                 stats += PushStats(files_skipped=1, bytes_skipped=size)
                 if sink:
                     sink(str(dst), size, size)

@@ -14,7 +14,7 @@ from pathlib import Path, PurePosixPath
 from typing import Any
 
 from ..errors import DeviceError
-from ..models import sha256_file
+from .files import cached_sha256, push_pairs, sha256_file
 from .types import DeviceInfo, Exit, LineSink, ProgressSink, PushStats
 
 DEFAULT_WORKDIR = Path("~/.cache/edgefarm/local")
@@ -103,23 +103,22 @@ class LocalDevice:
 
     def push(self, local: Path, remote: PurePosixPath) -> PushStats:
         """Copy a file or tree; a file whose sha256 already matches is skipped."""
-        local = Path(local)
-        dst = Path(str(remote))
-        if local.is_dir():
-            stats = PushStats()
-            for src in sorted(p for p in local.rglob("*") if p.is_file()):
-                stats += self.push(src, PurePosixPath(str(dst / src.relative_to(local))))
-            return stats
-        size = local.stat().st_size
+        stats = PushStats()
+        for src, remote_file in push_pairs(local, remote, self.name):
+            stats += self._copy(src, Path(str(remote_file)))
+        return stats
+
+    def _copy(self, src: Path, dst: Path) -> PushStats:
+        size = src.stat().st_size
         if self.on_progress:
             self.on_progress(str(dst), 0, size)
-        if dst.is_file() and dst.stat().st_size == size and sha256_file(dst) == sha256_file(local):
+        if dst.is_file() and dst.stat().st_size == size and sha256_file(dst) == cached_sha256(src):
             if self.on_progress:
                 self.on_progress(str(dst), size, size)
             return PushStats(files_skipped=1, bytes_skipped=size)
         dst.parent.mkdir(parents=True, exist_ok=True)
         tmp = dst.with_name(f".{dst.name}.part")
-        shutil.copyfile(local, tmp)
+        shutil.copyfile(src, tmp)
         os.replace(tmp, dst)
         if self.on_progress:
             self.on_progress(str(dst), size, size)

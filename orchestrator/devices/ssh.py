@@ -12,7 +12,6 @@ from __future__ import annotations
 import asyncio
 import concurrent.futures
 import getpass
-import hashlib
 import math
 import os
 import queue
@@ -30,6 +29,7 @@ from typing import Any
 import asyncssh
 
 from ..errors import DeviceError, DeviceLost
+from .files import cached_sha256, parse_sha256sum, push_pairs
 from .ssh_info import board_info, info_script, split_sections
 from .ssh_link import CALL_TIMEOUT_S, CONNECT_TIMEOUT_S, Conn, SshLink
 from .types import DeviceInfo, Exit, LineSink, ProgressSink, PushStats
@@ -73,7 +73,6 @@ class SshDevice:
         self.backend = backend
         self.threads = threads
         self.on_progress = on_progress
-        self._hash_cache: dict[tuple[str, int, int], str] = {}
         self._remote_rsync: bool | None = None
 
     @classmethod
@@ -137,47 +136,23 @@ class SshDevice:
 
     # ---------------------------------------------------------------- files
 
-    def _local_sha(self, path: Path) -> str:
-        st = path.stat()
-        key = (str(path.resolve()), st.st_size, st.st_mtime_ns)
-        if key not in self._hash_cache:
-            h = hashlib.sha256()
-            with open(path, "rb") as f:
-                while chunk := f.read(1 << 20):
-                    h.update(chunk)
-            self._hash_cache[key] = h.hexdigest()
-        return self._hash_cache[key]
-
     def remote_sha256(self, paths: Sequence[PurePosixPath]) -> dict[str, str]:
         """sha256 of each board file that exists, in one call (missing files are simply absent)."""
         if not paths:
             return {}
         command = shlex.join(["sha256sum", "--", *map(str, paths)]) + " 2>/dev/null"
         _, out, _ = self.link.script(command, timeout_s=max(self.link.call_timeout_s, 120.0))
-        found: dict[str, str] = {}
-        for line in out.splitlines():
-            digest, _, name = line.partition("  ")
-            if len(digest) == 64 and name:
-                found[name] = digest
-        return found
+        return parse_sha256sum(out)
 
     def push(self, local: Path, remote: PurePosixPath) -> PushStats:
         """Push a file or a tree; files whose sha256 already matches are skipped. Batches of at least
         256 KiB go with rsync over ssh when both sides have it, the rest over SFTP."""
-        local, remote = Path(local), PurePosixPath(remote)
-        if local.is_dir():
-            pairs = [
-                (p, remote / p.relative_to(local).as_posix()) for p in sorted(local.rglob("*")) if p.is_file()
-            ]
-        elif local.is_file():
-            pairs = [(local, remote)]
-        else:
-            raise DeviceError(f"nothing to push at {local}", where=self.where, fix="check the local path")
+        pairs = push_pairs(local, remote, self.where)
         have = self.remote_sha256([r for _, r in pairs])
         stats, todo = PushStats(), []
         for src, dst in pairs:
             size = src.stat().st_size
-            if have.get(str(dst)) == self._local_sha(src):
+            if have.get(str(dst)) == cached_sha256(src):
                 stats += PushStats(files_skipped=1, bytes_skipped=size)
                 if self.on_progress:
                     self.on_progress(str(dst), size, size)
