@@ -61,11 +61,9 @@ class Progress:
             name = remote.rsplit("/", 1)[-1][:24]
             self.phase = f"pushing {name} {sent * 100 // size}%"
 
-    def record(self, r: SampleResult, seen: set[str]) -> None:
+    def record(self, r: SampleResult) -> None:
+        """Count one finished sample (the caller counts each sample once)."""
         with self._lock:
-            if r.id in seen:
-                return
-            seen.add(r.id)
             self.done += 1
             if r.status == "ok":
                 self.ok += 1
@@ -140,14 +138,13 @@ def _events(
     stream: TextIO, streamed: dict[str, SampleResult], progress: Progress, notes: list[str]
 ) -> RunnerEvents:
     """Runner callbacks: each new result is appended to the stream file and counted once."""
-    seen: set[str] = set()
 
     def on_result(r: SampleResult) -> None:
-        if r.id not in seen:
+        if r.id not in streamed:
             stream.write(r.to_json() + "\n")
             stream.flush()
+            progress.record(r)
         streamed[r.id] = r
-        progress.record(r, seen)
 
     def on_begin(sample_id: str) -> None:
         progress.phase = "running"

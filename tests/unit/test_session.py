@@ -1,5 +1,7 @@
+import io
+
 from android_runner.contract import SampleResult
-from orchestrator.session import Progress, outputs_for_scoring
+from orchestrator.session import Progress, _events, outputs_for_scoring
 
 
 def test_outputs_for_scoring_fail_failures_and_skip_unsupported():
@@ -14,15 +16,17 @@ def test_outputs_for_scoring_fail_failures_and_skip_unsupported():
 
 def test_progress_counts_each_sample_once_and_shows_big_pushes():
     p = Progress(total=3)
-    seen: set[str] = set()
+    stream, streamed = io.StringIO(), {}
+    events = _events(stream, streamed, p, [])
     for r in (
         SampleResult("a", "ok"),
-        SampleResult("a", "ok"),
+        SampleResult("a", "ok"),  # a runner restart re-reports what is already done
         SampleResult("b", "oom"),
         SampleResult("c", "unsupported"),
     ):
-        p.record(r, seen)
+        events.result(r)
     assert (p.done, p.ok, p.failed) == (3, 1, 1)
+    assert len(stream.getvalue().splitlines()) == 3 and list(streamed) == ["a", "b", "c"]
     p.phase = "staging"
     p.pushing("/data/local/tmp/edgefarm/bin/tiny", 10, 100)
     assert p.phase == "staging"  # small files do not flicker the bar
