@@ -49,7 +49,10 @@ def select_samples(
 def dataset_fingerprint(dataset: Dataset, samples: Sequence[Sample]) -> str:
     """sha256 over the dataset files read and every media file the run uses."""
     h = hashlib.sha256()
-    paths: list[Path] = list(dataset.files) + sorted({p.path for s in samples for p in s.media if p.path})
+    listed = set(dataset.files)  # EdgeMMEval lists its media among the files: hash each file once
+    paths: list[Path] = list(dataset.files) + sorted(
+        {p.path for s in samples for p in s.media if p.path and p.path not in listed}
+    )
     for p in paths:
         h.update(str(p.name).encode())
         with open(p, "rb") as f:
