@@ -165,6 +165,8 @@ def _write_results(
     outputs = outputs_for_scoring(outcome.results)
     write_json_atomic(dev_dir / "results.json", {k: v for k, v in outputs.items()})
     subset = replace(dataset, samples=tuple(samples))
-    report = score(subset, outputs)
+    from .scoring import report_json, score_safely  # lazy (nltk); scoring stays inside the device's boundary
+
+    report = report_json(score_safely(score, subset, outputs))
     outcome.report = report
     write_json_atomic(dev_dir / "report.json", report)

@@ -1,26 +1,69 @@
 """Scoring: pure metric functions and one scorer per dataset format.
 
 A scorer takes the dataset and a mapping test_id -> raw output (None = not run) and returns the
-report.json dict for that format. `edgefarm score` and `edgefarm run` both go through SCORERS.
+ScoreReport record; `report_json` writes it in the format's report.json layout. `edgefarm score` and
+`edgefarm run` both go through SCORERS, and `score_safely` keeps scoring inside a device's failure
+boundary.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from typing import Any
 
 from ..datasets.types import Dataset
 from ..registry import Registry
+from .record import error_reason, read_report_json, report_json
+from .types import ScoredSample, ScoreReport, ScoreSummary
+
+ScoreFn = Callable[[Dataset, Mapping[str, "str | None"]], ScoreReport]
 
 
 @dataclass(frozen=True)
 class Scorer:
     format: str  # dataset format name it scores
-    score: Callable[[Dataset, Mapping[str, str | None]], dict[str, Any]]
+    score: ScoreFn
 
 
 SCORERS = Registry[Scorer]("scorer")
+
+
+def score_safely(score: ScoreFn, dataset: Dataset, outputs: Mapping[str, str | None]) -> ScoreReport:
+    """Run a scorer; if it raises as a whole (a bug, not one sample: those are isolated inside),
+    every sample with an output becomes a scoring error with the reason, so reports are still written."""
+    try:
+        return score(dataset, outputs)
+    except Exception as e:  # noqa: BLE001 - the device's failure boundary
+        reason = error_reason(e)
+        rows = tuple(
+            ScoredSample(
+                id=s.id,
+                modality=s.modality,
+                task=s.task,
+                subset=s.subset,
+                reference=s.reference,
+                **(
+                    {"status": "skipped"}
+                    if outputs.get(s.id) is None
+                    else {"status": "error", "score": 0.0, "passed": False, "error": reason}
+                ),
+            )
+            for s in dataset.samples
+        )
+        n = sum(r.status == "error" for r in rows)
+        summary = ScoreSummary(
+            total_scored=n,
+            total_passed=0,
+            overall_avg=0.0,
+            pass_rate_pct=0.0,
+            verdict="✗ ISSUES DETECTED",
+            skipped=tuple(r.id for r in rows if r.status == "skipped"),
+            scoring_errors=n,
+            note=f"scoring failed: {reason}",
+        )
+        scorer = dataset.format if dataset.format in SCORERS else "edgemmeval"
+        return ScoreReport(scorer=scorer, summary=summary, samples=rows)
+
 
 # -- registrations --
 from .edgemm import score_edgemm
@@ -31,3 +74,5 @@ from .evalscope import score_vmcq, score_vqa
 SCORERS.add("general_vqa", Scorer("general_vqa", score_vqa))
 SCORERS.add("general_vmcq", Scorer("general_vmcq", score_vmcq))
 # -- end registrations --
+
+__all__ = ["SCORERS", "ScoreReport", "Scorer", "read_report_json", "report_json", "score_safely"]

@@ -23,11 +23,11 @@ from .metrics import (
     TOOL_CALL_PASS,
     verdict,
 )
+from .record import isolated
 from .structured import check_format, content_references
 from .toolcall import check_call
-from .types import CallCheck, FormatCheck, SampleScore
+from .types import CallCheck, FormatCheck, ModalityScore, SampleScore, ScoredSample, ScoreReport, ScoreSummary
 
-SCHEMA_VERSION = 1
 NOTE_NOTHING_SCORED = (
     "nothing was scored: every test_id of the dataset is missing from the results (or null). "
     "The results file is probably missing or does not map test ids to outputs; "
@@ -78,16 +78,9 @@ def _round(x: float) -> float:
     return round(float(x), SCORE_DECIMALS)
 
 
-def sample_row(s: SampleScore) -> dict[str, Any]:
-    """The report.json row of one scored sample (sub-results only where they apply)."""
-    row: dict[str, Any] = {
-        "test_id": s.id,
-        "modality": s.modality,
-        "task": s.task,
-        "metric": s.metric,
-        "score": _round(s.score),
-        "passed": s.passed,
-    }
+def _detail(s: SampleScore) -> dict[str, Any]:
+    """The report.json sub-results of one scored sample (only where they apply)."""
+    row: dict[str, Any] = {}
     if s.format is not None:
         row["constraint_type"] = s.format.constraint_type
         row["format_valid"] = s.format.valid
@@ -104,52 +97,92 @@ def sample_row(s: SampleScore) -> dict[str, Any]:
     return row
 
 
-def build_report(scores: list[SampleScore], skipped: list[str], unknown: list[str]) -> dict[str, Any]:
-    """Aggregate scored rows into the report.json dict (pure)."""
+def scored_sample(sample: Sample, output: str) -> ScoredSample:
+    """One row scored into the record; if scoring raises, the row is a scoring error (fails, 0.0)."""
+
+    def one() -> ScoredSample:
+        s = score_sample(sample, output)
+        return ScoredSample(
+            id=s.id,
+            modality=s.modality,
+            task=s.task,
+            metric=s.metric,
+            score=_round(s.score),
+            passed=s.passed,
+            reference=sample.reference,
+            detail=_detail(s),
+        )
+
+    def failed(reason: str) -> ScoredSample:
+        return ScoredSample(
+            id=sample.id,
+            modality=sample.modality,
+            status="error",
+            task=sample.task,
+            metric=metric_for(sample),
+            score=0.0,
+            passed=False,
+            reference=sample.reference,
+            error=reason,
+        )
+
+    return isolated(one, failed)
+
+
+def build_report(rows: list[ScoredSample], unknown: list[str]) -> ScoreReport:
+    """Aggregate the rows (skipped ones included, dataset order) into the record (pure).
+
+    Pass decisions use the exact values; the record's scores are already rounded."""
+    scores = [s for s in rows if s.status != "skipped"]
     n = len(scores)
-    passed = sum(s.passed for s in scores)
-    by_mod: dict[str, dict[str, Any]] = {}
+    passed = sum(bool(s.passed) for s in scores)
+    by_mod: dict[str, list[ScoredSample]] = {}
     for s in scores:
-        m = by_mod.setdefault(s.modality, {"sum": 0.0, "passed": 0, "total": 0})
-        m["sum"] += s.score
-        m["passed"] += int(s.passed)
-        m["total"] += 1
-    summary: dict[str, Any] = {
-        "total_scored": n,
-        "total_passed": passed,
-        "overall_avg": _round(sum(s.score for s in scores) / n) if n else 0.0,
-        "pass_rate_pct": round(100.0 * passed / n, PCT_DECIMALS) if n else 0.0,
-        "verdict": verdict(passed, n),
-        "skipped": skipped,
-        "unknown_ids": unknown,
-    }
-    if n == 0:
-        summary["note"] = NOTE_NOTHING_SCORED
-    return {
-        "schema_version": SCHEMA_VERSION,
-        "scorer": "edgemmeval",
-        "summary": summary,
-        "by_modality": {
-            mod: {"avg_score": _round(v["sum"] / v["total"]), "passed": v["passed"], "total": v["total"]}
+        by_mod.setdefault(s.modality, []).append(s)
+    return ScoreReport(
+        scorer="edgemmeval",
+        summary=ScoreSummary(
+            total_scored=n,
+            total_passed=passed,
+            overall_avg=_round(sum(s.score or 0.0 for s in scores) / n) if n else 0.0,
+            pass_rate_pct=round(100.0 * passed / n, PCT_DECIMALS) if n else 0.0,
+            verdict=verdict(passed, n),
+            skipped=tuple(s.id for s in rows if s.status == "skipped"),
+            unknown_ids=tuple(unknown),
+            scoring_errors=sum(s.status == "error" for s in scores),
+            note="" if n else NOTE_NOTHING_SCORED,
+        ),
+        by_modality=tuple(
+            ModalityScore(
+                mod, len(v), sum(bool(s.passed) for s in v), _round(sum(s.score or 0.0 for s in v) / len(v))
+            )
             for mod, v in by_mod.items()
-        },
-        "samples": [sample_row(s) for s in scores],
-    }
+        ),
+        samples=tuple(rows),
+    )
 
 
-def score_edgemm(dataset: Dataset, outputs: Mapping[str, str | None]) -> dict[str, Any]:
+def score_edgemm(dataset: Dataset, outputs: Mapping[str, str | None]) -> ScoreReport:
     """Score every dataset row that has an output; a missing or null output is skipped."""
-    scores: list[SampleScore] = []
-    skipped: list[str] = []
+    rows: list[ScoredSample] = []
     for sample in dataset.samples:
         output = outputs.get(sample.id)
         if output is None:
-            skipped.append(sample.id)
+            rows.append(
+                ScoredSample(
+                    id=sample.id,
+                    modality=sample.modality,
+                    status="skipped",
+                    task=sample.task,
+                    metric=metric_for(sample),
+                    reference=sample.reference,
+                )
+            )
         else:
-            scores.append(score_sample(sample, output))
+            rows.append(scored_sample(sample, output))
     known = {s.id for s in dataset.samples}
     unknown = sorted(k for k in outputs if k not in known)
-    return build_report(scores, skipped, unknown)
+    return build_report(rows, unknown)
 
 
 def _no_duplicates(path: Path):

@@ -1,120 +1,147 @@
 """Scorers for evalscope's General-VQA and General-VMCQ: per-sample metrics, averaged per subset.
 
-The report dict (report.json for these formats):
-  {"schema_version", "format", "dataset" (evalscope's pretty name), "main_metric",
-   "metrics": [{"metric", "subset", "num", "score"} ...]  per subset, plus subset "OVERALL"
-              (sample-weighted) when there are several subsets,
-   "samples": [{"id", "subset", "modality", "status": "scored"|"skipped", "output",
-                "reference", "scores": {metric: value}, ("extracted" for VMCQ)} ...],
-   "summary": {"total_scored", "skipped", "overall_avg" (the main metric over all scored samples),
-               "by_subset": {subset: num}, (VMCQ: "total_passed", "pass_rate_pct")}}
-Scores are fractions in [0, 1], rounded to SCORE_DECIMALS. A sample whose output is None (not run,
-or `unsupported` such as video) is skipped: counted in `skipped`, in no average.
+Each returns the ScoreReport record; its report.json (scoring.record.report_json) keeps evalscope's
+layout: {"schema_version", "format", "dataset", "main_metric", "metrics": [{"metric", "subset", "num",
+"score"}...] per subset plus "OVERALL" (sample-weighted) when there are several, "samples": [{"id",
+"subset", "modality", "status": "scored"|"skipped"|"error", "output", "reference", "scores"}...],
+"summary": {"total_scored", "skipped" (a count), "overall_avg", "by_subset", "scoring_errors",
+(VMCQ: "total_passed", "pass_rate_pct")}}. Scores are fractions in [0, 1], rounded to SCORE_DECIMALS.
+A sample whose output is None (not run, or `unsupported` such as video) is skipped. A sample whose
+scoring raises is an error: every metric 0.0 (a failed answer), its reason kept.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from ..datasets.types import Dataset, Sample
 from .evalscope_metrics import ACCURACY, VQA_MAIN_METRIC, VQA_METRICS, extract_choice, vqa_scores
+from .record import EVALSCOPE_PRETTY, isolated
+from .types import MetricRow, ScoredSample, ScoreReport, ScoreSummary
 
-SCHEMA_VERSION = 1
 SCORE_DECIMALS = 4
 OVERALL = "OVERALL"
-PRETTY = {"general_vqa": "General-VQA", "general_vmcq": "General-VMCQ"}
 
 
 def _r(x: float) -> float:
     return round(float(x), SCORE_DECIMALS)
 
 
-def metric_rows(samples: Sequence[Mapping[str, Any]], metrics: Sequence[str]) -> list[dict[str, Any]]:
+def metric_rows(samples: Sequence[ScoredSample], metrics: Sequence[str]) -> tuple[MetricRow, ...]:
     """Per-subset averages of each metric over scored samples (+ OVERALL when several subsets)."""
-    scored = [s for s in samples if s["status"] == "scored"]
-    subsets = sorted({s["subset"] for s in scored})
-    groups = [(sub, [s for s in scored if s["subset"] == sub]) for sub in subsets]
+    scored = [s for s in samples if s.status != "skipped"]
+    subsets = sorted({s.subset for s in scored})
+    groups = [(sub, [s for s in scored if s.subset == sub]) for sub in subsets]
     if len(subsets) > 1:
         groups.append((OVERALL, scored))
     rows = []
     for metric in metrics:
         for sub, group in groups:
-            values = [s["scores"][metric] for s in group if metric in s["scores"]]
+            values = [s.scores[metric] for s in group if metric in s.scores]
             if values:
-                rows.append(
-                    {
-                        "metric": metric,
-                        "subset": sub,
-                        "num": len(values),
-                        "score": _r(sum(values) / len(values)),
-                    }
-                )
+                rows.append(MetricRow(metric, sub, len(values), _r(sum(values) / len(values))))
+    return tuple(rows)
+
+
+def summarize(
+    fmt: str, main: str, rows: Sequence[ScoredSample], metrics: Sequence[MetricRow], extra: Mapping[str, Any]
+) -> ScoreReport:
+    scored = [s for s in rows if s.status != "skipped"]
+    by_subset: dict[str, int] = {}
+    for s in scored:
+        by_subset[s.subset] = by_subset.get(s.subset, 0) + 1
+    main_values = [s.scores[main] for s in scored if main in s.scores]
+    has_pass = any(s.passed is not None for s in scored)
+    passed = sum(bool(s.passed) for s in scored) if has_pass else None
+    return ScoreReport(
+        scorer=fmt,
+        summary=ScoreSummary(
+            total_scored=len(scored),
+            total_passed=passed,
+            overall_avg=_r(sum(main_values) / len(main_values)) if main_values else 0.0,
+            pass_rate_pct=(round(100.0 * passed / len(scored), 2) if scored else 0.0) if has_pass else None,
+            skipped=tuple(s.id for s in rows if s.status == "skipped"),
+            scoring_errors=sum(s.status == "error" for s in rows),
+            extra={"by_subset": by_subset, **extra},
+        ),
+        metrics=tuple(metrics),
+        samples=tuple(rows),
+        dataset=EVALSCOPE_PRETTY[fmt],
+        main_metric=main,
+    )
+
+
+def _score_all(
+    dataset: Dataset,
+    outputs: Mapping[str, str | None],
+    main: str,
+    names: Sequence[str],
+    one: Callable[[Sample, str], tuple[dict[str, float], dict[str, Any]]],
+    pass_of: Callable[[dict[str, float]], bool | None],
+) -> list[ScoredSample]:
+    rows = []
+    for sample in dataset.samples:
+        out = outputs.get(sample.id)
+        base = {
+            "id": sample.id,
+            "modality": sample.modality,
+            "subset": sample.subset,
+            "metric": main,
+            "reference": sample.reference,
+        }
+        if out is None:
+            rows.append(ScoredSample(**base, status="skipped", detail={"output": None}))
+            continue
+
+        def scored(sample: Sample = sample, out: str = out, base: dict = base) -> ScoredSample:
+            scores, detail = one(sample, out)
+            scores = {m: _r(v) for m, v in scores.items()}
+            return ScoredSample(
+                **base,
+                score=scores.get(main),
+                passed=pass_of(scores),
+                scores=scores,
+                detail={"output": out, **detail},
+            )
+
+        def failed(reason: str, out: str = out, base: dict = base) -> ScoredSample:
+            zeros = {m: 0.0 for m in names}
+            return ScoredSample(
+                **base,
+                status="error",
+                score=0.0,
+                passed=pass_of(zeros),
+                scores=zeros,
+                error=reason,
+                detail={"output": out},
+            )
+
+        rows.append(isolated(scored, failed))
     return rows
 
 
-def _sample_row(sample: Sample, output: str | None) -> dict[str, Any]:
-    return {
-        "id": sample.id,
-        "subset": sample.subset,
-        "modality": sample.modality,
-        "status": "skipped" if output is None else "scored",
-        "output": output,
-        "reference": sample.reference,
-        "scores": {},
-    }
-
-
-def _report(fmt: str, main: str, samples: list[dict[str, Any]], metrics: Sequence[str]) -> dict[str, Any]:
-    scored = [s for s in samples if s["status"] == "scored"]
-    by_subset: dict[str, int] = {}
-    for s in scored:
-        by_subset[s["subset"]] = by_subset.get(s["subset"], 0) + 1
-    main_values = [s["scores"][main] for s in scored if main in s["scores"]]
-    return {
-        "schema_version": SCHEMA_VERSION,
-        "format": fmt,
-        "dataset": PRETTY[fmt],
-        "main_metric": main,
-        "metrics": metric_rows(samples, metrics),
-        "samples": samples,
-        "summary": {
-            "total_scored": len(scored),
-            "skipped": len(samples) - len(scored),
-            "overall_avg": _r(sum(main_values) / len(main_values)) if main_values else 0.0,
-            "by_subset": by_subset,
-        },
-    }
-
-
-def score_vqa(dataset: Dataset, outputs: Mapping[str, str | None]) -> dict[str, Any]:
+def score_vqa(dataset: Dataset, outputs: Mapping[str, str | None]) -> ScoreReport:
     """General-VQA: BLEU-1..4 and ROUGE-1/2/L R/P/F of each output vs the row's `answer`."""
-    rows = []
-    for sample in dataset.samples:
-        out = outputs.get(sample.id)
-        row = _sample_row(sample, out)
-        if out is not None:
-            row["scores"] = {m: _r(v) for m, v in vqa_scores(out, sample.reference).items()}
-        rows.append(row)
-    return _report("general_vqa", VQA_MAIN_METRIC, rows, VQA_METRICS)
-
-
-def score_vmcq(dataset: Dataset, outputs: Mapping[str, str | None]) -> dict[str, Any]:
-    """General-VMCQ: accuracy of the extracted answer letter."""
-    rows = []
-    for sample in dataset.samples:
-        out = outputs.get(sample.id)
-        row = _sample_row(sample, out)
-        if out is not None:
-            picked = extract_choice(out, len(sample.choices))
-            row["extracted"] = picked
-            row["scores"] = {ACCURACY: 1.0 if picked == sample.reference else 0.0}
-        rows.append(row)
-    report = _report("general_vmcq", ACCURACY, rows, (ACCURACY,))
-    summary = report["summary"]
-    correct = sum(1 for r in rows if r["scores"].get(ACCURACY) == 1.0)
-    summary["total_passed"] = correct
-    summary["pass_rate_pct"] = (
-        round(100.0 * correct / summary["total_scored"], 2) if summary["total_scored"] else 0.0
+    rows = _score_all(
+        dataset,
+        outputs,
+        VQA_MAIN_METRIC,
+        VQA_METRICS,
+        lambda s, out: (vqa_scores(out, s.reference), {}),
+        lambda scores: None,
     )
-    return report
+    return summarize("general_vqa", VQA_MAIN_METRIC, rows, metric_rows(rows, VQA_METRICS), {})
+
+
+def score_vmcq(dataset: Dataset, outputs: Mapping[str, str | None]) -> ScoreReport:
+    """General-VMCQ: accuracy of the extracted answer letter."""
+
+    def one(sample: Sample, out: str) -> tuple[dict[str, float], dict[str, Any]]:
+        picked = extract_choice(out, len(sample.choices))
+        return {ACCURACY: 1.0 if picked == sample.reference else 0.0}, {"extracted": picked}
+
+    rows = _score_all(
+        dataset, outputs, ACCURACY, (ACCURACY,), one, lambda scores: scores.get(ACCURACY) == 1.0
+    )
+    return summarize("general_vmcq", ACCURACY, rows, metric_rows(rows, (ACCURACY,)), {})

@@ -9,6 +9,9 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from .record import read_report_json
+from .types import ScoreReport
+
 HEADERS = ("Model", "Dataset", "Metric", "Subset", "Num", "Score")
 _RIGHT = {"Num", "Score"}
 
@@ -18,12 +21,21 @@ def format_score(score: float) -> str:
     return f"{round(score * 100, 1):g}%"
 
 
-def render_table(model: str, report: Mapping[str, Any]) -> str:
-    """The table for one report dict (from scoring.evalscope) and the model's name."""
-    dataset = str(report.get("dataset") or report.get("format", ""))
+def render_table(model: str, report: ScoreReport | Mapping[str, Any]) -> str:
+    """The table of one device's score record and the model's name (a report.json dict is read too)."""
+    if isinstance(report, Mapping):
+        report = read_report_json(report)
+    dataset = report.dataset or report.scorer
     rows = [
-        (model, dataset, str(m["metric"]), str(m["subset"]), str(m["num"]), format_score(m["score"]))
-        for m in report.get("metrics", [])
+        (
+            model,
+            dataset,
+            m.metric,
+            m.subset,
+            str(m.num),
+            format_score(m.score) if m.score is not None else "failed",
+        )
+        for m in report.metrics
     ]
     widths = [max(len(h), *(len(r[i]) for r in rows)) if rows else len(h) for i, h in enumerate(HEADERS)]
 

@@ -3,8 +3,9 @@
 Any OpenAI-compatible endpoint: POST {URL}/chat/completions, temperature 0. The judge reads the
 question text (media omitted: it need not be multimodal, as in evalscope), the reference and the
 prediction, and ends its reply with CORRECT or INCORRECT. An unparseable reply scores 0 and is
-counted in `summary.judge_unparsed`. An endpoint that cannot be reached stops scoring with a
-ConfigError: it is a setup problem, not a sample result.
+counted in `summary.judge_unparsed`. An endpoint that fails (unreachable, HTTP error, a reply that
+is not a chat completion) marks the `Accuracy` metric failed with its reason; every other score and
+every report is still written.
 """
 
 from __future__ import annotations
@@ -14,13 +15,14 @@ import re
 import urllib.error
 import urllib.request
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from ..datasets.types import Dataset, Sample
-from ..errors import ConfigError
+from ..errors import ConfigError, EdgefarmError
 from .evalscope import metric_rows
 from .evalscope_metrics import ACCURACY
+from .types import MetricRow, ScoredSample, ScoreReport
 
 PROMPT = """You are grading an answer to a question against a reference answer.
 
@@ -95,21 +97,43 @@ def judge_one(
 
 
 def add_judge_accuracy(
-    report: Mapping[str, Any], dataset: Dataset, cfg: JudgeConfig, post: Post = post_chat
-) -> dict[str, Any]:
-    """A copy of a General-VQA report with `Accuracy` per scored sample and per subset."""
+    report: ScoreReport, dataset: Dataset, cfg: JudgeConfig, post: Post = post_chat
+) -> ScoreReport:
+    """The General-VQA record with `Accuracy` per scored sample and per subset.
+
+    A judge that fails (unreachable, HTTP 500, not a chat completion) stops judging: `Accuracy` is
+    marked failed with the reason (in `metrics` and `summary.judge_error`), every other score stays,
+    and the reports are still written."""
     by_id = {s.id: s for s in dataset.samples}
-    samples, unparsed = [], 0
-    for row in report["samples"]:
-        row = {**row, "scores": dict(row["scores"])}
-        sample = by_id.get(row["id"])
-        if row["status"] == "scored" and sample is not None:
-            verdict, raw = judge_one(cfg, sample, row["output"] or "", post)
-            unparsed += verdict is None
-            row["scores"][ACCURACY] = 1.0 if verdict else 0.0
-            row["judge"] = {"model": cfg.model, "verdict": verdict, "reply": raw}
+    samples: list[ScoredSample] = []
+    unparsed, error = 0, ""
+    for row in report.samples:
+        sample = by_id.get(row.id)
+        if row.status == "scored" and sample is not None and not error:
+            try:
+                verdict, raw = judge_one(cfg, sample, str(row.detail.get("output") or ""), post)
+            except EdgefarmError as e:
+                error = str(e).splitlines()[0]
+            else:
+                unparsed += verdict is None
+                row = replace(
+                    row,
+                    scores={**row.scores, ACCURACY: 1.0 if verdict else 0.0},
+                    detail={**row.detail, "judge": {"model": cfg.model, "verdict": verdict, "reply": raw}},
+                )
         samples.append(row)
-    out = {**report, "samples": samples}
-    out["metrics"] = list(report["metrics"]) + metric_rows(samples, (ACCURACY,))
-    out["summary"] = {**report["summary"], "judge_model": cfg.model, "judge_unparsed": unparsed}
-    return out
+    if error:
+        subsets = sorted({s.subset for s in samples if s.status == "scored"}) or [""]
+        judged = tuple(MetricRow(ACCURACY, sub, 0, None, failed=f"judge failed: {error}") for sub in subsets)
+        samples = [replace(s, scores={k: v for k, v in s.scores.items() if k != ACCURACY}) for s in samples]
+    else:
+        judged = metric_rows(samples, (ACCURACY,))
+    extra = {**report.summary.extra, "judge_model": cfg.model, "judge_unparsed": unparsed}
+    if error:
+        extra["judge_error"] = error
+    return replace(
+        report,
+        samples=tuple(samples),
+        metrics=report.metrics + judged,
+        summary=replace(report.summary, extra=extra),
+    )

@@ -148,12 +148,14 @@ def test_summary_printer_tolerates_other_scorers_reports() -> None:
     from rich.console import Console
 
     from orchestrator.cli.score import print_summary
+    from orchestrator.scoring import read_report_json
 
     buf = io.StringIO()
     report = {
         "summary": {"total_scored": 3, "skipped": 1, "overall_avg": 0.5},
+        "samples": [{"id": "9", "status": "skipped", "scores": {}}],
         "metrics": [{"metric": "bleu-1", "subset": "default", "num": 3, "score": 0.5}],
     }
-    print_summary(report, Console(file=buf, width=100), dataset_name="vqa")
+    print_summary(read_report_json({"format": "general_vqa", **report}), Console(file=buf, width=100), "vqa")
     text = buf.getvalue()
     assert "vqa: scored 3, average score 0.5, skipped 1" in text and "bleu-1" in text

@@ -10,6 +10,7 @@ from click.testing import CliRunner
 
 from orchestrator.cli import main
 from orchestrator.datasets import BUNDLED_DATASET, load_dataset, require_valid
+from orchestrator.scoring import report_json
 from orchestrator.scoring.edgemm import score_edgemm, score_sample
 from orchestrator.scoring.metrics import VERDICT_OK
 
@@ -28,7 +29,7 @@ def test_every_row_passes_with_its_own_reference(bundled) -> None:
     failing = [(s.id, score_sample(s, s.reference)) for s in bundled.samples]
     failing = [(sid, sc.metric, sc.score) for sid, sc in failing if not sc.passed]
     assert failing == []
-    report = score_edgemm(bundled, {s.id: s.reference for s in bundled.samples})
+    report = report_json(score_edgemm(bundled, {s.id: s.reference for s in bundled.samples}))
     assert report["summary"]["total_passed"] == 200 and report["summary"]["pass_rate_pct"] == 100.0
     assert {m: v["total"] for m, v in report["by_modality"].items()} == bundled.by_modality
 

@@ -9,7 +9,7 @@ import pytest
 
 from orchestrator.datasets.types import Constraint, Dataset, ExpectedCall, Part, Sample, Turn
 from orchestrator.errors import ResultsError
-from orchestrator.scoring import SCORERS
+from orchestrator.scoring import SCORERS, report_json
 from orchestrator.scoring.edgemm import read_results_file, score_edgemm, score_sample
 from orchestrator.scoring.metrics import VERDICT_ISSUES, VERDICT_OK
 
@@ -119,7 +119,7 @@ def test_report_shape_and_sub_results() -> None:
         "TCL-001": 'get_weather(city="Paris")',
         "EXTRA-9": "not in the dataset",
     }
-    report = score_edgemm(ds, outputs)
+    report = report_json(score_edgemm(ds, outputs))
     assert set(report) >= {"summary", "by_modality", "samples"}
     summary = report["summary"]
     assert summary["total_scored"] == 3 and summary["total_passed"] == 2
@@ -141,7 +141,7 @@ def test_report_shape_and_sub_results() -> None:
 
 def _verdict_report(n: int, passing: int) -> dict:
     ds = dataset(*(sample(f"TXT-{i}") for i in range(n)))
-    return score_edgemm(ds, {f"TXT-{i}": "Paris" if i < passing else "London" for i in range(n)})
+    return report_json(score_edgemm(ds, {f"TXT-{i}": "Paris" if i < passing else "London" for i in range(n)}))
 
 
 @pytest.mark.parametrize(
@@ -164,16 +164,24 @@ def test_verdict_edges(n: int, passing: int, pct: float, verdict: str) -> None:
 
 def test_missing_and_null_are_skipped_but_empty_string_is_scored_and_fails() -> None:
     ds = dataset(sample("A"), sample("B"), sample("C"))
-    report = score_edgemm(ds, {"B": None, "C": ""})
+    report = report_json(score_edgemm(ds, {"B": None, "C": ""}))
     assert report["summary"]["skipped"] == ["A", "B"]
     assert report["summary"]["total_scored"] == 1
     assert report["samples"] == [
-        {"test_id": "C", "modality": "text", "task": "qa", "metric": "bleu1", "score": 0.0, "passed": False}
+        {
+            "test_id": "C",
+            "modality": "text",
+            "task": "qa",
+            "metric": "bleu1",
+            "score": 0.0,
+            "passed": False,
+            "reference": "Paris",
+        }
     ]
 
 
 def test_nothing_scored_says_why() -> None:
-    report = score_edgemm(dataset(sample("A"), sample("B")), {"a": "Paris", "IMG-001": "x"})
+    report = report_json(score_edgemm(dataset(sample("A"), sample("B")), {"a": "Paris", "IMG-001": "x"}))
     summary = report["summary"]
     assert summary["total_scored"] == 0 and summary["verdict"] == VERDICT_ISSUES
     assert summary["overall_avg"] == 0.0 and summary["pass_rate_pct"] == 0.0
@@ -184,7 +192,7 @@ def test_nothing_scored_says_why() -> None:
 
 def test_scores_are_rounded_but_pass_uses_the_exact_value() -> None:
     row = sample("T", refs=("a b c",))
-    report = score_edgemm(dataset(row), {"T": "a x y"})
+    report = report_json(score_edgemm(dataset(row), {"T": "a x y"}))
     assert report["samples"][0]["score"] == 0.3333 and report["summary"]["overall_avg"] == 0.3333
 
 

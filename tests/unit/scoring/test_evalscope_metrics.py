@@ -16,8 +16,7 @@ from nltk.tokenize import NLTKWordTokenizer
 from nltk.translate.bleu_score import sentence_bleu
 
 from orchestrator.datasets.types import Dataset, Part, Sample, Turn
-from orchestrator.errors import ConfigError
-from orchestrator.scoring import SCORERS
+from orchestrator.scoring import SCORERS, report_json
 from orchestrator.scoring.evalscope_metrics import bleu_scores, extract_choice, rouge_scores
 from orchestrator.scoring.evalscope_table import render_table
 from orchestrator.scoring.judge import JudgeConfig, add_judge_accuracy, parse_verdict
@@ -135,7 +134,7 @@ def _ds(samples, fmt) -> Dataset:
 def test_vqa_scorer_averages_per_subset_and_skips_missing() -> None:
     ds = _ds([_sample("0", "a", "Dog"), _sample("1", "a", "Museum"), _sample("2", "b", "Tokyo"),
               _sample("3", "b", "x")], "general_vqa")  # fmt: skip
-    rep = SCORERS.get("general_vqa").score(ds, {"0": "Dog", "1": "", "2": "Tokyo", "3": None})
+    rep = report_json(SCORERS.get("general_vqa").score(ds, {"0": "Dog", "1": "", "2": "Tokyo", "3": None}))
     assert rep["summary"]["total_scored"] == 3 and rep["summary"]["skipped"] == 1
     rows = {(m["metric"], m["subset"]): m for m in rep["metrics"]}
     assert rows[("BLEU-1", "a")] == {"metric": "BLEU-1", "subset": "a", "num": 2, "score": 0.5}
@@ -147,7 +146,9 @@ def test_vqa_scorer_averages_per_subset_and_skips_missing() -> None:
 
 def test_vmcq_scorer_and_table() -> None:
     ds = _ds([_sample(str(i), "example", r, "abcd") for i, r in enumerate("ADC")], "general_vmcq")
-    rep = SCORERS.get("general_vmcq").score(ds, {"0": "ANSWER: A", "1": "B", "2": "Think... ANSWER: C"})
+    rep = report_json(
+        SCORERS.get("general_vmcq").score(ds, {"0": "ANSWER: A", "1": "B", "2": "Think... ANSWER: C"})
+    )
     assert rep["metrics"] == [{"metric": "Accuracy", "subset": "example", "num": 3, "score": 0.6667}]
     assert [s["extracted"] for s in rep["samples"]] == ["A", "B", "C"]
     assert rep["summary"]["total_passed"] == 2 and rep["summary"]["pass_rate_pct"] == 66.67
@@ -200,7 +201,8 @@ def test_judge_accuracy_against_local_endpoint(judge_url: str) -> None:
               _sample("3", "s", "x")], "general_vqa")  # fmt: skip
     rep = SCORERS.get("general_vqa").score(ds, {"0": "dog.", "1": "A school", "2": "garble", "3": None})
     _Judge.seen.clear()
-    out = add_judge_accuracy(rep, ds, JudgeConfig(url=judge_url, model="judge-1"))
+    out = report_json(add_judge_accuracy(rep, ds, JudgeConfig(url=judge_url, model="judge-1")))
+    rep = report_json(rep)
     assert len(_Judge.seen) == 3 and _Judge.seen[0][0] == "/v1/chat/completions"
     assert _Judge.seen[0][1]["model"] == "judge-1" and _Judge.seen[0][1]["temperature"] == 0.0
     assert "What is 0?" in _Judge.seen[0][1]["messages"][0]["content"]
@@ -209,11 +211,53 @@ def test_judge_accuracy_against_local_endpoint(judge_url: str) -> None:
     assert out["summary"]["judge_unparsed"] == 1 and "Accuracy" not in rep["samples"][0]["scores"]
 
 
-def test_judge_unreachable_is_a_config_error() -> None:
+class _Failing(BaseHTTPRequestHandler):
+    calls: ClassVar[list] = []
+
+    def do_POST(self) -> None:
+        _Failing.calls.append(self.path)
+        self.rfile.read(int(self.headers["Content-Length"]))
+        data = b'{"error": "model overloaded"}'
+        self.send_response(500)
+        self.send_header("Content-Length", str(len(data)))
+        self.end_headers()
+        self.wfile.write(data)
+
+    def log_message(self, *a) -> None:
+        pass
+
+
+@pytest.fixture
+def failing_judge_url():
+    server = HTTPServer(("127.0.0.1", 0), _Failing)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    yield f"http://127.0.0.1:{server.server_address[1]}/v1"
+    server.shutdown()
+    server.server_close()
+
+
+def test_a_judge_answering_500_marks_accuracy_failed_and_keeps_every_other_score(failing_judge_url) -> None:
+    ds = _ds([_sample("0", "s", "Dog"), _sample("1", "s", "Cat")], "general_vqa")
+    rep = SCORERS.get("general_vqa").score(ds, {"0": "Dog", "1": "cat"})
+    _Failing.calls.clear()
+    out = add_judge_accuracy(rep, ds, JudgeConfig(url=failing_judge_url, model="m", timeout_s=5))
+    assert len(_Failing.calls) == 1  # stops at the first failure instead of hammering a broken endpoint
+    acc = [m for m in out.metrics if m.metric == "Accuracy"]
+    assert acc and acc[0].score is None and "HTTP 500" in acc[0].failed
+    assert (
+        out.metrics[: len(rep.metrics)] == rep.metrics and out.summary.overall_avg == rep.summary.overall_avg
+    )
+    data = report_json(out)
+    assert "HTTP 500" in data["summary"]["judge_error"]
+    assert all("Accuracy" not in s["scores"] for s in data["samples"])
+    assert "failed" in render_table("m", out)
+
+
+def test_judge_unreachable_marks_accuracy_failed() -> None:
     ds = _ds([_sample("0", "s", "Dog")], "general_vqa")
     rep = SCORERS.get("general_vqa").score(ds, {"0": "Dog"})
-    with pytest.raises(ConfigError, match="judge endpoint"):
-        add_judge_accuracy(rep, ds, JudgeConfig(url="http://127.0.0.1:9/v1", model="m", timeout_s=2))
+    out = add_judge_accuracy(rep, ds, JudgeConfig(url="http://127.0.0.1:9/v1", model="m", timeout_s=2))
+    assert "judge endpoint" in out.summary.extra["judge_error"]
 
 
 def test_parse_verdict() -> None:
