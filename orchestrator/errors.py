@@ -58,3 +58,9 @@ class UnknownName(EdgefarmError):
     """A registry lookup for a name nobody registered."""
 
     exit_code = 2
+
+
+class OutputError(EdgefarmError):
+    """A run folder, report or other output file that cannot be written (permissions, disk full, ...)."""
+
+    exit_code = 5

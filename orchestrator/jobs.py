@@ -6,8 +6,6 @@ a device or a command line, and nothing outside the dataset folder is read (the 
 
 from __future__ import annotations
 
-import os
-import shutil
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -16,7 +14,7 @@ from typing import Any
 from android_runner.contract import JobItem, JobPart
 
 from .datasets.types import Constraint, Sample
-from .fsutil import write_text_atomic
+from .fsutil import make_dir, place_file, write_text_atomic
 
 
 @dataclass(frozen=True)
@@ -39,16 +37,6 @@ def _constraint_json(c: Constraint | None) -> dict[str, Any] | None:
     return d
 
 
-def _place(src: Path, dst: Path) -> None:
-    """Hard-link when possible (same filesystem), else copy."""
-    if dst.exists():
-        return
-    try:
-        os.link(src, dst)
-    except OSError:
-        shutil.copyfile(src, dst)
-
-
 def job_items(samples: Sequence[Sample], opts: JobOptions, media_dir: Path | None = None) -> list[JobItem]:
     """Build the JobItems; with media_dir, also place each media file there under its neutral name."""
     items = []
@@ -66,7 +54,7 @@ def job_items(samples: Sequence[Sample], opts: JobOptions, media_dir: Path | Non
                 suffix = (p.path.suffix.lower() if p.path else "")[:8]
                 rel = f"media/{n:04d}-{k}{suffix}"
                 if media_dir is not None and p.path is not None:
-                    _place(p.path, media_dir.parent / rel)
+                    place_file(p.path, media_dir.parent / rel)
                 parts.append(JobPart(p.kind, path=rel))
             turns.append(tuple(parts))
         items.append(
@@ -87,8 +75,7 @@ def job_items(samples: Sequence[Sample], opts: JobOptions, media_dir: Path | Non
 
 def write_bundle(samples: Sequence[Sample], folder: Path, opts: JobOptions) -> list[JobItem]:
     """Write `folder/job.jsonl` and `folder/media/`; returns the items written."""
-    media = folder / "media"
-    media.mkdir(parents=True, exist_ok=True)
+    media = make_dir(folder / "media")
     items = job_items(samples, opts, media_dir=media)
     write_text_atomic(folder / "job.jsonl", "".join(it.to_json() + "\n" for it in items))
     return items

@@ -20,6 +20,7 @@ from android_runner.contract import read_results
 
 from .errors import ConfigError
 from .fsutil import write_json_atomic, write_text_atomic
+from .jsonio import DOCUMENT, read_json
 from .report.combine import build_report, device_row, sample_rows
 from .report.printers import PRINTERS
 from .report.types import RunReport
@@ -66,15 +67,34 @@ def write_run_json(run_dir: Path, run: Mapping[str, Any]) -> None:
     write_json_atomic(run_dir / "run.json", dict(run))
 
 
-def read_run_json(run_dir: Path) -> dict[str, Any]:
+RUN_ID = re.compile(r"^\d{8}-\d{6}-[0-9a-f]{4,}$")  # what new_run_id makes
+_RUN_FIX = "pass a folder made by `edgefarm run` (runs/<run-id>), untouched"
+
+
+def read_run_json(run_dir: Path, *, own_folder: bool = False) -> dict[str, Any]:
+    """run.json of a run folder, checked: a JSON object within bounds with a run_id edgefarm makes;
+    with own_folder (--resume, which writes into the folder), that run_id must also be the folder's name."""
     path = Path(run_dir) / "run.json"
     if not path.is_file():
+        raise ConfigError(f"no run.json in {run_dir}", where=str(run_dir), fix=_RUN_FIX)
+    run = read_json(path, DOCUMENT, error=ConfigError, fix=_RUN_FIX)
+    if not isinstance(run, dict):
+        raise ConfigError("run.json is not a JSON object", where=str(path), fix=_RUN_FIX)
+    run_id = run.get("run_id")
+    if not isinstance(run_id, str) or not RUN_ID.match(run_id):
+        shown = json.dumps(run_id, ensure_ascii=True)[:80]
         raise ConfigError(
-            f"no run.json in {run_dir}",
-            where=str(run_dir),
-            fix="pass a folder made by `edgefarm run` (runs/<run-id>)",
+            f"run_id {shown} is not a run id edgefarm makes (YYYYMMDD-HHMMSS-hex)",
+            where=f"{path} field 'run_id'",
+            fix=_RUN_FIX,
         )
-    return json.loads(path.read_text(encoding="utf-8"))
+    if own_folder and Path(run_dir).resolve().name != run_id:
+        raise ConfigError(
+            f"run_id {run_id!r} does not name this folder ({Path(run_dir).resolve().name!r})",
+            where=f"{path} field 'run_id'",
+            fix="pass the run's own folder runs/<run_id>; a renamed or copied run folder cannot be resumed",
+        )
+    return run
 
 
 def write_outcome(dev_dir: Path, outcome) -> None:
@@ -93,11 +113,24 @@ def write_outcome(dev_dir: Path, outcome) -> None:
 
 
 def _read_json(path: Path) -> Any:
-    return json.loads(path.read_text(encoding="utf-8")) if path.is_file() else None
+    if not path.is_file():
+        return None
+    return read_json(path, DOCUMENT, error=ConfigError, fix="re-run the run with --resume to rewrite it")
 
 
 def load_report(run_dir: Path) -> RunReport:
     """Rebuild the combined report from the files of a run folder (what `edgefarm report` does)."""
+    try:
+        return _load_report(run_dir)
+    except OSError as e:  # a file of the run folder that is there but cannot be read
+        raise ConfigError(
+            f"cannot read {e.filename or run_dir}: {e.strerror or e}",
+            where=str(e.filename or run_dir),
+            fix="check the run folder's permissions (or copy it whole again)",
+        ) from e
+
+
+def _load_report(run_dir: Path) -> RunReport:
     run = read_run_json(run_dir)
     rows, per_device = [], {}
     for name in run.get("devices", []):

@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import sys
 from pathlib import Path
 
 import click
 from rich.table import Table
 
+from ..errors import OutputError
 from ..report.printers import PRINTERS
 from ..report.terminal import stdout_console
 from ..report.types import DeviceRow
@@ -27,7 +29,16 @@ COMPARED = (
 @click.option("--format", "fmt", type=click.Choice(["md", "html", "json"]), default="md", show_default=True)
 def report(run_dir: Path, fmt: str) -> None:
     """Render a run folder's combined report to stdout (rebuilt from the device folders)."""
-    click.echo(PRINTERS.get(fmt)(load_report(run_dir)), nl=False)
+    text = PRINTERS.get(fmt)(load_report(run_dir))
+    try:
+        click.echo(text, nl=False)
+        sys.stdout.flush()
+    except OSError as e:  # stdout redirected to a full disk, a closed pipe, ...
+        raise OutputError(
+            f"cannot write the report to stdout: {e.strerror or e}",
+            where="stdout",
+            fix="redirect stdout to a file on a disk with room (`> report.md`)",
+        ) from e
 
 
 def _delta(a: float | None, b: float | None) -> str:

@@ -11,8 +11,9 @@ import click
 from rich.console import Console
 
 from ..datasets import BUNDLED_DATASET, require_valid
-from ..errors import ConfigError, DeviceError, ModelError
+from ..errors import ConfigError, DeviceError, ModelError, OutputError
 from ..farm import run_farm
+from ..fsutil import make_new_dir
 from ..inventory import load_inventory, select_devices
 from ..jobs import JobOptions
 from ..models import BUNDLED_MODEL, inspect_model
@@ -29,6 +30,7 @@ from ..rundir import (
     write_run_json,
 )
 from ..runners.base import RunOptions
+from .resume import RECORDED, resumed_params
 
 
 def inventory_option(f):
@@ -153,6 +155,13 @@ def run(
     from ..datasets import load_dataset
 
     err = Console(stderr=True)
+    previous = None
+    if resume is not None:  # the selection comes from run.json; flags typed again must agree with it
+        previous = read_run_json(resume, own_folder=True)
+        p = resumed_params(click.get_current_context(), previous, Path(resume))
+        (device_spec, inventory, model, dataset_spec, fmt, subset, limit, per_modality, modalities,
+         max_output_tokens, backend, threads, sample_timeout_s, cooldown_c, cooldown_max_s, judge_url,
+         judge_model) = (p[r.param] for r in RECORDED)  # fmt: skip
     asked = {
         "devices": device_spec,
         "inventory": inventory,
@@ -168,6 +177,7 @@ def run(
         "format": fmt,
         "subset": subset,
         "judge_model": judge_model,
+        "judge_url": judge_url,
     }
     flags = {k: (str(v) if isinstance(v, Path) else v) for k, v in asked.items()}
     model_summary = inspect_model(model)
@@ -184,15 +194,14 @@ def run(
     for u in selection.unusable:
         err.print(f"[yellow]not used:[/] {u.name} ({u.state}): {u.problem}")
 
-    if resume is not None:
-        previous = read_run_json(resume)
+    devices = [d.name for d in selection.devices]
+    if previous is not None:
         _check_resumable(previous, model_summary.sha256, dataset_sha, [s.id for s in samples], resume)
-        run_id, run_dir, started = previous["run_id"], Path(resume), previous["started_at"]
+        run_id, run_dir, started = previous["run_id"], Path(resume), str(previous.get("started_at", ""))
+        # a device of the first run that is not here now keeps its folder and its row in the report
+        devices += [d for d in previous.get("devices") or [] if isinstance(d, str) and d not in devices]
     else:
-        now = utc_now()
-        run_id, started = new_run_id(now), now.isoformat(timespec="seconds")
-        run_dir = out / run_id
-    run_dir.mkdir(parents=True, exist_ok=True)
+        run_id, run_dir, started = new_run_dir(out)
     record = run_record(
         run_id=run_id,
         started_at=started,
@@ -201,7 +210,7 @@ def run(
         dataset_spec=dataset_spec,
         samples=samples,
         dataset_sha=dataset_sha,
-        devices=[d.name for d in selection.devices],
+        devices=devices,
         flags=flags,
         versions=versions(),
         host=host_info(),
@@ -276,21 +285,39 @@ def scorer_for(fmt: str, judge_url: str | None, judge_model: str | None):
     return score
 
 
+def new_run_dir(out: Path, attempts: int = 50) -> tuple[str, Path, str]:
+    """(run id, its new folder, start time): the folder is created here and never shared with another
+    run started the same second (a name collision takes a new id)."""
+    for _ in range(attempts):
+        now = utc_now()
+        run_id = new_run_id(now)
+        if make_new_dir(out / run_id):
+            return run_id, out / run_id, now.isoformat(timespec="seconds")
+    raise OutputError(
+        f"{attempts} new run folder names in {out} were all taken",
+        where=str(out),
+        fix="check what keeps creating folders there, or pass another --out",
+    )
+
+
 def _check_resumable(
     previous: dict, model_sha: str, dataset_sha: str, sample_ids: list[str], where: Path
 ) -> None:
-    if previous.get("model", {}).get("sha256") != model_sha:
+    model = previous.get("model") if isinstance(previous.get("model"), dict) else {}
+    if model.get("sha256") != model_sha:
         raise ConfigError(
-            "the model differs from the one this run started with",
+            "the model file differs from the one this run started with (its sha256 changed)",
             where=str(where / "run.json"),
-            fix="resume with the same --model, or start a new run without --resume",
+            fix="restore that model file, or start a new run without --resume",
         )
-    ds = previous.get("dataset", {})
+    ds = previous.get("dataset") if isinstance(previous.get("dataset"), dict) else {}
     if ds.get("sha256") != dataset_sha or ds.get("sample_ids") != sample_ids:
         raise ConfigError(
-            "the dataset or the sample selection differs from the one this run started with",
+            "the dataset or the sample selection differs from the one this run started with "
+            "(its files changed since)",
             where=str(where / "run.json"),
-            fix="resume with the same --dataset/--limit/--modality flags, or start a new run",
+            fix="restore the dataset's files, or start a new run without --resume; the selection flags "
+            "(--limit, --per-modality, --modality, --subset, --format) are taken from run.json",
         )
 
 

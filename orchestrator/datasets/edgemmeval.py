@@ -18,6 +18,7 @@ from jsonschema import Draft202012Validator
 from jsonschema.exceptions import SchemaError, ValidationError
 
 from ..errors import DatasetError
+from ..jsonio import DATASET_ROW, JsonBoundError, describe, loads
 from .paths import resolve_media
 from .types import Constraint, Dataset, ExpectedCall, Part, Problem, Sample, Turn
 
@@ -266,7 +267,9 @@ def parse_line(raw: bytes, where: str) -> Any | Problem:
     except UnicodeDecodeError as e:
         return Problem(where, f"not UTF-8 text ({e.reason} at byte {e.start}); save the file as UTF-8")
     try:
-        return json.loads(text)
+        return loads(text, DATASET_ROW)
+    except JsonBoundError as e:
+        return Problem(where, f"{describe(e, text)[0]}; shorten or flatten this row")
     except json.JSONDecodeError as e:
         return Problem(
             where, f"not valid JSON: {e.msg} at column {e.colno}; each line must be one JSON object"

@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import DatasetError
+from ..jsonio import DATASET_ROW, JsonBoundError, describe, loads
 from .evalscope_media import MediaContext, RowProblem
 from .types import Dataset, Problem, Sample
 
@@ -64,7 +65,10 @@ def read_rows(path: Path) -> tuple[list[Row], list[Problem]]:
             continue
         where, index = f"{path}:{n}", index + 1
         try:
-            data = json.loads(line)
+            data = loads(line, DATASET_ROW)
+        except JsonBoundError as e:
+            problems.append(Problem(where, f"{describe(e, line)[0]}; shorten or flatten this row"))
+            continue
         except json.JSONDecodeError as e:
             problems.append(Problem(where, f"not valid JSON: {e.msg} (column {e.colno})"))
             continue
@@ -84,9 +88,9 @@ def columns(path: Path) -> set[str]:
                     continue
                 if path.suffix.lower() == ".tsv":
                     return {h.strip() for h in line.rstrip("\r\n").split("\t")}
-                data = json.loads(line)
+                data = loads(line, DATASET_ROW)
                 return set(data) if isinstance(data, dict) else set()
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError):
+    except (OSError, ValueError):  # unreadable, not UTF-8, not JSON, over a bound: no columns
         return set()
     return set()
 

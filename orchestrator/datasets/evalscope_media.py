@@ -14,7 +14,6 @@ from __future__ import annotations
 import base64
 import binascii
 import hashlib
-import json
 import logging
 import os
 import re
@@ -23,6 +22,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from ..jsonio import DATASET_ROW, loads
 from .paths import resolve_media
 from .types import Part, Problem
 
@@ -226,8 +226,8 @@ def list_column(row: Mapping[str, Any], kind: str, ctx: MediaContext) -> list[An
         return []
     if isinstance(raw, str):
         try:
-            raw = json.loads(raw)
-        except json.JSONDecodeError:
+            raw = loads(raw, DATASET_ROW)
+        except ValueError:  # not JSON, or over a size/nesting bound
             raise ctx.problem(f"'{kind}s' must be a list (a JSON array in TSV)", f"{kind}s") from None
     if not isinstance(raw, list):
         raise ctx.problem(f"'{kind}s' must be a list of media values, got {type(raw).__name__}", f"{kind}s")

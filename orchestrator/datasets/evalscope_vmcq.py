@@ -13,6 +13,7 @@ import json
 from pathlib import Path
 from typing import Any
 
+from ..jsonio import DATASET_ROW, JsonBoundError, describe, loads
 from .evalscope_files import Row, detect_columns, load_format
 from .evalscope_media import KINDS, MediaContext, media_map, modality, split_text, warn_missing
 from .types import Dataset, Sample, Turn
@@ -39,11 +40,13 @@ def parse_options(raw: Any, ctx: MediaContext) -> list[str]:
     """A list, or a string holding a JSON array (else a Python list literal, as evalscope accepts)."""
     if isinstance(raw, str):
         try:
-            raw = json.loads(raw)
+            raw = loads(raw, DATASET_ROW)
+        except JsonBoundError as e:
+            raise ctx.problem(f"options is {describe(e, raw)[0]}", "options") from None
         except json.JSONDecodeError:
-            try:
+            try:  # within the JSON bounds (checked above); the parser's own limits still raise
                 raw = ast.literal_eval(raw)
-            except (ValueError, SyntaxError):
+            except (ValueError, SyntaxError, RecursionError, MemoryError):
                 raise ctx.problem("options is not a JSON array (nor a Python list)", "options") from None
     if not isinstance(raw, (list, tuple)):
         raise ctx.problem(f"options must be a list, got {type(raw).__name__}", "options")

@@ -12,6 +12,7 @@ import json
 from pathlib import Path
 from typing import Any
 
+from ..jsonio import DATASET_ROW, JsonBoundError, describe, loads
 from .evalscope_files import Row, detect_columns, load_format
 from .evalscope_media import (
     KINDS,
@@ -86,7 +87,9 @@ def parse_messages(raw: Any, ctx: MediaContext) -> list[dict]:
     """`messages` as a list of {role, content}; a TSV cell (or a JSONL string) holds it as JSON."""
     if isinstance(raw, str):
         try:
-            raw = json.loads(raw)
+            raw = loads(raw, DATASET_ROW)
+        except JsonBoundError as e:
+            raise ctx.problem(f"messages is {describe(e, raw)[0]}", "messages") from None
         except json.JSONDecodeError as e:
             raise ctx.problem(f"messages is not valid JSON: {e.msg} (column {e.colno})", "messages") from None
     if not isinstance(raw, list) or not raw:
