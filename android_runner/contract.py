@@ -13,12 +13,70 @@ from __future__ import annotations
 
 import json
 import os
+import re
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import asdict, dataclass, field, fields
 from typing import Any
 
 SCHEMA_VERSION = 1
 STATUSES = ("ok", "error", "timeout", "crash", "oom", "unsupported")
+# Bounds on one results.jsonl line read on the host: a runner's line is far smaller than this.
+RESULT_LINE_MAX_BYTES = 16 * 2**20
+RESULT_LINE_MAX_DEPTH = 32
+
+# A JSON string (skipped whole) or one bracket; anything else is not matched.
+_JSON_TOKEN = re.compile(r'"[^"\\]*(?:\\.[^"\\]*)*"|[\[\]{}]')
+
+
+class JsonBoundError(ValueError):
+    """JSON text over a size or nesting bound; `kind` is "size" or "depth", `offset` where it tripped."""
+
+    def __init__(self, kind: str, limit: int, offset: int) -> None:
+        self.kind, self.limit, self.offset = kind, limit, offset
+        what = f"larger than {limit} bytes" if kind == "size" else f"nested deeper than {limit} levels"
+        super().__init__(f"JSON {what} (at character {offset})")
+
+
+def json_depth_over(text: str, max_depth: int) -> int | None:
+    """Offset of the first bracket nested deeper than max_depth (outside strings), else None.
+
+    A regex scan, no recursion: `json.loads` recurses once per level and raises RecursionError on
+    deep input, so depth is checked before it ever runs.
+    """
+    if text.count("[") + text.count("{") <= max_depth:
+        return None
+    depth = 0
+    for m in _JSON_TOKEN.finditer(text):
+        c = m.group()
+        if c in "[{":
+            depth += 1
+            if depth > max_depth:
+                return m.start()
+        elif c in "]}":
+            depth -= 1
+    return None
+
+
+def check_json_bounds(text: str | bytes, max_bytes: int, max_depth: int) -> None:
+    """Raise JsonBoundError when JSON text is over max_bytes (UTF-8) or nested deeper than max_depth."""
+    if isinstance(text, bytes):
+        size = len(text)
+    else:  # a str's UTF-8 size is at most 4 bytes a character: encode only when that could matter
+        size = len(text) if len(text) * 4 <= max_bytes else len(text.encode("utf-8", "surrogatepass"))
+    if size > max_bytes:
+        raise JsonBoundError("size", max_bytes, max_bytes)
+    at = json_depth_over(text.decode("utf-8", "replace") if isinstance(text, bytes) else text, max_depth)
+    if at is not None:
+        raise JsonBoundError("depth", max_depth, at)
+
+
+def loads_bounded(text: str | bytes, max_bytes: int, max_depth: int, **kwargs: Any) -> Any:
+    """`json.loads` that first refuses text over max_bytes or nested deeper than max_depth.
+
+    Raises JsonBoundError (a ValueError) for a bound, json.JSONDecodeError for bad JSON.
+    """
+    check_json_bounds(text, max_bytes, max_depth)
+    return json.loads(text, **kwargs)
 
 
 @dataclass(frozen=True)
@@ -39,6 +97,7 @@ class JobItem:
     constraint: Mapping[str, Any] | None = None  # {"type": "json_schema"|"regex"|..., ...}
     max_output_tokens: int = 128
     sampler: Mapping[str, Any] = field(default_factory=lambda: {"top_k": 1, "seed": 0})
+    refused: str = ""  # non-empty: the host refused the sample (why); the runner records it as error
 
     def to_json(self) -> str:
         d = asdict(self)
@@ -106,8 +165,10 @@ class SampleResult:
         return cls(**d)
 
     @classmethod
-    def from_json(cls, line: str) -> SampleResult:
-        return cls.from_dict(json.loads(line))
+    def from_json(
+        cls, line: str, max_bytes: int = RESULT_LINE_MAX_BYTES, max_depth: int = RESULT_LINE_MAX_DEPTH
+    ) -> SampleResult:
+        return cls.from_dict(loads_bounded(line, max_bytes, max_depth))
 
 
 def write_jsonl(path: str, items: Iterable[JobItem]) -> None:
@@ -116,14 +177,15 @@ def write_jsonl(path: str, items: Iterable[JobItem]) -> None:
 
 
 def parse_results(lines: Iterable[str]) -> Iterator[SampleResult]:
-    """results.jsonl lines -> results; a torn last line (process killed mid-write) is ignored."""
+    """results.jsonl lines -> results; a torn last line (process killed mid-write) is ignored, and so is
+    a line over RESULT_LINE_MAX_BYTES or nested deeper than RESULT_LINE_MAX_DEPTH (never parsed)."""
     for line in lines:
         line = line.strip()
         if not line:
             continue
         try:
             yield SampleResult.from_json(line)
-        except (ValueError, TypeError):
+        except (ValueError, TypeError, AttributeError):
             continue
 
 
