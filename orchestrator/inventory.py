@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable, Mapping
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -17,7 +18,7 @@ from .devices.base import Device
 from .devices.local import LocalDevice
 from .devices.ssh import SshDevice
 from .devices.types import DeviceInfo
-from .errors import ConfigError
+from .errors import ConfigError, EdgefarmError
 from .registry import Registry
 
 KINDS = Registry[Callable[[Mapping[str, Any]], Device]]("device kind")
@@ -90,6 +91,74 @@ SCHEMA: dict[str, Any] = {
 }
 
 
+# devices.yaml bounds: a real inventory is a few hundred nodes; YAML aliases are welcome (shared
+# settings) but a "billion laughs" alias bomb expands to millions of nodes, so expansion is counted.
+MAX_FILE_BYTES = 4 * 2**20
+MAX_DEPTH = 32
+MAX_EXPANDED_NODES = 20_000  # nodes the aliases of one file may add, in total
+MAX_MESSAGE_CHARS = 300  # one problem line; values in messages are cut, never printed whole
+
+
+class _Refused(yaml.YAMLError):
+    def __init__(self, problem: str, line: int) -> None:
+        super().__init__(problem)
+        self.problem, self.line = problem, line
+
+
+class _BoundedLoader(yaml.SafeLoader):
+    """SafeLoader that refuses deep nesting, recursive aliases and aliases expanding past a bound."""
+
+    def __init__(self, stream: str) -> None:
+        super().__init__(stream)
+        self._depth = 0
+        self._sizes: dict[int, int] = {}
+        self._expanded = 0
+
+    def compose_node(self, parent: yaml.Node | None, index: object) -> yaml.Node:
+        event = self.peek_event()
+        line = event.start_mark.line + 1
+        if isinstance(event, yaml.AliasEvent):
+            target = self.anchors.get(event.anchor)
+            if target is not None:
+                if target.end_mark is None:  # still being composed: the alias is inside its own anchor
+                    raise _Refused(
+                        f"alias *{event.anchor} refers to its own anchor (a recursive value)", line
+                    )
+                self._expanded += self._size(target)
+                if self._expanded > MAX_EXPANDED_NODES:
+                    raise _Refused(
+                        f"YAML aliases here expand to more than {MAX_EXPANDED_NODES} values "
+                        "(an alias bomb?); write the values out, or share fewer of them",
+                        line,
+                    )
+            return super().compose_node(parent, index)
+        self._depth += 1
+        if self._depth > MAX_DEPTH:
+            raise _Refused(f"nested deeper than {MAX_DEPTH} levels", line)
+        try:
+            return super().compose_node(parent, index)
+        finally:
+            self._depth -= 1
+
+    def _size(self, node: yaml.Node) -> int:
+        """Values in `node` once every alias in it is expanded (memoised per node: no blow-up here)."""
+        known = self._sizes.get(id(node))
+        if known is not None:
+            return known
+        if isinstance(node, yaml.SequenceNode):
+            n = 1 + sum(self._size(c) for c in node.value)
+        elif isinstance(node, yaml.MappingNode):
+            n = 1 + sum(self._size(k) + self._size(v) for k, v in node.value)
+        else:
+            n = 1
+        self._sizes[id(node)] = n
+        return n
+
+
+def _clip(text: str, limit: int = MAX_MESSAGE_CHARS) -> str:
+    return text if len(text) <= limit else text[: limit - 15] + f"... ({len(text)} chars)"
+
+
 @dataclass(frozen=True)
 class Inventory:
     path: Path | None
@@ -121,17 +190,26 @@ def _json_path(path: list[Any]) -> str:
 
 def parse_inventory(text: str, where: str) -> Inventory:
     """Parse and validate devices.yaml text; every problem is listed with its line."""
+    loader = _BoundedLoader(text)
     try:
-        node = yaml.compose(text)
-        data = yaml.safe_load(text)
+        node = loader.get_single_node()
+        data = loader.construct_document(node) if node is not None else None
+    except _Refused as e:
+        raise ConfigError(
+            _clip(e.problem),
+            where=f"{where}:{e.line}",
+            fix="simplify the YAML there (devices.yaml needs no deep nesting and no big shared values)",
+        ) from None
     except yaml.YAMLError as e:
         mark = getattr(e, "problem_mark", None)
         line = f":{mark.line + 1}" if mark else ""
         raise ConfigError(
-            f"not valid YAML: {getattr(e, 'problem', e)}",
+            _clip(f"not valid YAML: {getattr(e, 'problem', None) or e}"),
             where=f"{where}{line}",
             fix="fix the YAML syntax (indentation, colons, quotes)",
         ) from None
+    finally:
+        loader.dispose()
     if data is None:
         data = {}
     errors = sorted(Draft202012Validator(SCHEMA).iter_errors(data), key=lambda e: list(map(str, e.path)))
@@ -140,13 +218,15 @@ def parse_inventory(text: str, where: str) -> Inventory:
         if e.validator in ("if", "allOf"):
             continue
         line = _line_of(node, list(e.path)) if node is not None else 1
-        problems.append(f"{where}:{line} {_json_path(list(e.path))}: {e.message}")
-    names = [d.get("name") for d in (data.get("devices") or []) if isinstance(d, dict)]
-    dupes = sorted({n for n in names if n and names.count(n) > 1})
+        problems.append(_clip(f"{where}:{line} {_json_path(list(e.path))}: {e.message}"))
+    devices = data.get("devices") if isinstance(data, dict) else None
+    names = [d.get("name") for d in (devices if isinstance(devices, list) else []) if isinstance(d, dict)]
+    dupes = sorted({n for n in names if isinstance(n, str) and n and names.count(n) > 1})
     problems += [f"{where}: device name {n!r} is used twice" for n in dupes]
     if problems:
+        more = f"\n  ... and {len(problems) - 30} more" if len(problems) > 30 else ""
         raise ConfigError(
-            "invalid device inventory:\n  " + "\n  ".join(problems),
+            "invalid device inventory:\n  " + "\n  ".join(problems[:30]) + more,
             where=where,
             fix="correct the fields above (see devices.yaml in the repo for a commented example)",
         )
@@ -167,7 +247,22 @@ def load_inventory(path: Path | None) -> Inventory:
             where=str(path),
             fix="pass --inventory PATH to a devices.yaml, or leave it out to use this host",
         )
-    inv = parse_inventory(path.read_text(encoding="utf-8"), str(path))
+    try:
+        size = path.stat().st_size
+        if size > MAX_FILE_BYTES:
+            raise ConfigError(
+                f"the inventory is {size} bytes; edgefarm reads at most {MAX_FILE_BYTES}",
+                where=str(path),
+                fix="pass the devices.yaml itself (a few kB for a large farm)",
+            )
+        text = path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as e:
+        raise ConfigError(
+            f"cannot read the inventory: {getattr(e, 'strerror', None) or e}",
+            where=str(path),
+            fix="check the file's permissions and that it is UTF-8 text",
+        ) from None
+    inv = parse_inventory(text, str(path))
     return Inventory(path=path, adb_servers=inv.adb_servers, entries=inv.entries)
 
 
@@ -184,6 +279,7 @@ class Selection:
     devices: tuple[Device, ...]
     unusable: tuple[DeviceInfo, ...]
     notes: tuple[str, ...]
+    infos: tuple[DeviceInfo, ...] = ()  # after select_usable: each device's info, in `devices` order
 
 
 def _declared(inv: Inventory) -> list[Device]:
@@ -229,3 +325,45 @@ def select_devices(inv: Inventory, spec: str) -> Selection:
             fix=f"use `all`, `local` or names from `edgefarm devices`: {', '.join(sorted(by_name))}",
         )
     return Selection(tuple(chosen), tuple(unusable), tuple(notes))
+
+
+def select_usable(inv: Inventory, spec: str) -> Selection:
+    """select_devices, and for `all` only the devices that answer: THE rule of what `all` uses.
+
+    Each device found for `all` is asked for its info (in parallel); one that fails (a board that is
+    down, a board without litert_lm, a phone that stopped answering) moves to `unusable` with the
+    error's fix, so `edgefarm devices` and `edgefarm run --devices all` always agree. Devices named
+    on purpose are not probed: they run, and a failure is that device's outcome (exit 3).
+    """
+    sel = select_devices(inv, spec)
+    if spec != "all":
+        return sel
+    with ThreadPoolExecutor(
+        max_workers=max(1, min(16, len(sel.devices))), thread_name_prefix="probe"
+    ) as pool:
+        answers = list(pool.map(_probe, sel.devices))
+    usable = [(d, a) for d, a in zip(sel.devices, answers) if isinstance(a, DeviceInfo)]
+    down = [a for a in answers if isinstance(a, _Down)]
+    unusable = sel.unusable + tuple(
+        DeviceInfo(name=x.device.name, kind=x.device.kind, state="unreachable", problem=x.problem)
+        for x in down
+    )
+    notes = sel.notes
+    if not usable:  # as with nothing found: `all` means this host
+        local = LocalDevice()
+        notes += ("no usable phone or board: `all` means this host",)
+        return Selection((local,), unusable, notes, (local.info(),))
+    return Selection(tuple(d for d, _ in usable), unusable, notes, tuple(a for _, a in usable))
+
+
+@dataclass(frozen=True)
+class _Down:
+    device: Device
+    problem: str
+
+
+def _probe(device: Device) -> DeviceInfo | _Down:
+    try:
+        return device.info()
+    except EdgefarmError as e:
+        return _Down(device, _clip(f"{e.what}; fix: {e.fix}", 1000))

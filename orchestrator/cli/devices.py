@@ -8,9 +8,7 @@ import json
 import click
 from rich.table import Table
 
-from ..devices.types import DeviceInfo
-from ..errors import DeviceError
-from ..inventory import load_inventory, select_devices
+from ..inventory import load_inventory, select_usable
 from ..report.terminal import stdout_console
 from .run import inventory_option
 
@@ -21,16 +19,8 @@ from .run import inventory_option
 def devices(inventory, as_json: bool) -> None:
     """List the devices `edgefarm run --devices all` would use, and those found but unusable."""
     inv = load_inventory(inventory)
-    selection = select_devices(inv, "all")
-    infos, unreachable = [], []
-    for d in selection.devices:
-        try:
-            infos.append(d.info())
-        except DeviceError as e:  # one board that does not answer must not hide the others
-            unreachable.append(
-                DeviceInfo(name=d.name, kind=d.kind, state="unreachable", problem=f"{e.what}; fix: {e.fix}")
-            )
-    selection = dataclasses.replace(selection, unusable=selection.unusable + tuple(unreachable))
+    selection = select_usable(inv, "all")  # the same rule `run --devices all` uses
+    infos = list(selection.infos)
     if as_json:
         click.echo(
             json.dumps(

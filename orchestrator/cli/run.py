@@ -14,7 +14,7 @@ from ..datasets import BUNDLED_DATASET, require_valid
 from ..errors import ConfigError, DeviceError, ModelError, OutputError
 from ..farm import run_farm
 from ..fsutil import make_new_dir
-from ..inventory import load_inventory, select_devices
+from ..inventory import load_inventory, select_usable
 from ..jobs import JobOptions
 from ..models import BUNDLED_MODEL, inspect_model
 from ..plan import dataset_fingerprint, run_record, select_samples
@@ -188,7 +188,7 @@ def run(
         dataset.format, judge_url, judge_model
     )  # bad judge flags fail before any folder exists
 
-    selection = select_devices(load_inventory(inventory), device_spec)
+    selection = select_usable(load_inventory(inventory), device_spec)  # as `edgefarm devices` lists
     for note in selection.notes:
         err.print(f"[yellow]note:[/] {note}")
     for u in selection.unusable:

@@ -109,20 +109,53 @@ class LocalDevice:
         return stats
 
     def _copy(self, src: Path, dst: Path) -> PushStats:
+        """Copy src to dst unless dst holds the same bytes already.
+
+        Runs sharing a workdir (three runs started together with a model not cached yet) take a lock
+        per file (`.NAME.lock` next to it) and re-check under it, so one copies and the others skip;
+        the copy goes to a unique temp name and is renamed into place, so no run ever sees half a file.
+        """
+        import fcntl
+        import tempfile
+
+        from ..fsutil import FILE_MODE
+
         size = src.stat().st_size
         if self.on_progress:
             self.on_progress(str(dst), 0, size)
-        if dst.is_file() and dst.stat().st_size == size and sha256_file(dst) == cached_sha256(src):
-            if self.on_progress:
-                self.on_progress(str(dst), size, size)
-            return PushStats(files_skipped=1, bytes_skipped=size)
-        dst.parent.mkdir(parents=True, exist_ok=True)
-        tmp = dst.with_name(f".{dst.name}.part")
-        shutil.copyfile(src, tmp)
-        os.replace(tmp, dst)
+
+        def same() -> bool:
+            return dst.is_file() and dst.stat().st_size == size and sha256_file(dst) == cached_sha256(src)
+
+        copied = False
+        try:
+            if not same():
+                dst.parent.mkdir(parents=True, exist_ok=True)
+                with open(dst.with_name(f".{dst.name}.lock"), "a") as lock:
+                    fcntl.flock(lock, fcntl.LOCK_EX)  # released when the file closes (or the process dies)
+                    if not same():  # another run may have copied it while this one waited
+                        fd, tmp = tempfile.mkstemp(prefix=f".{dst.name}.", suffix=".part", dir=dst.parent)
+                        os.close(fd)
+                        try:
+                            shutil.copyfile(src, tmp)
+                            os.chmod(tmp, FILE_MODE)
+                            os.replace(tmp, dst)
+                        except BaseException:
+                            Path(tmp).unlink(missing_ok=True)
+                            raise
+                        copied = True
+        except OSError as e:
+            raise DeviceError(
+                f"cannot copy {src.name} to {dst}: {e.strerror or e}",
+                where=self.name,
+                fix="free space (or fix permissions) in the device's work folder, or set `workdir:` for it "
+                "in devices.yaml",
+            ) from e
         if self.on_progress:
             self.on_progress(str(dst), size, size)
-        return PushStats(files=1, bytes_sent=size)
+        if copied:
+            return PushStats(files=1, bytes_sent=size)
+        return PushStats(files_skipped=1, bytes_skipped=size)
 
     def pull(self, remote: PurePosixPath, local: Path) -> int:
         src = Path(str(remote))
