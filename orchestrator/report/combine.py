@@ -1,17 +1,32 @@
-"""Per-device results + scores -> the combined RunReport (pure)."""
+"""Per-device results + score records -> the combined RunReport (pure)."""
 
 from __future__ import annotations
 
+import hashlib
 import math
 from collections import Counter
 from collections.abc import Mapping, Sequence
-from typing import Any
+from itertools import combinations
+from typing import TYPE_CHECKING, Any
 
 from android_runner.contract import SampleResult
 
-from .types import DeviceRow, RunReport, SampleCell, SampleRow
+from .types import (
+    DeviceRow,
+    Disagreement,
+    Disagreements,
+    PairAgreement,
+    RunReport,
+    RunStamp,
+    SampleCell,
+    SampleRow,
+)
 
-SCHEMA_VERSION = 1
+if TYPE_CHECKING:
+    from ..scoring.types import ScoreReport
+
+SCHEMA_VERSION = 2
+MAX_OUTPUT_CHARS = 1000  # per cell in the combined report; the device folder keeps every character
 
 
 def percentile(values: Sequence[float], q: float) -> float | None:
@@ -29,18 +44,39 @@ def _max(values: Sequence[float | None]) -> float | None:
     return max(xs) if xs else None
 
 
+def as_record(report: Any) -> ScoreReport | None:
+    """A device's score record; a report.json dict (either layout) is read into one."""
+    if report is None or not isinstance(report, Mapping):
+        return report
+    from ..scoring.record import read_report_json  # lazy: the scoring package imports nltk
+
+    return read_report_json(report)
+
+
+def thermal_c(reading: Mapping[str, Any] | None) -> float | None:
+    """The hottest temperature of a thermal reading (boards: max_temp_c; phones: battery_temp_c)."""
+    if not isinstance(reading, Mapping):
+        return None
+    for key in ("max_temp_c", "battery_temp_c", "temp_c"):
+        v = reading.get(key)
+        if isinstance(v, (int, float)):
+            return float(v)
+    return None
+
+
 def device_row(
-    device: Mapping[str, Any],
-    outcome: Mapping[str, Any],
-    results: Sequence[SampleResult],
-    report: Mapping[str, Any] | None,
+    device: Mapping[str, Any], outcome: Mapping[str, Any], results: Sequence[SampleResult], report: Any
 ) -> DeviceRow:
+    score = as_record(report)
     ok = [r for r in results if r.status == "ok"]
-    summary = (report or {}).get("summary", {})
-    metric_rows = [m for m in (report or {}).get("metrics", []) if "metric" in m]
-    several = len({m.get("subset") for m in metric_rows}) > 1
-    metrics = {(f"{m['metric']}/{m['subset']}" if several else m["metric"]): m["score"] for m in metric_rows}
+    sm = score.summary if score is not None else None
+    metric_rows = [m for m in (score.metrics if score else ()) if m.score is not None]
+    several = len({m.subset for m in metric_rows}) > 1
+    metrics = {(f"{m.metric}/{m.subset}" if several else m.metric): m.score for m in metric_rows}
     backends = sorted({r.backend for r in results if r.backend})
+    runtime = outcome.get("runtime") or ""
+    if isinstance(runtime, Mapping):
+        runtime = " ".join(str(runtime[k]) for k in ("version", "sha256") if runtime.get(k))[:40]
     return DeviceRow(
         device=device.get("name", outcome.get("name", "?")),
         kind=device.get("kind", outcome.get("kind", "")),
@@ -50,10 +86,10 @@ def device_row(
         soc=device.get("soc", ""),
         backend=",".join(backends) or outcome.get("backend", ""),
         samples=len(results),
-        scored=int(summary.get("total_scored", 0) or 0),
-        passed=int(summary.get("total_passed", 0) or 0),
-        pass_rate_pct=summary.get("pass_rate_pct"),
-        verdict=summary.get("verdict", ""),
+        scored=sm.total_scored if sm else 0,
+        passed=(sm.total_passed or 0) if sm else 0,
+        pass_rate_pct=sm.pass_rate_pct if sm else None,
+        verdict=sm.verdict if sm else "",
         init_ms=_max([r.init_ms for r in results]),
         ttft_ms_p50=percentile([r.ttft_ms for r in ok if r.ttft_ms is not None], 50),
         ttft_ms_p90=percentile([r.ttft_ms for r in ok if r.ttft_ms is not None], 90),
@@ -62,40 +98,131 @@ def device_row(
         peak_rss_mb=_max([max(filter(None, (r.peak_rss_mb, r.peak_hwm_mb)), default=None) for r in results]),
         peak_anon_mb=_max([r.peak_anon_mb for r in results]),
         wall_s=round(outcome["wall_s"], 2) if outcome.get("wall_s") is not None else None,
+        prefill_tps_p90=percentile([r.prefill_tps for r in ok if r.prefill_tps], 90),
+        decode_tps_p90=percentile([r.decode_tps for r in ok if r.decode_tps], 90),
+        peak_file_mb=_max([r.peak_file_mb for r in results]),
+        thermal_max_c=_max([thermal_c(r.thermal_after) or thermal_c(r.thermal_before) for r in results]),
+        scoring_errors=sm.scoring_errors if sm else 0,
+        skipped=len(sm.skipped) if sm else 0,
+        runner=str(outcome.get("runner") or ""),
+        runner_sha256=str(outcome.get("runner_sha256") or ""),
+        runtime=str(runtime),
+        model_loads=outcome.get("model_loads"),
         status_counts=dict(sorted(Counter(r.status for r in results).items())),
-        by_modality=dict((report or {}).get("by_modality", {})),
+        by_modality={
+            m.modality: {"passed": m.passed, "total": m.total, "avg_score": m.avg_score}
+            for m in (score.by_modality if score else ())
+        },
         metrics=metrics,
-        model_bytes_pushed=int(outcome.get("model_push", {}).get("bytes_sent", 0)),
-        error=outcome.get("error", ""),
+        model_bytes_pushed=int((outcome.get("model_push") or {}).get("bytes_sent", 0) or 0),
+        error=outcome.get("error", "") or "",
     )
 
 
+def _sha(text: str) -> str:
+    return hashlib.sha256(text.strip().encode("utf-8", "replace")).hexdigest()[:16]
+
+
 def sample_rows(
-    per_device: Mapping[str, tuple[Sequence[SampleResult], Mapping[str, Any] | None]],
-    max_output_chars: int = 200,
+    per_device: Mapping[str, tuple[Sequence[SampleResult], Any]], max_output_chars: int = MAX_OUTPUT_CHARS
 ) -> tuple[SampleRow, ...]:
     """Every sample with one cell per device, in first-seen order."""
     order: list[str] = []
-    meta: dict[str, tuple[str, str]] = {}
+    meta: dict[str, tuple[str, str, str]] = {}
     cells: dict[str, dict[str, SampleCell]] = {}
     for device, (results, report) in per_device.items():
-        scored = {s.get("test_id", s.get("id")): s for s in (report or {}).get("samples", [])}
+        score = as_record(report)
+        scored = {s.id: s for s in (score.samples if score else ())}
         for r in results:
             if r.id not in cells:
                 order.append(r.id)
                 cells[r.id] = {}
-            s = scored.get(r.id, {})
-            if r.id not in meta or not meta[r.id][0]:
-                meta[r.id] = (s.get("modality", ""), s.get("task", ""))
+            s = scored.get(r.id)
+            if s is not None and (r.id not in meta or not meta[r.id][0]):
+                meta[r.id] = (s.modality, s.task, s.reference)
+            ok = r.status == "ok"
             cells[r.id][device] = SampleCell(
                 status=r.status,
-                passed=s.get("passed"),
-                score=s.get("score"),
+                passed=s.passed if s is not None and s.status != "skipped" else None,
+                score=s.score if s is not None else None,
                 ttft_ms=r.ttft_ms,
                 decode_tps=r.decode_tps,
-                output=(r.output if r.status == "ok" else r.error)[:max_output_chars],
+                output=(r.output if ok else r.error)[:max_output_chars],
+                error="" if ok else r.error[:max_output_chars],
+                scoring_error=s.error if s is not None else "",
+                prefill_tps=r.prefill_tps,
+                wall_ms=r.wall_ms,
+                peak_rss_mb=max(filter(None, (r.peak_rss_mb, r.peak_hwm_mb)), default=None),
+                peak_anon_mb=r.peak_anon_mb,
+                peak_file_mb=r.peak_file_mb,
+                thermal_c=thermal_c(r.thermal_after) or thermal_c(r.thermal_before),
+                backend=r.backend,
+                output_sha=_sha(r.output) if ok else "",
             )
-    return tuple(SampleRow(i, meta.get(i, ("", ""))[0], meta.get(i, ("", ""))[1], cells[i]) for i in order)
+    return tuple(
+        SampleRow(i, *meta.get(i, ("", "", ""))[:2], cells[i], meta.get(i, ("", "", ""))[2]) for i in order
+    )
+
+
+def disagreements(rows: Sequence[DeviceRow], samples: Sequence[SampleRow]) -> Disagreements:
+    """Pairwise agreement, and the samples that pass on one device and fail on another or whose
+    answers differ (the runners decode greedily, so equal software should give equal text)."""
+    names = [r.device for r in rows]
+    backend = {r.device: r.backend or "?" for r in rows}
+    hardware = {r.device: r.hardware or r.device for r in rows}
+    pairs = []
+    for a, b in combinations(names, 2):
+        common = same = both_ok = same_out = 0
+        for s in samples:
+            ca, cb = s.cells.get(a), s.cells.get(b)
+            if ca is None or cb is None:
+                continue
+            if ca.passed is not None and cb.passed is not None:
+                common += 1
+                same += ca.passed == cb.passed
+            if ca.status == "ok" and cb.status == "ok":
+                both_ok += 1
+                same_out += ca.output_sha == cb.output_sha
+        pairs.append(PairAgreement(a, b, common, same, both_ok, same_out))
+    found: list[Disagreement] = []
+    by_backend: Counter[str] = Counter()
+    by_hw: Counter[str] = Counter()
+    for s in samples:
+        passed = tuple(n for n in names if n in s.cells and s.cells[n].passed is True)
+        failed = tuple(n for n in names if n in s.cells and s.cells[n].passed is False)
+        outputs = {c.output_sha for c in s.cells.values() if c.status == "ok"}
+        if (passed and failed) or len(outputs) > 1:
+            found.append(Disagreement(s.id, s.modality, passed, failed, len(outputs)))
+        if passed and failed:
+            for key, counter in ((backend, by_backend), (hardware, by_hw)):
+                ok_groups = {key[n] for n in passed}
+                for g in {key[n] for n in failed} - ok_groups:
+                    counter[g] += 1
+    return Disagreements(
+        tuple(pairs), tuple(found), dict(by_backend.most_common()), dict(by_hw.most_common())
+    )
+
+
+def run_stamp(run: Mapping[str, Any], rows: Sequence[DeviceRow], finished_at: str = "") -> RunStamp:
+    model, dataset, host = run.get("model") or {}, run.get("dataset") or {}, run.get("host") or {}
+    host_text = " ".join(str(x) for x in (host.get("hostname"), host.get("platform")) if x)
+    return RunStamp(
+        model_path=str(model.get("path", "")),
+        model_size_bytes=model.get("size_bytes"),
+        model_sha256=str(model.get("sha256", "")),
+        dataset_path=str(dataset.get("path", "")),
+        dataset_format=str(dataset.get("format", "")),
+        dataset_sha256=str(dataset.get("sha256", "")),
+        samples_run=dataset.get("samples_run"),
+        samples_total=dataset.get("samples_total"),
+        skipped={r.device: r.skipped for r in rows if r.skipped},
+        started_at=str(run.get("started_at", "")),
+        finished_at=str(run.get("finished_at") or finished_at),
+        host=host_text,
+        versions=dict(run.get("versions") or {}),
+        backends=tuple(sorted({b for r in rows for b in r.backend.split(",") if b})),
+        flags={k: v for k, v in (run.get("flags") or {}).items() if v not in (None, [], "")},
+    )
 
 
 def build_report(
@@ -104,6 +231,7 @@ def build_report(
     samples: Sequence[SampleRow] = (),
     unusable: Sequence[Mapping[str, Any]] = (),
     notes: Sequence[str] = (),
+    finished_at: str = "",
 ) -> RunReport:
     return RunReport(
         schema_version=SCHEMA_VERSION,
@@ -113,4 +241,6 @@ def build_report(
         samples=tuple(samples),
         unusable=tuple(unusable),
         notes=tuple(notes),
+        stamp=run_stamp(run, rows, finished_at),
+        disagreements=disagreements(rows, samples),
     )

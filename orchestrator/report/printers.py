@@ -1,14 +1,17 @@
-"""Printers: the RunReport as JSON (the source of truth), Markdown and HTML views. Pure."""
+"""Printers: the RunReport as JSON (the source of truth) and its views (md, html, csv, jsonl, term).
+
+Each printer is `render(report) -> str`, pure; the caller writes the file. md and html share the
+helpers here (the run stamp, problems, the agreement matrix), so a fact is spelled once.
+"""
 
 from __future__ import annotations
 
 import dataclasses
-import html
 import json
 from collections.abc import Callable
 
 from ..registry import Registry
-from .types import COLUMNS, Column, DeviceRow, RunReport
+from .types import COLUMNS, Column, DeviceRow, RunReport, SampleCell
 
 PRINTERS = Registry[Callable[[RunReport], str]]("report format")
 FIGURES_NOTE = (
@@ -48,7 +51,7 @@ def _status_cell(row: DeviceRow) -> str:
     return ", ".join(f"{k} {v}" for k, v in row.status_counts.items()) or "–"
 
 
-def _cell(cell) -> str:
+def _cell(cell: SampleCell | None) -> str:
     if cell is None:
         return ""
     mark = {True: "✓", False: "✗", None: "·"}[cell.passed]
@@ -66,24 +69,81 @@ def _md_table(headers: list[str], rows: list[list[str]]) -> list[str]:
     return out
 
 
-def to_markdown(report: RunReport) -> str:
-    run = report.run
-    model, dataset = run.get("model", {}), run.get("dataset", {})
-    lines = [f"# edgefarm run {report.run_id}", ""]
-    lines += [
-        (
-            f"- model: `{model.get('path', '')}` (sha256 {str(model.get('sha256', ''))[:12]}, "
-            f"{model.get('size_bytes', 0) / 1e6:.2f} MB, {', '.join(model.get('modalities', []))})"
-        ),
-        (
-            f"- dataset: `{dataset.get('path', '')}` ({dataset.get('format', '')}, "
-            f"{dataset.get('samples_run', '?')} of {dataset.get('samples_total', '?')} samples)"
-        ),
-        f"- started {run.get('started_at', '')} on {run.get('host', {}).get('hostname', '')}",
-        "",
+def _size(n: int | None) -> str:
+    return "?" if n is None else f"{n / 1e6:.2f} MB" if n < 1e9 else f"{n / 1e9:.2f} GB"
+
+
+def stamp_items(report: RunReport) -> list[tuple[str, str]]:
+    """The run stamp as (label, text) pairs: the same block heads every format."""
+    st = report.stamp
+    skipped = ", ".join(f"{d} {n}" for d, n in st.skipped.items()) or "none"
+    items = [
+        ("model", f"{st.model_path} ({_size(st.model_size_bytes)}, sha256 {st.model_sha256 or '?'})"),
+        ("dataset", f"{st.dataset_path} ({st.dataset_format}, sha256 {st.dataset_sha256[:16] or '?'})"),
+        ("samples", f"{st.samples_run} run of {st.samples_total}; not scored per device: {skipped}"),
+        ("time", f"{st.started_at or '?'} → {st.finished_at or '?'} (UTC)"),
+        ("host", st.host or "?"),
+        ("versions", ", ".join(f"{k} {v}" for k, v in st.versions.items()) or "?"),
+        ("backends", ", ".join(st.backends) or "?"),
+        ("flags", ", ".join(f"{k}={v}" for k, v in st.flags.items()) or "none"),
     ]
+    runners = [
+        f"{r.device}: {r.runner or '?'}{' sha256 ' + r.runner_sha256[:12] if r.runner_sha256 else ''}"
+        f"{', runtime ' + r.runtime if r.runtime else ''}"
+        f"{f', {r.model_loads} model load(s)' if r.model_loads is not None else ''}"
+        for r in report.devices
+        if r.runner or r.runtime or r.runner_sha256
+    ]
+    if runners:
+        items.append(("runners", "; ".join(runners)))
+    return items
+
+
+def problems(report: RunReport) -> list[str]:
+    out = [f"{r.device} failed: {r.error.splitlines()[0]}" for r in report.devices if r.error]
+    out += [
+        f"{r.device}: {r.scoring_errors} sample(s) could not be scored (counted as failed)"
+        for r in report.devices
+        if r.scoring_errors
+    ]
+    out += [f"{u.get('name')} not used ({u.get('state')}): {u.get('problem')}" for u in report.unusable]
+    return out + list(report.notes)
+
+
+def worst_pair_text(report: RunReport) -> str:
+    p = report.disagreements.worst_pair()
+    if p is None:
+        return ""
+    out = f", identical answers on {p.output_pct}% of {p.both_ok}" if p.output_pct is not None else ""
+    return f"least agreement: {p.a} vs {p.b}: same verdict on {p.verdict_pct}% of {p.common} samples{out}"
+
+
+def agreement_matrix(report: RunReport) -> tuple[list[str], list[list[str]]]:
+    """Devices x devices: % of common scored samples with the same verdict (/ % identical answers)."""
+    names = [r.device for r in report.devices]
+    cell = {}
+    for p in report.disagreements.pairs:
+        text = "–" if p.verdict_pct is None else f"{p.verdict_pct:.0f}%"
+        if p.output_pct is not None:
+            text += f" / {p.output_pct:.0f}%"
+        cell[(p.a, p.b)] = cell[(p.b, p.a)] = text
+    return ["Device"] + names, [
+        [a] + ["·" if a == b else cell.get((a, b), "–") for b in names] for a in names
+    ]
+
+
+def _md_figure(t) -> list[str]:
+    lines = ["", f"## {t.title}", ""] + _md_table(list(t.headers), [list(r) for r in t.rows])
+    return lines + (["", t.note] if t.note else [])
+
+
+def to_markdown(report: RunReport) -> str:
+    from .figures import ENERGY_NOTE, latency_table, memory_table, over_run_table
+
+    lines = [f"# edgefarm run {report.run_id}", ""]
+    lines += [f"- {k}: {v}" for k, v in stamp_items(report)]
     cols = visible_columns(report.devices)
-    lines += ["## Devices", ""]
+    lines += ["", "## Devices", ""]
     lines += _md_table(
         [_header(c) for c in cols] + ["Verdict", "Status"],
         [
@@ -97,6 +157,9 @@ def to_markdown(report: RunReport) -> str:
         lines += _md_table(
             ["Device"] + mods, [[r.device] + [_mod_cell(r, m) for m in mods] for r in report.devices]
         )
+    for table in (latency_table(report), memory_table(report), over_run_table(report)):
+        lines += _md_figure(table)
+    lines += ["", ENERGY_NOTE]
     metric_names = sorted({k for r in report.devices for k in r.metrics})
     if metric_names:
         lines += ["", "## Metrics", ""]
@@ -107,14 +170,10 @@ def to_markdown(report: RunReport) -> str:
                 for r in report.devices
             ],
         )
-    failed = [r for r in report.devices if r.error]
-    if failed or report.unusable or report.notes:
-        lines += ["", "## Problems and notes", ""]
-        lines += [f"- **{r.device}** failed: {r.error.splitlines()[0]}" for r in failed]
-        lines += [
-            f"- **{u.get('name')}** not used ({u.get('state')}): {u.get('problem')}" for u in report.unusable
-        ]
-        lines += [f"- {n}" for n in report.notes]
+    lines += _md_disagreements(report)
+    issues = problems(report)
+    if issues:
+        lines += ["", "## Problems and notes", ""] + [f"- {p}" for p in issues]
     if report.samples:
         names = [r.device for r in report.devices]
         lines += ["", "## Samples (✓ pass, ✗ fail, · not scored; TTFT)", ""]
@@ -126,81 +185,67 @@ def to_markdown(report: RunReport) -> str:
     return "\n".join(lines)
 
 
-_CSS = """body{font-family:system-ui,sans-serif;margin:2em;color:#222}table{border-collapse:collapse;margin:1em 0}
-td,th{border:1px solid #ccc;padding:.3em .6em;text-align:right}th{background:#f3f3f3}td:first-child,th:first-child{text-align:left}
-.pass{color:#176b2c}.fail{color:#a11}.skip{color:#777}details{margin:1em 0}code{background:#f6f6f6;padding:0 .2em}"""
-
-
-def _html_table(headers: list[str], rows: list[list[str]], raw: bool = False) -> str:
-    head = "".join(f"<th>{html.escape(h)}</th>" for h in headers)
-    body = "".join(
-        "<tr>" + "".join(f"<td>{c if raw else html.escape(c)}</td>" for c in row) + "</tr>" for row in rows
-    )
-    return f"<table><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>"
-
-
-def _html_cell(cell) -> str:
-    if cell is None:
-        return ""
-    cls = {True: "pass", False: "fail", None: "skip"}[cell.passed]
-    return f'<span class="{cls}" title="{html.escape(cell.output)}">{html.escape(_cell(cell))}</span>'
+def _md_disagreements(report: RunReport) -> list[str]:
+    d = report.disagreements
+    if len(report.devices) < 2:
+        return []
+    lines = ["", "## Disagreements between devices", ""]
+    worst = worst_pair_text(report)
+    lines += [worst or "no sample was scored on two devices", ""]
+    headers, rows = agreement_matrix(report)
+    lines += ["Agreement: same verdict / identical answer, over the samples both devices have.", ""]
+    lines += _md_table(headers, rows)
+    for title, groups in (("backend", d.fails_by_backend), ("hardware", d.fails_by_hardware)):
+        if groups:
+            lines += [
+                "",
+                f"Fails that pass elsewhere, by {title}: " + ", ".join(f"{k} {v}" for k, v in groups.items()),
+            ]
+    if d.samples:
+        lines += ["", f"{len(d.samples)} sample(s) disagree:", ""]
+        lines += _md_table(
+            ["Sample", "Modality", "Passed on", "Failed on", "Distinct answers"],
+            [
+                [
+                    x.id,
+                    x.modality,
+                    ", ".join(x.passed_on) or "–",
+                    ", ".join(x.failed_on) or "–",
+                    str(x.output_groups),
+                ]
+                for x in d.samples
+            ],
+        )
+    return lines
 
 
 def to_html(report: RunReport) -> str:
-    cols = visible_columns(report.devices)
-    mods = modalities(report)
-    run_id = html.escape(report.run_id)
-    model = html.escape(str(report.run.get("model", {}).get("path", "")))
-    dataset = html.escape(str(report.run.get("dataset", {}).get("path", "")))
-    parts = [
-        (
-            f"<!doctype html><html><head><meta charset='utf-8'><title>edgefarm {run_id}</title>"
-            f"<style>{_CSS}</style></head><body><h1>edgefarm run {run_id}</h1>"
-        ),
-        f"<p>model <code>{model}</code>, dataset <code>{dataset}</code></p>",
-        "<h2>Devices</h2>",
-        _html_table(
-            [_header(c) for c in cols] + ["Verdict", "Status"],
-            [
-                [c.render(getattr(r, c.field)) for c in cols] + [r.verdict or "–", _status_cell(r)]
-                for r in report.devices
-            ],
-        ),
-    ]
-    if mods:
-        parts += [
-            "<h2>Pass by modality</h2>",
-            _html_table(
-                ["Device"] + mods, [[r.device] + [_mod_cell(r, m) for m in mods] for r in report.devices]
-            ),
-        ]
-    problems = [f"{r.device} failed: {r.error}" for r in report.devices if r.error]
-    problems += [f"{u.get('name')} not used ({u.get('state')}): {u.get('problem')}" for u in report.unusable]
-    problems += list(report.notes)
-    if problems:
-        parts.append(
-            "<h2>Problems and notes</h2><ul>"
-            + "".join(f"<li>{html.escape(p)}</li>" for p in problems)
-            + "</ul>"
-        )
-    if report.samples:
-        names = [r.device for r in report.devices]
-        parts += [
-            "<details open><summary>Samples (hover a cell for the answer)</summary>",
-            _html_table(
-                ["Sample", "Modality"] + names,
-                [
-                    [html.escape(s.id), html.escape(s.modality)] + [_html_cell(s.cells.get(n)) for n in names]
-                    for s in report.samples
-                ],
-                raw=True,
-            ),
-            "</details>",
-        ]
-    parts.append(f"<p>{html.escape(FIGURES_NOTE)}</p></body></html>\n")
-    return "\n".join(parts)
+    from .html import render_html
+
+    return render_html(report)
+
+
+def _rows(report: RunReport) -> str:
+    from .tables import to_csv
+
+    return to_csv(report)
+
+
+def _jsonl(report: RunReport) -> str:
+    from .tables import to_jsonl
+
+    return to_jsonl(report)
+
+
+def _term(report: RunReport) -> str:
+    from .terminal import to_text
+
+    return to_text(report)
 
 
 PRINTERS.add("json", to_json)
 PRINTERS.add("md", to_markdown)
 PRINTERS.add("html", to_html)
+PRINTERS.add("csv", _rows)
+PRINTERS.add("jsonl", _jsonl)
+PRINTERS.add("term", _term)

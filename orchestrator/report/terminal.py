@@ -1,11 +1,15 @@
-"""The comparison tables for the terminal (rich): key figures per device, then pass by modality."""
+"""The comparison tables for the terminal (rich): key figures per device, pass by modality, and the
+pair of devices that agree least. `to_text` is the `term` printer (the same tables as plain text)."""
 
 from __future__ import annotations
 
+import io
+
 from rich.console import Console, Group
 from rich.table import Table
+from rich.text import Text
 
-from .printers import _mod_cell, _status_cell, modalities
+from .printers import _mod_cell, _status_cell, modalities, worst_pair_text
 from .types import RunReport
 
 TERMINAL_FIELDS = (
@@ -51,7 +55,23 @@ def device_tables(report: RunReport) -> Group:
         for r in report.devices:
             by_mod.add_row(r.device, *[_mod_cell(r, m) for m in mods])
         parts.append(by_mod)
+    worst = worst_pair_text(report)
+    if worst:
+        n = len(report.disagreements.samples)
+        parts.append(Text(f"{worst} ({n} sample(s) disagree; see report.html#disagreements)", style="yellow"))
+    errors = [f"{r.device} {r.scoring_errors}" for r in report.devices if r.scoring_errors]
+    if errors:
+        parts.append(
+            Text("samples that could not be scored (counted as failed): " + ", ".join(errors), style="red")
+        )
     return Group(*parts)
+
+
+def to_text(report: RunReport, width: int = 160) -> str:
+    """The terminal tables as plain text (no colour codes), for the `term` format and tests."""
+    buf = io.StringIO()
+    Console(file=buf, width=width, color_system=None, highlight=False).print(device_tables(report))
+    return buf.getvalue()
 
 
 def stdout_console() -> Console:

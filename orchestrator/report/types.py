@@ -1,4 +1,5 @@
-"""The combined run report: one DeviceRow per device; every printer renders from these records."""
+"""The combined run report: the run stamp, one DeviceRow per device, one SampleRow per sample (a
+cell per device) and the disagreements between devices; every printer renders from these records."""
 
 from __future__ import annotations
 
@@ -43,6 +44,16 @@ class DeviceRow:
     peak_rss_mb: float | None
     peak_anon_mb: float | None
     wall_s: float | None
+    prefill_tps_p90: float | None = None
+    decode_tps_p90: float | None = None
+    peak_file_mb: float | None = None
+    thermal_max_c: float | None = None
+    scoring_errors: int = 0
+    skipped: int = 0  # samples not scored (unsupported by the model, not run)
+    runner: str = ""  # outcome.json: runner name, its sha256, runtime version, engine loads
+    runner_sha256: str = ""
+    runtime: str = ""
+    model_loads: int | None = None
     status_counts: Mapping[str, int] = field(default_factory=dict)
     by_modality: Mapping[str, Mapping[str, Any]] = field(
         default_factory=dict
@@ -50,6 +61,7 @@ class DeviceRow:
     metrics: Mapping[str, float] = field(default_factory=dict)  # format-specific averages (BLEU-1, ...)
     model_bytes_pushed: int = 0
     error: str = ""
+    folder: str = ""  # the device's folder name under devices/ (for links to its files)
 
 
 COLUMNS: tuple[Column, ...] = (
@@ -65,20 +77,35 @@ COLUMNS: tuple[Column, ...] = (
     Column("prefill_tps_p50", "Prefill", "tok/s", "{:.0f}"),
     Column("decode_tps_p50", "Decode", "tok/s", "{:.0f}"),
     Column("peak_rss_mb", "Peak RSS", "MB", "{:.0f}"),
+    Column("thermal_max_c", "Max temp", "°C", "{:.1f}"),
     Column("wall_s", "Wall", "s", "{:.1f}"),
 )
 
 
 @dataclass(frozen=True)
 class SampleCell:
-    """One sample on one device: the answer, its score and its latency, side by side."""
+    """One sample on one device: the answer, its score and its figures, side by side."""
 
     status: str
     passed: bool | None  # None: not scored (skipped)
     score: float | None
     ttft_ms: float | None
     decode_tps: float | None
-    output: str
+    output: str  # the answer (ok) or the error text, cut at MAX_OUTPUT_CHARS
+    error: str = ""
+    scoring_error: str = ""
+    prefill_tps: float | None = None
+    wall_ms: float | None = None
+    peak_rss_mb: float | None = None
+    peak_anon_mb: float | None = None
+    peak_file_mb: float | None = None
+    thermal_c: float | None = None  # hottest reading after the sample
+    backend: str = ""
+    output_sha: str = ""  # sha256 prefix of the full output (ok only): equal outputs, equal hashes
+
+
+SAMPLE_FIELDS = ("status", "passed", "score", "scoring_error", "ttft_ms", "prefill_tps", "decode_tps", "wall_ms",
+                 "peak_rss_mb", "peak_anon_mb", "peak_file_mb", "thermal_c", "backend", "error", "output")  # fmt: skip
 
 
 @dataclass(frozen=True)
@@ -87,6 +114,70 @@ class SampleRow:
     modality: str
     task: str
     cells: Mapping[str, SampleCell]  # device name -> cell
+    reference: str = ""
+
+
+@dataclass(frozen=True)
+class RunStamp:
+    """What ran, where and when: the same block heads every format."""
+
+    model_path: str = ""
+    model_size_bytes: int | None = None
+    model_sha256: str = ""
+    dataset_path: str = ""
+    dataset_format: str = ""
+    dataset_sha256: str = ""
+    samples_run: int | None = None
+    samples_total: int | None = None
+    skipped: Mapping[str, int] = field(default_factory=dict)  # device -> samples not scored
+    started_at: str = ""
+    finished_at: str = ""
+    host: str = ""
+    versions: Mapping[str, str] = field(default_factory=dict)
+    backends: tuple[str, ...] = ()
+    flags: Mapping[str, Any] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class PairAgreement:
+    a: str
+    b: str
+    common: int  # samples scored on both
+    same_verdict: int  # both pass or both fail
+    both_ok: int  # samples that ran ok on both
+    same_output: int  # of those, identical answers (greedy decoding should give the same text)
+
+    @property
+    def verdict_pct(self) -> float | None:
+        return round(100.0 * self.same_verdict / self.common, 1) if self.common else None
+
+    @property
+    def output_pct(self) -> float | None:
+        return round(100.0 * self.same_output / self.both_ok, 1) if self.both_ok else None
+
+
+@dataclass(frozen=True)
+class Disagreement:
+    id: str
+    modality: str
+    passed_on: tuple[str, ...]
+    failed_on: tuple[str, ...]
+    output_groups: int  # distinct answers among the devices that ran it ok
+
+
+@dataclass(frozen=True)
+class Disagreements:
+    pairs: tuple[PairAgreement, ...] = ()
+    samples: tuple[Disagreement, ...] = ()  # pass on one device, fail on another; or answers differ
+    # "gpu" -> samples that fail on that backend's devices but pass on another device (same by hardware)
+    fails_by_backend: Mapping[str, int] = field(default_factory=dict)
+    fails_by_hardware: Mapping[str, int] = field(default_factory=dict)
+
+    def worst_pair(self) -> PairAgreement | None:
+        scored = [p for p in self.pairs if p.common]
+        if not scored:
+            return None
+        return min(scored, key=lambda p: (p.verdict_pct, p.output_pct if p.output_pct is not None else 100.0))
 
 
 @dataclass(frozen=True)
@@ -98,3 +189,5 @@ class RunReport:
     samples: tuple[SampleRow, ...] = ()
     unusable: tuple[Mapping[str, Any], ...] = ()
     notes: tuple[str, ...] = ()
+    stamp: RunStamp = field(default_factory=RunStamp)
+    disagreements: Disagreements = field(default_factory=Disagreements)

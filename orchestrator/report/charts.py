@@ -1,0 +1,169 @@
+"""The report's charts: matplotlib figures saved as SVG text, inlined into report.html (no JS, offline).
+
+matplotlib is imported here only, and this module only when HTML is rendered, so the CLI starts fast.
+Text stays text in the SVG (`svg.fonttype: none`), ids are prefixed per chart so several SVGs can
+share one page, and line charts keep at most MAX_POINTS points per device.
+"""
+
+from __future__ import annotations
+
+import io
+import re
+from collections.abc import Callable
+
+from .figures import DISTRIBUTIONS, series
+from .printers import modalities
+from .types import RunReport
+
+MAX_POINTS = 200
+_RC = {
+    "svg.fonttype": "none",
+    "svg.hashsalt": "edgefarm",
+    "font.size": 9,
+    "axes.spines.top": False,
+    "axes.spines.right": False,
+    "font.family": "sans-serif",
+}
+
+
+def _figure(width_in: float, height_in: float, cols: int = 1):
+    from matplotlib.figure import Figure
+
+    fig = Figure(figsize=(width_in, height_in), layout="constrained")
+    return fig, fig.subplots(1, cols, squeeze=False)[0]
+
+
+def _svg(fig, key: str) -> str:
+    from matplotlib.backends.backend_svg import FigureCanvasSVG
+
+    buf = io.StringIO()
+    FigureCanvasSVG(fig).print_svg(buf, metadata={"Date": None, "Creator": None})
+    text = buf.getvalue()
+    text = text[text.index("<svg") :]  # no XML prolog / doctype inside HTML
+    text = re.sub(r'id="([^"]+)"', rf'id="{key}-\1"', text)
+    text = re.sub(r"url\(#([^)]+)\)", rf"url(#{key}-\1)", text)
+    return re.sub(r'href="#([^"]+)"', rf'href="#{key}-\1"', text)
+
+
+def _colors(n: int) -> list:
+    from matplotlib import colormaps
+
+    cmap = colormaps["tab20" if n > 10 else "tab10"]
+    return [cmap(i % cmap.N) for i in range(n)]
+
+
+def _thin(xs: list[float]) -> tuple[list[int], list[float]]:
+    """At most MAX_POINTS points: the max of each bucket (peaks are what matter in memory/heat)."""
+    if len(xs) <= MAX_POINTS:
+        return list(range(1, len(xs) + 1)), xs
+    step = len(xs) / MAX_POINTS
+    idx, vals = [], []
+    for k in range(MAX_POINTS):
+        lo, hi = int(k * step), max(int((k + 1) * step), int(k * step) + 1)
+        idx.append(lo + 1)
+        vals.append(max(xs[lo:hi]))
+    return idx, vals
+
+
+def pass_by_modality(report: RunReport) -> str | None:
+    mods = modalities(report)
+    devices = [r for r in report.devices if r.by_modality]
+    if not mods or not devices:
+        return None
+    fig, (ax,) = _figure(min(11, 2 + 0.9 * len(mods) + 0.1 * len(mods) * len(devices)), 3.2)
+    width = 0.8 / len(devices)
+    for i, (r, color) in enumerate(zip(devices, _colors(len(devices)))):
+        pct = [
+            100.0 * m["passed"] / m["total"] if (m := r.by_modality.get(mod)) and m.get("total") else 0.0
+            for mod in mods
+        ]
+        ax.bar(
+            [j + (i - (len(devices) - 1) / 2) * width for j in range(len(mods))],
+            pct,
+            width,
+            label=r.device,
+            color=color,
+        )
+    ax.set_xticks(range(len(mods)), [m.replace("_", "\n") for m in mods])
+    ax.set_ylabel("pass rate (%)")
+    ax.set_ylim(0, 100)
+    ax.legend(fontsize=7, ncols=min(4, len(devices)), loc="upper right", frameon=False)
+    return _svg(fig, "pass")
+
+
+def distributions(report: RunReport) -> str | None:
+    names = [r.device for r in report.devices]
+    data = {f: [series(report, n, f, ok_only=True) for n in names] for f, _, _ in DISTRIBUTIONS}
+    if not any(any(xs) for xs in data.values()):
+        return None
+    fig, axes = _figure(11, max(2.4, 0.5 + 0.22 * len(names)), cols=3)
+    for ax, (field, label, unit) in zip(axes, DISTRIBUTIONS):
+        ax.boxplot(
+            [xs or [float("nan")] for xs in data[field]],
+            orientation="horizontal",
+            widths=0.6,
+            flierprops={"markersize": 2},
+        )
+        ax.set_yticks(range(1, len(names) + 1), names if ax is axes[0] else [""] * len(names))
+        ax.invert_yaxis()
+        ax.set_xlabel(f"{label} ({unit})")
+    return _svg(fig, "dist")
+
+
+def memory(report: RunReport) -> str | None:
+    rows = [r for r in report.devices if r.peak_rss_mb is not None]
+    if not rows:
+        return None
+    fig, (ax,) = _figure(7, max(1.6, 0.5 + 0.25 * len(rows)))
+    y = list(range(len(rows)))
+    split = [r.peak_file_mb is not None and r.peak_anon_mb is not None for r in rows]
+    file_mb = [r.peak_file_mb if s else 0.0 for r, s in zip(rows, split)]
+    anon_mb = [r.peak_anon_mb if s else 0.0 for r, s in zip(rows, split)]
+    total = [0.0 if s else r.peak_rss_mb for r, s in zip(rows, split)]
+    ax.barh(y, file_mb, color="#4c78a8", label="file-backed (weights)")
+    ax.barh(y, anon_mb, left=file_mb, color="#f58518", label="anonymous (heap, KV cache)")
+    if any(total):
+        ax.barh(y, total, color="#9d9d9d", label="RSS (no split reported)")
+    ax.set_yticks(y, [r.device for r in rows])
+    ax.invert_yaxis()
+    ax.set_xlabel("peak memory (MB)")
+    ax.legend(fontsize=7, frameon=False, loc="lower right")
+    return _svg(fig, "mem")
+
+
+def over_the_run(report: RunReport) -> str | None:
+    names = [r.device for r in report.devices]
+    mem = {n: series(report, n, "peak_rss_mb") for n in names}
+    temp = {n: series(report, n, "thermal_c") for n in names}
+    has_temp = any(temp.values())
+    if not any(mem.values()):
+        return None
+    fig, axes = _figure(11, 2.8, cols=2 if has_temp else 1)
+    for n, color in zip(names, _colors(len(names))):
+        if mem[n]:
+            axes[0].plot(*_thin(mem[n]), color=color, linewidth=1, label=n)
+        if has_temp and temp[n]:
+            axes[1].plot(*_thin(temp[n]), color=color, linewidth=1, label=n)
+    axes[0].set_xlabel("sample (run order)")
+    axes[0].set_ylabel("peak RSS (MB)")
+    axes[0].legend(fontsize=7, frameon=False, ncols=min(4, len(names)))
+    if has_temp:
+        axes[1].set_xlabel("sample (run order)")
+        axes[1].set_ylabel("temperature (°C)")
+    return _svg(fig, "run")
+
+
+CHARTS: tuple[tuple[str, str, Callable[[RunReport], str | None]], ...] = (
+    ("chart-pass", "Pass rate per modality and device", pass_by_modality),
+    ("chart-dist", "TTFT, prefill and decode speed per device (ok samples)", distributions),
+    ("chart-mem", "Peak memory per device", memory),
+    ("chart-run", "Memory and temperature over the run", over_the_run),
+)
+
+
+def render_charts(report: RunReport) -> list[tuple[str, str, str | None]]:
+    """(html id, title, svg or None when the run has no such figures) for every chart."""
+    import matplotlib
+
+    with matplotlib.rc_context(_RC):
+        return [(key, title, draw(report)) for key, title, draw in CHARTS]

@@ -1,0 +1,95 @@
+"""The figures behind each chart, as plain rows: the charts draw them, report.md prints them. Pure."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from .combine import percentile
+from .types import RunReport
+
+DISTRIBUTIONS = (
+    ("ttft_ms", "TTFT", "ms"),
+    ("prefill_tps", "Prefill", "tok/s"),
+    ("decode_tps", "Decode", "tok/s"),
+)
+
+
+@dataclass(frozen=True)
+class Table:
+    title: str
+    headers: tuple[str, ...]
+    rows: tuple[tuple[str, ...], ...]
+    note: str = ""
+
+
+def series(report: RunReport, device: str, field: str, ok_only: bool = False) -> list[float]:
+    """One figure of a device's samples in run order (samples without it are left out)."""
+    out = []
+    for s in report.samples:
+        c = s.cells.get(device)
+        if c is None or (ok_only and c.status != "ok"):
+            continue
+        v = getattr(c, field)
+        if v is not None:
+            out.append(float(v))
+    return out
+
+
+def _f(v: float | None, fmt: str = "{:.1f}") -> str:
+    return "–" if v is None else fmt.format(v)
+
+
+def latency_table(report: RunReport) -> Table:
+    headers = ["Device"]
+    for _, label, unit in DISTRIBUTIONS:
+        headers += [f"{label} p10 ({unit})", f"{label} p50 ({unit})", f"{label} p90 ({unit})"]
+    rows = []
+    for r in report.devices:
+        row = [r.device]
+        for field, _, _ in DISTRIBUTIONS:
+            xs = series(report, r.device, field, ok_only=True)
+            row += [_f(percentile(xs, q)) for q in (10, 50, 90)]
+        rows.append(tuple(row))
+    return Table("Latency and speed distributions (ok samples)", tuple(headers), tuple(rows))
+
+
+def memory_table(report: RunReport) -> Table:
+    rows = tuple(
+        (r.device, _f(r.peak_rss_mb, "{:.0f}"), _f(r.peak_file_mb, "{:.0f}"), _f(r.peak_anon_mb, "{:.0f}"))
+        for r in report.devices
+    )
+    return Table(
+        "Peak memory per device",
+        ("Device", "Peak RSS (MB)", "File-backed (MB)", "Anonymous (MB)"),
+        rows,
+        "file-backed: mmapped weights (RssFile); anonymous: heap, KV cache (RssAnon); – where not reported",
+    )
+
+
+def over_run_table(report: RunReport) -> Table:
+    rows = []
+    for r in report.devices:
+        mem = series(report, r.device, "peak_rss_mb")
+        temp = series(report, r.device, "thermal_c")
+        rows.append(
+            (
+                r.device,
+                str(len(mem)),
+                _f(mem[0] if mem else None, "{:.0f}"),
+                _f(mem[-1] if mem else None, "{:.0f}"),
+                _f(max(mem) if mem else None, "{:.0f}"),
+                _f(temp[0] if temp else None),
+                _f(temp[-1] if temp else None),
+                _f(max(temp) if temp else None),
+            )
+        )
+    return Table(
+        "Memory and temperature over the run (per sample, in run order)",
+        ("Device", "Samples", "RSS first (MB)", "RSS last (MB)", "RSS max (MB)", "Temp first (°C)",
+         "Temp last (°C)", "Temp max (°C)"),
+        tuple(rows),
+        "temperature: hottest thermal zone (boards, host) or battery (phones); – where no sensor is readable",
+    )  # fmt: skip
+
+
+ENERGY_NOTE = "Energy per sample: not reported by this run's runners (no power readings in results.jsonl)."

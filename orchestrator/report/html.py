@@ -1,0 +1,222 @@
+"""report.html: the run stamp, the device table, charts (inline SVG), the disagreements and a
+drill-down of every sample on every device with filters. One self-contained file: opens offline,
+loads nothing (its Content-Security-Policy forbids it), the filters are a few lines of inline JS."""
+
+from __future__ import annotations
+
+import html
+from urllib.parse import quote
+
+from .figures import ENERGY_NOTE
+from .printers import (
+    FIGURES_NOTE,
+    _header,
+    _mod_cell,
+    _status_cell,
+    agreement_matrix,
+    modalities,
+    problems,
+    stamp_items,
+    visible_columns,
+    worst_pair_text,
+)
+from .types import RunReport, SampleCell, SampleRow
+
+HTML_OUTPUT_CHARS = 400
+_CSP = "default-src 'none'; style-src 'unsafe-inline'; script-src 'unsafe-inline'; img-src data:"
+_CSS = """body{font-family:system-ui,sans-serif;margin:1.5em 2em;color:#222;max-width:1400px}
+table{border-collapse:collapse;margin:.6em 0}td,th{border:1px solid #ccc;padding:.25em .5em;text-align:right;vertical-align:top}
+th{background:#f3f3f3}td:first-child,th:first-child{text-align:left}dl{display:grid;grid-template-columns:max-content 1fr;gap:.15em 1em}
+dt{font-weight:600}dd{margin:0;word-break:break-all}.pass{color:#176b2c}.fail{color:#a11}.skip{color:#777}
+figure{margin:1em 0}figcaption{font-weight:600}nav a{margin-right:1em}.out{text-align:left;white-space:pre-wrap;max-width:46em;font-family:ui-monospace,monospace;font-size:.85em}
+tr.sh th{text-align:left;background:#e8eef7;font-weight:normal}.err{color:#a11}#filters{position:sticky;top:0;background:#fff;padding:.4em 0;border-bottom:1px solid #ddd}
+svg{max-width:100%;height:auto}"""
+_JS = """function applyFilters(){
+const v=id=>document.getElementById(id).value;const m=v('f-modality'),st=v('f-status'),d=v('f-device');
+const dis=document.getElementById('f-disagree').checked;let shown=0,total=0;
+document.querySelectorAll('tbody.sample').forEach(tb=>{let any=false;
+const keep=(!m||tb.dataset.modality===m)&&(!dis||tb.dataset.disagree==='1');
+tb.querySelectorAll('tr.cell').forEach(tr=>{total++;
+const ok=keep&&(!d||tr.dataset.device===d)&&(!st||tr.dataset.status===st||tr.dataset.verdict===st);
+tr.hidden=!ok;if(ok){any=true;shown++;}});tb.hidden=!any;});
+document.getElementById('shown').textContent=shown+' of '+total+' rows shown';}
+document.querySelectorAll('#filters select,#filters input').forEach(e=>e.addEventListener('change',applyFilters));
+applyFilters();"""
+
+
+def _e(x: object) -> str:
+    return html.escape(str(x), quote=True)
+
+
+def _table(headers: list[str], rows: list[list[str]], raw: bool = False, attrs: str = "") -> str:
+    head = "".join(f"<th>{_e(h)}</th>" for h in headers)
+    body = "".join("<tr>" + "".join(f"<td>{c if raw else _e(c)}</td>" for c in row) + "</tr>" for row in rows)
+    return f"<table{attrs}><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>"
+
+
+def _verdict(c: SampleCell) -> str:
+    if c.scoring_error:
+        return "scoring-error"
+    return {True: "pass", False: "fail", None: "none"}[c.passed]
+
+
+def _num(v: float | None, fmt: str = "{:.0f}") -> str:
+    return "–" if v is None else fmt.format(v)
+
+
+def _sample_block(s: SampleRow, names: list[str], disagree: bool) -> str:
+    ref = (
+        f" — reference: <span class='out'>{_e(s.reference[:HTML_OUTPUT_CHARS])}</span>" if s.reference else ""
+    )
+    parts = [
+        f"<tbody class='sample' id='s-{_e(s.id)}' data-modality='{_e(s.modality)}' data-disagree='{int(disagree)}'>",
+        f"<tr class='sh'><th colspan='8'><b>{_e(s.id)}</b> · {_e(s.modality)} · {_e(s.task)}{ref}</th></tr>",
+    ]
+    for n in names:
+        c = s.cells.get(n)
+        if c is None:
+            continue
+        verdict = _verdict(c)
+        mark = {
+            "pass": "✓ pass",
+            "fail": "✗ fail",
+            "none": "· not scored",
+            "scoring-error": "✗ scoring error",
+        }[verdict]
+        text = c.output[:HTML_OUTPUT_CHARS] + ("…" if len(c.output) > HTML_OUTPUT_CHARS else "")
+        detail = f"<div class='err'>{_e(c.scoring_error)}</div>" if c.scoring_error else ""
+        cls = "err" if c.status != "ok" else ""
+        parts.append(
+            f"<tr class='cell' data-device='{_e(n)}' data-status='{_e(c.status)}' data-verdict='{verdict}'>"
+            f"<td>{_e(n)}</td><td>{_e(c.status)}</td><td class='{verdict.split('-')[0]}'>{mark}</td>"
+            f"<td>{_num(c.score, '{:.3f}')}</td><td>{_num(c.ttft_ms)}</td><td>{_num(c.decode_tps)}</td>"
+            f"<td>{_num(c.wall_ms)}</td><td class='out {cls}'>{_e(text)}{detail}</td></tr>"
+        )
+    parts.append("</tbody>")
+    return "".join(parts)
+
+
+def _options(fid: str, label: str, values: list[str]) -> str:
+    opts = "".join(f"<option value='{_e(v)}'>{_e(v)}</option>" for v in values)
+    return f"<label>{label} <select id='{fid}'><option value=''>all</option>{opts}</select></label> "
+
+
+def _drill_down(report: RunReport) -> str:
+    names = [r.device for r in report.devices]
+    disagree = {d.id for d in report.disagreements.samples}
+    statuses = sorted({c.status for s in report.samples for c in s.cells.values()})
+    filters = (
+        "<div id='filters'>"
+        + _options("f-modality", "modality", sorted({s.modality for s in report.samples if s.modality}))
+        + _options("f-status", "status", ["pass", "fail", "scoring-error", "none"] + statuses)
+        + _options("f-device", "device", names)
+        + "<label><input type='checkbox' id='f-disagree'> only disagreements</label> <span id='shown'></span></div>"
+    )
+    head = "".join(
+        f"<th>{h}</th>"
+        for h in (
+            "Device",
+            "Status",
+            "Verdict",
+            "Score",
+            "TTFT ms",
+            "Decode tok/s",
+            "Wall ms",
+            "Output / error",
+        )
+    )
+    body = "".join(_sample_block(s, names, s.id in disagree) for s in report.samples)
+    return f"{filters}<table id='samples-table'><thead><tr>{head}</tr></thead>{body}</table>"
+
+
+def _devices(report: RunReport) -> str:
+    cols = visible_columns(report.devices)
+    rows = []
+    for r in report.devices:
+        folder = quote(f"devices/{r.folder}" if r.folder else "devices")
+        links = f"<a href='{folder}/results.jsonl'>results</a> · <a href='{folder}/raw/'>raw</a>"
+        rows.append(
+            [_e(c.render(getattr(r, c.field))) for c in cols]
+            + [_e(r.verdict or "–"), _e(_status_cell(r)), links]
+        )
+    return _table(
+        [_header(c) for c in cols] + ["Verdict", "Status", "Files"], rows, raw=True, attrs=" id='devices'"
+    )
+
+
+def _disagreements(report: RunReport) -> str:
+    d = report.disagreements
+    if len(report.devices) < 2:
+        return "<p>One device: nothing to compare.</p>"
+    headers, rows = agreement_matrix(report)
+    parts = [
+        f"<p id='worst-pair'>{_e(worst_pair_text(report) or 'no sample was scored on two devices')}</p>",
+        "<p>Agreement matrix: same verdict / identical answer, over the samples both devices have.</p>",
+        _table(headers, rows, attrs=" id='agreement'"),
+    ]
+    for title, groups in (("backend", d.fails_by_backend), ("hardware", d.fails_by_hardware)):
+        if groups:
+            parts.append(
+                f"<p>Fails that pass elsewhere, by {title}: "
+                + _e(", ".join(f"{k} {v}" for k, v in groups.items()))
+                + "</p>"
+            )
+    if d.samples:
+        rows = [
+            [
+                f"<a href='#s-{_e(x.id)}'>{_e(x.id)}</a>",
+                _e(x.modality),
+                _e(", ".join(x.passed_on) or "–"),
+                _e(", ".join(x.failed_on) or "–"),
+                str(x.output_groups),
+            ]
+            for x in d.samples
+        ]
+        parts.append(
+            _table(
+                ["Sample", "Modality", "Passed on", "Failed on", "Distinct answers"],
+                rows,
+                raw=True,
+                attrs=" id='disagreeing'",
+            )
+        )
+    else:
+        parts.append("<p>Every device gave the same verdict and the same answer on every common sample.</p>")
+    return "".join(parts)
+
+
+def render_html(report: RunReport) -> str:
+    from .charts import render_charts
+
+    title = _e(f"edgefarm run {report.run_id}")
+    stamp = "".join(f"<dt>{_e(k)}</dt><dd>{_e(v)}</dd>" for k, v in stamp_items(report))
+    mods = modalities(report)
+    charts = []
+    for key, caption, svg in render_charts(report):
+        body = svg if svg else "<p class='skip'>no figures of this kind in this run</p>"
+        charts.append(
+            f"<figure id='{key}' class='chart'><figcaption>{_e(caption)}</figcaption>{body}</figure>"
+        )
+    issues = problems(report)
+    parts = [
+        f"<!doctype html><html lang='en'><head><meta charset='utf-8'><meta http-equiv='Content-Security-Policy' content=\"{_CSP}\">",
+        f"<title>{title}</title><style>{_CSS}</style></head><body><h1>{title}</h1>",
+        "<nav><a href='#devices-h'>Devices</a><a href='#charts'>Charts</a><a href='#disagreements'>Disagreements</a><a href='#drill'>Samples</a></nav>",
+        f"<dl id='stamp'>{stamp}</dl>",
+        "<h2 id='devices-h'>Devices</h2>",
+        _devices(report),
+    ]
+    if mods:
+        parts += [
+            "<h3>Pass by modality (passed/scored)</h3>",
+            _table(["Device"] + mods, [[r.device] + [_mod_cell(r, m) for m in mods] for r in report.devices]),
+        ]
+    if issues:
+        parts.append(
+            "<h2>Problems and notes</h2><ul>" + "".join(f"<li>{_e(p)}</li>" for p in issues) + "</ul>"
+        )
+    parts += ["<h2 id='charts'>Charts</h2>", *charts, f"<p class='skip'>{_e(ENERGY_NOTE)}</p>"]
+    parts += ["<h2 id='disagreements'>Disagreements between devices</h2>", _disagreements(report)]
+    parts += ["<h2 id='drill'>Samples on every device</h2>", _drill_down(report)]
+    parts.append(f"<p>{_e(FIGURES_NOTE)}</p><script>{_JS}</script></body></html>\n")
+    return "\n".join(parts)
