@@ -7,7 +7,7 @@ a device or a command line, and nothing outside the dataset folder is read (the 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -22,6 +22,9 @@ class JobOptions:
     max_output_tokens: int = 128
     override: bool = False  # True: max_output_tokens applies to every row, even rows that set their own
     sampler: Mapping[str, Any] | None = None  # None: greedy (top_k=1, seed 0)
+    # sample id -> why the host refuses to send it (plan.refused_samples): its JobItem carries the
+    # reason and no turns or media, and the runner records it as an `error` row without running it
+    refused: Mapping[str, str] = field(default_factory=dict)
 
 
 def _constraint_json(c: Constraint | None) -> dict[str, Any] | None:
@@ -42,6 +45,9 @@ def job_items(samples: Sequence[Sample], opts: JobOptions, media_dir: Path | Non
     items = []
     sampler = dict(opts.sampler) if opts.sampler else {"top_k": 1, "seed": 0}
     for n, s in enumerate(samples):
+        if s.id in opts.refused:
+            items.append(JobItem(id=s.id, turns=(), refused=opts.refused[s.id], sampler=sampler))
+            continue
         turns = []
         k = 0
         for turn in s.turns:

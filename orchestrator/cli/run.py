@@ -9,6 +9,7 @@ from pathlib import Path
 
 import click
 from rich.console import Console
+from rich.markup import escape
 
 from ..datasets import BUNDLED_DATASET, require_valid
 from ..errors import ConfigError, DeviceError, ModelError, OutputError
@@ -17,7 +18,7 @@ from ..fsutil import make_new_dir
 from ..inventory import load_inventory, select_usable
 from ..jobs import JobOptions
 from ..models import BUNDLED_MODEL, inspect_model
-from ..plan import dataset_fingerprint, run_record, select_samples
+from ..plan import dataset_fingerprint, refused_samples, run_record, select_samples
 from ..report.terminal import device_tables, stdout_console
 from ..rundir import (
     host_info,
@@ -183,6 +184,7 @@ def run(
     model_summary = inspect_model(model)
     dataset = require_valid(load_dataset(dataset_spec, format=fmt, subset=subset))
     samples = select_samples(dataset, modalities, limit, per_modality)
+    refused = refused_samples(samples, model_summary.max_context_tokens)  # too big to send: error rows
     dataset_sha = dataset_fingerprint(dataset, samples)
     score = scorer_for(
         dataset.format, judge_url, judge_model
@@ -193,6 +195,8 @@ def run(
         err.print(f"[yellow]note:[/] {note}")
     for u in selection.unusable:
         err.print(f"[yellow]not used:[/] {u.name} ({u.state}): {u.problem}")
+    for sample_id, why in refused.items():
+        err.print(f"[yellow]not sent:[/] {escape(sample_id)}: {escape(why)}", highlight=False)
 
     devices = [d.name for d in selection.devices]
     if previous is not None:
@@ -224,7 +228,9 @@ def run(
         run_id=run_id, sample_timeout_s=sample_timeout_s, cooldown_c=cooldown_c, cooldown_max_s=cooldown_max_s
     )
     per_device = {d.name: opts.for_device(d, backend, threads) for d in selection.devices}
-    job_opts = JobOptions(max_output_tokens=max_output_tokens or 128, override=max_output_tokens is not None)
+    job_opts = JobOptions(
+        max_output_tokens=max_output_tokens or 128, override=max_output_tokens is not None, refused=refused
+    )
     outcomes = run_farm(
         selection.devices, dataset, samples, model_summary, per_device, job_opts, run_dir, err, score
     )
