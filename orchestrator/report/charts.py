@@ -8,6 +8,7 @@ share one page, and line charts keep at most MAX_POINTS points per device.
 from __future__ import annotations
 
 import io
+import math
 import re
 from collections.abc import Callable
 
@@ -45,11 +46,27 @@ def _svg(fig, key: str) -> str:
     return re.sub(r'href="#([^"]+)"', rf'href="#{key}-\1"', text)
 
 
+def _legend(fig, ax) -> None:
+    """One legend to the right of the plot, never over the data."""
+    fig.legend(*ax.get_legend_handles_labels(), loc="outside right upper", fontsize=7, frameon=False)
+
+
 def _colors(n: int) -> list:
     from matplotlib import colormaps
 
     cmap = colormaps["tab20" if n > 10 else "tab10"]
     return [cmap(i % cmap.N) for i in range(n)]
+
+
+def _in_run_order(report: RunReport, device: str, field: str) -> list[float]:
+    """A figure per sample position (NaN where the sample has none, e.g. a crash: a gap in the line)."""
+    nan = float("nan")
+    out = []
+    for s in report.samples:
+        c = s.cells.get(device)
+        v = getattr(c, field) if c is not None else None
+        out.append(nan if v is None else float(v))
+    return out
 
 
 def _thin(xs: list[float]) -> tuple[list[int], list[float]]:
@@ -60,8 +77,9 @@ def _thin(xs: list[float]) -> tuple[list[int], list[float]]:
     idx, vals = [], []
     for k in range(MAX_POINTS):
         lo, hi = int(k * step), max(int((k + 1) * step), int(k * step) + 1)
+        bucket = [x for x in xs[lo:hi] if not math.isnan(x)]
         idx.append(lo + 1)
-        vals.append(max(xs[lo:hi]))
+        vals.append(max(bucket) if bucket else float("nan"))
     return idx, vals
 
 
@@ -87,7 +105,7 @@ def pass_by_modality(report: RunReport) -> str | None:
     ax.set_xticks(range(len(mods)), [m.replace("_", "\n") for m in mods])
     ax.set_ylabel("pass rate (%)")
     ax.set_ylim(0, 100)
-    ax.legend(fontsize=7, ncols=min(4, len(devices)), loc="upper right", frameon=False)
+    _legend(fig, ax)
     return _svg(fig, "pass")
 
 
@@ -127,26 +145,26 @@ def memory(report: RunReport) -> str | None:
     ax.set_yticks(y, [r.device for r in rows])
     ax.invert_yaxis()
     ax.set_xlabel("peak memory (MB)")
-    ax.legend(fontsize=7, frameon=False, loc="lower right")
+    _legend(fig, ax)
     return _svg(fig, "mem")
 
 
 def over_the_run(report: RunReport) -> str | None:
     names = [r.device for r in report.devices]
-    mem = {n: series(report, n, "peak_rss_mb") for n in names}
-    temp = {n: series(report, n, "thermal_c") for n in names}
-    has_temp = any(temp.values())
-    if not any(mem.values()):
+    mem = {n: _in_run_order(report, n, "peak_rss_mb") for n in names if series(report, n, "peak_rss_mb")}
+    temp = {n: _in_run_order(report, n, "thermal_c") for n in names if series(report, n, "thermal_c")}
+    has_temp = bool(temp)
+    if not mem:
         return None
     fig, axes = _figure(11, 2.8, cols=2 if has_temp else 1)
     for n, color in zip(names, _colors(len(names))):
-        if mem[n]:
+        if n in mem:
             axes[0].plot(*_thin(mem[n]), color=color, linewidth=1, label=n)
-        if has_temp and temp[n]:
+        if n in temp:
             axes[1].plot(*_thin(temp[n]), color=color, linewidth=1, label=n)
     axes[0].set_xlabel("sample (run order)")
     axes[0].set_ylabel("peak RSS (MB)")
-    axes[0].legend(fontsize=7, frameon=False, ncols=min(4, len(names)))
+    _legend(fig, axes[0])
     if has_temp:
         axes[1].set_xlabel("sample (run order)")
         axes[1].set_ylabel("temperature (°C)")

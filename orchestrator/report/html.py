@@ -29,7 +29,7 @@ table{border-collapse:collapse;margin:.6em 0}td,th{border:1px solid #ccc;padding
 th{background:#f3f3f3}td:first-child,th:first-child{text-align:left}dl{display:grid;grid-template-columns:max-content 1fr;gap:.15em 1em}
 dt{font-weight:600}dd{margin:0;word-break:break-all}.pass{color:#176b2c}.fail{color:#a11}.skip{color:#777}
 figure{margin:1em 0}figcaption{font-weight:600}nav a{margin-right:1em}.out{text-align:left;white-space:pre-wrap;max-width:46em;font-family:ui-monospace,monospace;font-size:.85em}
-tr.sh th{text-align:left;background:#e8eef7;font-weight:normal}.err{color:#a11}#filters{position:sticky;top:0;background:#fff;padding:.4em 0;border-bottom:1px solid #ddd}
+th:last-child{text-align:left}tr.sh th{text-align:left;background:#e8eef7;font-weight:normal}.err{color:#a11}#filters{position:sticky;top:0;background:#fff;padding:.4em 0;border-bottom:1px solid #ddd}
 svg{max-width:100%;height:auto}"""
 _JS = """function applyFilters(){
 const v=id=>document.getElementById(id).value;const m=v('f-modality'),st=v('f-status'),d=v('f-device');

@@ -1,0 +1,205 @@
+"""The report people look at, for real: a three-device lab run on this host (one device whose runner
+crashes on two samples) through the real CLI, its report.html in headless Chromium, and the same run
+as Markdown, terminal tables, csv/jsonl and `edgefarm compare`."""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+import shutil
+import sys
+from pathlib import Path
+
+import pytest
+
+from .conftest import FAULTY_RUNNER, MODELS, edgefarm, only_run_dir
+from .test_local_run import canned_dataset
+
+CHROMIUM = "/usr/bin/chromium"
+FLAGS = [
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-quic",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+]
+CRASHED = ("CAN-002", "CAN-004")  # the faulty device's runner dies on these (SIGKILL, SIGABRT)
+
+
+def _inventory(tmp: Path, name: str, faulty: bool) -> Path:
+    """One `kind: local` device named `name`; `faulty`: its runner dies on the CRASHED samples."""
+    entry = {"name": name, "kind": "local", "workdir": str(tmp / f"work-{name}")}
+    if faulty:
+        wrapper = tmp / f"python-{name}"
+        wrapper.write_text(
+            f'#!/bin/sh\nEDGEFARM_TEST_FAULTS="KILL={CRASHED[0]},ABORT={CRASHED[1]}" '
+            f'exec "{sys.executable}" "{FAULTY_RUNNER}" "$@"\n'
+        )
+        wrapper.chmod(0o755)
+        entry["python"] = str(wrapper)
+    inv = tmp / f"devices-{name}-{int(faulty)}.yaml"
+    inv.write_text(json.dumps({"devices": [entry]}))
+    return inv
+
+
+def lab_run(tmp: Path, tag: str, ds: Path, devices: dict[str, bool], *flags: str) -> Path:
+    """A run folder with one device per entry of `devices` (name -> faulty).
+
+    The inventory drives one `kind: local` device per host, so each device runs through the real CLI
+    on its own (`edgefarm run`); the device folders then go into the first run's folder and run.json
+    lists them all, as a farm run writes them, and `edgefarm report` renders the combined report from
+    those folders exactly as `edgefarm run` does at its end."""
+    dirs = []
+    for name, faulty in devices.items():
+        out = tmp / f"runs-{tag}-{name}"
+        inv = _inventory(tmp, name, faulty)
+        p = edgefarm(
+            "run",
+            "--devices",
+            name,
+            "--inventory",
+            str(inv),
+            "--out",
+            str(out),
+            "--dataset",
+            str(ds),
+            "--max-output-tokens",
+            "16",
+            *flags,
+        )
+        assert p.returncode == 0, p.stderr
+        dirs.append(only_run_dir(out))
+    run_dir = tmp / f"runs-{tag}" / dirs[0].name
+    shutil.copytree(dirs[0], run_dir)
+    for d, name in zip(dirs[1:], list(devices)[1:]):
+        shutil.copytree(d / "devices" / name, run_dir / "devices" / name)
+    run = json.loads((run_dir / "run.json").read_text())
+    run["devices"] = list(devices)
+    (run_dir / "run.json").write_text(json.dumps(run))
+    for fmt, file in (("html", "report.html"), ("md", "report.md"), ("json", "report.json")):
+        p = edgefarm("report", str(run_dir), "--format", fmt)
+        assert p.returncode == 0, p.stderr
+        (run_dir / file).write_text(p.stdout)
+    return run_dir
+
+
+@pytest.fixture(scope="module")
+def lab(tmp_path_factory):
+    """Run A: cpu-a, cpu-b and flaky (crashes on CRASHED) over the canned set, which the model answers
+    exactly, so the crashes are the only failures."""
+    root = tmp_path_factory.mktemp("lab")
+    ds = canned_dataset(root / "canned", json.loads((MODELS / "canned.json").read_text()))
+    run_dir = lab_run(root, "a", ds, {"cpu-a": False, "cpu-b": False, "flaky": True})
+    return {"root": root, "ds": ds, "run_dir": run_dir}
+
+
+def test_report_html_in_headless_chromium(lab):
+    if not Path(CHROMIUM).exists() and not shutil.which("chromium"):
+        pytest.fail("Debian `chromium` is not installed: apt-get install -y chromium (scripts/test.sh does)")
+    from playwright.sync_api import sync_playwright
+
+    run_dir: Path = lab["run_dir"]
+    page_url = (run_dir / "report.html").resolve().as_uri()
+    requests, errors = [], []
+    with sync_playwright() as pw:
+        browser = pw.chromium.launch(executable_path=CHROMIUM, args=FLAGS)
+        try:
+            page = browser.new_page(viewport={"width": 1400, "height": 900})
+
+            def route(r):
+                requests.append(r.request.url)
+                r.continue_() if r.request.url == page_url else r.abort()
+
+            page.route("**/*", route)
+            page.on("console", lambda m: errors.append(m.text) if m.type == "error" else None)
+            page.on("pageerror", lambda e: errors.append(str(e)))
+            page.goto(page_url)
+            # charts: inline SVG drawn by matplotlib, one per figure
+            for key in ("chart-pass", "chart-dist", "chart-mem", "chart-run"):
+                assert page.locator(f"#{key} svg").count() == 1, key
+            assert page.locator("#stamp").inner_text().count("sha256") >= 2
+            # disagreements: the crashed samples pass on cpu-a/cpu-b and fail on flaky
+            text = page.locator("#disagreeing").inner_text()
+            assert all(i in text for i in CRASHED), text
+            assert "flaky" in page.locator("#worst-pair").inner_text()
+            assert page.locator("#agreement tr").count() == 4  # header + 3 devices
+            # drill-down: every device's answer next to the reference; filters change the visible rows
+            cells = page.locator("tr.cell")
+            total = cells.count()
+            assert total == 3 * 8
+            assert page.locator("#s-CAN-001 tr.sh").inner_text().find("pong") > 0
+            visible = lambda: sum(cells.nth(i).is_visible() for i in range(total))
+            assert visible() == total
+            page.select_option("#f-device", "flaky")
+            assert visible() == 8
+            page.select_option("#f-status", "fail")
+            assert visible() == 2
+            assert "2 of 24" in page.locator("#shown").inner_text()
+            page.select_option("#f-device", "")
+            page.select_option("#f-status", "")
+            page.check("#f-disagree")
+            assert visible() == 3 * len(CRASHED)
+            page.uncheck("#f-disagree")
+            page.screenshot(path=str(run_dir / "report.png"), full_page=True)
+        finally:
+            browser.close()
+    assert not errors, errors
+    assert requests == [page_url], requests  # nothing but the page itself: no CDN, no fonts, no fetch
+    assert (run_dir / "report.png").stat().st_size > 10_000
+
+
+def test_markdown_and_terminal_name_the_same_facts(lab):
+    run_dir: Path = lab["run_dir"]
+    md = (run_dir / "report.md").read_text()
+    run = json.loads((run_dir / "run.json").read_text())
+    assert run["model"]["sha256"] in md and "8 run of 8" in md and "→ 20" in md  # stamp with the end time
+    for title in (
+        "## Pass by modality",
+        "## Latency and speed distributions",
+        "## Peak memory per device",
+        "## Memory and temperature over the run",
+        "## Disagreements between devices",
+    ):
+        assert title in md, title
+    assert "least agreement: cpu-a vs flaky" in md or "least agreement: cpu-b vs flaky" in md
+    assert "| cpu-a | · | 100% / 100% | 75% / 100% |" in md  # agreement matrix row
+    term = edgefarm("report", str(run_dir), "--format", "term")
+    assert term.returncode == 0, term.stderr
+    out = term.stdout
+    assert "least agreement" in out and "flaky" in out and "2 sample(s) disagree" in out
+
+
+def test_csv_and_jsonl_exports_have_one_row_per_device_and_sample(lab):
+    run_dir: Path = lab["run_dir"]
+    p = edgefarm("report", str(run_dir), "--format", "csv")
+    assert p.returncode == 0, p.stderr
+    rows = list(csv.DictReader(io.StringIO(p.stdout)))
+    assert len(rows) == 3 * 8
+    crashed = {(r["device"], r["sample_id"]): r for r in rows if r["status"] != "ok"}
+    assert set(crashed) == {("flaky", i) for i in CRASHED}
+    assert {r["status"] for r in crashed.values()} == {"oom", "crash"}
+    ok = [r for r in rows if r["status"] == "ok"]
+    assert all(float(r["ttft_ms"]) > 0 and float(r["peak_rss_mb"]) > 0 and r["passed"] == "True" for r in ok)
+    j = edgefarm("report", str(run_dir), "--format", "jsonl")
+    lines = [json.loads(x) for x in j.stdout.splitlines()]
+    assert len(lines) == 24 and lines[0]["reference"] == "pong" and lines[0]["output"] == "pong"
+
+
+def test_compare_warns_on_different_samples_and_lists_the_flips(lab):
+    """Run B: fewer samples, and cpu-a is now the device whose runner crashes."""
+    root: Path = lab["root"]
+    run_b = lab_run(root, "b", lab["ds"], {"cpu-b": False, "cpu-a": True}, "--limit", "5")
+    c = edgefarm("compare", str(lab["run_dir"]), str(run_b))
+    assert c.returncode == 0, c.stderr
+    assert "different samples (8 vs 5): comparing the 5 they share only" in c.stderr
+    assert "over 5 common sample(s)" in c.stdout
+    assert f"cpu-a: 2 sample(s) passed in A and fail in B: {', '.join(CRASHED)}" in c.stdout
+    lines = c.stdout.splitlines()
+    row = {n: next(i for i, x in enumerate(lines) if f"│ {n} " in x) for n in ("cpu-a", "cpu-b")}
+    assert row["cpu-a"] < row["cpu-b"]  # regressions first, whatever the runs' device order
+    assert "100.0 → 60.0 (-40.0)" in c.stdout  # rounded, one delta convention (B − A)
+    assert "only in" in c.stdout and "flaky" in c.stdout  # a device in A only is named
