@@ -40,30 +40,21 @@ UMASK = _read_umask()
 FILE_MODE = 0o666 & ~UMASK  # what open(path, "w") would give; mkstemp alone gives 0600
 
 _WHY = {
-    errno.ENOSPC: ("no space left on the disk", "free space on that disk, or write to another disk"),
-    errno.EDQUOT: ("disk quota exceeded", "free space within your quota, or write elsewhere"),
-    errno.EROFS: ("the file system is read-only", "write to a writable folder"),
-    errno.EACCES: ("permission denied", "make the folder writable for this user, or write elsewhere"),
-    errno.EPERM: ("operation not permitted", "make the folder writable for this user, or write elsewhere"),
-    errno.ENOTDIR: (
-        "a part of the path is a file, not a folder",
-        "choose a folder path whose parents are folders (or remove the file)",
-    ),
-    errno.EEXIST: ("a file is in the way where a folder should be", "remove the file, or write elsewhere"),
+    errno.ENOSPC: ("no space left on the disk", "free space on that disk"),
+    errno.EDQUOT: ("disk quota exceeded", "free space within your quota"),
+    errno.EROFS: ("the file system is read-only", "remount it writable"),
+    errno.EACCES: ("permission denied", "make the folder writable for this user"),
+    errno.EPERM: ("operation not permitted", "make the folder writable for this user"),
+    errno.ENOTDIR: ("a part of the path is a file, not a folder", "remove the file that stands in the path"),
+    errno.EEXIST: ("a file is in the way where a folder should be", "remove that file"),
     errno.ENAMETOOLONG: ("the path is too long", "choose a shorter path"),
 }
 
 
 def output_error(e: OSError, path: Path, doing: str = "write") -> OutputError:
     """An OSError while writing `path` -> OutputError naming the path, the cause and the fix."""
-    what, fix = _WHY.get(
-        e.errno or 0, (e.strerror or str(e), "check the path and the disk, or write elsewhere")
-    )
-    return OutputError(
-        f"cannot {doing} {path}: {what}",
-        where=str(path),
-        fix=f"{fix} (the run folder is chosen with --out)" if doing != "read" else fix,
-    )
+    what, fix = _WHY.get(e.errno or 0, (e.strerror or str(e), "check the path and its disk"))
+    return OutputError(f"cannot {doing}: {what}", where=str(path), fix=f"{fix}, or choose another --out")
 
 
 @contextmanager

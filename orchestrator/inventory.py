@@ -18,7 +18,7 @@ from .devices.base import Device
 from .devices.local import LocalDevice
 from .devices.ssh import SshDevice
 from .devices.types import DeviceInfo
-from .errors import ConfigError, EdgefarmError
+from .errors import ConfigError, EdgefarmError, NeedsSetup
 from .registry import Registry
 
 KINDS = Registry[Callable[[Mapping[str, Any]], Device]]("device kind")
@@ -62,7 +62,10 @@ SCHEMA: dict[str, Any] = {
                                 "kind": {},
                                 "serial": {"type": "string"},
                                 "server": {"type": "string"},
-                                "runner": {"type": "string"},
+                                "runner": {"enum": ["native", "upstream"]},
+                                "runner_path": {"type": "string"},
+                                "native_runner": {"type": "string"},
+                                "runtime_lib": {"type": "string"},
                                 "libs": {"type": "array", "items": {"type": "string"}},
                             },
                             "additionalProperties": False,
@@ -156,7 +159,10 @@ class _BoundedLoader(yaml.SafeLoader):
 
 
 def _clip(text: str, limit: int = MAX_MESSAGE_CHARS) -> str:
-    return text if len(text) <= limit else text[: limit - 15] + f"... ({len(text)} chars)"
+    if len(text) <= limit:
+        return text
+    tail = f"... ({len(text)} chars)"
+    return text[: limit - len(tail)] + tail
 
 
 @dataclass(frozen=True)
@@ -345,7 +351,7 @@ def select_usable(inv: Inventory, spec: str) -> Selection:
     usable = [(d, a) for d, a in zip(sel.devices, answers) if isinstance(a, DeviceInfo)]
     down = [a for a in answers if isinstance(a, _Down)]
     unusable = sel.unusable + tuple(
-        DeviceInfo(name=x.device.name, kind=x.device.kind, state="unreachable", problem=x.problem)
+        x.info or DeviceInfo(name=x.device.name, kind=x.device.kind, state="unreachable", problem=x.problem)
         for x in down
     )
     notes = sel.notes
@@ -360,10 +366,12 @@ def select_usable(inv: Inventory, spec: str) -> Selection:
 class _Down:
     device: Device
     problem: str
+    info: DeviceInfo | None = None  # a board that answers but needs `edgefarm setup`: its facts
 
 
 def _probe(device: Device) -> DeviceInfo | _Down:
     try:
         return device.info()
     except EdgefarmError as e:
-        return _Down(device, _clip(f"{e.what}; fix: {e.fix}", 1000))
+        facts = e.info if isinstance(e, NeedsSetup) else None
+        return _Down(device, _clip(f"{e.what}; fix: {e.fix}", 1000), facts)
