@@ -1,75 +1,130 @@
 #!/system/bin/sh
-# edgefarm on-phone driver: runs litert_lm_advanced_main once per sample. POSIX sh (Android mksh/toybox,
-# tested under dash in the lab).
+# edgefarm's on-phone driver. POSIX sh as Android has it: mksh as /system/bin/sh and toybox
+# applets (the device lab runs exactly those). No `timeout`, no awk, no GNU options, and
+# arithmetic kept small (mksh integers are 32-bit signed).
 #
-#   sh driver.sh JOB_DIR BINARY TIMEOUT_S [LIB_DIR]
+#   sh driver.sh native   JOB_DIR RUNNER LIB_DIR TIMEOUT_S   native runner, ONE model load per run
+#   sh driver.sh upstream JOB_DIR BINARY LIB_DIR TIMEOUT_S   litert_lm_advanced_main once per sample
+#   sh driver.sh hook     SAMPLE_DIR before|after            cooldown gate + battery/thermal snapshot
+#   sh driver.sh stop     JOB_DIR                            stop this job's driver and runner, for certain
 #
-# The host renders everything as files, so no prompt, id or dataset text is ever on a command line:
-#   JOB_DIR/index.tsv           n<TAB>max_output_tokens<TAB>multi(0|1), one line per sample
-#   JOB_DIR/common_flags        flags for every sample (model, backend, threads, cache), one per line
-#   JOB_DIR/samples/N/prompt.txt   the prompt, media inline as [image:/abs] / [audio:/abs]
-#   JOB_DIR/samples/N/turns.txt    multi-turn samples: one turn per line, fed on stdin (--multi_turns)
-#   JOB_DIR/samples/N/flags        extra per-sample flags from the host's allow-list, one per line
-# Per sample it writes samples/N/{stdout,stderr,trace.tsv,battery_before,battery_after,
-# thermal_before,thermal_after} and appends `N<TAB>rc<TAB>wall_ms<TAB>started_uptime_ms` to
-# done.tsv (one write per line, so a rerun resumes after the last finished sample).
-# Progress on stdout: `EDGEFARM BEGIN N` / `EDGEFARM END N RC WALL_MS`.
+# The host renders everything as files, so no prompt, id or dataset text is ever on a command line;
+# paths are positional arguments, never pasted into a command string.
+# native:   JOB_DIR/job.conv (the conversations), JOB_DIR/runner_flags (one flag per line);
+#           the runner appends JOB_DIR/results.jsonl; the driver restarts it after a crash, recording
+#           the sample in flight (JOB_DIR/inflight) as crash/oom.
+# upstream: JOB_DIR/index.tsv (n<TAB>max_output_tokens<TAB>multi), JOB_DIR/common_flags, and per sample
+#           samples/N/{prompt.txt|turns.txt,flags}; writes samples/N/{stdout,stderr,trace.tsv,...}
+#           and appends `N<TAB>rc<TAB>wall_ms` to JOB_DIR/done.tsv.
+# Both write JOB_DIR/driver.pid ("driver_pid worker_pid") and print EDGEFARM lines on stdout.
 
-JOB=$1
-BIN=$2
-TIMEOUT_S=${3:-300}
-LIBS=$4
-INTERVAL=${EDGEFARM_TRACE_INTERVAL:-0.1}
-
-if [ -z "$JOB" ] || [ -z "$BIN" ] || [ ! -f "$JOB/index.tsv" ]; then
-  echo "EDGEFARM FATAL usage: driver.sh JOB_DIR BINARY TIMEOUT_S [LIB_DIR]" >&2
-  exit 2
-fi
-if [ ! -x "$BIN" ]; then
-  echo "EDGEFARM FATAL runner binary missing or not executable: $BIN" >&2
-  exit 3
-fi
-if [ -n "$LIBS" ]; then
-  LD_LIBRARY_PATH="$LIBS${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
-  export LD_LIBRARY_PATH
-fi
-DONE="$JOB/done.tsv"
-touch "$DONE"
+MODE=$1
 TAB=$(printf '\t')
+INTERVAL=${EDGEFARM_TRACE_INTERVAL:-0.1}
+TIMEOUT_RC=124
 
-uptime_ms() {
-  # /proc/uptime is "12345.67 ..." (centiseconds); no `date +%N` needed
+fatal() {
+  echo "EDGEFARM FATAL $*" >&2
+  exit "${FATAL_RC:-2}"
+}
+
+# Centiseconds since the driver started: differences only, so 32-bit arithmetic never overflows
+# (milliseconds since boot would after 24.8 days of uptime).
+read -r UP0 _ < /proc/uptime
+UP0_S=${UP0%.*}
+now_cs() {
   read -r up _ < /proc/uptime
   s=${up%.*}
   c=${up#*.}
-  echo $((s * 1000 + ${c#0} * 10))
+  c=${c#0}
+  echo $(( (s - UP0_S) * 100 + ${c:-0} ))
 }
 
-is_done() {
-  grep -q "^$1$TAB" "$DONE" 2>/dev/null
+# True when pid $1 is alive and its command line mentions $2 (pids get reused).
+is_ours() {
+  [ -n "$1" ] && kill -0 "$1" 2>/dev/null && grep -q "$2" "/proc/$1/cmdline" 2>/dev/null
 }
 
-# Echo the first child of pid $1 (the binary under `timeout`); empty when it has none (yet).
-child_of() {
-  if command -v pgrep >/dev/null 2>&1; then
-    pgrep -P "$1" 2>/dev/null | head -n 1
-    return
-  fi
-  for st in /proc/[0-9]*/status; do
-    while read -r key val _; do
-      if [ "$key" = "PPid:" ]; then
-        if [ "$val" = "$1" ]; then
-          d=${st%/status}
-          echo "${d#/proc/}"
-          return
-        fi
-        break
-      fi
-    done < "$st" 2>/dev/null
+# Kill pid $1 (if it is still $2) and wait until it is gone: SIGKILL cannot be ignored or
+# swallowed by a wrapper, so no earlier worker survives a resume.
+kill_for_certain() {
+  is_ours "$1" "$2" || return 0
+  kill -9 "$1" 2>/dev/null
+  i=0
+  while [ -d "/proc/$1" ] && [ "$i" -lt 100 ]; do
+    sleep 0.05
+    i=$((i + 1))
   done
 }
 
-# One trace line: uptime_ms VmRSS VmHWM VmSwap RssAnon RssFile (kB); nothing once the process is gone.
+# Stop the driver and the worker recorded in JOB/driver.pid (not ourselves).
+stop_job() {
+  LOCK="$1/driver.pid"
+  [ -f "$LOCK" ] || return 0
+  read -r old_driver old_worker _ < "$LOCK"
+  [ "$old_driver" = "$$" ] && return 0
+  stopped=
+  if is_ours "$old_driver" driver.sh; then
+    kill_for_certain "$old_driver" driver.sh  # first: a live driver would start a new worker
+    stopped=1
+  fi
+  if is_ours "$old_worker" "${2:-.}"; then
+    kill_for_certain "$old_worker" "${2:-.}"
+    stopped=1
+  fi
+  [ -n "$stopped" ] && echo "EDGEFARM NOTE stopped an earlier driver (pid $old_driver) and its runner (pid $old_worker) of this job"
+  return 0
+}
+
+# Battery temperature in tenths of a degree C (`dumpsys battery`: "  temperature: 312"); empty if unknown.
+battery_tenths() {
+  dumpsys battery 2>/dev/null | while IFS=: read -r key val; do
+    case "$key" in
+      *temperature)
+        v=$(echo $val)
+        case "$v" in ''|*[!0-9-]*) ;; *) echo "$v"; break ;; esac ;;
+    esac
+  done
+}
+
+# hook SAMPLE_DIR before|after: before a sample, wait for the cooldown gate (JOB/cooldown holds
+# "LIMIT_TENTHS MAX_WAIT_S" or "off") and write cooldown_ms; then snapshot battery and thermal state.
+hook() {
+  S=$1
+  PHASE=$2
+  [ -d "$S" ] || return 0
+  if [ "$PHASE" = before ]; then
+    rm -f "$S/cooldown_ms"
+    JOBDIR=${S%/samples/*}
+    limit=; max_s=
+    [ -f "$JOBDIR/cooldown" ] && read -r limit max_s _ < "$JOBDIR/cooldown"
+    case "$limit" in ''|*[!0-9-]*) limit= ;; esac
+    case "$max_s" in ''|*[!0-9]*) max_s=120 ;; esac
+    if [ -n "$limit" ] && [ ! -f "$JOBDIR/no_battery_sensor" ]; then
+      c0=$(now_cs)
+      while :; do
+        t=$(battery_tenths)
+        if [ -z "$t" ]; then
+          : > "$JOBDIR/no_battery_sensor"
+          echo "EDGEFARM NOTE warning: no battery temperature readable, --cooldown-c is not applied"
+          break
+        fi
+        waited=$(( $(now_cs) - c0 ))
+        if [ "$t" -le "$limit" ] || [ "$waited" -ge $((max_s * 100)) ]; then
+          echo "$((waited * 10))" > "$S/cooldown_ms"
+          [ "$t" -le "$limit" ] || echo "EDGEFARM NOTE warning: battery still at $((t / 10)).$((t % 10)) C after $max_s s"
+          break
+        fi
+        sleep 1
+      done
+    fi
+  fi
+  dumpsys battery > "$S/battery_$PHASE" 2>/dev/null
+  dumpsys thermalservice > "$S/thermal_$PHASE" 2>/dev/null
+  return 0
+}
+
+# One trace line: centiseconds VmRSS VmHWM VmSwap RssAnon RssFile (kB); nothing once the process is gone.
 sample_status() {
   rss=; hwm=; swap=; anon=; file=
   { while read -r key val _; do
@@ -81,109 +136,143 @@ sample_status() {
         RssFile:) file=$val ;;
       esac
     done < "/proc/$1/status"; } 2>/dev/null || return 0
-  [ -n "$rss" ] && printf '%s\t%s\t%s\t%s\t%s\t%s\n' "$(uptime_ms)" "$rss" "$hwm" "${swap:-0}" "${anon:-}" "${file:-}"
+  [ -n "$rss" ] && printf '%s\t%s\t%s\t%s\t%s\t%s\n' "$(now_cs)" "$rss" "$hwm" "${swap:-0}" "${anon:-}" "${file:-}"
 }
 
-# Battery temperature in tenths of a degree C (dumpsys battery `temperature: 312`); empty if unknown.
-battery_tenths() {
-  dumpsys battery 2>/dev/null | while IFS=: read -r key val; do
-    case "$key" in
-      *temperature)
-        v=$(echo $val)
-        case "$v" in ''|*[!0-9-]*) ;; *) echo "$v"; break ;; esac ;;
-    esac
-  done
-}
-
-# --cooldown-c: JOB/cooldown holds "LIMIT_TENTHS MAX_WAIT_S" (or "off"). Waits before a sample until
-# the battery is at or below the limit, at most MAX_WAIT_S; writes the wait (ms) to $1/cooldown_ms.
-COOL_LIMIT=; COOL_MAX_S=; COOL_SENSOR=1
-[ -f "$JOB/cooldown" ] && read -r COOL_LIMIT COOL_MAX_S _ < "$JOB/cooldown"
-case "$COOL_LIMIT" in ''|*[!0-9-]*) COOL_LIMIT= ;; esac
-cool_down() {
-  [ -n "$COOL_LIMIT" ] && [ "$COOL_SENSOR" = 1 ] || return 0
-  c0=$(uptime_ms)
-  while :; do
-    t=$(battery_tenths)
-    if [ -z "$t" ]; then
-      COOL_SENSOR=0
-      echo "EDGEFARM NOTE warning: no battery temperature readable, --cooldown-c is not applied"
-      return 0
-    fi
-    waited=$(( $(uptime_ms) - c0 ))
-    if [ "$t" -le "$COOL_LIMIT" ] || [ "$waited" -ge $((COOL_MAX_S * 1000)) ]; then
-      echo "$waited" > "$1/cooldown_ms"
-      [ "$t" -le "$COOL_LIMIT" ] || echo "EDGEFARM NOTE warning: battery still at $((t / 10)).$((t % 10)) C after ${COOL_MAX_S} s"
-      return 0
-    fi
-    sleep 1
-  done
-}
-
-snapshot() {
-  dumpsys battery > "$1/battery_$2" 2>/dev/null
-  dumpsys thermalservice > "$1/thermal_$2" 2>/dev/null
-}
-
-# One driver per job: a driver left running on the phone by a lost connection is stopped first
-# (with the binary it was running), so a resumed run never does the same work twice. driver.pid
-# holds "driver_pid timeout_pid"; the pid must still be a driver.sh (pids get reused).
-LOCK="$JOB/driver.pid"
-if [ -f "$LOCK" ]; then
-  read -r old_pid old_tpid _ < "$LOCK"
-  if [ -n "$old_pid" ] && [ "$old_pid" != "$$" ] && kill -0 "$old_pid" 2>/dev/null \
-     && grep -q driver.sh "/proc/$old_pid/cmdline" 2>/dev/null; then
-    kill "$old_pid" 2>/dev/null
-    [ -n "$old_tpid" ] && kill "$old_tpid" 2>/dev/null
-    echo "EDGEFARM NOTE stopped an earlier driver (pid $old_pid) still running this job"
-  fi
-fi
-echo "$$" > "$LOCK"
-
-echo "EDGEFARM DRIVER $$"
-while IFS="$TAB" read -r n max_out multi _ <&3; do
-  [ -z "$n" ] && continue
-  is_done "$n" && continue
-  S="$JOB/samples/$n"
-  [ -d "$S" ] || { printf '%s\t%s\t0\t0\n' "$n" 127 >> "$DONE"; continue; }
-  echo "EDGEFARM BEGIN $n"
-  rm -f "$S/cooldown_ms"
-  cool_down "$S"
-  snapshot "$S" before
-  : > "$S/trace.tsv"
-  set --
+# Flags file -> positional parameters appended to "$@" (one flag per line; no word splitting).
+read_flags_into() {
+  [ -f "$1" ] || return 0
   while IFS= read -r f || [ -n "$f" ]; do
-    [ -n "$f" ] && set -- "$@" "$f"
-  done < "$JOB/common_flags"
-  if [ -f "$S/flags" ]; then
-    while IFS= read -r f || [ -n "$f" ]; do
-      [ -n "$f" ] && set -- "$@" "$f"
-    done < "$S/flags"
+    [ -n "$f" ] && FLAGS_N=$((FLAGS_N + 1)) && eval "FLAG_$FLAGS_N=\$f"
+  done < "$1"
+}
+
+start_job() {
+  JOB=$1
+  WORKER_BIN=$2
+  LIBS=$3
+  TIMEOUT_S=${4:-300}
+  [ -n "$JOB" ] && [ -d "$JOB" ] || fatal "usage: driver.sh $MODE JOB_DIR RUNNER LIB_DIR TIMEOUT_S"
+  [ -x "$WORKER_BIN" ] || FATAL_RC=3 fatal "runner binary missing or not executable: $WORKER_BIN"
+  if [ -n "$LIBS" ]; then
+    LD_LIBRARY_PATH="$LIBS${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
+    export LD_LIBRARY_PATH
   fi
-  set -- "$@" "--max_output_tokens=$max_out" --benchmark --async=false --report_peak_memory_footprint
-  if [ "$multi" = 1 ]; then
-    set -- "$@" --multi_turns
-    input="$S/turns.txt"
-  else
-    set -- "$@" "--input_prompt_file=$S/prompt.txt"
-    input=/dev/null
-  fi
-  t0=$(uptime_ms)
-  timeout "$TIMEOUT_S" "$BIN" "$@" < "$input" > "$S/stdout" 2> "$S/stderr" &
-  tpid=$!
-  echo "$$ $tpid" > "$LOCK"
-  cpid=
-  while kill -0 "$tpid" 2>/dev/null; do
-    [ -z "$cpid" ] && cpid=$(child_of "$tpid")
-    [ -n "$cpid" ] && sample_status "$cpid" >> "$S/trace.tsv"
-    sleep "$INTERVAL"
+  LOCK="$JOB/driver.pid"
+  stop_job "$JOB" "${WORKER_BIN##*/}"
+  echo "$$" > "$LOCK"
+  echo "EDGEFARM DRIVER $$"
+}
+
+# ---------------------------------------------------------------- native: one load per run
+run_native() {
+  start_job "$@"
+  RUNNER=$WORKER_BIN
+  FLAGS_N=0
+  read_flags_into "$JOB/runner_flags"
+  set -- --job "$JOB/job.conv" --results "$JOB/results.jsonl" --state-dir "$JOB" \
+    --sample-timeout-s "$TIMEOUT_S" --hook "$JOB/../../../driver/driver.sh"
+  i=1
+  while [ "$i" -le "$FLAGS_N" ]; do
+    eval "set -- \"\$@\" \"\$FLAG_$i\""
+    i=$((i + 1))
   done
-  wait "$tpid"
-  rc=$?
-  t1=$(uptime_ms)
-  snapshot "$S" after
-  printf '%s\t%s\t%s\t%s\n' "$n" "$rc" "$((t1 - t0))" "$t0" >> "$DONE"
-  echo "EDGEFARM END $n $rc $((t1 - t0))"
-done 3< "$JOB/index.tsv"
-rm -f "$LOCK"
-echo "EDGEFARM DRIVER_DONE"
+  starts=0
+  while :; do
+    rm -f "$JOB/inflight"
+    "$RUNNER" "$@" 2>> "$JOB/runner.log" &
+    rpid=$!
+    echo "$$ $rpid" > "$LOCK"
+    wait "$rpid"
+    rc=$?
+    starts=$((starts + 1))
+    [ "$rc" = 0 ] && break
+    [ "$rc" = "$TIMEOUT_RC" ] && continue  # the runner recorded the timed-out sample itself
+    n=
+    [ -f "$JOB/inflight" ] && read -r n _ < "$JOB/inflight"
+    if [ -z "$n" ]; then
+      # died before a sample started: the model or the runtime cannot load; nothing would get further
+      echo "EDGEFARM FATAL runner exited with status $rc before running a sample"
+      rm -f "$LOCK"
+      exit "$rc"
+    fi
+    if ! grep -q "^{\"n\":$n," "$JOB/results.jsonl" 2>/dev/null; then
+      line="{\"n\":$n,\"status\":\"died\",\"exit_code\":$rc,\"pid\":$rpid}"
+      echo "$line" >> "$JOB/results.jsonl"
+      echo "EDGEFARM RESULT $line"
+    fi
+    echo "EDGEFARM NOTE runner restarted after exit status $rc on sample $n"
+    [ "$starts" -gt 1000 ] && break
+  done
+  rm -f "$LOCK" "$JOB/inflight"
+  echo "EDGEFARM DRIVER_DONE"
+}
+
+# ---------------------------------------------------------------- upstream: one process per sample
+is_done() {
+  grep -q "^$1$TAB" "$DONE" 2>/dev/null
+}
+
+run_upstream() {
+  start_job "$@"
+  BIN=$WORKER_BIN
+  DONE="$JOB/done.tsv"
+  : >> "$DONE"
+  while IFS="$TAB" read -r n max_out multi _ <&3; do
+    [ -z "$n" ] && continue
+    is_done "$n" && continue
+    S="$JOB/samples/$n"
+    [ -d "$S" ] || { printf '%s\t%s\t0\n' "$n" 127 >> "$DONE"; continue; }
+    echo "EDGEFARM BEGIN $n"
+    hook "$S" before
+    : > "$S/trace.tsv"
+    FLAGS_N=0
+    read_flags_into "$JOB/common_flags"
+    read_flags_into "$S/flags"
+    set --
+    i=1
+    while [ "$i" -le "$FLAGS_N" ]; do
+      eval "set -- \"\$@\" \"\$FLAG_$i\""
+      i=$((i + 1))
+    done
+    set -- "$@" "--max_output_tokens=$max_out" --benchmark --async=false --report_peak_memory_footprint
+    if [ "$multi" = 1 ]; then
+      set -- "$@" --multi_turns
+      input="$S/turns.txt"
+    else
+      set -- "$@" "--input_prompt_file=$S/prompt.txt"
+      input=/dev/null
+    fi
+    t0=$(now_cs)
+    "$BIN" "$@" < "$input" > "$S/stdout" 2> "$S/stderr" &
+    bpid=$!
+    echo "$$ $bpid" > "$LOCK"
+    limit=$((TIMEOUT_S * 100))
+    timed_out=
+    while kill -0 "$bpid" 2>/dev/null; do
+      sample_status "$bpid" >> "$S/trace.tsv"
+      if [ $(( $(now_cs) - t0 )) -ge "$limit" ]; then
+        kill -9 "$bpid" 2>/dev/null  # our own deadline: no `timeout` wrapper that may not pass signals on
+        timed_out=1
+      fi
+      sleep "$INTERVAL"
+    done
+    wait "$bpid"
+    rc=$?
+    [ -n "$timed_out" ] && rc=$TIMEOUT_RC
+    wall_ms=$(( ($(now_cs) - t0) * 10 ))
+    hook "$S" after
+    printf '%s\t%s\t%s\n' "$n" "$rc" "$wall_ms" >> "$DONE"
+    echo "EDGEFARM END $n $rc $wall_ms"
+  done 3< "$JOB/index.tsv"
+  rm -f "$LOCK"
+  echo "EDGEFARM DRIVER_DONE"
+}
+
+case "$MODE" in
+  native) shift; run_native "$@" ;;
+  upstream) shift; run_upstream "$@" ;;
+  hook) shift; hook "$@" ;;
+  stop) shift; stop_job "$1" "${2:-.}" ;;
+  *) fatal "usage: driver.sh native|upstream|hook|stop ..." ;;
+esac

@@ -28,11 +28,12 @@ from pathlib import Path
 from typing import Any
 
 from .contract import JobItem, SampleResult, TurnFigures, read_results
+from .conversation import render, reply_text, unsupported_reason
 from .memory import MemorySampler
-from .thermal import cool_down, thermal_snapshot
+from .status import MODEL_UNLOADABLE_EXIT, TIMEOUT_EXIT, Status
+from .thermal import cool_down, thermal_snapshot, with_clocks
 
 PROTOCOL_PREFIX = "EDGEFARM"
-MODEL_UNLOADABLE_EXIT = 65  # the engine could not be created from the model (the host's ModelError)
 
 
 def emit(kind: str, payload: Any) -> None:
@@ -41,7 +42,8 @@ def emit(kind: str, payload: Any) -> None:
 
 
 def _spec_tool(lm, spec: Mapping[str, Any]):
-    """An OpenAI-style function spec as a runtime Tool; the call is reported, never executed."""
+    """A rendered tool spec as a runtime Tool: the package serialises `get_tool_description()` with
+    `json.dumps`, so the runtime gets the same tools JSON as the native runner. Never executed."""
 
     class SpecTool(lm.Tool):
         def get_tool_description(self) -> dict[str, Any]:
@@ -133,41 +135,22 @@ class LiteRtRunner:
             return B.NPU()
         raise SystemExit(f"unknown backend {name!r} (use cpu, gpu or npu)")
 
-    def unsupported_reason(self, item: JobItem) -> str:
-        kinds = {p.kind for turn in item.turns for p in turn if p.kind != "text"}
-        if "video" in kinds:
-            return "the LiteRT-LM runtime takes no video input"
-        if "image" in kinds and not self.vision:
-            return "the model has no vision encoder (text-only or audio-only model)"
-        if "audio" in kinds and not self.audio:
-            return "the model has no audio encoder"
-        return ""
-
-    def _contents(self, turn):
-        lm = self.lm
-        parts = []
-        for p in turn:
-            if p.kind == "text":
-                if p.text:
-                    parts.append(lm.Content.Text(p.text))
-            else:
-                path = str((self.job_dir / p.path).resolve())
-                parts.append(lm.Content.ImageFile(path) if p.kind == "image" else lm.Content.AudioFile(path))
-        return lm.Contents.of(*parts)
-
     def run(self, item: JobItem, memory: MemorySampler, log: StderrLog) -> SampleResult:
         base = SampleResult(
             id=item.id,
-            status="ok",
+            status=Status.OK,
             init_ms=_round(self.init_ms),
             backend=self.backend_name,
             threads=self.threads,
-            thermal_before=thermal_snapshot(),
+            thermal_before=with_clocks(thermal_snapshot()),
         )
-        reason = self.unsupported_reason(item)
+        if item.refused:
+            return replace(base, status=Status.ERROR, error=item.refused)
+        reason = unsupported_reason(item, vision=self.vision, audio=self.audio)
         if reason:
-            return replace(base, status="unsupported", error=reason)
+            return replace(base, status=Status.UNSUPPORTED, error=reason)
         lm = self.lm
+        conversation = render(item, str(self.job_dir.resolve()))
         memory.reset()
         log_at = log.offset()
         t_start = time.perf_counter()
@@ -176,18 +159,21 @@ class LiteRtRunner:
         infer_s = 0.0
         text = ""
         try:
-            sampler = lm.SamplerConfig(**dict(item.sampler)) if item.sampler else None
+            s = conversation.sampler
+            tools = json.loads(conversation.tools_json) if conversation.tools_json else []
             conv = self.engine.create_conversation(
-                system_message=item.system or None,
-                tools=[_spec_tool(lm, t) for t in item.tools] or None,
+                system_message=conversation.system_message,
+                tools=[_spec_tool(lm, t) for t in tools] or None,
                 automatic_tool_calling=False,
-                sampler_config=sampler,
-                max_output_tokens=item.max_output_tokens,
+                sampler_config=lm.SamplerConfig(
+                    top_k=s.top_k, top_p=s.top_p, temperature=s.temperature, seed=s.seed
+                ),
+                max_output_tokens=conversation.max_output_tokens,
             )
             with conv:
-                for i, turn in enumerate(item.turns):
+                for i, message in enumerate(conversation.messages):
                     t0 = time.perf_counter()
-                    message = conv.send_message(self._contents(turn))
+                    reply = conv.send_message(json.loads(message))
                     wall_s = time.perf_counter() - t0
                     infer_s += wall_s
                     bench = conv.get_benchmark_info()
@@ -202,15 +188,19 @@ class LiteRtRunner:
                             wall_ms=_round(wall_s * 1000.0),
                         )
                     )
-                    text = _message_text(message)
+                    text = reply_text(reply.to_json())
         except Exception as e:  # noqa: BLE001 - the runtime raises generic errors; its real status is on stderr
             detail = log.since(log_at)
-            status = "error"
             err = f"{type(e).__name__}: {e}"
             if detail:
                 err += f"\n{detail}"
             return self._finish(
-                replace(base, status=status, error=err, output=text), turns, ttft_ms, infer_s, t_start, memory
+                replace(base, status=Status.ERROR, error=err, output=text),
+                turns,
+                ttft_ms,
+                infer_s,
+                t_start,
+                memory,
             )
         return self._finish(replace(base, output=text), turns, ttft_ms, infer_s, t_start, memory)
 
@@ -232,24 +222,8 @@ class LiteRtRunner:
             peak_file_mb=_mb(peaks, "RssFile"),
             peak_swap_mb=_mb(peaks, "VmSwap"),
             turns=tuple(turns),
-            thermal_after=thermal_snapshot(),
+            thermal_after=with_clocks(thermal_snapshot()),
         )
-
-
-def _message_text(message) -> str:
-    """The reply text; a tool call is rendered as the JSON `{"name": ..., "arguments": {...}}`."""
-    calls = getattr(message, "tool_calls", None) or (
-        message.get("tool_calls") if isinstance(message, dict) else None
-    )
-    if calls:
-        rendered = []
-        for c in calls:
-            fn = c.get("function", c) if isinstance(c, dict) else c
-            name = fn.get("name") if isinstance(fn, dict) else getattr(fn, "name", "")
-            args = fn.get("arguments") if isinstance(fn, dict) else getattr(fn, "arguments", {})
-            rendered.append({"name": name, "arguments": args})
-        return json.dumps(rendered[0] if len(rendered) == 1 else rendered, ensure_ascii=False)
-    return str(message)
 
 
 class _Watchdog:
@@ -258,7 +232,7 @@ class _Watchdog:
     The host sees exit code 124 and restarts the runner for the samples left.
     """
 
-    EXIT_CODE = 124
+    EXIT_CODE = TIMEOUT_EXIT
 
     def __init__(self, timeout_s: float, sample_id: str, record, memory: MemorySampler) -> None:
         import threading
@@ -291,7 +265,7 @@ class _Watchdog:
         self._record(
             SampleResult(
                 id=self._id,
-                status="timeout",
+                status=Status.TIMEOUT,
                 error=f"no answer within {self._timeout_s:g} s (sample timeout)",
                 exit_code=self.EXIT_CODE,
                 peak_rss_mb=_mb(peaks, "VmRSS"),
@@ -301,9 +275,65 @@ class _Watchdog:
         os._exit(self.EXIT_CODE)
 
 
+PID_FILE = "runner.pid"
+STOPPED_EXIT = 143  # stopped because edgefarm went away (128 + SIGTERM, as a shell would report it)
+
+
+def _cmdline(pid: int) -> str:
+    try:
+        with open(f"/proc/{pid}/cmdline", "rb") as f:
+            return f.read().replace(b"\0", b" ").decode("utf-8", "replace")
+    except OSError:
+        return ""
+
+
+def stop_earlier_runner(job_dir: Path) -> int | None:
+    """Kill a runner of this same job that is still alive (an edgefarm killed mid-run left it), and
+    wait until it is gone, so a resume never runs a sample twice at once. Returns its pid."""
+    try:
+        pid = int((job_dir / PID_FILE).read_text().split()[0])
+    except (OSError, ValueError, IndexError):
+        return None
+    if pid == os.getpid() or str(job_dir) not in _cmdline(pid) or "entry.py" not in _cmdline(pid):
+        return None  # gone, or the pid was reused by something else
+    try:
+        os.kill(pid, 9)
+    except OSError:
+        return None
+    for _ in range(200):
+        if not os.path.exists(f"/proc/{pid}") or " Z" in _status_state(pid):
+            break
+        time.sleep(0.025)
+    return pid
+
+
+def _status_state(pid: int) -> str:
+    try:
+        with open(f"/proc/{pid}/stat", encoding="ascii", errors="replace") as f:
+            return " " + f.read().rsplit(")", 1)[-1].split()[0]
+    except (OSError, IndexError):
+        return ""
+
+
+def exit_when_stdin_closes() -> None:
+    """The host keeps our stdin open and never writes: EOF means edgefarm (or the SSH connection)
+    is gone, so stop at once instead of running on unowned."""
+    import threading
+
+    def watch() -> None:
+        try:  # the raw fd: a daemon thread inside sys.stdin's buffer aborts interpreter shutdown
+            while os.read(0, 4096):
+                pass
+        except OSError:
+            pass
+        os._exit(STOPPED_EXIT)
+
+    threading.Thread(target=watch, name="stdin-watch", daemon=True).start()
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(prog="edgefarm-runner", description=__doc__.splitlines()[0])
-    ap.add_argument("--model", required=True)
+    ap.add_argument("--model", help="the .litertlm model (required unless --stop)")
     ap.add_argument("--job", required=True, help="job bundle folder holding job.jsonl")
     ap.add_argument("--results", help="results.jsonl to append to (default: JOB/results.jsonl)")
     ap.add_argument("--backend", default="cpu", choices=["cpu", "gpu", "npu"])
@@ -321,13 +351,26 @@ def main(argv: list[str] | None = None) -> int:
         "--cooldown-c", type=float, help="before each sample, wait until the hottest zone is <= this"
     )
     ap.add_argument("--cooldown-max-s", type=float, default=120.0, help="longest wait for --cooldown-c")
+    ap.add_argument("--exit-on-stdin-eof", action="store_true", help="exit when stdin closes (host gone)")
+    ap.add_argument("--stop", action="store_true", help="only stop a runner of this job that is still alive")
     args = ap.parse_args(argv)
+    if not args.model and not args.stop:
+        ap.error("--model is required")
 
-    job_dir = Path(args.job)
+    job_dir = Path(args.job).resolve()
+    earlier = stop_earlier_runner(job_dir)
+    if args.stop:
+        emit("NOTE", f"stopped runner pid {earlier}" if earlier else "no runner of this job was running")
+        return 0
+    if args.exit_on_stdin_eof:
+        exit_when_stdin_closes()
+    (job_dir / PID_FILE).write_text(f"{os.getpid()}\n", encoding="utf-8")
     results_path = Path(args.results) if args.results else job_dir / "results.jsonl"
     cache_dir = Path(args.cache_dir) if args.cache_dir else job_dir / "cache"
     cache_dir.mkdir(parents=True, exist_ok=True)
     log = StderrLog(job_dir / "runner.log")
+    if earlier:
+        emit("NOTE", f"stopped an earlier runner of this job (pid {earlier}) that was still running")
 
     done = {r.id for r in read_results(str(results_path))}
     with open(job_dir / "job.jsonl", encoding="utf-8") as f:

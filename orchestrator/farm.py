@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import threading
 import time
+import traceback
 from collections.abc import Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
@@ -12,6 +14,7 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 
 from .datasets.types import Dataset, Sample
 from .devices.base import Device
+from .errors import EdgefarmError
 from .jobs import JobOptions
 from .models import ModelSummary
 from .rundir import device_folder, write_outcome
@@ -30,7 +33,11 @@ def run_farm(
     run_dir: Path,
     console: Console,
     score: Score,
+    stop: threading.Event | None = None,
 ) -> list[DeviceOutcome]:
+    """Every device's session in its own thread. Setting `stop` (Ctrl-C) makes every session stop
+    its runner, keep what finished and return; the farm then returns all outcomes."""
+    stop = stop or threading.Event()
     states = {d.name: DeviceProgress(total=len(samples)) for d in devices}
     bars = Progress(
         TextColumn("[bold]{task.fields[device]:<16}"),
@@ -46,20 +53,29 @@ def run_farm(
 
     def work(device: Device) -> DeviceOutcome:
         dev_dir = device_folder(run_dir, device.name)
-        dev_dir.mkdir(parents=True, exist_ok=True)
-        outcome = run_device(
-            device,
-            dataset,
-            samples,
-            model,
-            opts[device.name],
-            job_opts,
-            dev_dir,
-            states[device.name],
-            clock=time.monotonic,
-            score=score,
-        )
-        write_outcome(dev_dir, outcome)
+        try:
+            dev_dir.mkdir(parents=True, exist_ok=True)
+            outcome = run_device(
+                device,
+                dataset,
+                samples,
+                model,
+                opts[device.name],
+                job_opts,
+                dev_dir,
+                states[device.name],
+                clock=time.monotonic,
+                score=score,
+                stop=stop,
+            )
+        except Exception as e:  # noqa: BLE001 - a bug must not take the other devices down; it is reported
+            states[device.name].phase = "failed"
+            outcome = DeviceOutcome(name=device.name, kind=device.kind, error_code=1)
+            outcome.error = f"internal error: {type(e).__name__}: {e}\n{traceback.format_exc(limit=8)}"
+        try:
+            write_outcome(dev_dir, outcome)
+        except EdgefarmError as e:
+            outcome.error = outcome.error or str(e)
         return outcome
 
     with bars:

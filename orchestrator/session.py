@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any, TextIO
 
 from android_runner.contract import SampleResult
+from android_runner.status import SKIPPED_STATUSES
 
 from .datasets.types import Dataset, Sample
 from .devices.base import Device
@@ -25,7 +26,6 @@ from .models import ModelSummary
 from .runners.base import RUNNERS, RunnerEvents, RunOptions
 
 STREAM_FILE = "results.stream.jsonl"  # results as they arrive; replaced by results.jsonl at the end
-SKIPPED_STATUSES = ("unsupported",)  # not the model's fault: left out of scoring, listed as skipped
 
 
 @dataclass
@@ -41,6 +41,11 @@ class DeviceOutcome:
     other_push: PushStats = field(default_factory=PushStats)
     wall_s: float | None = None
     notes: list[str] = field(default_factory=list)
+    runner: dict[str, Any] = field(
+        default_factory=dict
+    )  # which runner and runtime ran (name, sha256, version)
+    model_loads: int = 0  # engine loads on the device: 1 per run for one-load runners, +1 per restart
+    interrupted: bool = False  # stopped by Ctrl-C before every sample ran
 
 
 @dataclass
@@ -99,9 +104,12 @@ def run_device(
     progress: Progress,
     clock: Callable[[], float],
     score: Score,
+    stop: threading.Event | None = None,
 ) -> DeviceOutcome:
+    """Never raises for anything the device returns or the dataset holds: the failure is the outcome's."""
     outcome = DeviceOutcome(name=device.name, kind=device.kind)
     streamed: dict[str, SampleResult] = {}  # what came back, kept even when the device fails later
+    stop = stop or threading.Event()
     t0 = clock()
     try:
         progress.phase = "info"
@@ -113,12 +121,19 @@ def run_device(
         adapter = RUNNERS.get(device.runner)(device)
         staged = adapter.stage(device, dev_dir / "job", model, opts)
         outcome.model_push, outcome.other_push = staged.model_push, staged.other_push
+        outcome.runner = dict(staged.runner)
+        if stop.is_set():
+            raise Interrupted()
         progress.phase = "loading model"
         with open(dev_dir / STREAM_FILE, "a", encoding="utf-8") as stream:
-            events = _events(stream, streamed, progress, outcome.notes)
+            events = _events(stream, streamed, progress, outcome, stop)
             outcome.results = adapter.execute(device, staged, items, opts, events)
+        outcome.interrupted = stop.is_set() and len(outcome.results) < len(items)
         progress.phase = "collecting"
         adapter.collect(device, staged, dev_dir / "raw")
+    except Interrupted:
+        outcome.interrupted = True
+        outcome.results = [streamed[s.id] for s in samples if s.id in streamed]
     except EdgefarmError as e:
         outcome.error = str(e)
         outcome.error_code = e.exit_code
@@ -127,17 +142,33 @@ def run_device(
     finally:
         outcome.wall_s = clock() - t0
     if outcome.results or not outcome.error:
-        _write_results(outcome, dataset, samples, dev_dir, score)
+        try:
+            _write_results(outcome, dataset, samples, dev_dir, score)
+        except EdgefarmError as e:  # the results are in the stream file: --resume rebuilds the reports
+            outcome.error = outcome.error or str(e)
+            outcome.error_code = outcome.error_code or e.exit_code
+            return outcome
     (dev_dir / STREAM_FILE).unlink(missing_ok=True)
-    if not outcome.error:
+    if outcome.interrupted:
+        progress.phase = "interrupted"
+    elif not outcome.error:
         progress.phase = "done"
     return outcome
 
 
+class Interrupted(Exception):
+    """Ctrl-C arrived before the device's runner started: nothing more runs on it."""
+
+
 def _events(
-    stream: TextIO, streamed: dict[str, SampleResult], progress: Progress, notes: list[str]
+    stream: TextIO,
+    streamed: dict[str, SampleResult],
+    progress: Progress,
+    outcome: DeviceOutcome,
+    stop: threading.Event,
 ) -> RunnerEvents:
-    """Runner callbacks: each new result is appended to the stream file and counted once."""
+    """Runner callbacks: each new result is appended to the stream file and counted once; each
+    model load is counted."""
 
     def on_result(r: SampleResult) -> None:
         if r.id not in streamed:
@@ -150,11 +181,12 @@ def _events(
         progress.phase = "running"
         progress.current = sample_id
 
+    def on_ready(init_ms: float | None) -> None:
+        outcome.model_loads += 1
+        progress.phase = "running"
+
     return RunnerEvents(
-        ready=lambda ms: setattr(progress, "phase", "running"),
-        begin=on_begin,
-        result=on_result,
-        note=notes.append,
+        ready=on_ready, begin=on_begin, result=on_result, note=outcome.notes.append, stop=stop
     )
 
 

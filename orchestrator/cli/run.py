@@ -15,6 +15,7 @@ from ..datasets import BUNDLED_DATASET, require_valid
 from ..errors import ConfigError, DeviceError, ModelError, OutputError
 from ..farm import run_farm
 from ..fsutil import make_new_dir
+from ..interrupt import INTERRUPTED_EXIT, stop_on_interrupt
 from ..inventory import load_inventory, select_usable
 from ..jobs import JobOptions
 from ..models import BUNDLED_MODEL, inspect_model
@@ -231,14 +232,23 @@ def run(
     job_opts = JobOptions(
         max_output_tokens=max_output_tokens or 128, override=max_output_tokens is not None, refused=refused
     )
-    outcomes = run_farm(
-        selection.devices, dataset, samples, model_summary, per_device, job_opts, run_dir, err, score
-    )
+    with stop_on_interrupt(lambda message: err.print(f"[yellow]{message}[/]")) as stop:
+        outcomes = run_farm(
+            selection.devices, dataset, samples, model_summary, per_device, job_opts, run_dir, err, score, stop
+        )
 
     report = load_report(run_dir)
     paths = write_reports(run_dir, report)
     _print_outcomes(outcomes, report, model_summary.path.name, err)
     click.echo(str(paths["md"]))
+    if stop.is_set():
+        done = sum(len(o.results) for o in outcomes)
+        err.print(
+            f"interrupted: {done} of {len(samples) * len(outcomes)} sample runs finished and are kept; "
+            f"continue with: edgefarm run --resume {run_dir}",
+            highlight=False,
+        )
+        sys.exit(INTERRUPTED_EXIT)
     failed = [o for o in outcomes if o.error]
     if failed:
         model_everywhere = len(failed) == len(outcomes) and all(

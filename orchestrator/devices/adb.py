@@ -98,7 +98,10 @@ class AdbDevice:
         workdir: PurePosixPath = DEFAULT_WORKDIR,
         backend: str = "cpu",
         threads: int | None = None,
+        phone_runner: str = "",
         runner_binary: Path | None = None,
+        native_runner: Path | None = None,
+        runtime_lib: Path | None = None,
         libs: Sequence[Path] = (),
         call_timeout_s: float = CALL_TIMEOUT_S,
         on_progress: ProgressSink | None = None,
@@ -109,7 +112,10 @@ class AdbDevice:
         self.workdir = PurePosixPath(workdir)
         self.backend = backend
         self.threads = threads
+        self.phone_runner = phone_runner
         self.runner_binary = runner_binary
+        self.native_runner = native_runner
+        self.runtime_lib = runtime_lib
         self.libs = tuple(libs)
         self.call_timeout_s = call_timeout_s
         self.on_progress = on_progress
@@ -120,7 +126,10 @@ class AdbDevice:
         if server is None:
             host, _, port = str(entry.get("server", "127.0.0.1:5037")).rpartition(":")
             server = (host or "127.0.0.1", int(port or 5037))
-        runner = entry.get("runner")
+
+        def path(key: str) -> Path | None:
+            return Path(entry[key]).expanduser() if entry.get(key) else None
+
         return cls(
             name=entry["name"],
             serial=entry["serial"],
@@ -128,7 +137,10 @@ class AdbDevice:
             workdir=PurePosixPath(entry.get("workdir", str(DEFAULT_WORKDIR))),
             backend=entry.get("backend", "cpu"),
             threads=entry.get("threads"),
-            runner_binary=Path(runner).expanduser() if runner else None,
+            phone_runner=entry.get("runner", ""),
+            runner_binary=path("runner_path"),
+            native_runner=path("native_runner"),
+            runtime_lib=path("runtime_lib"),
             libs=tuple(Path(p).expanduser() for p in entry.get("libs") or ()),
         )
 
@@ -294,8 +306,10 @@ class AdbDevice:
         timeout_s: float,
         on_line: LineSink | None = None,
         stdin: bytes | None = None,
+        cancel: threading.Event | None = None,
     ) -> Exit:
-        """Run argv (quoted here, once) with shell v2; stdout lines stream to on_line."""
+        """Run argv (quoted here, once) with shell v2; stdout lines stream to on_line. When cancel is
+        set the stream is closed and Exit.cancelled returned (the runner then stops its process)."""
         command = shlex.join(str(a) for a in argv)
         deadline = time.monotonic() + timeout_s
         conn = self.call(
@@ -334,7 +348,9 @@ class AdbDevice:
                     left = deadline - time.monotonic()
                     if left <= 0:
                         return Exit(code=None, timed_out=True, output_tail="".join(err_tail)[-2000:])
-                    sock.settimeout(min(left, 5.0))
+                    if cancel is not None and cancel.is_set():
+                        return Exit(code=None, cancelled=True, output_tail="".join(err_tail)[-2000:])
+                    sock.settimeout(min(left, 0.25 if cancel is not None else 5.0))
                     try:
                         chunk = sock.recv(256 * 1024)
                     except TimeoutError:

@@ -9,7 +9,6 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
 import adbutils
@@ -102,7 +101,6 @@ def devices_from_inventory(
     servers = [local, *[s for s in adb_servers if s != local]]
     phones, notes = discover_adb(servers)
     pinned = {e["serial"]: e for e in entries if e.get("kind") == "adb" and not e.get("disabled")}
-    default_runner = env.get("EDGEFARM_ANDROID_RUNNER")
     devices: list[AdbDevice] = []
     unusable: list[DeviceInfo] = []
     taken = {str(e["name"]) for e in pinned.values()}
@@ -119,8 +117,6 @@ def devices_from_inventory(
             dev = AdbDevice.from_entry(entry, server=phone.server)
         else:
             dev = AdbDevice(name, phone.serial, server=phone.server)
-        if dev.runner_binary is None and default_runner:
-            dev.runner_binary = Path(default_runner).expanduser()
         devices.append(dev)
     found = {p.serial for p in phones}
     for serial, entry in pinned.items():

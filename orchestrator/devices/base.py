@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Sequence
 from pathlib import Path, PurePosixPath
 from typing import Protocol
@@ -26,7 +27,15 @@ class Device(Protocol):
     def pull(self, remote: PurePosixPath, local: Path) -> int:
         """Copy a device file to the host; returns bytes copied."""
 
-    def run(self, argv: Sequence[str], *, timeout_s: float, on_line: LineSink | None = None) -> Exit:
-        """Run argv (never a shell string); stream each stdout line to on_line."""
+    def run(
+        self,
+        argv: Sequence[str],
+        *,
+        timeout_s: float,
+        on_line: LineSink | None = None,
+        cancel: threading.Event | None = None,
+    ) -> Exit:
+        """Run argv (never a shell string); stream each stdout line to on_line. When cancel is set,
+        stop waiting and end the command (Exit.cancelled); the runner then stops its own process."""
 
     def alive(self) -> bool: ...

@@ -169,11 +169,22 @@ class LocalDevice:
         shutil.copyfile(src, local)
         return src.stat().st_size
 
-    def run(self, argv: Sequence[str], *, timeout_s: float, on_line: LineSink | None = None) -> Exit:
-        """Run argv as a child in its own process group; stdout lines stream to on_line."""
+    def run(
+        self,
+        argv: Sequence[str],
+        *,
+        timeout_s: float,
+        on_line: LineSink | None = None,
+        cancel: threading.Event | None = None,
+    ) -> Exit:
+        """Run argv as a child in its own process group; stdout lines stream to on_line.
+
+        Its stdin is a pipe we never write: when edgefarm dies, even by SIGKILL, the pipe closes and
+        a runner started with `--exit-on-stdin-eof` exits, so no runner outlives its edgefarm.
+        """
         proc = subprocess.Popen(
             list(argv),
-            stdin=subprocess.DEVNULL,
+            stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,
             text=True,
@@ -192,6 +203,17 @@ class LocalDevice:
 
         timer = threading.Timer(timeout_s, on_timeout)
         timer.start()
+        cancelled = threading.Event()
+        if cancel is not None:
+
+            def watch_cancel() -> None:
+                while proc.poll() is None:
+                    if cancel.wait(0.1):
+                        cancelled.set()
+                        _kill_group(proc)
+                        return
+
+            threading.Thread(target=watch_cancel, daemon=True, name=f"cancel:{self.name}").start()
         try:
             for line in proc.stdout:
                 if on_line is not None:
@@ -202,6 +224,8 @@ class LocalDevice:
             if proc.poll() is None:
                 _kill_group(proc)
                 proc.wait()
+            if proc.stdin:
+                proc.stdin.close()
         err_reader.join(timeout=1.0)
         sig = -rc if rc < 0 else None
         return Exit(
@@ -209,6 +233,7 @@ class LocalDevice:
             signal=sig,
             timed_out=fired.is_set(),
             output_tail="".join(err_tail)[-2000:],
+            cancelled=cancelled.is_set(),
         )
 
     def alive(self) -> bool:

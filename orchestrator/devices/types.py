@@ -55,3 +55,4 @@ class Exit:
     signal: int | None = None
     timed_out: bool = False
     output_tail: str = ""  # last lines of stderr/merged output, for error messages
+    cancelled: bool = False  # the caller's cancel event ended it (Ctrl-C)

@@ -1,10 +1,10 @@
 """Host sides of the on-device runners, by name (a device says which one drives it)."""
 
-from .android_driver import AndroidDriverRunner
+from .android_driver import AndroidRunner
 from .base import RUNNERS, RunnerAdapter, RunnerEvents, RunOptions, Staged
 from .python_runner import PythonRunner
 
 RUNNERS.add("python", lambda device: PythonRunner(device.python))
-RUNNERS.add("android", AndroidDriverRunner)
+RUNNERS.add("android", AndroidRunner)
 
 __all__ = ["RUNNERS", "PythonRunner", "RunOptions", "RunnerAdapter", "RunnerEvents", "Staged"]

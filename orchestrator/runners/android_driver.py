@@ -1,39 +1,100 @@
-"""Host side of the on-phone sh driver (android_runner/driver.sh) running litert_lm_advanced_main.
+"""Host side of phones: stage the runner and job, run `driver.sh`, stream results, stop it for certain.
 
-sh cannot parse JSON, so the host renders each JobItem into files (`samples/<n>/prompt.txt` or
-`turns.txt`, `flags`, and one `index.tsv`); ids and prompts never reach a command line. The driver
-appends `done.tsv` as it goes (a rerun resumes), prints `EDGEFARM BEGIN/END` lines the host
-streams, and leaves per-sample stdout/stderr/trace files that are parsed here into SampleResults.
+Two runners run under the same driver (android_runner/driver.sh):
+- `native` (the default when built): edgefarm's C runner on LiteRT-LM's C API, ONE model load per
+  run, the same conversation JSON as every other device (android_native.py);
+- `upstream`: the upstream `litert_lm_advanced_main`, one process per sample (android_upstream.py).
+Every remote command takes paths as positional arguments: nothing derived from a run or a
+dataset is pasted into a command string.
 """
 
 from __future__ import annotations
 
+import json
+import os
 import secrets
 import tempfile
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
+from typing import Any, Protocol
 
-from android_runner.contract import JobItem, SampleResult, TurnFigures
+from android_runner.contract import JobItem, SampleResult
+from android_runner.conversation import unsupported_reason
+from android_runner.status import MODEL_UNLOADABLE_EXIT, SIGABRT, Status
 
 from ..devices.base import Device
-from ..devices.types import DeviceInfo
-from ..errors import DeviceError
+from ..devices.files import cached_sha256
+from ..devices.types import DeviceInfo, Exit
+from ..errors import DeviceError, ModelError
 from ..models import ModelSummary
-from ..telemetry import android as tel
-from ..telemetry.benchmark_output import parse_benchmark_output
+from . import android_native as native
+from . import android_upstream as upstream
+from .android_snapshots import SNAPSHOT_FILES
 from .base import RunnerEvents, RunOptions, Staged
 
-DRIVER = Path(__file__).resolve().parents[2] / "android_runner" / "driver.sh"
-RUNNER_NAME = "litert_lm_advanced_main"
+REPO = Path(__file__).resolve().parents[2]
+DRIVER = REPO / "android_runner" / "driver.sh"
+BUILD = REPO / "build" / "android_arm64"
 STORAGE_MARGIN_MB = 64.0  # runner, libs, media and outputs next to the model
 RAM_FRACTION = 0.8  # a model larger than this share of RAM will not run (weights + KV cache + OS)
-TIMEOUT_RC = 124
-SAMPLE_FILES = ("stdout", "stderr", "trace.tsv", "battery_before", "battery_after", "thermal_before",
-                "thermal_after", "cooldown_ms")  # fmt: skip
+RUNNER_KINDS = ("native", "upstream")
+FIX_BUILD_NATIVE = (
+    "build the native runner: `python scripts/build_native_runner.py --android` (needs the Android NDK in "
+    "ANDROID_NDK_HOME), or run the upstream binary instead (`runner: upstream` and `runner_path:` in "
+    "devices.yaml, or EDGEFARM_ANDROID_RUNNER=/path/to/litert_lm_advanced_main)"
+)
 
 
-# ---------------------------------------------------------------- preflight (pure)
+class Phone(Device, Protocol):
+    """What the phone runners need beyond the device contract (devices/adb.py provides it)."""
+
+    phone_runner: str  # native | upstream | "" (native when built, else upstream)
+    runner_binary: Path | None  # the upstream binary
+    native_runner: Path | None
+    runtime_lib: Path | None
+    libs: Sequence[Path]  # extra libraries for the upstream binary (GPU delegates)
+
+    def info(self) -> DeviceInfo: ...
+
+    def remote_sha256(self, paths: Sequence[PurePosixPath]) -> dict[str, str]: ...
+
+
+@dataclass(frozen=True)
+class RunnerChoice:
+    kind: str  # native | upstream
+    binary: Path
+    lib: Path | None = None  # the runtime library (native)
+    note: str = ""
+
+
+def _first_file(*candidates: Path | str | None) -> Path | None:
+    for c in candidates:
+        if c and Path(c).expanduser().is_file():
+            return Path(c).expanduser()
+    return None
+
+
+def choose_runner(device: Phone, env: Mapping[str, str] = os.environ) -> RunnerChoice:
+    """Which runner drives this phone: native when it is built (or asked for), else upstream."""
+    asked = device.phone_runner or env.get("EDGEFARM_PHONE_RUNNER", "")
+    binary = _first_file(device.native_runner, env.get("EDGEFARM_NATIVE_RUNNER"), BUILD / native.RUNNER_NAME)
+    lib = _first_file(device.runtime_lib, env.get("EDGEFARM_RUNTIME_LIB"), BUILD / "liblitert-lm.so")
+    upstream_binary = _first_file(device.runner_binary, env.get("EDGEFARM_ANDROID_RUNNER"))
+    if asked not in ("", *RUNNER_KINDS):
+        raise DeviceError(f"unknown phone runner {asked!r}", where=device.name, fix="use native or upstream")
+    if asked != "upstream" and binary and lib:
+        return RunnerChoice("native", binary, lib)
+    if asked == "native":
+        missing = "the native runner" if not binary else "the runtime library liblitert-lm.so"
+        raise DeviceError(f"{missing} for phones is not built", where=device.name, fix=FIX_BUILD_NATIVE)
+    if upstream_binary:
+        note = (
+            "" if asked else "native runner not built: using the upstream binary (one model load per sample)"
+        )
+        return RunnerChoice("upstream", upstream_binary, note=note)
+    where = f" (not found: {device.runner_binary})" if device.runner_binary else ""
+    raise DeviceError(f"no runner for this phone{where}", where=device.name, fix=FIX_BUILD_NATIVE)
 
 
 def preflight(info: DeviceInfo, model_bytes: int, *, model_on_device: bool = False) -> str:
@@ -48,229 +109,102 @@ def preflight(info: DeviceInfo, model_bytes: int, *, model_on_device: bool = Fal
     return ""
 
 
-# ---------------------------------------------------------------- rendering (files only)
+def runtime_version(lib: Path) -> str:
+    """The runtime library's version, from the `VERSION` file the build script leaves beside it."""
+    stamp = lib.parent / "VERSION"
+    return stamp.read_text(encoding="utf-8").strip() if stamp.is_file() else ""
 
 
-@dataclass(frozen=True)
-class Rendered:
-    n: int  # sample folder number, 1-based in job order
-    id: str
-    turns: int
-    skip_reason: str = ""  # set: not run on the phone (status unsupported)
-
-
-def _flat(text: str) -> str:
-    """One line per turn on stdin: newlines inside a turn become spaces."""
-    return " ".join(text.splitlines())
-
-
-def render_job(
-    items: Sequence[JobItem], out: Path, device_job: PurePosixPath, common_flags: Sequence[str]
-) -> list[Rendered]:
-    """Write index.tsv, common_flags and samples/<n>/ files under out; media as absolute device tags."""
-    rendered: list[Rendered] = []
-    index: list[str] = []
-    for n, item in enumerate(items, 1):
-        kinds = {p.kind for turn in item.turns for p in turn}
-        if "video" in kinds:
-            rendered.append(
-                Rendered(n, item.id, len(item.turns), "litert_lm_advanced_main takes no video input")
-            )
-            continue
-        texts = []
-        for i, turn in enumerate(item.turns):
-            parts = [f"[{p.kind}:{device_job / p.path}]" if p.kind != "text" else p.text for p in turn]
-            text = " ".join(x for x in parts if x)
-            if i == 0 and item.system:
-                text = f"{item.system}\n\n{text}"  # the binary has no system-prompt flag
-            texts.append(text)
-        folder = out / "samples" / str(n)
-        folder.mkdir(parents=True, exist_ok=True)
-        multi = len(texts) > 1
-        if multi:
-            (folder / "turns.txt").write_text("".join(_flat(t) + "\n" for t in texts), encoding="utf-8")
-        else:
-            (folder / "prompt.txt").write_text(texts[0] if texts else "", encoding="utf-8")
-        # No per-sample flags today: constrained decoding (--constraint_regex) stays off on every device
-        # kind, so a structured-output score measures the model itself, comparably across devices.
-        (folder / "flags").write_text("", encoding="utf-8")
-        index.append(f"{n}\t{int(item.max_output_tokens)}\t{1 if multi else 0}\n")
-        rendered.append(Rendered(n, item.id, len(texts)))
-    (out / "index.tsv").write_text("".join(index), encoding="utf-8")
-    (out / "common_flags").write_text("".join(f + "\n" for f in common_flags), encoding="utf-8")
-    return rendered
-
-
-# ---------------------------------------------------------------- parsing (pure)
-
-
-@dataclass(frozen=True)
-class TracePeaks:
-    rss_mb: float | None = None
-    hwm_mb: float | None = None
-    swap_mb: float | None = None
-    anon_mb: float | None = None
-    file_mb: float | None = None
-    rss_plus_swap_mb: float | None = None
-
-
-def parse_trace(text: str) -> TracePeaks:
-    """trace.tsv rows (uptime_ms, VmRSS, VmHWM, VmSwap, RssAnon, RssFile in kB) -> peaks in MB."""
-    cols: list[list[int]] = [[], [], [], [], [], []]
-    for line in text.splitlines():
-        cells = line.split("\t")
-        if len(cells) < 3:
-            continue
-        rss = swap = None
-        for i, cell in enumerate(cells[1:6]):
-            if cell.strip().isdigit():
-                cols[i].append(int(cell))
-                rss = int(cell) if i == 0 else rss
-                swap = int(cell) if i == 2 else swap
-        if rss is not None:
-            cols[5].append(rss + (swap or 0))
-
-    def mb(values: list[int]) -> float | None:
-        return round(max(values) / 1024.0, 2) if values else None
-
-    return TracePeaks(mb(cols[0]), mb(cols[1]), mb(cols[2]), mb(cols[3]), mb(cols[4]), mb(cols[5]))
-
-
-def _thermal(battery_text: str, thermal_text: str) -> dict | None:
-    if not battery_text and not thermal_text:
-        return None
-    b, t = tel.parse_battery(battery_text), tel.parse_thermal(thermal_text)
-    return {"battery_temp_c": b.temperature_c, "battery_pct": b.level_pct, "thermal_status": t.status,
-            "max_temp_c": t.max_temp_c}  # fmt: skip
-
-
-def build_result(
-    r: Rendered, rc: int, wall_ms: float | None, files: Mapping[str, str], opts: RunOptions
-) -> SampleResult:
-    """One sample's driver outputs -> SampleResult. Peak = max(binary's figure, VmHWM, VmRSS+VmSwap)."""
-    bench = parse_benchmark_output(files.get("stdout", ""), files.get("stderr", ""))
-    peaks = parse_trace(files.get("trace.tsv", ""))
-    output = bench.answer
-    lines = output.splitlines()
-    if r.turns > 1 and len(lines) == r.turns:  # one answer line per turn: keep the last turn's
-        output = lines[-1]
-    sig = rc - 128 if 128 < rc < 160 else None
-    if rc == TIMEOUT_RC:
-        status = "timeout"
-    elif bench.failure == "oom" or sig == 9:
-        status = "oom"
-    elif sig is not None or bench.failure == "opencl_crash":
-        status = "crash"
-    elif rc != 0 or bench.failure:
-        status = "error"
-    else:
-        status = "ok"
-    error = ""
-    if status != "ok":
-        why = bench.failure or ("timed out" if status == "timeout" else f"exit code {rc}")
-        if bench.failure and rc != 0:
-            why += f" (exit code {rc})"
-        tail = "\n".join(files.get("stderr", "").strip().splitlines()[-8:])
-        error = f"{why}: {bench.detail}" if bench.detail else why
-        if tail and bench.detail not in tail:
-            error += f"\n{tail}"
-    turns = tuple(
-        TurnFigures(prefill_tokens=p.tokens if p else None, prefill_tps=p.tps if p else None,
-                    decode_tokens=d.tokens if d else None, decode_tps=d.tps if d else None)
-        for p, d in _zip_longest(bench.prefill, bench.decode)
-    )  # fmt: skip
-    candidates = [v for v in (bench.peak_ram_mb, peaks.hwm_mb, peaks.rss_plus_swap_mb, peaks.rss_mb) if v]
-    backend = opts.backend
-    if "gpu_unavailable" in bench.warnings and backend == "gpu":
-        backend = "gpu->cpu"  # the binary fell back: say so on the row
-    return SampleResult(
-        id=r.id,
-        status=status,
-        output=output,
-        error=error,
-        exit_code=None if sig else rc,
-        signal=sig,
-        init_ms=bench.init_total_ms,
-        ttft_ms=bench.ttft_ms,
-        prefill_tokens=bench.prefill_tokens,
-        prefill_tps=bench.prefill[-1].tps if bench.prefill else None,
-        decode_tokens=bench.decode_tokens,
-        decode_tps=bench.decode[-1].tps if bench.decode else None,
-        infer_ms=bench.infer_ms,
-        wall_ms=wall_ms,
-        peak_rss_mb=max(candidates) if candidates else None,
-        peak_hwm_mb=peaks.hwm_mb,
-        peak_anon_mb=peaks.anon_mb,
-        peak_file_mb=peaks.file_mb,
-        peak_swap_mb=peaks.swap_mb,
-        turns=turns,
-        backend=backend,
-        threads=opts.threads,
-        trace=f"samples/{r.n}/trace.tsv",
-        thermal_before=_thermal(files.get("battery_before", ""), files.get("thermal_before", "")),
-        thermal_after=_thermal(files.get("battery_after", ""), files.get("thermal_after", "")),
-        cooldown_s=_cooldown_s(files.get("cooldown_ms", "")),
-    )
-
-
-def _cooldown_s(text: str) -> float | None:
-    """The driver's `cooldown_ms` file: milliseconds waited, absent when no cooldown was asked."""
-    text = text.strip()
-    return int(text) / 1000.0 if text.isdigit() else None
-
-
-def _zip_longest(a, b):
-    for i in range(max(len(a), len(b))):
-        yield (a[i] if i < len(a) else None, b[i] if i < len(b) else None)
-
-
-# ---------------------------------------------------------------- the adapter (effects)
-
-
-class AndroidDriverRunner:
-    """RunnerAdapter for phones: stage -> run driver.sh streaming its lines -> collect."""
+class AndroidRunner:
+    """RunnerAdapter for phones: stage -> `driver.sh native|upstream` streaming its lines -> collect."""
 
     name = "android"
 
-    def __init__(self, device: Device) -> None:
+    def __init__(self, device: Phone) -> None:
         self.device = device
-        self.rendered: list[Rendered] = []
+        self.choice: RunnerChoice | None = None
+        self.numbers: dict[int, JobItem] = {}  # n -> item sent to the phone
+        self.host_rows: dict[str, SampleResult] = {}  # decided on the host: unsupported, refused
+        self.rendered: list[upstream.Rendered] = []
 
-    def _binary(self, device: Device) -> Path:
-        binary = getattr(device, "runner_binary", None)
-        if binary is None or not Path(binary).is_file():
-            raise DeviceError(
-                f"no {RUNNER_NAME} binary for this phone" + (f" (not found: {binary})" if binary else ""),
-                where=device.name,
-                fix=f"build {RUNNER_NAME} (bazel --config=android_arm64) and set `runner:` for the phone in "
-                "devices.yaml, or EDGEFARM_ANDROID_RUNNER=/path/to/it",
-            )
-        return Path(binary)
+    # ---------------------------------------------------------------- stage
 
-    def stage(self, device: Device, bundle: Path, model: ModelSummary, opts: RunOptions) -> Staged:
-        binary = self._binary(device)
+    def stage(self, device: Phone, bundle: Path, model: ModelSummary, opts: RunOptions) -> Staged:
+        choice = self.choice = choose_runner(device)
         root = PurePosixPath(str(device.workdir))
         model_remote = root / "models" / model.sha256[:16] / model.path.name
-        remote_sha = getattr(device, "remote_sha256", None)
-        on_device = bool(remote_sha) and remote_sha([model_remote]).get(str(model_remote)) == model.sha256
+        on_device = device.remote_sha256([model_remote]).get(str(model_remote)) == model.sha256
         reason = preflight(device.info(), model.size_bytes, model_on_device=on_device)
         if reason:
             raise DeviceError(f"skipped: {reason}", where=device.name,
                               fix="free storage/RAM on the phone or choose a smaller model")  # fmt: skip
         model_push = device.push(model.path, model_remote)
         job = root / "runs" / opts.run_id / "job"
-        other = device.push(binary, root / "bin" / RUNNER_NAME)
-        for lib in getattr(device, "libs", ()):
-            lib = Path(lib)
-            other += device.push(lib, root / "lib" / lib.name if lib.is_file() else root / "lib")
+        cache = root / "cache" / model.sha256[:16]
+        bin_remote = root / "bin" / choice.binary.name
+        other = device.push(choice.binary, bin_remote)
+        lib_dir = root / "lib"
+        if choice.lib is not None:
+            other += device.push(choice.lib, lib_dir / choice.lib.name)
+        for lib in device.libs:
+            other += device.push(lib, lib_dir / lib.name if lib.is_file() else lib_dir)
         other += device.push(DRIVER, root / "driver" / "driver.sh")
         items = [
             JobItem.from_json(ln)
             for ln in (bundle / "job.jsonl").read_text("utf-8").splitlines()
             if ln.strip()
         ]
-        flags = [f"--model_path={model_remote}", f"--backend={opts.backend}",
-                 f"--cache_dir={root / 'cache' / model.sha256[:16]}"]  # fmt: skip
+        with tempfile.TemporaryDirectory() as tmp:
+            out = Path(tmp)
+            self._render(items, out, job, model, opts, model_remote, cache, lib_dir)
+            # always written, so a resumed run without --cooldown-c does not inherit an old gate
+            gate = (
+                f"{round(opts.cooldown_c * 10)} {opts.cooldown_max_s:.0f}\n"
+                if opts.cooldown_c is not None
+                else "off\n"
+            )
+            (out / "cooldown").write_text(gate, encoding="utf-8")
+            other += device.push(out, job)
+        if (bundle / "media").is_dir():
+            other += device.push(bundle / "media", job / "media")
+        ex = device.run(
+            ["sh", "-c", 'chmod 755 "$1" && mkdir -p "$2"', "sh", str(bin_remote), str(cache)], timeout_s=30
+        )
+        if ex.code != 0:
+            raise DeviceError(f"cannot prepare the runner: {ex.output_tail.strip()}", where=device.name,
+                              fix="check that /data/local/tmp is writable and not mounted noexec on this phone")  # fmt: skip
+        identity = {
+            "runner": choice.kind,
+            "runner_path": str(choice.binary),
+            "runner_sha256": cached_sha256(choice.binary),
+        }
+        if choice.lib is not None:
+            identity |= {"runtime_lib": str(choice.lib), "runtime_sha256": cached_sha256(choice.lib),
+                         "runtime_version": runtime_version(choice.lib)}  # fmt: skip
+        return Staged(root=root, model=model_remote, job=job, model_push=model_push, other_push=other,
+                      runner=identity)  # fmt: skip
+
+    def _render(self, items, out: Path, job: PurePosixPath, model: ModelSummary, opts: RunOptions,
+                model_remote: PurePosixPath, cache: PurePosixPath, lib_dir: PurePosixPath) -> None:  # fmt: skip
+        """Write the job files of the chosen runner under out; host-decided rows go to host_rows."""
+        assert self.choice is not None
+        self.numbers, self.host_rows = {}, {}
+        for n, item in enumerate(items, 1):
+            why = item.refused or unsupported_reason(item, vision=model.vision, audio=model.audio)
+            if why:
+                status = Status.ERROR if item.refused else Status.UNSUPPORTED
+                self.host_rows[item.id] = SampleResult(
+                    id=item.id, status=status, error=why, backend=opts.backend
+                )
+            else:
+                self.numbers[n] = item
+        if self.choice.kind == "native":
+            (out / native.JOB_FILE).write_bytes(native.render_job(sorted(self.numbers.items()), job))
+            flags = native.runner_flags(lib=lib_dir / self.choice.lib.name, model=model_remote, cache=cache,
+                                        opts=opts, vision=model.vision, audio=model.audio)  # fmt: skip
+            (out / native.FLAGS_FILE).write_text("".join(f + "\n" for f in flags), encoding="utf-8")
+            return
+        flags = [f"--model_path={model_remote}", f"--backend={opts.backend}", f"--cache_dir={cache}"]
         if model.vision:
             flags.append("--vision_backend=cpu")
         if model.audio:
@@ -279,35 +213,22 @@ class AndroidDriverRunner:
             flags.append(f"--num_cpu_threads={opts.threads}")
         if opts.max_num_tokens:
             flags.append(f"--max_num_tokens={opts.max_num_tokens}")
-        with tempfile.TemporaryDirectory() as tmp:
-            self.rendered = render_job(items, Path(tmp), job, flags)
-            # always written, so a resumed run without --cooldown-c does not inherit an old gate
-            gate = (
-                f"{round(opts.cooldown_c * 10)} {opts.cooldown_max_s:.0f}\n"
-                if opts.cooldown_c is not None
-                else "off\n"
-            )
-            (Path(tmp) / "cooldown").write_text(gate, encoding="utf-8")
-            other += device.push(Path(tmp), job)
-        if (bundle / "media").is_dir():
-            other += device.push(bundle / "media", job / "media")
-        cache = root / "cache" / model.sha256[:16]
-        ex = device.run(["sh", "-c", 'chmod 755 "$1" && mkdir -p "$2"', "sh", str(root / "bin" / RUNNER_NAME),
-                         str(cache)], timeout_s=30)  # fmt: skip
-        if ex.code != 0:
-            raise DeviceError(f"cannot prepare the runner: {ex.output_tail.strip()}", where=device.name,
-                              fix="check that /data/local/tmp is writable and not mounted noexec on this phone")  # fmt: skip
-        return Staged(root=root, model=model_remote, job=job, model_push=model_push, other_push=other)
+        by_id = {it.id: it for it in self.numbers.values()}
+        self.rendered = upstream.render_job(list(by_id.values()), out, job, flags)  # numbers them 1..k
+        self.numbers = {r.n: by_id[r.id] for r in self.rendered}
 
-    def _fetch(self, device: Device, staged: Staged, n: int) -> dict[str, str]:
-        """The small per-sample files, in ONE shell call (a random marker separates them)."""
+    # ---------------------------------------------------------------- device files
+
+    def _fetch(self, device: Phone, folder: PurePosixPath, names: Sequence[str]) -> dict[str, str]:
+        """Small files of one folder in ONE shell call; a random marker line separates them."""
         marker = f"@@EDGEFARM-{secrets.token_hex(8)}@@"
-        folder = staged.job / "samples" / str(n)
-        script = "".join(f'echo "{marker} {f}"; cat "{folder / f}" 2>/dev/null; echo; ' for f in SAMPLE_FILES)
+        script = 'm=$1; d=$2; shift 2; for f in "$@"; do echo "$m $f"; cat "$d/$f" 2>/dev/null; echo; done'
         lines: list[str] = []
-        ex = device.run(["sh", "-c", script], timeout_s=60, on_line=lines.append)
+        ex = device.run(
+            ["sh", "-c", script, "sh", marker, str(folder), *names], timeout_s=60, on_line=lines.append
+        )
         if ex.code != 0:
-            raise DeviceError(f"cannot read the outputs of sample {n}", where=device.name,
+            raise DeviceError(f"cannot read {folder}", where=device.name,
                               fix="check the phone's storage; rerun with --resume")  # fmt: skip
         files: dict[str, list[str]] = {}
         current = None
@@ -319,87 +240,153 @@ class AndroidDriverRunner:
                 files[current].append(line)
         return {k: "\n".join(v[:-1] if v and v[-1] == "" else v) for k, v in files.items()}
 
-    def _done(self, device: Device, staged: Staged) -> dict[int, tuple[int, float | None]]:
+    def _lines(self, device: Phone, path: PurePosixPath) -> list[str]:
         lines: list[str] = []
-        device.run(["cat", str(staged.job / "done.tsv")], timeout_s=60, on_line=lines.append)
-        done = {}
-        for line in lines:
-            cells = line.split("\t")
-            if len(cells) >= 2 and cells[0].isdigit() and cells[1].lstrip("-").isdigit():
-                wall = float(cells[2]) if len(cells) > 2 and cells[2].isdigit() else None
-                done[int(cells[0])] = (int(cells[1]), wall)
-        return done
+        device.run(["cat", str(path)], timeout_s=60, on_line=lines.append)
+        return lines
 
-    def execute(self, device: Device, staged: Staged, items: Sequence[JobItem], opts: RunOptions,
+    def stop(self, device: Phone, staged: Staged) -> Exit:
+        """Stop this job's driver and runner on the phone, for certain (Ctrl-C, a lost connection)."""
+        assert self.choice is not None
+        argv = [
+            "sh",
+            str(staged.root / "driver" / "driver.sh"),
+            "stop",
+            str(staged.job),
+            self.choice.binary.name,
+        ]
+        return device.run(argv, timeout_s=30)
+
+    # ---------------------------------------------------------------- execute
+
+    def execute(self, device: Phone, staged: Staged, items: Sequence[JobItem], opts: RunOptions,
                 events: RunnerEvents) -> list[SampleResult]:  # fmt: skip
-        by_n = {r.n: r for r in self.rendered} if self.rendered else {
-            n: Rendered(n, it.id, len(it.turns)) for n, it in enumerate(items, 1)}  # fmt: skip
+        assert self.choice is not None
         results: dict[str, SampleResult] = {}
+        for row in self.host_rows.values():
+            results[row.id] = row
+            events.result(row)
+        native_mode = self.choice.kind == "native"
+        finish = self._native_finisher(device, staged, opts, results, events) if native_mode else \
+            self._upstream_finisher(device, staged, opts, results, events)  # fmt: skip
+        self._replay(device, staged, finish)
+        left = [it for it in self.numbers.values() if it.id not in results]
+        if not left or events.stop.is_set():
+            return [results[it.id] for it in items if it.id in results]
+        fatal: list[str] = []
 
-        def finish(n: int, rc: int, wall_ms: float | None) -> None:
-            r = by_n.get(n)
-            if r is None:
-                return
-            res = build_result(r, rc, wall_ms, self._fetch(device, staged, n), opts)
-            results[r.id] = res
-            events.result(res)
+        def on_line(line: str) -> None:
+            kind, _, rest = (
+                line.partition(" ")[2].partition(" ") if line.startswith("EDGEFARM ") else ("", "", "")
+            )
+            if kind == "BEGIN" and rest.strip().isdigit() and int(rest) in self.numbers:
+                events.begin(self.numbers[int(rest)].id)
+            elif kind == "READY":
+                events.ready(_json_field(rest, "init_ms"))
+            elif kind == ("RESULT" if native_mode else "END"):
+                finish(rest)
+            elif kind == "NOTE":
+                events.note(rest.strip())
+            elif kind == "FATAL":
+                fatal.append(_json_field(rest, "error") or rest.strip())
 
-        for r in by_n.values():
-            if r.skip_reason:
-                results[r.id] = SampleResult(
-                    id=r.id, status="unsupported", error=r.skip_reason, backend=opts.backend
-                )
-                events.result(results[r.id])
-        for n, (rc, wall) in sorted(self._done(device, staged).items()):
-            finish(n, rc, wall)
-        left = [r for r in by_n.values() if r.id not in results]
-        if left:
-            events.ready(None)
-
-            def on_line(line: str) -> None:
-                parts = line.split()
-                if len(parts) >= 3 and parts[0] == "EDGEFARM" and parts[1] == "BEGIN" and parts[2].isdigit():
-                    r = by_n.get(int(parts[2]))
-                    if r:
-                        events.begin(r.id)
-                elif len(parts) >= 4 and parts[:2] == ["EDGEFARM", "END"] and parts[2].isdigit():
-                    wall = float(parts[4]) if len(parts) > 4 and parts[4].isdigit() else None
-                    finish(int(parts[2]), int(parts[3]), wall)
-                elif parts[:2] == ["EDGEFARM", "NOTE"]:
-                    events.note(line.split("NOTE", 1)[1].strip())
-
-            argv = [
-                "sh",
-                str(staged.root / "driver" / "driver.sh"),
-                str(staged.job),
-                str(staged.root / "bin" / RUNNER_NAME),
-                f"{opts.sample_timeout_s:g}",
-                str(staged.root / "lib"),
-            ]
-            per_sample_s = opts.sample_timeout_s + opts.cooldown_wait_s + 30
-            ex = device.run(argv, timeout_s=120 + len(left) * per_sample_s, on_line=on_line)
-            if ex.code != 0:
-                raise DeviceError(f"the on-phone driver failed ({'timed out' if ex.timed_out else ex.code}): "
-                                  f"{ex.output_tail.strip()[-600:]}", where=device.name,
-                                  fix="see the message above; rerun with --resume to continue")  # fmt: skip
-            for n, (rc, wall) in sorted(self._done(device, staged).items()):  # END lines lost in transit
-                if by_n.get(n) and by_n[n].id not in results:
-                    finish(n, rc, wall)
+        argv = ["sh", str(staged.root / "driver" / "driver.sh"), self.choice.kind, str(staged.job),
+                str(staged.root / "bin" / self.choice.binary.name), str(staged.root / "lib"), f"{opts.sample_timeout_s:g}"]  # fmt: skip
+        per_sample_s = opts.sample_timeout_s + opts.cooldown_wait_s + 30
+        ex = device.run(argv, timeout_s=120 + len(left) * per_sample_s, on_line=on_line, cancel=events.stop)
+        if events.stop.is_set():
+            self.stop(device, staged)
+        elif ex.code != 0:
+            self._fail(device, staged, ex, fatal)
+        self._replay(device, staged, finish)  # lines lost in transit: the phone's files are the truth
         return [results[it.id] for it in items if it.id in results]
 
-    def collect(self, device: Device, staged: Staged, out_dir: Path) -> None:
-        """Pull done.tsv and every sample's stdout/stderr/trace into out_dir (traces at the end)."""
+    def _fail(self, device: Phone, staged: Staged, ex: Exit, fatal: list[str]) -> None:
+        tail = ex.output_tail.strip()[-600:]
+        log = (
+            "\n".join(self._lines(device, staged.job / "runner.log")[-12:])
+            if self.choice.kind == "native"
+            else ""
+        )
+        unloadable = ex.code in (MODEL_UNLOADABLE_EXIT, 128 + SIGABRT) or bool(fatal)
+        if self.choice.kind == "native" and unloadable:
+            raise ModelError(
+                "the model could not be loaded on the phone"
+                + (f": {fatal[-1]}" if fatal else f" (exit {ex.code})")
+                + (f"\nruntime said:\n{log}" if log else ""),
+                where=f"{device.name} (model {staged.model})",
+                fix="check that the model file is a complete, valid .litertlm for this runtime "
+                "(run `litert-lm-peek` on it, or rebuild/re-download it)",
+            )
+        raise DeviceError(f"the on-phone driver failed ({'timed out' if ex.timed_out else ex.code}): {tail}",
+                          where=device.name, fix="see the message above; rerun with --resume to continue")  # fmt: skip
+
+    def _replay(self, device: Phone, staged: Staged, finish: Callable[[str], None]) -> None:
+        """Feed what the phone already recorded (an earlier run, or lines lost in transit) to finish."""
+        name = "results.jsonl" if self.choice.kind == "native" else "done.tsv"
+        for line in self._lines(device, staged.job / name):
+            finish(line if name == "results.jsonl" else line.replace("\t", " "))
+
+    def _native_finisher(self, device, staged, opts, results, events) -> Callable[[str], None]:
+        def finish(text: str) -> None:
+            line = native.parse_line(text)
+            item = self.numbers.get(line["n"]) if line else None
+            if item is None or item.id in results:
+                return
+            files = self._fetch(device, staged.job / "samples" / str(line["n"]), SNAPSHOT_FILES)
+            tail = ""
+            if line.get("status") == native.DIED:
+                tail = "\n".join(self._lines(device, staged.job / "runner.log")[-8:])
+            results[item.id] = native.result_from_line(line, item.id, opts, files, tail)
+            events.result(results[item.id])
+
+        return finish
+
+    def _upstream_finisher(self, device, staged, opts, results, events) -> Callable[[str], None]:
+        by_n = {r.n: r for r in self.rendered}
+
+        def finish(text: str) -> None:
+            cells = text.split()
+            if len(cells) < 2 or not cells[0].isdigit() or not cells[1].lstrip("-").isdigit():
+                return
+            r = by_n.get(int(cells[0]))
+            if r is None or r.id in results:
+                return
+            wall = float(cells[2]) if len(cells) > 2 and cells[2].isdigit() else None
+            files = self._fetch(device, staged.job / "samples" / str(r.n), upstream.SAMPLE_FILES)
+            results[r.id] = upstream.build_result(r, int(cells[1]), wall, files, opts)
+            events.ready(results[r.id].init_ms)  # one model load per sample
+            events.result(results[r.id])
+
+        return finish
+
+    # ---------------------------------------------------------------- collect
+
+    def collect(self, device: Phone, staged: Staged, out_dir: Path) -> None:
+        """Pull the runner's records into out_dir (traces of the upstream runner too)."""
         out_dir.mkdir(parents=True, exist_ok=True)
-        try:
-            device.pull(staged.job / "done.tsv", out_dir / "done.tsv")
-        except DeviceError:
-            return
-        (out_dir / "ids.tsv").write_text("".join(f"{r.n}\t{r.id}\n" for r in self.rendered), encoding="utf-8")
-        for r in self.rendered:
-            for name in ("stdout", "stderr", "trace.tsv"):
-                try:
-                    device.pull(
-                        staged.job / "samples" / str(r.n) / name, out_dir / "samples" / str(r.n) / name
-                    )
-                except DeviceError:
-                    continue
+        (out_dir / "ids.tsv").write_text("".join(f"{n}\t{it.id}\n" for n, it in sorted(self.numbers.items())),
+                                         encoding="utf-8")  # fmt: skip
+        names = ["results.jsonl", "runner.log", "loads.tsv"] if self.choice.kind == "native" else ["done.tsv"]
+        for name in names:
+            try:
+                device.pull(staged.job / name, out_dir / name)
+            except DeviceError:
+                continue
+        if self.choice.kind == "upstream":
+            for n in self.numbers:
+                for name in ("stdout", "stderr", "trace.tsv"):
+                    try:
+                        device.pull(
+                            staged.job / "samples" / str(n) / name, out_dir / "samples" / str(n) / name
+                        )
+                    except DeviceError:
+                        continue
+
+
+def _json_field(text: str, key: str) -> Any:
+    try:
+        data = json.loads(text)
+    except ValueError:
+        return None
+    return data.get(key) if isinstance(data, dict) else None

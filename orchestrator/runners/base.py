@@ -6,10 +6,11 @@ and never asks what kind of device it is talking to.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+import threading
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path, PurePosixPath
-from typing import Protocol
+from typing import Any, Protocol
 
 from android_runner.contract import JobItem, SampleResult
 
@@ -56,16 +57,25 @@ class Staged:
     job: PurePosixPath  # the job bundle folder (job.jsonl, media/, results.jsonl)
     model_push: PushStats = field(default_factory=PushStats)
     other_push: PushStats = field(default_factory=PushStats)
+    runner: Mapping[str, Any] = field(
+        default_factory=dict
+    )  # which runner and runtime ran (name, sha256, version)
 
 
 @dataclass
 class RunnerEvents:
-    """Callbacks the session gives the runner; each may be called from the runner's thread."""
+    """Callbacks the session gives the runner; each may be called from the runner's thread.
+
+    `ready` is called once per model load (a runner start that got its engine), so the session
+    counts loads from it. `stop` is set on Ctrl-C: the runner stops its device-side process, starts
+    nothing new and returns what finished.
+    """
 
     ready: Callable[[float | None], None] = lambda init_ms: None
     begin: Callable[[str], None] = lambda sample_id: None
     result: Callable[[SampleResult], None] = lambda result: None
     note: Callable[[str], None] = lambda message: None
+    stop: threading.Event = field(default_factory=threading.Event)
 
 
 class RunnerAdapter(Protocol):
@@ -80,6 +90,9 @@ class RunnerAdapter(Protocol):
 
     def collect(self, device: Device, staged: Staged, out_dir: Path) -> None:
         """Pull raw results, logs and traces into out_dir."""
+
+    def stop(self, device: Device, staged: Staged) -> None:
+        """Stop the runner's process on the device for certain (Ctrl-C, a lost connection)."""
 
 
 RUNNERS = Registry[Callable[[Device], RunnerAdapter]]("runner")

@@ -16,18 +16,25 @@ from collections.abc import Sequence
 from pathlib import Path, PurePosixPath
 
 from android_runner.contract import JobItem, SampleResult, parse_results
+from android_runner.status import MODEL_UNLOADABLE_EXIT, TIMEOUT_EXIT, Status, classify
 
 from ..devices.base import Device
 from ..errors import DeviceError, ModelError
 from ..models import ModelSummary
 from .base import RunnerEvents, RunOptions, Staged
 
-RUNNER_FILES = ("__init__.py", "contract.py", "memory.py", "thermal.py", "litert_runner.py")
+RUNNER_FILES = (
+    "__init__.py",
+    "contract.py",
+    "conversation.py",
+    "status.py",
+    "memory.py",
+    "thermal.py",
+    "litert_runner.py",
+)
 PACKAGE_DIR = Path(__file__).resolve().parents[2] / "android_runner"
 PROTOCOL_PREFIX = "EDGEFARM "
 GLOG_ERROR = re.compile(r"^[EF]\d{4} ")  # glog ERROR/FATAL lines; the status continues on the next lines
-TIMEOUT_EXIT = 124
-MODEL_UNLOADABLE_EXIT = 65  # android_runner.litert_runner.MODEL_UNLOADABLE_EXIT
 INIT_ALLOWANCE_S = 600.0
 
 
@@ -36,12 +43,6 @@ def runtime_error_excerpt(lines: list[str], max_lines: int = 12) -> str:
     starts = [i for i, ln in enumerate(lines) if GLOG_ERROR.match(ln)]
     chosen = lines[starts[-1] : starts[-1] + max_lines] if starts else lines[-max_lines:]
     return "\n".join(chosen)
-
-
-def _status_for_death(sig: int | None, code: int | None) -> str:
-    if sig == signal.SIGKILL:
-        return "oom"  # we never SIGKILL the runner ourselves except on the run deadline
-    return "crash"
 
 
 class _RunnerStream:
@@ -122,6 +123,7 @@ class PythonRunner:
             str(staged.root / "cache" / staged.model.parent.name),
             "--sample-timeout-s",
             f"{opts.sample_timeout_s:g}",
+            "--exit-on-stdin-eof",
             *(
                 ["--cooldown-c", f"{opts.cooldown_c:g}", "--cooldown-max-s", f"{opts.cooldown_max_s:g}"]
                 if opts.cooldown_c is not None
@@ -166,12 +168,16 @@ class PythonRunner:
         results = self._device_results(device, staged)
         for r in results.values():
             events.result(r)
-        while any(i not in results for i in order):
+        while any(i not in results for i in order) and not events.stop.is_set():
             state = _RunnerStream(results, events)
             on_line = state.on_line
             left = sum(1 for i in order if i not in results)
             deadline = INIT_ALLOWANCE_S + left * (opts.sample_timeout_s + opts.cooldown_wait_s + 5.0)
-            ex = device.run(self._argv(staged, opts), timeout_s=deadline, on_line=on_line)
+            ex = device.run(self._argv(staged, opts), timeout_s=deadline, on_line=on_line, cancel=events.stop)
+            if ex.cancelled or events.stop.is_set():
+                self.stop(device, staged)
+                results.update(self._device_results(device, staged))
+                break
             if ex.code == 0:
                 missing = [i for i in order if i not in results]
                 if missing:  # the runner finished but we lost lines: the device file is the truth
@@ -207,7 +213,7 @@ class PythonRunner:
             tail = self._log_tail(device, staged)
             dead = SampleResult(
                 id=str(victim),
-                status=_status_for_death(ex.signal, ex.code),
+                status=classify(ex.code, ex.signal) if ex.signal else Status.CRASH,
                 error=f"runner died during this sample ({how})" + (f":\n{tail}" if tail else ""),
                 exit_code=ex.code,
                 signal=ex.signal,
@@ -221,6 +227,11 @@ class PythonRunner:
             events.result(dead)
             events.note(f"runner restarted after {how} on sample {victim}")
         return [results[i] for i in order if i in results]
+
+    def stop(self, device: Device, staged: Staged) -> None:
+        """Stop a runner of this job still alive on the device (the runner's own --stop mode)."""
+        argv = [self.python, str(staged.root / "runner" / "entry.py"), "--job", str(staged.job), "--stop"]
+        device.run(argv, timeout_s=30)
 
     def collect(self, device: Device, staged: Staged, out_dir: Path) -> None:
         out_dir.mkdir(parents=True, exist_ok=True)

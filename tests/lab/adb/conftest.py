@@ -16,6 +16,8 @@ from pathlib import Path
 
 import pytest
 
+from android_runner.native.build import build_host
+
 from .phone import FakePhone
 from .sandbox import GALAXY_S24, PIXEL_8, REDMI_NOTE_13, PhoneSpec, build_phone_root, bwrap_argv
 from .server import AdbServer, adb_binary
@@ -87,10 +89,27 @@ class Lab:
         return [("127.0.0.1", s.port) for s in self.servers]
 
     def env(self, **extra: str) -> dict[str, str]:
-        """Environment for an `edgefarm` subprocess whose local adb server is lab server A."""
-        env = dict(os.environ, ANDROID_ADB_SERVER_PORT=str(self.servers[0].port), **extra)
+        """Environment for an `edgefarm` subprocess whose local adb server is lab server A; phones
+        get the native runner built for this host (EDGEFARM_PHONE_RUNNER=upstream picks the stand-in)."""
+        runner, lib = self.native_runner()
+        env = dict(
+            os.environ,
+            ANDROID_ADB_SERVER_PORT=str(self.servers[0].port),
+            EDGEFARM_NATIVE_RUNNER=str(runner),
+            EDGEFARM_RUNTIME_LIB=str(lib),
+            EDGEFARM_ANDROID_RUNNER=str(self.runner_wrapper()),
+        )
+        env.update(extra)
         env.pop("ANDROID_ADB_SERVER_HOST", None)
         return env
+
+    def native_runner(self) -> tuple[Path, Path]:
+        """edgefarm's native runner built with the host compiler against the installed wheel's
+        liblitert-lm.so (the phone build uses the NDK and the android wheel: same source)."""
+        folder = self.tmp / "native"
+        if not (folder / "edgefarm_runner").exists():
+            build_host(folder)
+        return folder / "edgefarm_runner", folder / "liblitert-lm.so"
 
     def device_root(self, label: str) -> Path:
         """The host folder that is the phone's /data."""
@@ -102,7 +121,7 @@ class Lab:
         path = self.tmp / "bin" / "litert_lm_advanced_main"
         if not path.exists():
             path.parent.mkdir(parents=True, exist_ok=True)
-            head = f'#!/bin/sh\n"exec" "{sys.executable}" "$0" "$@"\n'
+            head = f'#!/system/bin/sh\n"exec" "{sys.executable}" "$0" "$@"\n'
             path.write_text(head + FAKE_MAIN.read_text())
             path.chmod(0o755)
         return path

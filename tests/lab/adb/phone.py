@@ -112,6 +112,8 @@ class _Stream:
 
     def kill(self) -> None:
         proc = self.proc
+        if self.conn.phone.unplug_keeps_processes:  # a real phone: the command outlives the connection
+            return
         if proc is not None and proc.poll() is None:
             try:
                 os.killpg(proc.pid, signal.SIGKILL)
@@ -243,6 +245,7 @@ class FakePhone:
         self.root = root
         self.sandbox_argv = sandbox_argv
         self.unauthorized = unauthorized
+        self.unplug_keeps_processes = False  # True: commands keep running after vanish() or a host CLSE
         self.port = port or free_port()
         self._listener: socket.socket | None = None
         self._conns: list[_Connection] = []

@@ -1,15 +1,20 @@
 """The emulated phone's filesystem and the bubblewrap sandbox its shell commands run in.
 
-Inside the sandbox `/data` is the phone's own folder (`<root>/data`), `/system/bin` holds
-`getprop` and `dumpsys` scripts answering from per-phone files, `/proc/meminfo` is the phone's
-fake meminfo, and the host's system folders are read-only (so python3 and the real litert_lm
-work). Nothing a test runs "on the phone" can write to the host outside `<root>`.
+Inside the sandbox `/data` is the phone's own folder (`<root>/data`) and `/system/bin` is Android's
+userland: mksh as `sh` and toybox's applets (Debian's `mksh` and `toybox` binaries), plus `getprop`
+and `dumpsys` scripts answering from per-phone files. PATH is `/system/bin` only, and the host's
+`/usr/bin` (so `/bin`: dash, GNU coreutils, python3) is hidden behind an empty folder: what runs on
+the phone finds only what a phone has. The host's libraries stay readable, so host-built binaries
+(the native runner, mksh, toybox) and the runtime library load. `/proc/meminfo` is the phone's
+fake meminfo and `/sys` is visible (the runtime's tcmalloc needs it, a phone has it). Nothing a test
+runs "on the phone" can write to the host outside `<root>`.
 """
 
 from __future__ import annotations
 
 import os
 import shutil
+import subprocess
 import sys
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -19,14 +24,14 @@ LAB_ETC = "/system/etc/edgefarm-lab"
 # Host top-level folders the phone may read (everything else stays invisible).
 HOST_RO = ("usr", "etc", "root", "opt", "var", "home", "srv")
 
-GETPROP = f"""#!/bin/sh
+GETPROP = f"""#!/system/bin/sh
 # getprop stand-in: answers from the phone's props file
 F={LAB_ETC}/props.txt
 if [ $# -eq 0 ]; then cat "$F"; exit 0; fi
 grep -F "[$1]: [" "$F" | head -n 1 | sed 's/^\\[[^]]*\\]: \\[\\(.*\\)\\]$/\\1/'
 """
 
-DUMPSYS = f"""#!/bin/sh
+DUMPSYS = f"""#!/system/bin/sh
 # dumpsys stand-in: battery and thermalservice from captured-style files
 case "$1" in
   battery) cat {LAB_ETC}/battery.txt ;;
@@ -113,10 +118,12 @@ def build_phone_root(root: Path, spec: PhoneSpec) -> Path:
     meminfo = (FIXTURES / "meminfo_pixel8.txt").read_text().splitlines()
     meminfo[0] = f"MemTotal:       {spec.meminfo_total_kb} kB"
     (root / "meminfo").write_text("\n".join(meminfo) + "\n")
+    install_android_userland(bin_)
     scripts = {"getprop": GETPROP, "dumpsys": DUMPSYS}
     if spec.free_storage_kb is not None:
+        (bin_ / "df").unlink(missing_ok=True)
         scripts["df"] = (
-            "#!/bin/sh\n"
+            "#!/system/bin/sh\n"
             "echo 'Filesystem       1K-blocks     Used Available Use% Mounted on'\n"
             f"echo '/dev/block/dm-7 {spec.free_storage_kb * 2} {spec.free_storage_kb} "
             f"{spec.free_storage_kb}  50% /data'\n"
@@ -128,22 +135,37 @@ def build_phone_root(root: Path, spec: PhoneSpec) -> Path:
     return root
 
 
+def install_android_userland(bin_: Path) -> None:
+    """mksh as /system/bin/sh and every toybox applet as a link to toybox, as on Android >= 7."""
+    mksh, toybox = shutil.which("mksh"), shutil.which("toybox")
+    if not mksh or not toybox:
+        raise RuntimeError("mksh and toybox are missing: `apt-get install mksh toybox` (the phone's userland)")
+    shutil.copy(mksh, bin_ / "sh")
+    shutil.copy(toybox, bin_ / "toybox")
+    applets = subprocess.run([toybox], capture_output=True, text=True, check=True).stdout.split()
+    for applet in applets:
+        if applet not in ("sh", "toybox", "getprop", "dumpsys") and not (bin_ / applet).exists():
+            os.symlink("toybox", bin_ / applet)
+
+
 def bwrap_argv(root: Path, command: str) -> list[str]:
     """argv running `sh -c command` as the phone would: /data and /system are the phone's."""
     bwrap = shutil.which("bwrap")
     if not bwrap:
         raise RuntimeError("bubblewrap (bwrap) is missing: apt-get install bubblewrap")
-    argv = [bwrap, "--die-with-parent", "--unshare-pid", "--clearenv"]
+    # No --unshare-pid: a phone's commands share one process table, so a resumed driver can see and
+    # stop the runner an earlier connection left behind (it checks each pid's cmdline first).
+    argv = [bwrap, "--clearenv"]
     for name in sorted(os.listdir("/")):
         host = Path("/") / name
         if host.is_symlink():
             argv += ["--symlink", os.readlink(host), f"/{name}"]
         elif name in HOST_RO:
             argv += ["--ro-bind", str(host), f"/{name}"]
-    py_bin = str(Path(sys.executable).parent)
+    argv += ["--tmpfs", "/usr/bin"]  # no dash, no GNU coreutils, no python3 on the phone
     argv += [
         "--ro-bind", "/sys", "/sys",
-        "--proc", "/proc",
+        "--ro-bind", "/proc", "/proc",
         "--dev", "/dev",
         "--tmpfs", "/tmp",
         "--bind", str(root / "data"), "/data",
@@ -153,14 +175,17 @@ def bwrap_argv(root: Path, command: str) -> list[str]:
     for prefix in sorted({sys.prefix, sys.base_prefix}):  # a virtualenv elsewhere (./.venv, even under /tmp)
         if Path(prefix).parts[1] not in HOST_RO:
             argv += ["--ro-bind", prefix, prefix]
+    python = os.path.realpath(sys.executable)  # only the upstream binary's stand-in execs it, by path
+    if python.startswith("/usr/bin/"):
+        argv += ["--ro-bind", python, python]
     argv += [
         "--chdir", "/",
-        "--setenv", "PATH", f"/system/bin:{py_bin}:/usr/local/bin:/usr/bin:/bin",
+        "--setenv", "PATH", "/system/bin",
         "--setenv", "HOME", "/",
         "--setenv", "TMPDIR", "/data/local/tmp",
         "--setenv", "ANDROID_DATA", "/data",
         "--setenv", "ANDROID_ROOT", "/system",
         "--setenv", "LANG", "C.UTF-8",
-        "/bin/sh", "-c", command,
+        "/system/bin/sh", "-c", command,
     ]  # fmt: skip
     return argv

@@ -11,7 +11,7 @@ from orchestrator.devices.adb import AdbDevice
 from orchestrator.errors import DeviceError
 from orchestrator.jobs import JobOptions, write_bundle
 from orchestrator.models import BUNDLED_MODEL, inspect_model
-from orchestrator.runners.android_driver import AndroidDriverRunner
+from orchestrator.runners.android_driver import AndroidRunner
 from orchestrator.runners.base import RunnerEvents, RunOptions
 
 from .sandbox import PIXEL_8, PhoneSpec
@@ -39,14 +39,14 @@ def samples():
 def phone(lab, label: str, **kw) -> AdbDevice:
     serial = lab.serials[label]
     return AdbDevice(
-        label, serial, server=lab.server_addrs[lab.owner[serial]], runner_binary=lab.runner_wrapper(), **kw
+        label, serial, server=lab.server_addrs[lab.owner[serial]], runner_binary=lab.runner_wrapper(), phone_runner="upstream", **kw
     )
 
 
 def run_job(dev, samples, model, tmp_path: Path, opts: RunOptions):
     bundle = tmp_path / "job"
     items = write_bundle(samples, bundle, JobOptions(max_output_tokens=16))
-    adapter = AndroidDriverRunner(dev)
+    adapter = AndroidRunner(dev)
     staged = adapter.stage(dev, bundle, model, opts)
     streamed, begun = [], []
     results = adapter.execute(
@@ -81,7 +81,7 @@ def test_driver_runs_every_modality_and_a_second_run_pushes_no_model_bytes(adb_l
     assert (job_dir / "done.tsv").read_text().count("\n") == len(items)
 
     # Rerun: the model and runner are already there, every sample is already done.
-    again = AndroidDriverRunner(dev)
+    again = AndroidRunner(dev)
     staged2 = again.stage(dev, tmp_path / "job", model, opts)
     assert staged2.model_push.bytes_sent == 0 and staged2.model_push.files_skipped == 1
     assert staged2.other_push.bytes_sent == 0
@@ -129,7 +129,7 @@ def test_a_phone_without_room_for_the_model_is_skipped_with_the_reason(adb_lab, 
         bundle = tmp_path / "job"
         write_bundle(samples[:1], bundle, JobOptions())
         with pytest.raises(DeviceError, match="needs .* MB free") as err:
-            AndroidDriverRunner(dev).stage(dev, bundle, model, RunOptions(run_id="lab-full"))
+            AndroidRunner(dev).stage(dev, bundle, model, RunOptions(run_id="lab-full"))
         assert "full" in str(err.value)
         root = adb_lab.device_root("full") / "local" / "tmp" / "edgefarm"
         assert not (root / "models").exists()  # nothing was pushed
@@ -140,8 +140,8 @@ def test_a_phone_without_room_for_the_model_is_skipped_with_the_reason(adb_lab, 
 def test_missing_runner_binary_names_the_fix(adb_lab, model, tmp_path):
     serial = adb_lab.serials["pixel8"]
     dev = AdbDevice("pixel8", serial, server=adb_lab.server_addrs[adb_lab.owner[serial]])
-    with pytest.raises(DeviceError, match="devices.yaml"):
-        AndroidDriverRunner(dev).stage(dev, tmp_path, model, RunOptions(run_id="x"))
+    with pytest.raises(DeviceError, match="build_native_runner"):
+        AndroidRunner(dev).stage(dev, tmp_path, model, RunOptions(run_id="x"))
     assert PurePosixPath(dev.workdir) == PurePosixPath("/data/local/tmp/edgefarm")
 
 
@@ -178,7 +178,7 @@ def test_cooldown_gate_waits_on_the_battery_temperature(adb_lab, model, tmp_path
     hot = RunOptions(run_id="lab-cool-25", sample_timeout_s=60, cooldown_c=25, cooldown_max_s=1)
     bundle = tmp_path / "b" / "job"
     items = write_bundle(texts, bundle, JobOptions(max_output_tokens=8))
-    adapter = AndroidDriverRunner(dev)
+    adapter = AndroidRunner(dev)
     staged = adapter.stage(dev, bundle, model, hot)
     results = adapter.execute(dev, staged, items, hot, RunnerEvents(note=notes.append))
     assert all(1.0 <= r.cooldown_s <= 4.0 for r in results), [r.cooldown_s for r in results]

@@ -12,7 +12,7 @@ PHONES = {"pixel-8": "Pixel 8", "sm-s921b": "SM-S921B", "23021raaeg": "23021RAAE
 
 
 def edgefarm(lab, *args: str, timeout: float = 300) -> subprocess.CompletedProcess:
-    env = lab.env(COLUMNS="200", EDGEFARM_ANDROID_RUNNER=str(lab.runner_wrapper()))
+    env = lab.env(COLUMNS="200", EDGEFARM_PHONE_RUNNER="upstream")
     env.pop("EDGEFARM_INVENTORY", None)
     return subprocess.run([sys.executable, "-m", "orchestrator", *args], check=False, capture_output=True, text=True,
                           timeout=timeout, env=env, cwd=REPO)  # fmt: skip

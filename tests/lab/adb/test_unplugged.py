@@ -61,7 +61,7 @@ def test_unplugged_phone_is_reported_lost_keeps_its_results_and_resume_finishes_
     faults.parent.mkdir(parents=True, exist_ok=True)
     faults.write_text("sleep 1.5\n")  # a slow phone: still busy when it is unplugged
     log = tmp_path / "first.log"
-    env = adb_lab.env(COLUMNS="200", EDGEFARM_ANDROID_RUNNER=str(adb_lab.runner_wrapper()))
+    env = adb_lab.env(COLUMNS="200", EDGEFARM_PHONE_RUNNER="upstream")
     env.pop("EDGEFARM_INVENTORY", None)
     try:
         with open(log, "w") as sink:

@@ -1,0 +1,41 @@
+"""Ctrl-C during a run: the first one stops the farm cleanly, a second one leaves at once.
+
+First SIGINT (or SIGTERM): the stop event is set; every device session stops its runner on the
+device, keeps every finished sample, and the run writes its reports for what finished, prints how
+to resume, and exits INTERRUPTED_EXIT. Second: exit at once with the same code; nothing finished is
+lost (each device's results file and the run's stream files are already on disk), so `--resume`
+still continues it.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import sys
+import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
+
+INTERRUPTED_EXIT = 130  # 128 + SIGINT, what a shell reports for a Ctrl-C'd command
+
+
+@contextmanager
+def stop_on_interrupt(say=lambda message: print(message, file=sys.stderr)) -> Iterator[threading.Event]:
+    """Install the handlers (main thread only) for the duration of the block; yields the stop event."""
+    stop = threading.Event()
+    if threading.current_thread() is not threading.main_thread():
+        yield stop
+        return
+
+    def handler(signum, frame) -> None:
+        if stop.is_set():
+            os._exit(INTERRUPTED_EXIT)
+        stop.set()
+        say("interrupted: stopping every device's runner and keeping what finished (Ctrl-C again to quit at once)")
+
+    previous = {sig: signal.signal(sig, handler) for sig in (signal.SIGINT, signal.SIGTERM)}
+    try:
+        yield stop
+    finally:
+        for sig, old in previous.items():
+            signal.signal(sig, old)

@@ -1,0 +1,139 @@
+"""edgefarm's native phone runner (`driver.sh native`): its job file in, its result lines out.
+
+The runner (android_runner/native/edgefarm_runner.c) loads the model ONCE and runs each sample in
+a fresh conversation built from exactly the JSON that android_runner/conversation.py renders, the
+same rendering the Python runner on boards and this host sends. It keys everything by the sample's
+number n (1-based in job order), so no id or dataset text reaches the phone outside the job file.
+Pure: no device I/O here.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping, Sequence
+from pathlib import PurePosixPath
+from typing import Any
+
+from android_runner.contract import JobItem, SampleResult, TurnFigures
+from android_runner.conversation import job_file_text, render, reply_text
+from android_runner.status import Status, classify, signal_from_shell_status
+
+from .android_snapshots import cooldown_s, thermal_of
+from .base import RunOptions
+
+RUNNER_NAME = "edgefarm_runner"
+JOB_FILE = "job.conv"
+FLAGS_FILE = "runner_flags"
+DIED = "died"  # the driver's line for a sample whose runner died under it (exit status = 128 + signal)
+
+
+def render_job(numbered: Sequence[tuple[int, JobItem]], device_job: PurePosixPath) -> bytes:
+    """The native runner's job file for these (n, item) pairs; media paths under device_job."""
+    return job_file_text([(n, render(item, str(device_job))) for n, item in numbered])
+
+
+def runner_flags(
+    *,
+    lib: PurePosixPath,
+    model: PurePosixPath,
+    cache: PurePosixPath,
+    opts: RunOptions,
+    vision: bool,
+    audio: bool,
+) -> list[str]:
+    """The runner's flags, one per line in JOB/runner_flags (the driver adds job, results, timeout)."""
+    flags = ["--lib", str(lib), "--model", str(model), "--backend", opts.backend, "--cache-dir", str(cache)]
+    if vision:
+        flags += ["--vision-backend", "cpu"]
+    if audio:
+        flags += ["--audio-backend", "cpu"]
+    if opts.threads:
+        flags += ["--threads", str(opts.threads)]
+    if opts.max_num_tokens:
+        flags += ["--max-num-tokens", str(opts.max_num_tokens)]
+    return flags
+
+
+def _mb(kb: Any) -> float | None:
+    return round(kb / 1024.0, 2) if isinstance(kb, (int, float)) and kb > 0 else None
+
+
+def _ms(v: Any) -> float | None:
+    return round(float(v), 3) if isinstance(v, (int, float)) else None
+
+
+def result_from_line(
+    line: Mapping[str, Any], item_id: str, opts: RunOptions, files: Mapping[str, str], log_tail: str = ""
+) -> SampleResult:
+    """One runner (or driver) result line -> the row. `files` are the hook's snapshots."""
+    raw = str(line.get("status", ""))
+    exit_code, signal = line.get("exit_code"), None
+    if raw == DIED:
+        signal = signal_from_shell_status(exit_code)
+        status = classify(None if signal else exit_code, signal)
+        how = f"signal {signal}" if signal else f"exit status {exit_code}"
+        error = f"runner died during this sample ({how})" + (f":\n{log_tail}" if log_tail else "")
+        exit_code = None if signal else exit_code
+    else:
+        status = Status(raw) if raw in (Status.OK, Status.ERROR, Status.TIMEOUT) else Status.ERROR
+        error = str(line.get("error") or "")
+    output = ""
+    if isinstance(line.get("response"), str) and line["response"]:
+        try:
+            output = reply_text(json.loads(line["response"]))
+        except ValueError:
+            status, error = Status.ERROR, f"the runtime's response is not JSON: {line['response'][:200]!r}"
+    turns = tuple(
+        TurnFigures(
+            prefill_tokens=t.get("prefill_tokens"),
+            prefill_tps=t.get("prefill_tps"),
+            decode_tokens=t.get("decode_tokens"),
+            decode_tps=t.get("decode_tps"),
+            wall_ms=t.get("wall_ms"),
+        )
+        for t in line.get("turns") or ()
+        if isinstance(t, Mapping)
+    )
+    last = turns[-1] if turns else None
+    peaks = [_mb(line.get("peak_rss_kb")), _mb(line.get("peak_hwm_kb"))]
+    rss_swap = _mb((line.get("peak_rss_kb") or 0) + (line.get("peak_swap_kb") or 0))
+    measured = [v for v in (*peaks, rss_swap) if v]
+    return SampleResult(
+        id=item_id,
+        status=status,
+        output=output,
+        error=error,
+        exit_code=exit_code if status != Status.OK else 0,
+        signal=signal,
+        init_ms=_ms(line.get("init_ms")),
+        ttft_ms=_ms(line.get("ttft_ms")),
+        prefill_tokens=sum(t.prefill_tokens or 0 for t in turns) if turns else None,
+        prefill_tps=last.prefill_tps if last else None,
+        decode_tokens=sum(t.decode_tokens or 0 for t in turns) if turns else None,
+        decode_tps=last.decode_tps if last else None,
+        infer_ms=_ms(line.get("infer_ms")),
+        wall_ms=_ms(line.get("wall_ms")),
+        peak_rss_mb=max(measured) if measured else None,  # max(VmHWM, VmRSS + VmSwap): zram counts
+        peak_hwm_mb=_mb(line.get("peak_hwm_kb")),
+        peak_anon_mb=_mb(line.get("peak_anon_kb")),
+        peak_file_mb=_mb(line.get("peak_file_kb")),
+        peak_swap_mb=_mb(line.get("peak_swap_kb")) or (0.0 if "peak_swap_kb" in line else None),
+        turns=turns,
+        backend=opts.backend,
+        threads=opts.threads,
+        thermal_before=thermal_of(files, "before"),
+        thermal_after=thermal_of(files, "after"),
+        cooldown_s=cooldown_s(files),
+    )
+
+
+def parse_line(text: str) -> dict[str, Any] | None:
+    """A results.jsonl / RESULT line of the native runner; None for a torn or foreign line."""
+    text = text.strip()
+    if not text.startswith('{"n":'):
+        return None
+    try:
+        d = json.loads(text)
+    except ValueError:
+        return None
+    return d if isinstance(d, dict) and isinstance(d.get("n"), int) else None

@@ -1,0 +1,181 @@
+"""The upstream `litert_lm_advanced_main` on phones (`driver.sh upstream`): rendering and parsing.
+
+The documented alternative to the native runner: one process, so one model load, PER SAMPLE, and
+the binary takes no system message, tools or structured turns: the system message is prepended to
+the first turn's text, and media go inline as `[image:/abs]` tags, which the binary parses out of
+the prompt text (so a dataset prompt containing such a tag is read as media: the native runner has
+no such hole). sh cannot parse JSON, so the host renders each JobItem into files (`samples/<n>/
+prompt.txt` or `turns.txt`, `flags`, and one `index.tsv`); ids and prompts never reach a command
+line. The driver appends `done.tsv` as it goes (a rerun resumes) and leaves per-sample stdout/
+stderr/trace files that are parsed here into SampleResults. Pure: no device I/O here.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path, PurePosixPath
+
+from android_runner.contract import JobItem, SampleResult, TurnFigures
+from android_runner.status import TIMEOUT_EXIT, classify, signal_from_shell_status
+
+from ..telemetry.benchmark_output import parse_benchmark_output
+from .android_snapshots import SNAPSHOT_FILES, cooldown_s, thermal_of
+from .base import RunOptions
+
+RUNNER_NAME = "litert_lm_advanced_main"
+SAMPLE_FILES = ("stdout", "stderr", "trace.tsv", *SNAPSHOT_FILES)
+
+
+# ---------------------------------------------------------------- rendering (files only)
+
+
+@dataclass(frozen=True)
+class Rendered:
+    n: int  # sample folder number, 1-based in job order
+    id: str
+    turns: int
+    skip_reason: str = ""  # set: not run on the phone (status unsupported)
+
+
+def _flat(text: str) -> str:
+    """One line per turn on stdin: newlines inside a turn become spaces."""
+    return " ".join(text.splitlines())
+
+
+def render_job(
+    items: Sequence[JobItem], out: Path, device_job: PurePosixPath, common_flags: Sequence[str]
+) -> list[Rendered]:
+    """Write index.tsv, common_flags and samples/<n>/ files under out; media as absolute device tags."""
+    rendered: list[Rendered] = []
+    index: list[str] = []
+    for n, item in enumerate(items, 1):
+        kinds = {p.kind for turn in item.turns for p in turn}
+        if "video" in kinds:
+            rendered.append(
+                Rendered(n, item.id, len(item.turns), "litert_lm_advanced_main takes no video input")
+            )
+            continue
+        texts = []
+        for i, turn in enumerate(item.turns):
+            parts = [f"[{p.kind}:{device_job / p.path}]" if p.kind != "text" else p.text for p in turn]
+            text = " ".join(x for x in parts if x)
+            if i == 0 and item.system:
+                text = f"{item.system}\n\n{text}"  # the binary has no system-prompt flag
+            texts.append(text)
+        folder = out / "samples" / str(n)
+        folder.mkdir(parents=True, exist_ok=True)
+        multi = len(texts) > 1
+        if multi:
+            (folder / "turns.txt").write_text("".join(_flat(t) + "\n" for t in texts), encoding="utf-8")
+        else:
+            (folder / "prompt.txt").write_text(texts[0] if texts else "", encoding="utf-8")
+        # No per-sample flags today: constrained decoding (--constraint_regex) stays off on every device
+        # kind, so a structured-output score measures the model itself, comparably across devices.
+        (folder / "flags").write_text("", encoding="utf-8")
+        index.append(f"{n}\t{int(item.max_output_tokens)}\t{1 if multi else 0}\n")
+        rendered.append(Rendered(n, item.id, len(texts)))
+    (out / "index.tsv").write_text("".join(index), encoding="utf-8")
+    (out / "common_flags").write_text("".join(f + "\n" for f in common_flags), encoding="utf-8")
+    return rendered
+
+
+# ---------------------------------------------------------------- parsing (pure)
+
+
+@dataclass(frozen=True)
+class TracePeaks:
+    rss_mb: float | None = None
+    hwm_mb: float | None = None
+    swap_mb: float | None = None
+    anon_mb: float | None = None
+    file_mb: float | None = None
+    rss_plus_swap_mb: float | None = None
+
+
+def parse_trace(text: str) -> TracePeaks:
+    """trace.tsv rows (uptime_ms, VmRSS, VmHWM, VmSwap, RssAnon, RssFile in kB) -> peaks in MB."""
+    cols: list[list[int]] = [[], [], [], [], [], []]
+    for line in text.splitlines():
+        cells = line.split("\t")
+        if len(cells) < 3:
+            continue
+        rss = swap = None
+        for i, cell in enumerate(cells[1:6]):
+            if cell.strip().isdigit():
+                cols[i].append(int(cell))
+                rss = int(cell) if i == 0 else rss
+                swap = int(cell) if i == 2 else swap
+        if rss is not None:
+            cols[5].append(rss + (swap or 0))
+
+    def mb(values: list[int]) -> float | None:
+        return round(max(values) / 1024.0, 2) if values else None
+
+    return TracePeaks(mb(cols[0]), mb(cols[1]), mb(cols[2]), mb(cols[3]), mb(cols[4]), mb(cols[5]))
+
+
+def build_result(
+    r: Rendered, rc: int, wall_ms: float | None, files: Mapping[str, str], opts: RunOptions
+) -> SampleResult:
+    """One sample's driver outputs -> SampleResult. Peak = max(binary's figure, VmHWM, VmRSS+VmSwap)."""
+    bench = parse_benchmark_output(files.get("stdout", ""), files.get("stderr", ""))
+    peaks = parse_trace(files.get("trace.tsv", ""))
+    output = bench.answer
+    lines = output.splitlines()
+    if r.turns > 1 and len(lines) == r.turns:  # one answer line per turn: keep the last turn's
+        output = lines[-1]
+    sig = signal_from_shell_status(rc)
+    failure = "crash" if bench.failure == "opencl_crash" else bench.failure
+    status = classify(None if sig else rc, sig, failure)
+    error = ""
+    if status != "ok":
+        why = bench.failure or ("timed out" if rc == TIMEOUT_EXIT else f"exit code {rc}")
+        if bench.failure and rc != 0:
+            why += f" (exit code {rc})"
+        tail = "\n".join(files.get("stderr", "").strip().splitlines()[-8:])
+        error = f"{why}: {bench.detail}" if bench.detail else why
+        if tail and bench.detail not in tail:
+            error += f"\n{tail}"
+    turns = tuple(
+        TurnFigures(prefill_tokens=p.tokens if p else None, prefill_tps=p.tps if p else None,
+                    decode_tokens=d.tokens if d else None, decode_tps=d.tps if d else None)
+        for p, d in _zip_longest(bench.prefill, bench.decode)
+    )  # fmt: skip
+    candidates = [v for v in (bench.peak_ram_mb, peaks.hwm_mb, peaks.rss_plus_swap_mb, peaks.rss_mb) if v]
+    backend = opts.backend
+    if "gpu_unavailable" in bench.warnings and backend == "gpu":
+        backend = "gpu->cpu"  # the binary fell back: say so on the row
+    return SampleResult(
+        id=r.id,
+        status=status,
+        output=output,
+        error=error,
+        exit_code=None if sig else rc,
+        signal=sig,
+        init_ms=bench.init_total_ms,
+        ttft_ms=bench.ttft_ms,
+        prefill_tokens=bench.prefill_tokens,
+        prefill_tps=bench.prefill[-1].tps if bench.prefill else None,
+        decode_tokens=bench.decode_tokens,
+        decode_tps=bench.decode[-1].tps if bench.decode else None,
+        infer_ms=bench.infer_ms,
+        wall_ms=wall_ms,
+        peak_rss_mb=max(candidates) if candidates else None,
+        peak_hwm_mb=peaks.hwm_mb,
+        peak_anon_mb=peaks.anon_mb,
+        peak_file_mb=peaks.file_mb,
+        peak_swap_mb=peaks.swap_mb,
+        turns=turns,
+        backend=backend,
+        threads=opts.threads,
+        trace=f"samples/{r.n}/trace.tsv",
+        thermal_before=thermal_of(files, "before"),
+        thermal_after=thermal_of(files, "after"),
+        cooldown_s=cooldown_s(files),
+    )
+
+
+def _zip_longest(a, b):
+    for i in range(max(len(a), len(b))):
+        yield (a[i] if i < len(a) else None, b[i] if i < len(b) else None)

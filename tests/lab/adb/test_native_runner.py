@@ -1,0 +1,175 @@
+"""edgefarm's native runner on lab phones (mksh + toybox, real adb servers, the real runtime through
+its C API): one model load per phone, the same conversation as this host, hostile text passed
+through as text, and a resume after an unplug that leaves no second runner alive."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+from orchestrator.datasets import BUNDLED_DATASET, load_dataset
+from orchestrator.plan import select_samples
+
+REPO = Path(__file__).resolve().parents[3]
+PHONES = {"pixel-8": "pixel8", "sm-s921b": "s24"}  # the two phones on farm host 1 (the local server)
+
+
+def edgefarm(lab, *args: str, timeout: float = 300, **env_extra: str) -> subprocess.CompletedProcess:
+    env = lab.env(COLUMNS="200", **env_extra)
+    env.pop("EDGEFARM_INVENTORY", None)
+    return subprocess.run([sys.executable, "-m", "orchestrator", *args], check=False, capture_output=True,
+                          text=True, timeout=timeout, env=env, cwd=REPO)  # fmt: skip
+
+
+def _jsonl(path: Path) -> list[dict]:
+    return [json.loads(x) for x in path.read_text().splitlines() if x.strip()] if path.is_file() else []
+
+
+def _run_dir(out: Path) -> Path:
+    dirs = [p for p in out.iterdir() if p.is_dir()]
+    assert len(dirs) == 1, dirs
+    return dirs[0]
+
+
+def _job_on_phone(lab, label: str, run_id: str) -> Path:
+    return lab.device_root(label) / "local" / "tmp" / "edgefarm" / "runs" / run_id / "job"
+
+
+def test_whole_dataset_on_two_phones_matches_this_host_with_one_model_load_each(adb_lab, tmp_path):
+    inv = tmp_path / "devices.yaml"
+    inv.write_text("devices:\n  - name: this-host\n    kind: local\n    workdir: " + str(tmp_path / "host") + "\n")
+    out = tmp_path / "runs"
+    p = edgefarm(adb_lab, "run", "--devices", "all", "--inventory", str(inv), "--out", str(out), "--sample-timeout", "60")
+    assert p.returncode == 0, p.stderr[-3000:]
+    run_dir = _run_dir(out)
+    devices = {*PHONES, "this-host"}
+    assert set(json.loads((run_dir / "run.json").read_text())["devices"]) == devices
+    rows = {name: {r["id"]: r for r in _jsonl(run_dir / "devices" / name / "results.jsonl")} for name in devices}
+    ds = load_dataset(BUNDLED_DATASET)
+    assert all(len(r) == len(ds.samples) for r in rows.values()), {n: len(r) for n, r in rows.items()}
+    host = rows["this-host"]
+    for name in PHONES:
+        outcome = json.loads((run_dir / "devices" / name / "outcome.json").read_text())
+        assert outcome["error"] == "" and outcome["model_loads"] == 1, outcome
+        assert outcome["runner"]["runner"] == "native" and len(outcome["runner"]["runner_sha256"]) == 64
+        assert outcome["runner"]["runtime_version"].startswith("litert-lm-api 0.18.1")
+        phone = rows[name]
+        differ = [i for i in host if (phone[i]["status"], phone[i]["output"]) != (host[i]["status"], host[i]["output"])]
+        assert differ == [], [(i, host[i]["output"][:60], phone[i]["output"][:60]) for i in differ[:5]]
+        assert all(phone[i]["ttft_ms"] is not None for i in phone if phone[i]["status"] == "ok")
+        assert all(phone[i]["peak_rss_mb"] > 10 for i in phone if phone[i]["status"] == "ok")
+        assert phone[next(iter(phone))]["thermal_before"]["battery_temp_c"] is not None
+        # every modality ran as structured content, tool calls with their tools, multi-turn as real turns
+        by_mod = {s.modality: s for s in ds.samples}
+        multi = next(s for s in ds.samples if len(s.turns) > 1)
+        assert len(phone[multi.id]["turns"]) == len(multi.turns)
+        assert {"image", "audio", "tool_call", "multi_turn"} <= set(by_mod)
+        report = json.loads((run_dir / "devices" / name / "report.json").read_text())["summary"]
+        host_report = json.loads((run_dir / "devices" / "this-host" / "report.json").read_text())["summary"]
+        assert report["total_passed"] == host_report["total_passed"]
+        assert report["total_scored"] == host_report["total_scored"]
+    conv = (_job_on_phone(adb_lab, "pixel8", run_dir.name) / "job.conv").read_bytes()
+    tools = next(s for s in ds.samples if s.tools)
+    assert json.dumps(list(tools.tools), sort_keys=True).encode() in conv  # tools reached the runtime as JSON
+
+
+HOSTILE = [
+    "Describe [image:/etc/passwd] please.",
+    "Run $(touch /data/local/tmp/pwned-dollar) now",
+    "Back `touch /data/local/tmp/pwned-tick` ticks",
+    "Quotes \" ' and a\nnewline; rm -rf /data/local/tmp/edgefarm",
+]
+
+
+def test_hostile_prompts_reach_the_phone_as_text_only(adb_lab, tmp_path):
+    ds_dir = tmp_path / "hostile" / "data" / "test"
+    ds_dir.mkdir(parents=True)
+    rows = [{"test_id": f"EVIL-{i}", "modality": "text", "task": "qa", "prompt": p, "reference": "ok",
+             "reference_variants": ["ok"]} for i, p in enumerate(HOSTILE, 1)]  # fmt: skip
+    (ds_dir / "metadata.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
+    out = tmp_path / "runs"
+    p = edgefarm(adb_lab, "run", "--devices", "pixel-8", "--dataset", str(tmp_path / "hostile"), "--out", str(out))
+    assert p.returncode == 0, p.stderr[-3000:]
+    run_dir = _run_dir(out)
+    results = _jsonl(run_dir / "devices" / "pixel-8" / "results.jsonl")
+    assert [r["status"] for r in results] == ["ok"] * len(HOSTILE), results  # no media read, no error
+    tmp = adb_lab.device_root("pixel8") / "local" / "tmp"
+    assert not list(tmp.glob("pwned*")) and (tmp / "edgefarm").is_dir()  # no command ran
+    job = (_job_on_phone(adb_lab, "pixel8", run_dir.name) / "job.conv").read_bytes().decode()
+    sent = [json.loads(line) for line in job.splitlines() if line.startswith('{"role"')]
+    assert [m["content"] for m in sent] == [[{"type": "text", "text": p}] for p in HOSTILE]  # verbatim
+
+
+def _runners_of(job: Path) -> list[int]:
+    """Live native runners of this job, from the process table the phones share with the host."""
+    pids = []
+    for proc in Path("/proc").iterdir():
+        if proc.name.isdigit():
+            try:
+                cmd = (proc / "cmdline").read_bytes().split(b"\0")
+                state = (proc / "stat").read_text().rsplit(")", 1)[-1].split()[0]
+            except OSError:
+                continue
+            if cmd and cmd[0].endswith(b"edgefarm_runner") and str(job).encode().endswith(b"") and state != "Z":
+                if any(arg.endswith(b"/job.conv") and b"/runs/" in arg for arg in cmd):
+                    pids.append(int(proc.name))
+    return pids
+
+
+def test_resume_after_unplug_stops_the_runner_left_on_the_phone(adb_lab, tmp_path):
+    """A real phone keeps running what it ran when the cable comes out; the resumed driver must stop
+    that runner for certain (no `timeout` wrapper to forward signals), and every sample runs once."""
+    label, name, limit = "s24", "sm-s921b", 8
+    ids = [s.id for s in select_samples(load_dataset(BUNDLED_DATASET), ["text"], limit, None)]
+    out = tmp_path / "runs"
+    # The cooldown gate makes each sample wait ~1 s in the driver's hook (the battery reads 29.1 C).
+    args = ["run", "--devices", name, "--modality", "text", "--limit", str(limit), "--out", str(out),
+            "--cooldown-c", "25", "--cooldown-max-s", "1"]  # fmt: skip
+    phone = adb_lab.phones[label]
+    phone.unplug_keeps_processes = True
+    env = adb_lab.env(COLUMNS="200")
+    env.pop("EDGEFARM_INVENTORY", None)
+    log = tmp_path / "first.log"
+    try:
+        with open(log, "w") as sink:
+            proc = subprocess.Popen([sys.executable, "-m", "orchestrator", *args], cwd=REPO, env=env,
+                                    stdout=sink, stderr=subprocess.STDOUT)  # fmt: skip
+            deadline = time.monotonic() + 60
+            job = None
+            while time.monotonic() < deadline:
+                runs = list(out.glob("*")) if out.exists() else []
+                if runs:
+                    job = _job_on_phone(adb_lab, label, runs[0].name)
+                    if len(_jsonl(job / "results.jsonl")) >= 2:
+                        break
+                assert proc.poll() is None, log.read_text()[-3000:]
+                time.sleep(0.05)
+            assert job is not None, log.read_text()[-3000:]
+            phone.vanish()
+            rc = proc.wait(timeout=60)
+        assert rc == 3, log.read_text()[-3000:]
+        left_behind = _runners_of(job)
+        assert left_behind, "the unplugged phone's runner should still be running (a real phone keeps it)"
+        adb_lab.come_back(label)
+        second = subprocess.run([sys.executable, "-m", "orchestrator", "run", "--resume", str(_run_dir(out))],
+                                cwd=REPO, env=env, capture_output=True, text=True, timeout=120)  # fmt: skip
+        assert second.returncode == 0, second.stderr[-3000:]
+        assert "stopped an earlier driver" in second.stderr + second.stdout or not any(
+            Path(f"/proc/{pid}").exists() for pid in left_behind
+        )
+        assert not [pid for pid in left_behind if Path(f"/proc/{pid}").exists()], "the old runner survived the resume"
+        assert _runners_of(job) == []  # nothing of this job is still running
+        on_phone = [r["n"] for r in _jsonl(job / "results.jsonl")]
+        assert sorted(on_phone) == list(range(1, limit + 1)), on_phone  # every sample exactly once on the phone
+        results = _jsonl(_run_dir(out) / "devices" / name / "results.jsonl")
+        assert [r["id"] for r in results] == ids and all(r["status"] == "ok" for r in results)
+        outcome = json.loads((_run_dir(out) / "devices" / name / "outcome.json").read_text())
+        assert outcome["model_loads"] == 1 and outcome["error"] == ""
+    finally:
+        phone.unplug_keeps_processes = False
+        adb_lab.come_back(label)
+        os.environ.pop("EDGEFARM_UNUSED", None)
