@@ -7,8 +7,12 @@ unreadable: then there is nothing to record, and the result says None rather tha
 from __future__ import annotations
 
 import glob
+import re
+import shutil
+import subprocess
 import time
 from collections.abc import Callable
+from typing import Any
 
 
 def thermal_snapshot(root: str = "/sys/class/thermal") -> dict[str, float] | None:
@@ -52,3 +56,39 @@ def cool_down(
         if waited >= max_wait_s:
             return round(waited, 3), False
         sleep(min(poll_s, max(0.0, max_wait_s - waited)))
+
+
+VCGENCMD = ("measure_temp", "get_throttled", "measure_clock arm")  # a Pi's firmware view
+
+
+def with_clocks(
+    snap: dict[str, Any] | None, cpu_root: str = "/sys/devices/system/cpu"
+) -> dict[str, Any] | None:
+    """A thermal snapshot plus the CPU clock (highest core, MHz) and, on a Pi, vcgencmd's temperature,
+    throttle bits (raw hex) and ARM clock. None when nothing at all is readable."""
+    out: dict[str, Any] = dict(snap or {})
+    khz = []
+    for path in glob.glob(f"{cpu_root}/cpu[0-9]*/cpufreq/scaling_cur_freq"):
+        try:
+            with open(path, encoding="ascii") as f:
+                khz.append(int(f.read().strip()))
+        except (OSError, ValueError):
+            continue
+    if khz:
+        out["cpu_mhz"] = round(max(khz) / 1000.0, 1)
+    if shutil.which("vcgencmd"):
+        for command in VCGENCMD:
+            try:
+                p = subprocess.run(
+                    ["vcgencmd", *command.split()], capture_output=True, text=True, timeout=5, check=False
+                )
+            except (OSError, subprocess.SubprocessError):
+                continue
+            text = p.stdout if p.returncode == 0 else ""
+            if m := re.search(r"temp=([\d.]+)", text):
+                out["vc_temp_c"] = float(m.group(1))
+            elif m := re.search(r"throttled=(0x[0-9a-fA-F]+)", text):
+                out["throttled"] = m.group(1)
+            elif m := re.search(r"frequency\(\d+\)=(\d+)", text):
+                out["arm_mhz"] = round(int(m.group(1)) / 1e6, 1)
+    return out or None

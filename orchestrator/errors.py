@@ -64,3 +64,13 @@ class OutputError(EdgefarmError):
     """A run folder, report or other output file that cannot be written (permissions, disk full, ...)."""
 
     exit_code = 5
+
+
+class NeedsSetup(DeviceError):
+    """A board that answers but cannot run yet (no runtime): `edgefarm setup NAME` prepares it.
+
+    Carries the board's facts (`info`, state "needs setup"), so listings show them."""
+
+    def __init__(self, what: str, *, fix: str, where: str = "", info=None) -> None:
+        super().__init__(what, fix=fix, where=where)
+        self.info = info

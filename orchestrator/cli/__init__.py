@@ -32,9 +32,9 @@ def main(ctx: click.Context, debug: bool) -> None:
 
 
 def _register() -> None:
-    from . import dataset, devices, report, run, score
+    from . import dataset, devices, report, run, score, setup
 
-    for module in (run, devices, score, report, dataset):
+    for module in (run, devices, score, report, dataset, setup):
         for command in module.COMMANDS:
             main.add_command(command)
 

@@ -23,14 +23,22 @@ import tempfile
 import time
 from collections import deque
 from collections.abc import Mapping, Sequence
+from dataclasses import replace
 from pathlib import Path, PurePosixPath
 from typing import Any
 
 import asyncssh
 
-from ..errors import DeviceError, DeviceLost
+from ..errors import DeviceError, DeviceLost, NeedsSetup
 from .files import cached_sha256, parse_sha256sum, push_pairs
-from .ssh_info import board_info, info_script, split_sections
+from .ssh_info import (
+    board_info,
+    info_script,
+    parse_python_probes,
+    pick_python,
+    python_candidates,
+    split_sections,
+)
 from .ssh_link import CALL_TIMEOUT_S, CONNECT_TIMEOUT_S, Conn, SshLink
 from .types import DeviceInfo, Exit, LineSink, ProgressSink, PushStats
 
@@ -56,20 +64,26 @@ class SshDevice:
         user: str | None = None,
         identity_file: Path | None = None,
         workdir: PurePosixPath | None = None,
-        python: str = "python3",
+        python: str | None = None,
         backend: str = "cpu",
         threads: int | None = None,
         connect_timeout_s: float = CONNECT_TIMEOUT_S,
         call_timeout_s: float = CALL_TIMEOUT_S,
         on_progress: ProgressSink | None = None,
+        known_hosts: Path | None = None,
+        fallback_for: Sequence[str] = (),
     ) -> None:
         self.name = name
         self.user = user or getpass.getuser()
         key = Path(identity_file).expanduser() if identity_file else None
-        self.link = SshLink(name, host, port, self.user, key, connect_timeout_s, call_timeout_s)
+        self.link = SshLink(
+            name, host, port, self.user, key, connect_timeout_s, call_timeout_s, known_hosts_file=known_hosts
+        )
         home = PurePosixPath("/root" if self.user == "root" else f"/home/{self.user}")
         self.workdir = PurePosixPath(workdir) if workdir else home / "edgefarm"
-        self.python = python
+        self.python_setting = python  # devices.yaml `python` (None: python3, or the env setup made)
+        self.python = python or "python3"  # what runs the runner; info() settles it
+        self.fallback_for = tuple(fallback_for)
         self.backend = backend
         self.threads = threads
         self.on_progress = on_progress
@@ -86,9 +100,11 @@ class SshDevice:
             user=entry.get("user"),
             identity_file=Path(key) if key else None,
             workdir=PurePosixPath(entry["workdir"]) if entry.get("workdir") else None,
-            python=entry.get("python", "python3"),
+            python=entry.get("python"),
             backend=entry.get("backend", "cpu"),
             threads=entry.get("threads"),
+            known_hosts=Path(entry["known_hosts"]) if entry.get("known_hosts") else None,
+            fallback_for=entry.get("fallback_for") or (),
         )
 
     @property
@@ -105,27 +121,51 @@ class SshDevice:
     # ---------------------------------------------------------------- info
 
     def info(self) -> DeviceInfo:
-        """Hardware, OS, RAM, free space of workdir, Pi temperature/throttling when vcgencmd exists."""
-        _, out, _ = self.link.script(info_script(self.workdir, self.python))
-        info = board_info(
+        """Hardware, OS, RAM, free space of workdir, Pi temperature/throttling when vcgencmd exists.
+
+        A board that answers but has no interpreter with litert_lm raises NeedsSetup carrying these
+        facts (state "needs setup"), not a bare connection error."""
+        info = self.facts()
+        if info.extra.get("litert_lm") is True:
+            self.python = info.extra.get("python_candidate") or self.python
+            return info
+        version = str(info.extra.get("python_version") or "")
+        if not version:
+            what = f"no `{self.python_setting or 'python3'}` on the board"
+        else:
+            what = f"litert_lm is not installed for the board's python {version}"
+        setup = f"`edgefarm setup {self.name}` (installs litert-lm-api into {self.workdir}/venv)"
+        fix = (
+            f"{setup}, or set `python:` in devices.yaml to an interpreter that has it"
+            if version
+            else f"install Python 3.10+ on the board (`sudo apt install python3 python3-venv`), then {setup}"
+        )
+        raise NeedsSetup(
+            what,
+            where=self.where,
+            fix=fix,
+            info=replace(info, state="needs setup", problem=f"{what}; fix: {fix}"),
+        )
+
+    def facts(self) -> DeviceInfo:
+        """What the board is, whether or not it can run yet (one command)."""
+        pythons = python_candidates(self.workdir, self.python_setting)
+        _, out, _ = self.link.script(info_script(self.workdir, pythons))
+        sections = split_sections(out)
+        chosen = pick_python(parse_python_probes(sections.get("python", "")))
+        return board_info(
             self.name,
             f"{self.link.host}:{self.link.port}",
-            split_sections(out),
-            {"user": self.user, "python": self.python, "backend": self.backend, "threads": self.threads},
+            sections,
+            {
+                "user": self.user,
+                "python": self.python_setting or "",
+                "python_candidate": chosen.get("candidate", ""),
+                "backend": self.backend,
+                "threads": self.threads,
+                "fallback_for": list(self.fallback_for),
+            },
         )
-        if info.extra.get("litert_lm") is not True:
-            what = (
-                f"{self.python} on the board cannot import litert_lm"
-                if info.extra.get("litert_lm") is False
-                else f"no `{self.python}` on the board"
-            )
-            raise DeviceError(
-                what,
-                where=self.where,
-                fix=f"on the board: `{self.python} -m pip install litert-lm-api==0.18.1`, or set `python:` "
-                "in devices.yaml to the interpreter that has it",
-            )
-        return info
 
     def alive(self) -> bool:
         try:
@@ -205,6 +245,12 @@ class SshDevice:
                     where=self.where,
                     fix=self.link.FIX_LOST,
                 ) from None
+        if p.returncode != 0 and "Host key verification failed" in p.stderr:
+            raise DeviceError(
+                f"rsync's ssh refused the board's host key (checked against {self.link.known_hosts_file})",
+                where=self.where,
+                fix=self.link.fix_host_key,
+            )
         if p.returncode != 0:
             raise DeviceError(
                 f"rsync to {remote} failed (exit {p.returncode}): {p.stderr.strip()[-500:]}",

@@ -38,8 +38,12 @@ class SshLink:
         identity_file: Path | None,
         connect_timeout_s: float = CONNECT_TIMEOUT_S,
         call_timeout_s: float = CALL_TIMEOUT_S,
+        known_hosts_file: Path | None = None,
     ) -> None:
         self.name = name
+        # ONE known_hosts for the command channel (asyncssh) AND file copies (the system ssh under
+        # rsync): the system ssh would otherwise read the account's home from passwd, not $HOME
+        self.known_hosts_file = (known_hosts_file or KNOWN_HOSTS).expanduser()
         self.host = host
         self.port = port
         self.user = user
@@ -70,6 +74,18 @@ class SshLink:
             "(and set identity_file in devices.yaml to the private key)"
         )
 
+    @property
+    def fix_host_key(self) -> str:
+        return (
+            f"if the board was reinstalled: `ssh-keygen -f {self.known_hosts_file} -R '{self.host_pattern}'`, "
+            f"then `ssh-keyscan -p {self.port} {self.host} >> {self.known_hosts_file}`; otherwise find out "
+            "who answers at that address"
+        )
+
+    @property
+    def host_pattern(self) -> str:
+        return self.host if self.port == 22 else f"[{self.host}]:{self.port}"
+
     FIX_LOST = "check the board's power and network; rerun with --resume to continue where it stopped"
 
     # ---------------------------------------------------------------- the private loop
@@ -83,8 +99,8 @@ class SshLink:
             return self._loop
 
     def known_hosts(self) -> str | None:
-        """~/.ssh/known_hosts when it lists this board (then its key is verified), else None."""
-        path = KNOWN_HOSTS.expanduser()
+        """The known_hosts file when it lists this board (then its key is verified), else None."""
+        path = self.known_hosts_file
         if not path.is_file():
             return None
         try:
@@ -126,9 +142,9 @@ class SshLink:
                 )
             except asyncssh.HostKeyNotVerifiable as e:
                 raise DeviceError(
-                    f"host key does not match ~/.ssh/known_hosts: {e.reason}",
+                    f"host key does not match {self.known_hosts_file}: {e.reason}",
                     where=self.where,
-                    fix=f"if the board was reinstalled: `ssh-keygen -R '[{self.host}]:{self.port}'`, then retry",
+                    fix=self.fix_host_key,
                 )
             except (TimeoutError, asyncio.TimeoutError):
                 raise DeviceError(
@@ -204,13 +220,9 @@ class SshLink:
         ]
         if self.identity_file:
             argv += ["-i", str(self.identity_file), "-o", "IdentitiesOnly=yes"]
-        if self.known_hosts() is None:  # not listed: accepted without being recorded (like asyncssh here)
-            argv += [
-                "-o",
-                "StrictHostKeyChecking=no",
-                "-o",
-                "UserKnownHostsFile=/dev/null",
-                "-o",
-                "LogLevel=ERROR",
-            ]
-        return argv
+        listed = self.known_hosts()
+        if listed is None:  # not listed: accepted without being recorded (like asyncssh here)
+            argv += ["-o", "StrictHostKeyChecking=no", "-o", "UserKnownHostsFile=/dev/null"]
+        else:  # the very file asyncssh verified against, never the account's ~ from passwd
+            argv += ["-o", "StrictHostKeyChecking=yes", "-o", f"UserKnownHostsFile={listed}"]
+        return [*argv, "-o", "GlobalKnownHostsFile=/dev/null", "-o", "LogLevel=ERROR"]

@@ -3,14 +3,19 @@ ourselves); the board's python is this host's interpreter, so the real litert_lm
 
 from __future__ import annotations
 
+import contextlib
+import functools
 import getpass
+import http.server
 import json
 import os
 import shutil
 import socket
 import subprocess
 import sys
+import threading
 import time
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -18,7 +23,10 @@ import pytest
 
 from orchestrator.devices.ssh import SshDevice
 
+from . import aarch64
+
 SSHD = Path("/usr/sbin/sshd")
+SFTP_SERVER = Path("/usr/lib/openssh/sftp-server")
 
 
 def free_port(start: int = 40000) -> int:
@@ -44,7 +52,8 @@ class Board:
     root: Path  # temp folder of this session (workdirs go below it)
 
     def entry(self, name: str = "pi-lab", workdir: Path | None = None, **extra) -> dict:
-        return {
+        """A devices.yaml entry; `python=None` leaves `python` out (the board's own python3)."""
+        entry = {
             "name": name,
             "kind": "ssh",
             "host": self.host,
@@ -55,24 +64,35 @@ class Board:
             "python": sys.executable,
             **extra,
         }
+        return {k: v for k, v in entry.items() if v is not None}
 
     def device(self, name: str = "pi-lab", workdir: Path | None = None) -> SshDevice:
         return SshDevice.from_entry(self.entry(name, workdir))
 
 
-@pytest.fixture(scope="session")
-def board(tmp_path_factory) -> Board:
-    """sshd -D on 127.0.0.1:<free port >= 40000>, key login only; stopped at the end of the session."""
+def require_sshd() -> None:
     for tool in (str(SSHD), shutil.which("ssh-keygen")):
         if not tool or not Path(tool).exists():
             pytest.fail(
                 f"{tool or 'ssh-keygen'} missing: `apt-get install -y openssh-server` (scripts/test.sh does)"
             )
-    root = tmp_path_factory.mktemp("sshboard")
+
+
+def keygen(path: Path) -> Path:
+    for old in (path, path.with_name(path.name + ".pub")):
+        old.unlink(missing_ok=True)
+    subprocess.run(["ssh-keygen", "-q", "-t", "ed25519", "-N", "", "-f", str(path)], check=True)
+    return path
+
+
+@contextlib.contextmanager
+def sshd(root: Path, extra: Sequence[str] = (), subsystem: bool = True) -> Iterator[Board]:
+    """sshd -D on 127.0.0.1:<free port >= 40000> with fresh host and client keys, key login only;
+    `extra` lines go into its sshd_config (e.g. `SetEnv PATH=...` for the board's sessions)."""
+    require_sshd()
+    root.mkdir(parents=True, exist_ok=True)
     os.chmod(root, 0o755)  # sshd's StrictModes checks the folders above authorized_keys
-    host_key, client_key = root / "host_ed25519", root / "client_ed25519"
-    for key in (host_key, client_key):
-        subprocess.run(["ssh-keygen", "-q", "-t", "ed25519", "-N", "", "-f", str(key)], check=True)
+    host_key, client_key = keygen(root / "host_ed25519"), keygen(root / "client_ed25519")
     authorized = root / "authorized_keys"
     authorized.write_text((root / "client_ed25519.pub").read_text())
     authorized.chmod(0o600)
@@ -90,9 +110,10 @@ def board(tmp_path_factory) -> Board:
                 "KbdInteractiveAuthentication no",
                 "PermitRootLogin prohibit-password",
                 "StrictModes no",
-                "Subsystem sftp internal-sftp",
+                *(["Subsystem sftp internal-sftp"] if subsystem else []),
                 "MaxSessions 50",
                 "LogLevel ERROR",
+                *extra,
                 "",
             ]
         )
@@ -120,6 +141,82 @@ def board(tmp_path_factory) -> Board:
                 proc.kill()
 
 
+@pytest.fixture(scope="session")
+def board(tmp_path_factory) -> Iterator[Board]:
+    """The x86_64 board: its python is this host's interpreter (litert_lm already there)."""
+    with sshd(tmp_path_factory.mktemp("sshboard")) as b:
+        yield b
+
+
 def write_inventory(path: Path, *entries: dict) -> Path:
     path.write_text(json.dumps({"devices": list(entries)}))
     return path
+
+
+@dataclass(frozen=True)
+class ArmBoard:
+    """The aarch64 board: a real sshd whose sessions find the aarch64 python3 first on PATH."""
+
+    board: Board
+    top: Path  # the cached rootfs folder (rootfs/, wheels/)
+    index_url: str  # the board's own pip index (PIP_INDEX_URL in its sessions)
+
+    def entry(self, name: str = "pi5-arm", workdir: Path | None = None, **extra) -> dict:
+        return self.board.entry(name, workdir, python=None, **extra)
+
+
+VCGENCMD = """#!/bin/sh
+# Stand-in for a Pi's vcgencmd (firmware tool): the replies of a real Pi 5 at rest.
+case "$1 $2" in
+  "measure_temp ") echo "temp=51.6'C" ;;
+  "get_throttled ") echo "throttled=0x0" ;;
+  "measure_clock arm") echo "frequency(0)=2400000000" ;;
+  *) echo "error=1 error_msg=\"Command not registered\"" ; exit 1 ;;
+esac
+"""
+
+
+@contextlib.contextmanager
+def pip_index(wheels: Path, root: Path) -> Iterator[str]:
+    """A PEP 503 index on loopback serving the wheels (a folder listing per project, as pip reads it)."""
+    project = root / "simple" / "litert-lm-api"
+    project.mkdir(parents=True, exist_ok=True)
+    for w in wheels.glob("*.whl"):
+        target = project / w.name
+        if not target.exists():
+            os.link(w, target)
+    handler = functools.partial(http.server.SimpleHTTPRequestHandler, directory=str(root))
+    handler.log_message = lambda *a, **k: None  # type: ignore[attr-defined]
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield f"http://127.0.0.1:{server.server_address[1]}/simple/"
+    finally:
+        server.shutdown()
+
+
+@pytest.fixture(scope="session")
+def arm_board(tmp_path_factory) -> Iterator[ArmBoard]:
+    """Debian arm64 python3.11 under qemu-aarch64 (cortex-a76) behind a real sshd; no litert_lm yet."""
+    try:
+        top = aarch64.build()
+    except aarch64.LabSetupError as e:
+        pytest.fail(f"the aarch64 lab board cannot be built on this machine: {e}")
+    root = tmp_path_factory.mktemp("armboard")
+    bin_dir = root / "bin"
+    aarch64.python3_wrapper(top, bin_dir)
+    (bin_dir / "vcgencmd").write_text(VCGENCMD)
+    (bin_dir / "vcgencmd").chmod(0o755)
+    with pip_index(top / "wheels", root / "index") as url:
+        # every session's command runs with the board's PATH, whatever the account's shell rc files do
+        login = root / "board-login"
+        login.write_text(
+            "#!/bin/sh\n"
+            f"PATH={bin_dir}:/usr/local/bin:/usr/bin:/bin; PIP_INDEX_URL={url}; export PATH PIP_INDEX_URL\n"
+            'exec /bin/sh -c "$SSH_ORIGINAL_COMMAND"\n'
+        )
+        login.chmod(0o755)
+        config = [f"ForceCommand {login}", f"Subsystem sftp {SFTP_SERVER}"]
+        with sshd(root / "sshd", config, subsystem=False) as b:
+            yield ArmBoard(b, top, url)

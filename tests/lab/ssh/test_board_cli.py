@@ -82,14 +82,27 @@ def test_a_board_that_is_down_is_reported_with_the_fix_and_the_others_still_run(
     assert bad["name"] == "pi-down" and bad["state"] == "unreachable"
     assert "fix:" in bad["problem"] and "sshd" in bad["problem"]
 
+    # `all` uses what answers (the same rule as `devices`): the run completes on this host, and says why
+    # the board was not used, with the fix
     out = tmp_path / "runs"
     p = edgefarm(
         "run", "--devices", "all", "--inventory", str(inv), "--out", str(out),
         "--modality", "text", "--limit", "1", "--max-output-tokens", "4",
     )  # fmt: skip
-    assert p.returncode == 3, p.stderr  # the run completes; a device that failed makes it exit 3
+    assert p.returncode == 0, p.stderr
     assert "pi-down" in p.stderr and "fix:" in p.stderr and "Traceback" not in p.stderr
     run_dir = only_run_dir(out)
+    assert [r["status"] for r in results(run_dir, "this-host")] == ["ok"]
+    assert [u["name"] for u in run_json(run_dir, "run.json")["unusable"]] == ["pi-down"]
+
+    # named on purpose, the board is tried: its error (with the fix) is its outcome, and the run exits 3
+    out2 = tmp_path / "runs2"
+    p = edgefarm(
+        "run", "--devices", "this-host,pi-down", "--inventory", str(inv), "--out", str(out2),
+        "--modality", "text", "--limit", "1", "--max-output-tokens", "4",
+    )  # fmt: skip
+    assert p.returncode == 3, p.stderr
+    run_dir = only_run_dir(out2)
     assert [r["status"] for r in results(run_dir, "this-host")] == ["ok"]
     outcome = device_json(run_dir, "outcome.json", "pi-down")
     assert f"127.0.0.1:{down['port']}" in outcome["error"] and "fix:" in outcome["error"]

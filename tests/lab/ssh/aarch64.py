@@ -1,0 +1,218 @@
+"""A Raspberry Pi's aarch64 userland for the device lab: Debian arm64 python3.11 under qemu-user.
+
+    python -m tests.lab.ssh.aarch64 [--cache DIR]     # fetch + build now (scripts/fetch_aarch64_lab.sh)
+
+Built from nothing without root and without touching the host's dpkg state:
+  1. a private APT configuration (APT_CONFIG, architecture arm64 only) downloads the .debs of
+     PACKAGES from the Debian mirror (`apt-get -d install`), each unpacked with `dpkg-deb -x`;
+  2. the `manylinux_2_27_aarch64` wheel of litert-lm-api is fetched with `pip download` (it is NOT
+     installed into the rootfs: `edgefarm setup` installs it on the board, as on a real Pi);
+  3. a Raspberry Pi 5 /proc/cpuinfo goes to ROOTFS/proc/cpuinfo (qemu 7.2 otherwise shows the guest
+     the host's x86 one and the runtime's CPU detection segfaults on it), and the Pi 5's device
+     tree model and compatible strings to ROOTFS/proc/device-tree/ (with -L, qemu reads these first).
+Everything lands in a cache folder keyed by a hash of the inputs, so the second build is instant.
+
+`python3_wrapper` writes the board's `python3`: qemu-aarch64-static -L ROOTFS with the emulated CPU
+PINNED to cortex-a76 (qemu's default `max` CPU gives silently wrong answers, cortex-a72 aborts: the
+library uses LSE atomics). `-0 "$0"` hands Python the path it was started as, so a venv made from
+this interpreter (its bin/python3 links back here) finds its own pyvenv.cfg.
+"""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+MIRROR = "http://deb.debian.org/debian"
+SUITE = "bookworm"
+PACKAGES = ("python3.11", "python3.11-venv", "libstdc++6")
+LITERT_PIN = "litert-lm-api==0.18.1"
+WHEEL_PLATFORM = "manylinux_2_27_aarch64"
+QEMU = "qemu-aarch64-static"
+QEMU_CPU = "cortex-a76"
+KEYRING = Path("/usr/share/keyrings/debian-archive-keyring.gpg")
+PI5_MODEL = "Raspberry Pi 5 Model B Rev 1.0"
+PI5_COMPATIBLE = b"raspberrypi,5-model-b\0brcm,bcm2712\0"
+PI5_CPUINFO = (
+    "".join(
+        f"processor\t: {n}\nBogoMIPS\t: 108.00\n"
+        "Features\t: fp asimd evtstrm aes pmull sha1 sha2 crc32 atomics fphp asimdhp cpuid asimdrdm "
+        "lrcpc dcpop asimddp\nCPU implementer\t: 0x41\nCPU architecture: 8\nCPU variant\t: 0x4\n"
+        "CPU part\t: 0xd0b\nCPU revision\t: 1\n\n"
+        for n in range(4)
+    )
+    + f"Revision\t: d04170\nSerial\t\t: 1a2b3c4d5e6f7a8b\nModel\t\t: {PI5_MODEL}\n"
+)
+
+
+class LabSetupError(RuntimeError):
+    """The aarch64 board cannot be built on this machine (the message says what to install)."""
+
+
+def default_cache() -> Path:
+    base = os.environ.get("EDGEFARM_LAB_CACHE") or os.path.join(
+        os.environ.get("XDG_CACHE_HOME") or os.path.expanduser("~/.cache"), "edgefarm-lab"
+    )
+    return Path(base)
+
+
+def cache_key() -> str:
+    text = "\n".join([MIRROR, SUITE, *PACKAGES, LITERT_PIN, WHEEL_PLATFORM, PI5_CPUINFO, "v2"])
+    return hashlib.sha256(text.encode()).hexdigest()[:12]
+
+
+def _run(argv: list[str], what: str, env: dict | None = None, timeout: float = 600) -> str:
+    try:
+        p = subprocess.run(argv, capture_output=True, text=True, env=env, timeout=timeout, check=False)
+    except FileNotFoundError:
+        raise LabSetupError(f"{what}: {argv[0]} not found") from None
+    except subprocess.TimeoutExpired:
+        raise LabSetupError(f"{what}: no result within {timeout:g} s") from None
+    if p.returncode != 0:
+        raise LabSetupError(f"{what} failed (exit {p.returncode}): {(p.stderr or p.stdout)[-1500:]}")
+    return p.stdout
+
+
+def require_tools() -> None:
+    missing = [t for t in (QEMU, "apt-get", "dpkg-deb") if not shutil.which(t)]
+    if missing:
+        raise LabSetupError(
+            f"missing {', '.join(missing)}: `apt-get install -y qemu-user-static` (scripts/test.sh does)"
+        )
+    if not KEYRING.is_file():
+        raise LabSetupError(f"missing {KEYRING}: `apt-get install -y debian-archive-keyring`")
+
+
+def fetch_debs(work: Path) -> list[Path]:
+    """arm64 .debs of PACKAGES and their dependencies, with a private apt state (host untouched)."""
+    apt = work / "apt"
+    for d in ("state/lists/partial", "cache/archives/partial", "etc/apt.conf.d", "etc/preferences.d"):
+        (apt / d).mkdir(parents=True, exist_ok=True)
+    (apt / "state" / "status").touch()
+    (apt / "etc" / "sources.list").write_text(f"deb [arch=arm64 signed-by={KEYRING}] {MIRROR} {SUITE} main\n")
+    conf = apt / "apt.conf"
+    conf.write_text(
+        "\n".join(
+            [
+                'APT::Architecture "arm64";',
+                'APT::Architectures { "arm64"; };',
+                f'Dir::State "{apt / "state"}";',
+                f'Dir::State::status "{apt / "state" / "status"}";',
+                f'Dir::Cache "{apt / "cache"}";',
+                f'Dir::Etc "{apt / "etc"}";',
+                'Dir::Etc::SourceList "sources.list";',
+                'Dir::Etc::SourceParts "nonexistent";',
+                'Dir::Etc::Parts "apt.conf.d";',
+                'Dir::Etc::PreferencesParts "preferences.d";',
+                'APT::Install-Recommends "false";',
+                'APT::Sandbox::User "root";' if os.geteuid() == 0 else "",
+                'Debug::NoLocking "true";',
+                "",
+            ]
+        )
+    )
+    env = {**os.environ, "APT_CONFIG": str(conf), "DEBIAN_FRONTEND": "noninteractive"}
+    _run(["apt-get", "-qq", "update"], "apt-get update (arm64, private state)", env)
+    _run(["apt-get", "-qq", "-y", "-d", "install", *PACKAGES], "apt-get -d install (arm64)", env)
+    debs = sorted((apt / "cache" / "archives").glob("*.deb"))
+    if not debs:
+        raise LabSetupError("apt-get downloaded no .deb")
+    return debs
+
+
+def fetch_wheel(dest: Path) -> Path:
+    """The aarch64 manylinux wheel of litert-lm-api (pip download, binary only)."""
+    dest.mkdir(parents=True, exist_ok=True)
+    found = sorted(dest.glob("litert_lm_api-*aarch64*.whl"))
+    if found:
+        return found[-1]
+    _run(
+        [sys.executable, "-m", "pip", "download", "-q", "--no-deps", "--only-binary=:all:",
+         "--platform", WHEEL_PLATFORM, "--python-version", "3.11", "-d", str(dest), LITERT_PIN],
+        f"pip download {LITERT_PIN} ({WHEEL_PLATFORM})",
+    )  # fmt: skip
+    found = sorted(dest.glob("litert_lm_api-*aarch64*.whl"))
+    if not found:
+        raise LabSetupError(f"pip download gave no aarch64 wheel in {dest}")
+    return found[-1]
+
+
+def build(cache: Path | None = None) -> Path:
+    """The cached aarch64 rootfs (built when missing); its folder also holds `wheels/`."""
+    require_tools()
+    top = (cache or default_cache()) / f"aarch64-{cache_key()}"
+    rootfs = top / "rootfs"
+    if (top / "READY").is_file():
+        fetch_wheel(top / "wheels")
+        return top
+    top.mkdir(parents=True, exist_ok=True)
+    with tempfile.TemporaryDirectory(dir=top) as tmp:
+        work = Path(tmp)
+        debs = fetch_debs(work)
+        new_root = work / "rootfs"
+        for deb in debs:
+            _run(["dpkg-deb", "-x", str(deb), str(new_root)], f"dpkg-deb -x {deb.name}")
+        (new_root / "proc" / "device-tree").mkdir(parents=True, exist_ok=True)
+        (new_root / "proc" / "cpuinfo").write_text(PI5_CPUINFO)
+        (new_root / "proc" / "device-tree" / "model").write_bytes(PI5_MODEL.encode() + b"\0")
+        (new_root / "proc" / "device-tree" / "compatible").write_bytes(PI5_COMPATIBLE)
+        if rootfs.exists():
+            shutil.rmtree(rootfs)
+        new_root.rename(rootfs)
+    fetch_wheel(top / "wheels")
+    probe = _run(
+        [*qemu_argv(top), "-c", "import platform,sys;print(platform.machine(),sys.version.split()[0])"],
+        "the aarch64 python3.11 under qemu",
+        env={**os.environ, "QEMU_CPU": QEMU_CPU},
+        timeout=120,
+    )
+    if not probe.startswith("aarch64 3.11"):
+        raise LabSetupError(f"the aarch64 python answered {probe!r}, expected 'aarch64 3.11.x'")
+    (top / "READY").write_text(probe)
+    return top
+
+
+def qemu_argv(top: Path) -> list[str]:
+    rootfs = top / "rootfs"
+    return [shutil.which(QEMU) or QEMU, "-L", str(rootfs), str(rootfs / "usr" / "bin" / "python3.11")]
+
+
+def python3_wrapper(top: Path, bin_dir: Path) -> Path:
+    """bin_dir/python3 (and python3.11): the board's interpreter, aarch64 under qemu-user."""
+    bin_dir.mkdir(parents=True, exist_ok=True)
+    qemu, _, _, rootfs_py = qemu_argv(top)
+    rootfs = top / "rootfs"
+    script = (
+        "#!/bin/sh\n"
+        "# aarch64 Debian python3.11 under qemu-user, emulated CPU pinned (see tests/lab/ssh/aarch64.py)\n"
+        f"QEMU_CPU={QEMU_CPU}; export QEMU_CPU\n"
+        f'exec {qemu} -L {rootfs} -0 "$0" {rootfs_py} "$@"\n'
+    )
+    for name in ("python3", "python3.11"):
+        path = bin_dir / name
+        path.write_text(script)
+        path.chmod(0o755)
+    return bin_dir / "python3"
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--cache", type=Path, default=None, help="cache folder (default ~/.cache/edgefarm-lab)")
+    args = ap.parse_args()
+    try:
+        top = build(args.cache)
+    except LabSetupError as e:
+        print(f"error: {e}", file=sys.stderr)
+        return 1
+    print(top)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,105 @@
+"""The board path on the architecture a Pi has: Debian arm64 python3.11 under qemu-aarch64 (CPU pinned
+to cortex-a76) behind a real sshd, prepared by `edgefarm setup` from bare, then run through the CLI.
+
+Proves the aarch64 wheel + glibc + Python path and the setup/run code against it; not a Pi's speed,
+kernel or thermals (see docs/boards.md). Emulated inference is ~13-15x slower: a handful of samples.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+
+import pytest
+
+from orchestrator.datasets import BUNDLED_DATASET, load_dataset
+from orchestrator.plan import select_samples
+
+from ..local.conftest import edgefarm, only_run_dir, results
+from .conftest import write_inventory
+
+MODALITIES = ("text", "image", "audio")
+EVERY_MODALITY = {"image", "audio", "text", "multi_turn", "combination", "structured_output", "tool_call"}
+TIMINGS: dict[str, float] = {}
+
+
+def _slice_args(modalities=MODALITIES) -> list[str]:
+    args = ["--per-modality", "1", "--max-output-tokens", "8", "--sample-timeout", "240"]
+    for m in modalities:
+        args += ["--modality", m]
+    return args
+
+
+@pytest.fixture(scope="module")
+def offline_board(arm_board, tmp_path_factory):
+    """A bare aarch64 board, `devices` before, `setup --offline`, `devices` after."""
+    tmp = tmp_path_factory.mktemp("arm-offline")
+    inv = write_inventory(tmp / "devices.yaml", arm_board.entry("pi5-arm", tmp / "work"))
+    before = edgefarm("devices", "--inventory", str(inv), "--json")
+    t0 = time.monotonic()
+    setup = edgefarm("setup", "pi5-arm", "--inventory", str(inv), "--offline", "--wheels",
+                     str(arm_board.top / "wheels"), "--json")  # fmt: skip
+    TIMINGS["setup_offline_s"] = time.monotonic() - t0
+    after = edgefarm("devices", "--inventory", str(inv), "--json")
+    return inv, tmp, before, setup, after
+
+
+def test_a_bare_board_is_listed_as_needing_setup_with_all_its_facts(offline_board):
+    _, _, before, _, _ = offline_board
+    assert before.returncode == 0, before.stderr
+    data = json.loads(before.stdout)
+    (pi,) = [u for u in data["unusable"] if u["name"] == "pi5-arm"]
+    assert pi["state"] == "needs setup", pi
+    assert "edgefarm setup pi5-arm" in pi["problem"]
+    assert pi["abi"] == "aarch64" and pi["cpu"] == "4x Cortex-A76" and pi["soc"] == "BCM2712"
+    assert pi["model"] == "Raspberry Pi 5 Model B Rev 1.0"
+    assert pi["cores"] and pi["ram_mb"] and pi["free_storage_mb"] and pi["os"].startswith("Debian")
+    assert pi["extra"]["python_version"].startswith("3.11") and pi["extra"]["libc"].startswith("glibc 2.")
+
+
+def test_offline_setup_makes_the_board_ready(offline_board):
+    _, _, _, setup, after = offline_board
+    assert setup.returncode == 0, setup.stderr[-3000:]
+    (res,) = json.loads(setup.stdout)["boards"]
+    assert res["mode"] == "offline" and res["verdict"]["ok"] and res["abi"] == "aarch64"
+    assert res["litert_lm_version"] == "0.18.1" and res["python"].endswith("/work/venv/bin/python3")
+    assert {c["name"] for c in res["verdict"]["checks"]} == {"architecture", "python", "glibc", "disk", "ram"}
+    assert after.returncode == 0, after.stderr
+    listed = {d["name"]: d for d in json.loads(after.stdout)["devices"]}
+    pi = listed["pi5-arm"]
+    assert pi["state"] == "device" and pi["abi"] == "aarch64" and pi["extra"]["litert_lm_version"] == "0.18.1"
+    assert len(pi["extra"]["runner_sha256"]) == 64
+
+
+def test_aarch64_outputs_match_this_host_for_greedy_decoding(offline_board, tmp_path):
+    inv, *_ = offline_board
+    ids = [s.id for s in select_samples(load_dataset(BUNDLED_DATASET), list(MODALITIES), None, 1)]
+    assert len(ids) == 3
+    local_inv = write_inventory(tmp_path / "local.yaml",
+                                {"name": "this-host", "kind": "local", "workdir": str(tmp_path / "lw")})  # fmt: skip
+    t0 = time.monotonic()
+    host = edgefarm("run", "--devices", "this-host", "--inventory", str(local_inv), "--out",
+                    str(tmp_path / "host"), *_slice_args())  # fmt: skip
+    TIMINGS["host_run_s"] = time.monotonic() - t0
+    assert host.returncode == 0, host.stderr[-3000:]
+    t0 = time.monotonic()
+    arm = edgefarm("run", "--devices", "pi5-arm", "--inventory", str(inv), "--out", str(tmp_path / "arm"),
+                   *_slice_args())  # fmt: skip
+    TIMINGS["arm_run_s"] = time.monotonic() - t0
+    assert arm.returncode == 0, arm.stderr[-3000:]
+    host_rows = {r["id"]: r for r in results(only_run_dir(tmp_path / "host"), "this-host")}
+    arm_dir = only_run_dir(tmp_path / "arm")
+    arm_rows = {r["id"]: r for r in results(arm_dir, "pi5-arm")}
+    assert sorted(arm_rows) == sorted(host_rows) == sorted(ids)
+    for i in ids:
+        assert arm_rows[i]["status"] == host_rows[i]["status"] == "ok", (arm_rows[i], host_rows[i])
+        assert arm_rows[i]["output"] == host_rows[i]["output"], i
+        assert arm_rows[i]["output"], i
+        TIMINGS[f"{i} host_ms"] = host_rows[i]["wall_ms"]
+        TIMINGS[f"{i} arm_ms"] = arm_rows[i]["wall_ms"]
+    device = json.loads((arm_dir / "devices" / "pi5-arm" / "device.json").read_text())
+    assert device["abi"] == "aarch64" and device["cpu"] == "4x Cortex-A76"
+    assert device["extra"]["litert_lm_version"] == "0.18.1"
+    row = arm_rows[ids[0]]
+    assert row["thermal_before"]["throttled"] == "0x0" and row["thermal_after"]["arm_mhz"] == 2400.0
+    print("timings", json.dumps(TIMINGS, indent=1))
