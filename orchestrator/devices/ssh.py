@@ -20,6 +20,7 @@ import shutil
 import signal
 import subprocess
 import tempfile
+import threading
 import time
 from collections import deque
 from collections.abc import Mapping, Sequence
@@ -307,9 +308,12 @@ class SshDevice:
         timeout_s: float,
         on_line: LineSink | None = None,
         stdin: bytes | None = None,
+        cancel: threading.Event | None = None,
     ) -> Exit:
         """Run argv (quoted here, once) under the board's `timeout --signal=KILL`; stdout lines go to
-        on_line in the caller's thread."""
+        on_line in the caller's thread. Without stdin data the command's stdin stays open while the
+        connection lives: a runner started with `--exit-on-stdin-eof` exits when the connection is
+        lost. When cancel is set we stop waiting (the runner adapter then stops the process)."""
         secs = max(1, math.ceil(timeout_s))
         command = shlex.join(["timeout", "--signal=KILL", f"{secs}s", *map(str, argv)])
         lines: queue.Queue = queue.Queue()
@@ -321,7 +325,7 @@ class SshDevice:
             try:
                 if stdin:
                     proc.stdin.write(stdin.decode("utf-8", "replace"))
-                proc.stdin.write_eof()
+                    proc.stdin.write_eof()
 
                 async def pump_err() -> None:
                     while chunk := await proc.stderr.read(65536):
@@ -355,10 +359,13 @@ class SshDevice:
         fut = asyncio.run_coroutine_threadsafe(self.link.guarded(go, f"run {argv[0]}"), self.link.loop())
         while True:
             try:
-                item = lines.get(timeout=1.0)
+                item = lines.get(timeout=0.2)
             except queue.Empty:
                 if fut.done() and lines.empty():
                     break
+                if cancel is not None and cancel.is_set():
+                    fut.cancel()
+                    return Exit(code=None, cancelled=True, output_tail="".join(err_tail)[-2000:])
                 continue
             if item is _END:
                 break
