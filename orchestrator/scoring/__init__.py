@@ -10,13 +10,16 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
-from ..datasets.types import Dataset
 from ..registry import Registry
 from .record import error_reason, read_report_json, report_json
 from .types import ScoredSample, ScoreReport, ScoreSummary
 
-ScoreFn = Callable[[Dataset, Mapping[str, "str | None"]], ScoreReport]
+if TYPE_CHECKING:
+    from ..datasets.types import Dataset
+
+ScoreFn = Callable[["Dataset", Mapping[str, "str | None"]], ScoreReport]
 
 
 @dataclass(frozen=True)
@@ -66,11 +69,29 @@ def score_safely(score: ScoreFn, dataset: Dataset, outputs: Mapping[str, str | N
 
 
 # -- registrations --
-from .edgemm import score_edgemm
+# Each scorer module is imported when it first scores: nltk, rouge-score and jsonschema take ~0.5 s to
+# import, and reading or rendering a report (record.py, types.py) needs none of them.
+
+
+def score_edgemm(dataset: Dataset, outputs: Mapping[str, str | None]) -> ScoreReport:
+    from .edgemm import score_edgemm as score
+
+    return score(dataset, outputs)
+
+
+def score_vqa(dataset: Dataset, outputs: Mapping[str, str | None]) -> ScoreReport:
+    from .evalscope import score_vqa as score
+
+    return score(dataset, outputs)
+
+
+def score_vmcq(dataset: Dataset, outputs: Mapping[str, str | None]) -> ScoreReport:
+    from .evalscope import score_vmcq as score
+
+    return score(dataset, outputs)
+
 
 SCORERS.add("edgemmeval", Scorer("edgemmeval", score_edgemm))
-from .evalscope import score_vmcq, score_vqa
-
 SCORERS.add("general_vqa", Scorer("general_vqa", score_vqa))
 SCORERS.add("general_vmcq", Scorer("general_vmcq", score_vmcq))
 # -- end registrations --

@@ -14,9 +14,6 @@ from __future__ import annotations
 import re
 import warnings
 
-from nltk.tokenize import word_tokenize
-from nltk.translate.bleu_score import sentence_bleu
-
 BLEU_METRICS = ("BLEU-1", "BLEU-2", "BLEU-3", "BLEU-4")
 ROUGE_METRICS = tuple(f"ROUGE-{n}-{s}" for n in ("1", "2", "L") for s in ("R", "P", "F"))
 VQA_METRICS = BLEU_METRICS + ROUGE_METRICS
@@ -27,11 +24,15 @@ _ONE_HOT = {1: (1, 0, 0, 0), 2: (0, 1, 0, 0), 3: (0, 0, 1, 0), 4: (0, 0, 0, 1)}
 
 def bleu_tokens(text: str) -> list[str]:
     """Case-sensitive Treebank-style word tokens (no downloaded nltk data needed)."""
+    from nltk.tokenize import word_tokenize  # lazy: nltk takes ~0.2 s to import; reports need none of it
+
     return word_tokenize(text, preserve_line=True)
 
 
 def bleu_scores(prediction: str, reference: str) -> dict[str, float]:
     """BLEU-1..4 of one prediction against one reference (0.0 when either has no token)."""
+    from nltk.translate.bleu_score import sentence_bleu
+
     hyp, ref = bleu_tokens(prediction), bleu_tokens(reference)
     if not hyp or not ref:
         return {m: 0.0 for m in BLEU_METRICS}

@@ -12,8 +12,6 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 
-from nltk.translate.bleu_score import SmoothingFunction, sentence_bleu
-
 from ..registry import Registry
 
 # -- the rules (EdgeMMEval card, section Scoring) -------------------------------------------------
@@ -33,7 +31,15 @@ BLEU1_WEIGHTS = (1.0, 0.0, 0.0, 0.0)
 # With weights (1,0,0,0) smoothing cannot change the value (nltk drops zero precisions and the
 # 2..4-gram terms are weighted 0); method1 is passed only so nltk does not warn about zero 2..4-gram
 # counts, without touching the process-wide warnings filter (scoring runs in device threads).
-_SMOOTHING = SmoothingFunction().method1
+
+
+@lru_cache(maxsize=1)
+def _smoothing():
+    from nltk.translate.bleu_score import SmoothingFunction  # lazy: ~0.2 s; report rendering needs none of it
+
+    return SmoothingFunction().method1
+
+
 _TOKEN = re.compile(r"\w+")
 ROUGE_USE_STEMMER = True
 
@@ -52,7 +58,9 @@ def bleu1(output: str, references: Sequence[str]) -> float:
     refs = [toks for toks in (tokenize(r) for r in references) if toks]
     if not hyp or not refs:
         return 0.0
-    return float(sentence_bleu(refs, hyp, weights=BLEU1_WEIGHTS, smoothing_function=_SMOOTHING))
+    from nltk.translate.bleu_score import sentence_bleu
+
+    return float(sentence_bleu(refs, hyp, weights=BLEU1_WEIGHTS, smoothing_function=_smoothing()))
 
 
 @lru_cache(maxsize=1)

@@ -197,7 +197,8 @@ def test_scores_are_rounded_but_pass_uses_the_exact_value() -> None:
 
 
 def test_registered_scorer() -> None:
-    assert SCORERS.get("edgemmeval").score is score_edgemm
+    ds = dataset(sample("A"))
+    assert SCORERS.get("edgemmeval").score(ds, {"A": "Paris"}) == score_edgemm(ds, {"A": "Paris"})
 
 
 @pytest.mark.parametrize(

@@ -1,0 +1,141 @@
+"""Progress of a farm run on stderr: rich bars on a terminal; elsewhere (CI, nohup, a pipe) one plain
+line per device at a steady interval (samples done, rate, ETA), so a log shows the run moving.
+
+The farm owns the loop: `start()`, then `update(...)` per device as often as it likes (the display
+decides what to print), then `close()`. Plain lines are printed without rich's highlighting (which
+would colour the digits of run ids and paths) and without wrapping (a pipe is not 80 columns wide).
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+
+from rich.console import Console
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+PLAIN_INTERVAL_S = 30.0
+
+
+@dataclass
+class _State:
+    total: int
+    done: int = 0
+    ok: int = 0
+    failed: int = 0
+    phase: str = ""
+    current: str = ""
+    first_sample_at: float | None = None  # when the device started running samples (rate, ETA)
+    ended: bool = False
+
+
+def plain_line(name: str, st: _State, now: float, width: int = 16) -> str:
+    """`pixel-8  40/200 (ok 38, failed 2) 3.1 samples/s, ETA 52 s, running IMG-040` (pure)."""
+    text = f"{name:<{width}} {st.done}/{st.total} (ok {st.ok}, failed {st.failed})"
+    if st.first_sample_at is not None and st.done and now > st.first_sample_at:
+        rate = st.done / (now - st.first_sample_at)
+        text += f" {rate:.2f} samples/s"
+        if st.done < st.total and rate > 0:
+            text += f", ETA {_duration((st.total - st.done) / rate)}"
+    if st.phase:
+        text += f", {st.phase}"
+        if st.phase == "running" and st.current:
+            text += f" {st.current}"
+    return text
+
+
+def _duration(s: float) -> str:
+    s = round(s)
+    return (
+        f"{s} s"
+        if s < 120
+        else f"{s // 60} min {s % 60:02d} s"
+        if s < 7200
+        else f"{s // 3600} h {s % 3600 // 60:02d} min"
+    )
+
+
+class FarmProgress:
+    """One display for all devices; picks bars or plain lines from the console (terminal or not)."""
+
+    def __init__(
+        self,
+        console: Console,
+        totals: Mapping[str, int],
+        *,
+        interval_s: float = PLAIN_INTERVAL_S,
+        clock: Callable[[], float] = time.monotonic,
+        plain: bool | None = None,
+    ) -> None:
+        self.console = console
+        self.states = {name: _State(total) for name, total in totals.items()}
+        self.interval_s = interval_s
+        self.clock = clock
+        self.plain = (not console.is_terminal) if plain is None else plain
+        self._bars: Progress | None = None
+        self._tasks: dict[str, int] = {}
+        self._last_print = 0.0
+        self._width = max([len(n) for n in totals] + [8])
+
+    def start(self) -> None:
+        if self.plain:
+            self._last_print = self.clock()
+            return
+        self._bars = Progress(
+            TextColumn("[bold]{task.fields[device]:<16}"),
+            BarColumn(),
+            MofNCompleteColumn(),
+            TextColumn("[green]ok {task.fields[ok]}[/] [red]failed {task.fields[failed]}[/]"),
+            TextColumn("{task.fields[phase]} {task.fields[current]}"),
+            TimeElapsedColumn(),
+            console=self.console,
+            transient=False,
+            refresh_per_second=8,
+        )
+        self._bars.start()
+        for name, st in self.states.items():
+            self._tasks[name] = self._bars.add_task(
+                "", total=st.total, device=name[:16], ok=0, failed=0, phase="", current=""
+            )
+
+    def update(self, name: str, done: int, ok: int, failed: int, phase: str, current: str = "") -> None:
+        st = self.states[name]
+        now = self.clock()
+        if st.first_sample_at is None and (phase == "running" or done):
+            st.first_sample_at = now
+        st.done, st.ok, st.failed, st.phase, st.current = done, ok, failed, phase, current
+        if self._bars is not None:
+            self._bars.update(
+                self._tasks[name],
+                completed=done,
+                ok=ok,
+                failed=failed,
+                phase=phase,
+                current=current[:24] if phase == "running" else "",
+            )
+            return
+        if phase in ("done", "failed") and not st.ended:  # a device that finishes says so at once
+            st.ended = True
+            self._print(name, st, now)
+        elif now - self._last_print >= self.interval_s and name == next(iter(self.states)):
+            self._last_print = now  # every interval: one line per device still going, in device order
+            for n, s in self.states.items():
+                if not s.ended:
+                    self._print(n, s, now)
+
+    def _print(self, name: str, st: _State, now: float) -> None:
+        self.console.print(
+            plain_line(name, st, now, self._width), markup=False, highlight=False, soft_wrap=True
+        )
+
+    def close(self) -> None:
+        if self._bars is not None:
+            self._bars.stop()
+            self._bars = None
+            return
+        now = self.clock()
+        for name, st in self.states.items():
+            if not st.ended:
+                st.ended = True
+                self._print(name, st, now)

@@ -1,0 +1,59 @@
+"""The farm's progress display without a terminal: plain lines per device at a steady interval."""
+
+from __future__ import annotations
+
+import io
+
+from rich.console import Console
+
+from orchestrator.progress import FarmProgress
+
+
+class Clock:
+    def __init__(self) -> None:
+        self.t = 100.0
+
+    def __call__(self) -> float:
+        return self.t
+
+
+def _console(buf: io.StringIO, terminal: bool = False) -> Console:
+    return Console(
+        file=buf, force_terminal=terminal, width=40, color_system="truecolor" if terminal else None
+    )
+
+
+def test_plain_lines_at_a_steady_interval_with_rate_and_eta():
+    buf, clock = io.StringIO(), Clock()
+    p = FarmProgress(_console(buf), {"pixel-8-pro-long-name": 100, "pi-5": 100}, interval_s=10, clock=clock)
+    assert p.plain  # a StringIO is not a terminal, as under CI, nohup or a pipe
+    p.start()
+    p.update("pixel-8-pro-long-name", 0, 0, 0, "running", "IMG-001")
+    p.update("pi-5", 0, 0, 0, "staging")
+    assert buf.getvalue() == ""  # nothing before the first interval
+    clock.t += 10
+    p.update("pixel-8-pro-long-name", 20, 19, 1, "running", "IMG-021")
+    p.update("pi-5", 0, 0, 0, "loading model")
+    lines = buf.getvalue().splitlines()
+    assert lines == [
+        "pixel-8-pro-long-name 20/100 (ok 19, failed 1) 2.00 samples/s, ETA 40 s, running IMG-021",
+        "pi-5                  0/100 (ok 0, failed 0), staging",
+    ]  # one unwrapped line per device (console width 40), the run id / path digits not coloured
+    clock.t += 3
+    p.update("pixel-8-pro-long-name", 26, 25, 1, "running", "IMG-027")
+    assert len(buf.getvalue().splitlines()) == 2  # not again before the interval
+    p.update("pi-5", 5, 5, 0, "failed")
+    assert buf.getvalue().splitlines()[-1].startswith("pi-5                  5/100 (ok 5, failed 0)")
+    p.close()
+    assert buf.getvalue().splitlines()[-1].startswith("pixel-8-pro-long-name 26/100")
+    assert "\x1b[" not in buf.getvalue()
+
+
+def test_bars_on_a_terminal():
+    buf, clock = io.StringIO(), Clock()
+    p = FarmProgress(_console(buf, terminal=True), {"pixel-8": 4}, clock=clock)
+    assert not p.plain
+    p.start()
+    p.update("pixel-8", 4, 4, 0, "done")
+    p.close()
+    assert "4/4" in buf.getvalue() and "samples/s" not in buf.getvalue()
