@@ -51,7 +51,8 @@ def test_plain_lines_at_a_steady_interval_with_rate_and_eta():
 
 def test_bars_on_a_terminal():
     buf, clock = io.StringIO(), Clock()
-    p = FarmProgress(_console(buf, terminal=True), {"pixel-8": 4}, clock=clock)
+    console = Console(file=buf, force_terminal=True, width=120, color_system=None)
+    p = FarmProgress(console, {"pixel-8": 4}, clock=clock)
     assert not p.plain
     p.start()
     p.update("pixel-8", 4, 4, 0, "done")
