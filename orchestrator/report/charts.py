@@ -41,6 +41,7 @@ def _svg(fig, key: str) -> str:
     FigureCanvasSVG(fig).print_svg(buf, metadata={"Date": None, "Creator": None})
     text = buf.getvalue()
     text = text[text.index("<svg") :]  # no XML prolog / doctype inside HTML
+    text = re.sub(r"<metadata>.*?</metadata>", "", text, flags=re.DOTALL)  # RDF boilerplate
     text = re.sub(r'id="([^"]+)"', rf'id="{key}-\1"', text)
     text = re.sub(r"url\(#([^)]+)\)", rf"url(#{key}-\1)", text)
     return re.sub(r'href="#([^"]+)"', rf'href="#{key}-\1"', text)

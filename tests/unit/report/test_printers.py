@@ -1,0 +1,157 @@
+"""The combined report's records and printers on a hand-built three-device run: disagreements, the
+agreement matrix, the chart tables, the exports and compare's common-sample rule."""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+
+from android_runner.contract import SampleResult
+from orchestrator.report.combine import build_report, device_row, sample_rows
+from orchestrator.report.compare import compare_runs
+from orchestrator.report.printers import PRINTERS
+
+RUN = {
+    "run_id": "20260101-000000-abcd",
+    "started_at": "2026-01-01T00:00:00+00:00",
+    "model": {"path": "m.litertlm", "sha256": "a" * 64, "size_bytes": 2_000_000},
+    "dataset": {
+        "path": "d",
+        "format": "edgemmeval",
+        "sha256": "b" * 64,
+        "samples_run": 3,
+        "samples_total": 9,
+    },
+    "host": {"hostname": "lab"},
+    "versions": {"edgefarm": "0.1.0"},
+    "flags": {"limit": 3},
+}
+
+
+def _r(i, out="yes", status="ok", **kw):
+    return SampleResult(
+        id=i,
+        status=status,
+        output=out if status == "ok" else "",
+        error="" if status == "ok" else "boom",
+        ttft_ms=10.0,
+        prefill_tps=100.0,
+        decode_tps=20.0,
+        peak_rss_mb=90.0,
+        peak_anon_mb=30.0,
+        peak_file_mb=60.0,
+        backend=kw.pop("backend", "cpu"),
+        **kw,
+    )
+
+
+def _score(passed: dict[str, bool]) -> dict:
+    rows = [
+        {
+            "test_id": i,
+            "modality": "text",
+            "task": "qa",
+            "metric": "bleu1",
+            "score": float(p),
+            "passed": p,
+            "reference": "yes",
+        }
+        for i, p in passed.items()
+    ]
+    n, ok = len(rows), sum(passed.values())
+    return {
+        "scorer": "edgemmeval",
+        "summary": {
+            "total_scored": n,
+            "total_passed": ok,
+            "overall_avg": ok / n,
+            "pass_rate_pct": 100.0 * ok / n,
+            "verdict": "",
+            "skipped": [],
+        },
+        "by_modality": {"text": {"passed": ok, "total": n, "avg_score": ok / n}},
+        "samples": rows,
+    }
+
+
+def _report(run=RUN, ids=("s1", "s2", "s3")):
+    per = {
+        "a": ([_r(i) for i in ids], _score({i: True for i in ids})),
+        "b": ([_r(i, backend="gpu") for i in ids], _score({i: True for i in ids})),
+        "c": (
+            [_r(ids[0]), _r(ids[1], out="no"), _r(ids[2], status="crash")],
+            _score({ids[0]: True, ids[1]: False, ids[2]: False}),
+        ),
+    }
+    rows = [
+        device_row({"name": n, "kind": "adb", "model": f"Phone {n}"}, {"wall_s": 1.0}, *per[n]) for n in per
+    ]
+    return build_report(run, rows, sample_rows(per), finished_at="2026-01-01T00:01:00+00:00")
+
+
+def test_disagreements_and_agreement_matrix():
+    rep = _report()
+    d = rep.disagreements
+    assert [(x.id, x.passed_on, x.failed_on) for x in d.samples] == [
+        ("s2", ("a", "b"), ("c",)),
+        ("s3", ("a", "b"), ("c",)),
+    ]
+    worst = d.worst_pair()
+    assert worst.b == "c" and worst.verdict_pct == 33.3 and worst.output_pct == 50.0
+    assert d.fails_by_backend == {} and d.fails_by_hardware == {"Phone c": 2}
+    pair_ab = next(p for p in d.pairs if (p.a, p.b) == ("a", "b"))
+    assert pair_ab.verdict_pct == 100.0 and pair_ab.output_pct == 100.0
+
+
+def test_markdown_has_the_stamp_the_chart_tables_and_the_matrix():
+    md = PRINTERS.get("md")(_report())
+    assert "sha256 " + "a" * 64 in md and "3 run of 9" in md and "→ 2026-01-01T00:01:00+00:00" in md
+    for title in ("## Latency and speed distributions", "## Peak memory per device", "## Disagreements"):
+        assert title in md
+    assert "| a | · | 100% / 100% | 33% / 50% |" in md
+    assert "| a | 90 | 60 | 30 |" in md  # peak memory: RSS, file-backed, anonymous
+
+
+def test_csv_and_jsonl_one_row_per_device_and_sample():
+    rows = list(csv.DictReader(io.StringIO(PRINTERS.get("csv")(_report()))))
+    assert len(rows) == 9 and {r["device"] for r in rows} == {"a", "b", "c"}
+    crash = next(r for r in rows if r["status"] == "crash")
+    assert (crash["device"], crash["sample_id"], crash["passed"], crash["error"]) == (
+        "c",
+        "s3",
+        "False",
+        "boom",
+    )
+    lines = [json.loads(x) for x in PRINTERS.get("jsonl")(_report()).splitlines()]
+    assert len(lines) == 9 and lines[0]["ttft_ms"] == 10.0 and lines[0]["reference"] == "yes"
+
+
+def test_json_is_the_whole_record():
+    data = json.loads(PRINTERS.get("json")(_report()))
+    assert data["schema_version"] == 2 and data["stamp"]["model_sha256"] == "a" * 64
+    assert data["samples"][0]["reference"] == "yes" and len(data["disagreements"]["samples"]) == 2
+
+
+def test_html_is_self_contained_with_charts_and_filters():
+    page = PRINTERS.get("html")(_report())
+    assert page.count("<svg") == 4 and "Content-Security-Policy" in page
+    assert "http://" not in page.replace("http://www.w3.org", "") and "https://" not in page
+    assert page.count("class='cell'") == 9 and "id='f-device'" in page and "id='agreement'" in page
+
+
+def test_term_names_the_worst_pair():
+    assert "least agreement: a vs c" in PRINTERS.get("term")(_report())
+
+
+def test_compare_uses_the_common_samples_only_and_lists_flips():
+    a = _report()
+    b = _report(run={**RUN, "run_id": "20260102-000000-abcd"}, ids=("s2", "s3", "s4"))
+    c = compare_runs(a, b)
+    assert c.common_samples == 2 and any("different samples (3 vs 3)" in w for w in c.warnings)
+    dev_a = next(d for d in c.devices if d.device == "a")
+    assert dev_a.common == 2 and dev_a.to_fail == () and dev_a.figures[0].delta == 0.0
+    same = compare_runs(a, a)
+    assert same.warnings == () and all(f.delta == 0 for d in same.devices for f in d.figures)
+    other_model = compare_runs(a, _report(run={**RUN, "model": {**RUN["model"], "sha256": "c" * 64}}))
+    assert any("different models" in w for w in other_model.warnings)
