@@ -8,6 +8,7 @@ need=()
 command -v bwrap >/dev/null || need+=(bubblewrap)      # sandbox standing in for a phone's filesystem
 command -v sshd >/dev/null || [ -x /usr/sbin/sshd ] || need+=(openssh-server)  # loopback "board"
 command -v rsync >/dev/null || need+=(rsync)
+command -v chromium >/dev/null || need+=(chromium)      # renders report.html in the report test (Playwright drives it)
 command -v mksh >/dev/null || need+=(mksh)              # the lab phones' /system/bin/sh (Android's shell)
 command -v toybox >/dev/null || need+=(toybox)          # ... and their coreutils (Android's toybox)
 command -v cc >/dev/null || need+=(gcc)                 # builds the native phone runner for the lab
