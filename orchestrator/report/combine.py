@@ -116,7 +116,17 @@ def device_row(
         metrics=metrics,
         model_bytes_pushed=int((outcome.get("model_push") or {}).get("bytes_sent", 0) or 0),
         error=outcome.get("error", "") or "",
+        scoring_problem=_scoring_problem(score),
     )
+
+
+def _scoring_problem(score: ScoreReport | None) -> str:
+    if score is None:
+        return ""
+    judge = score.summary.extra.get("judge_error")
+    if judge:
+        return f"LLM judge failed, Accuracy not scored: {judge}"
+    return score.summary.note if score.summary.note.startswith("scoring failed") else ""
 
 
 def _sha(text: str) -> str:

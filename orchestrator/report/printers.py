@@ -106,6 +106,7 @@ def problems(report: RunReport) -> list[str]:
         for r in report.devices
         if r.scoring_errors
     ]
+    out += [f"{r.device}: {r.scoring_problem}" for r in report.devices if r.scoring_problem]
     out += [f"{u.get('name')} not used ({u.get('state')}): {u.get('problem')}" for u in report.unusable]
     return out + list(report.notes)
 

@@ -62,6 +62,7 @@ class DeviceRow:
     model_bytes_pushed: int = 0
     error: str = ""
     folder: str = ""  # the device's folder name under devices/ (for links to its files)
+    scoring_problem: str = ""  # the judge failed, or the scorer failed as a whole
 
 
 COLUMNS: tuple[Column, ...] = (
