@@ -393,3 +393,13 @@ def test_dataset_check_lists_a_row_nested_5000_deep_with_its_line(tmp_path: Path
     assert p.returncode == 2, p.stderr
     no_traceback(p)
     assert f"{meta}:2" in p.stdout + p.stderr and "nested deeper" in p.stdout + p.stderr
+
+
+def test_report_to_a_full_stdout_is_an_error_not_a_traceback(first_run):
+    with open("/dev/full", "w") as full:
+        p = subprocess.run(
+            [sys.executable, "-m", "orchestrator", "report", str(first_run)],
+            stdout=full, stderr=subprocess.PIPE, text=True, cwd=REPO, timeout=120, check=False,
+        )  # fmt: skip
+    assert p.returncode == 5, p.stderr
+    assert "cannot write the report to stdout" in p.stderr and "Traceback" not in p.stderr
