@@ -5,7 +5,6 @@ through as text, and a resume after an unplug that leaves no second runner alive
 from __future__ import annotations
 
 import json
-import os
 import subprocess
 import sys
 import time
@@ -114,21 +113,22 @@ def _runners_of(job: Path) -> list[int]:
                 state = (proc / "stat").read_text().rsplit(")", 1)[-1].split()[0]
             except OSError:
                 continue
-            if cmd and cmd[0].endswith(b"edgefarm_runner") and str(job).encode().endswith(b"") and state != "Z":
-                if any(arg.endswith(b"/job.conv") and b"/runs/" in arg for arg in cmd):
-                    pids.append(int(proc.name))
+            mine = f"/runs/{job.parent.name}/job/job.conv".encode()
+            if cmd and cmd[0].endswith(b"edgefarm_runner") and state != "Z" and any(a.endswith(mine) for a in cmd):
+                pids.append(int(proc.name))
     return pids
 
 
 def test_resume_after_unplug_stops_the_runner_left_on_the_phone(adb_lab, tmp_path):
     """A real phone keeps running what it ran when the cable comes out; the resumed driver must stop
     that runner for certain (no `timeout` wrapper to forward signals), and every sample runs once."""
-    label, name, limit = "s24", "sm-s921b", 8
+    label, name, limit = "s24", "sm-s921b", 10
     ids = [s.id for s in select_samples(load_dataset(BUNDLED_DATASET), ["text"], limit, None)]
     out = tmp_path / "runs"
-    # The cooldown gate makes each sample wait ~1 s in the driver's hook (the battery reads 29.1 C).
+    # The cooldown gate makes each sample wait ~3 s in the driver's hook (the battery reads 29.1 C),
+    # so the runner is still busy when the resume starts.
     args = ["run", "--devices", name, "--modality", "text", "--limit", str(limit), "--out", str(out),
-            "--cooldown-c", "25", "--cooldown-max-s", "1"]  # fmt: skip
+            "--cooldown-c", "25", "--cooldown-max-s", "3"]  # fmt: skip
     phone = adb_lab.phones[label]
     phone.unplug_keeps_processes = True
     env = adb_lab.env(COLUMNS="200")
@@ -156,20 +156,17 @@ def test_resume_after_unplug_stops_the_runner_left_on_the_phone(adb_lab, tmp_pat
         assert left_behind, "the unplugged phone's runner should still be running (a real phone keeps it)"
         adb_lab.come_back(label)
         second = subprocess.run([sys.executable, "-m", "orchestrator", "run", "--resume", str(_run_dir(out))],
-                                cwd=REPO, env=env, capture_output=True, text=True, timeout=120)  # fmt: skip
+                                check=False, cwd=REPO, env=env, capture_output=True, text=True, timeout=120)  # fmt: skip
         assert second.returncode == 0, second.stderr[-3000:]
-        assert "stopped an earlier driver" in second.stderr + second.stdout or not any(
-            Path(f"/proc/{pid}").exists() for pid in left_behind
-        )
+        outcome = json.loads((_run_dir(out) / "devices" / name / "outcome.json").read_text())
+        assert any("stopped an earlier driver" in n for n in outcome["notes"]), outcome["notes"]
         assert not [pid for pid in left_behind if Path(f"/proc/{pid}").exists()], "the old runner survived the resume"
         assert _runners_of(job) == []  # nothing of this job is still running
         on_phone = [r["n"] for r in _jsonl(job / "results.jsonl")]
         assert sorted(on_phone) == list(range(1, limit + 1)), on_phone  # every sample exactly once on the phone
         results = _jsonl(_run_dir(out) / "devices" / name / "results.jsonl")
         assert [r["id"] for r in results] == ids and all(r["status"] == "ok" for r in results)
-        outcome = json.loads((_run_dir(out) / "devices" / name / "outcome.json").read_text())
         assert outcome["model_loads"] == 1 and outcome["error"] == ""
     finally:
         phone.unplug_keeps_processes = False
         adb_lab.come_back(label)
-        os.environ.pop("EDGEFARM_UNUSED", None)

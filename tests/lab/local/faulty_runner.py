@@ -1,7 +1,7 @@
 """Stands in for a device's python to inject faults BELOW the runner seam: the real runner runs,
 but dies or hangs on chosen sample ids, as a runtime crash, the OOM killer or a hung GPU would.
 
-    EDGEFARM_TEST_FAULTS="KILL=ID1,ABORT=ID2,HANG=ID3"   python faulty_runner.py <entry.py> <runner args>
+    EDGEFARM_TEST_FAULTS="KILL=ID1,ABORT=ID2,HANG=ID3,SLOW=0.5"   python faulty_runner.py <entry.py> <args>
     EDGEFARM_TEST_THERMAL="43,2"   a board at 43 C that cools by 2 C per second (its only sensor);
                                    "none": a board without a readable sensor
 """
@@ -22,6 +22,8 @@ real_run = litert_runner.LiteRtRunner.run
 
 
 def run(self, item, memory, log):
+    if "SLOW" in faults:  # SLOW=SECONDS: every sample takes that much longer (a slow board)
+        time.sleep(float(faults["SLOW"]))
     for action, sample_id in faults.items():
         if item.id == sample_id:
             if action == "KILL":
