@@ -5,6 +5,7 @@ through as text, and a resume after an unplug that leaves no second runner alive
 from __future__ import annotations
 
 import json
+import signal
 import subprocess
 import sys
 import time
@@ -170,3 +171,39 @@ def test_resume_after_unplug_stops_the_runner_left_on_the_phone(adb_lab, tmp_pat
     finally:
         phone.unplug_keeps_processes = False
         adb_lab.come_back(label)
+
+
+def test_ctrl_c_stops_the_runner_on_the_phone_and_resume_finishes(adb_lab, tmp_path):
+    label, name, limit = "pixel8", "pixel-8", 6
+    out = tmp_path / "runs"
+    args = ["run", "--devices", name, "--modality", "text", "--limit", str(limit), "--out", str(out),
+            "--cooldown-c", "25", "--cooldown-max-s", "1"]  # fmt: skip
+    env = adb_lab.env(COLUMNS="200")
+    env.pop("EDGEFARM_INVENTORY", None)
+    log = tmp_path / "first.log"
+    with open(log, "w") as sink:
+        proc = subprocess.Popen([sys.executable, "-m", "orchestrator", *args], cwd=REPO, env=env,
+                                stdout=sink, stderr=subprocess.STDOUT)  # fmt: skip
+    deadline = time.monotonic() + 60
+    job = None
+    while time.monotonic() < deadline:
+        runs = list(out.glob("*")) if out.exists() else []
+        if runs:
+            job = _job_on_phone(adb_lab, label, runs[0].name)
+            if len(_jsonl(job / "results.jsonl")) >= 1:
+                break
+        assert proc.poll() is None, log.read_text()[-3000:]
+        time.sleep(0.05)
+    assert job is not None and _runners_of(job), log.read_text()[-3000:]
+    proc.send_signal(signal.SIGINT)
+    assert proc.wait(timeout=30) == 130, log.read_text()[-3000:]
+    assert _runners_of(job) == []  # stopped on the phone, not left running there
+    run_dir = _run_dir(out)
+    kept = _jsonl(run_dir / "devices" / name / "results.jsonl")
+    assert 1 <= len(kept) < limit and all(r["status"] == "ok" for r in kept)
+    assert f"--resume {run_dir}" in log.read_text()
+    second = subprocess.run([sys.executable, "-m", "orchestrator", "run", "--resume", str(run_dir)], check=False,
+                            cwd=REPO, env=env, capture_output=True, text=True, timeout=120)  # fmt: skip
+    assert second.returncode == 0, second.stderr[-3000:]
+    assert sorted(r["n"] for r in _jsonl(job / "results.jsonl")) == list(range(1, limit + 1))
+    assert len(_jsonl(run_dir / "devices" / name / "results.jsonl")) == limit
