@@ -153,6 +153,7 @@ class SampleResult:
     cooldown_s: float | None = None  # waited before the sample for the device to cool (--cooldown-c)
     thermal_before: Mapping[str, Any] | None = None
     thermal_after: Mapping[str, Any] | None = None
+    stood_in_for: str = ""  # a stand-in board ran this row for that phone (it was absent or lost)
 
     def to_json(self) -> str:
         return json.dumps(asdict(self), ensure_ascii=False, sort_keys=True)

@@ -139,7 +139,13 @@ def _load_report(run_dir: Path) -> RunReport:
         outcome = _read_json(dev_dir / "outcome.json") or {"name": name, "error": "no outcome recorded"}
         results = list(read_results(str(dev_dir / "results.jsonl")))
         report = _read_json(dev_dir / "report.json")
-        rows.append(device_row(device, outcome, results, report))
+        stood = [  # rows this board ran standing in for a phone: in the phone's column, and in its figures
+            r
+            for s in run.get("stand_ins") or []
+            if isinstance(s, dict) and s.get("board") == name
+            for r in read_results(str(device_folder(run_dir, str(s.get("folder", ""))) / "results.jsonl"))
+        ]
+        rows.append(device_row(device, outcome, results + stood, report))
         per_device[device.get("name", name)] = (results, report)
     return build_report(
         run, rows, sample_rows(per_device), unusable=run.get("unusable", []), notes=run.get("notes", [])

@@ -13,6 +13,7 @@ from rich.markup import escape
 
 from ..datasets import BUNDLED_DATASET, require_valid
 from ..errors import ConfigError, DeviceError, ModelError, OutputError
+from ..fallback import run_stand_ins, stand_in_boards
 from ..farm import run_farm
 from ..fsutil import make_new_dir
 from ..interrupt import INTERRUPTED_EXIT, stop_on_interrupt
@@ -132,6 +133,21 @@ def inventory_option(f):
     show_default=True,
     help="seconds one sample may take before it is recorded as timeout",
 )
+@click.option(
+    "--fallback",
+    "fallback_boards",
+    multiple=True,
+    metavar="BOARD",
+    help="a board that stands in for any phone of the run that is absent or lost: it runs the phone's "
+    "remaining samples, marked (repeatable; devices.yaml `fallback_for:` names phones per board)",
+)
+@click.option(
+    "--fallback-wait-s",
+    type=click.FloatRange(min=0),
+    default=60.0,
+    show_default=True,
+    help="how long a lost phone may take to come back before its stand-in board takes over",
+)
 def run(
     device_spec,
     inventory,
@@ -152,6 +168,8 @@ def run(
     cooldown_max_s,
     judge_url,
     judge_model,
+    fallback_boards=(),
+    fallback_wait_s=60.0,
 ) -> None:
     """Run the model over the dataset on every selected device; write and print the combined report."""
     from ..datasets import load_dataset
@@ -191,7 +209,9 @@ def run(
         dataset.format, judge_url, judge_model
     )  # bad judge flags fail before any folder exists
 
-    selection = select_usable(load_inventory(inventory), device_spec)  # as `edgefarm devices` lists
+    inv = load_inventory(inventory)
+    stand_in_table = stand_in_boards(inv, fallback_boards)  # a bad --fallback fails before any folder exists
+    selection = select_usable(inv, device_spec)  # as `edgefarm devices` lists
     for note in selection.notes:
         err.print(f"[yellow]note:[/] {note}")
     for u in selection.unusable:
@@ -236,6 +256,12 @@ def run(
         outcomes = run_farm(
             selection.devices, dataset, samples, model_summary, per_device, job_opts, run_dir, err, score, stop
         )
+        stood_in = run_stand_ins(
+            inv=inv, table=stand_in_table, selected=selection.devices, outcomes=outcomes,
+            unusable=selection.unusable, dataset=dataset, samples=samples, model=model_summary, opts=opts,
+            backend=backend, threads=threads, job_opts=job_opts, run_dir=run_dir, run_record=record,
+            wait_s=fallback_wait_s, score=score, console=err, stop=stop,
+        ) if not stop.is_set() else []  # fmt: skip
 
     report = load_report(run_dir)
     paths = write_reports(run_dir, report)
@@ -249,7 +275,8 @@ def run(
             highlight=False,
         )
         sys.exit(INTERRUPTED_EXIT)
-    failed = [o for o in outcomes if o.error]
+    covered = {s.phone for s in stood_in if s.completed}  # a stand-in finished what the phone could not
+    failed = [o for o in outcomes if o.error and o.name not in covered]
     if failed:
         model_everywhere = len(failed) == len(outcomes) and all(
             o.error_code == ModelError.exit_code for o in failed

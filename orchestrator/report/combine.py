@@ -68,6 +68,9 @@ def device_row(
     device: Mapping[str, Any], outcome: Mapping[str, Any], results: Sequence[SampleResult], report: Any
 ) -> DeviceRow:
     score = as_record(report)
+    name = device.get("name", outcome.get("name", "?"))
+    # rows a stand-in board ran for this phone are in its column, not in its figures (the board's)
+    results, all_rows = [r for r in results if r.stood_in_for != name], results
     ok = [r for r in results if r.status == "ok"]
     sm = score.summary if score is not None else None
     metric_rows = [m for m in (score.metrics if score else ()) if m.score is not None]
@@ -85,7 +88,7 @@ def device_row(
         else device.get("cpu", ""),
         soc=device.get("soc", ""),
         backend=",".join(backends) or outcome.get("backend", ""),
-        samples=len(results),
+        samples=len(all_rows),
         scored=sm.total_scored if sm else 0,
         passed=(sm.total_passed or 0) if sm else 0,
         pass_rate_pct=sm.pass_rate_pct if sm else None,
@@ -117,7 +120,17 @@ def device_row(
         model_bytes_pushed=int((outcome.get("model_push") or {}).get("bytes_sent", 0) or 0),
         error=outcome.get("error", "") or "",
         scoring_problem=_scoring_problem(score),
+        stand_in=_stand_in(outcome, all_rows, name),
     )
+
+
+def _stand_in(outcome: Mapping[str, Any], rows: Sequence[SampleResult], name: str) -> str:
+    """On a phone a board stood in for: `pi-5 ran 4`; on the board: `for pixel-8: 4`."""
+    s = outcome.get("stand_in")
+    if isinstance(s, Mapping) and s.get("board"):
+        return f"{s['board']} ran {sum(1 for r in rows if r.stood_in_for == name)}"
+    mine = Counter(r.stood_in_for for r in rows if r.stood_in_for and r.stood_in_for != name)
+    return ", ".join(f"for {phone}: {n}" for phone, n in sorted(mine.items()))
 
 
 def _scoring_problem(score: ScoreReport | None) -> str:
@@ -168,6 +181,7 @@ def sample_rows(
                 thermal_c=thermal_c(r.thermal_after) or thermal_c(r.thermal_before),
                 backend=r.backend,
                 output_sha=_sha(r.output) if ok else "",
+                stood_in=bool(r.stood_in_for),
             )
     return tuple(
         SampleRow(i, *meta.get(i, ("", "", ""))[:2], cells[i], meta.get(i, ("", "", ""))[2]) for i in order

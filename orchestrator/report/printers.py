@@ -56,7 +56,8 @@ def _cell(cell: SampleCell | None) -> str:
         return ""
     mark = {True: "✓", False: "✗", None: "·"}[cell.passed]
     ttft = f" {cell.ttft_ms:.0f} ms" if cell.ttft_ms is not None else ""
-    return f"{mark} {cell.status}{ttft}" if cell.status != "ok" else f"{mark}{ttft}"
+    text = f"{mark} {cell.status}{ttft}" if cell.status != "ok" else f"{mark}{ttft}"
+    return text + (" (stand-in)" if cell.stood_in else "")
 
 
 def _md_escape(text: str) -> str:

@@ -44,6 +44,7 @@ def device_tables(report: RunReport) -> Group:
             i = [c.field for c in cols].index("pass_rate_pct")
             cells[i] = f"[{'green' if r.verdict.startswith('✓') else 'red'}]{cells[i]}[/]"
         status = _status_cell(r) if not r.error else f"[red]failed[/] ({_status_cell(r)})"
+        status += f" [yellow]stand-in: {r.stand_in}[/]" if r.stand_in else ""
         table.add_row(*cells, status)
     parts = [table]
     mods = modalities(report)

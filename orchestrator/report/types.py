@@ -62,6 +62,7 @@ class DeviceRow:
     model_bytes_pushed: int = 0
     error: str = ""
     folder: str = ""  # the device's folder name under devices/ (for links to its files)
+    stand_in: str = ""  # phone: which board ran its missing samples; board: for which phones, how many
     scoring_problem: str = ""  # the judge failed, or the scorer failed as a whole
 
 
@@ -80,6 +81,7 @@ COLUMNS: tuple[Column, ...] = (
     Column("peak_rss_mb", "Peak RSS", "MB", "{:.0f}"),
     Column("thermal_max_c", "Max temp", "°C", "{:.1f}"),
     Column("wall_s", "Wall", "s", "{:.1f}"),
+    Column("stand_in", "Stand-in"),
 )
 
 
@@ -103,10 +105,12 @@ class SampleCell:
     thermal_c: float | None = None  # hottest reading after the sample
     backend: str = ""
     output_sha: str = ""  # sha256 prefix of the full output (ok only): equal outputs, equal hashes
+    stood_in: bool = False  # a stand-in board ran this sample for this phone
 
 
 SAMPLE_FIELDS = ("status", "passed", "score", "scoring_error", "ttft_ms", "prefill_tps", "decode_tps", "wall_ms",
-                 "peak_rss_mb", "peak_anon_mb", "peak_file_mb", "thermal_c", "backend", "error", "output")  # fmt: skip
+                 "peak_rss_mb", "peak_anon_mb", "peak_file_mb", "thermal_c", "backend", "stood_in", "error",
+                 "output")  # fmt: skip
 
 
 @dataclass(frozen=True)

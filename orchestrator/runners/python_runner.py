@@ -19,6 +19,7 @@ from android_runner.contract import JobItem, SampleResult, parse_results
 from android_runner.status import MODEL_UNLOADABLE_EXIT, TIMEOUT_EXIT, Status, classify
 
 from ..devices.base import Device
+from ..devices.ssh_info import runner_sha256
 from ..errors import DeviceError, ModelError
 from ..models import ModelSummary
 from .base import RunnerEvents, RunOptions, Staged
@@ -107,7 +108,28 @@ class PythonRunner:
             job=root / "runs" / opts.run_id / "job",
             model_push=model_push,
             other_push=other,
+            runner=self._identity(device),
         )
+
+    def _identity(self, device: Device) -> dict[str, str]:
+        """The run stamp: the runner's hash (as the board's `info` computes it over its runner folder)
+        and the litert_lm version the device's interpreter imports."""
+        files = {f"./android_runner/{f}": (PACKAGE_DIR / f).read_bytes() for f in RUNNER_FILES}
+        files["./entry.py"] = (PACKAGE_DIR / "entry.py").read_bytes()
+        lines: list[str] = []
+        probe = "from importlib import metadata as m; print('EDGEFARM-V', m.version('litert-lm-api'))"
+        try:
+            device.run([self.python, "-c", probe], timeout_s=60, on_line=lines.append)
+        except DeviceError:
+            pass
+        version = next((ln.split()[-1] for ln in lines if ln.startswith("EDGEFARM-V ")), "")
+        return {
+            "runner": "python",
+            "runner_sha256": runner_sha256(files),
+            "runtime": "litert-lm-api",
+            "runtime_version": version,
+            "python": self.python,
+        }
 
     def _argv(self, staged: Staged, opts: RunOptions) -> list[str]:
         argv = [

@@ -1,0 +1,311 @@
+"""Stand-in boards: a phone's remaining samples run on a board when the phone is not there.
+
+A board stands in for the phones in its `fallback_for:` (devices.yaml); `--fallback BOARD` makes a
+board stand in for every phone of the run. After the farm returns, each phone that was absent at
+the start (declared in devices.yaml, not usable) or failed mid-run and did not answer again within
+the wait gets its missing samples run on its first usable stand-in, as a separate session in
+`devices/<board>-for-<phone>/` (its own job on the board, so nothing collides with the board's own
+run). Every such row carries `stood_in_for: <phone>`. The rows are then merged into the phone's
+folder (its results.jsonl and report.json: the phone's column, marked) and count in the board's
+own figures (run.json `stand_ins`). A phone that comes back within the wait finishes its own
+samples instead. Nothing runs twice: the board runs exactly the ids the phone has no row for.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import threading
+import time
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, replace
+from pathlib import Path
+from typing import Any
+
+from rich.console import Console
+
+from android_runner.contract import SampleResult
+
+from .datasets.types import Dataset, Sample
+from .devices.base import Device
+from .devices.types import DeviceInfo
+from .errors import ConfigError, EdgefarmError
+from .fsutil import write_json_atomic
+from .inventory import KINDS, Inventory
+from .jobs import JobOptions
+from .models import ModelSummary
+from .rundir import device_folder, write_outcome
+from .runners.base import RunOptions
+from .session import DeviceOutcome, Progress, Score, _write_results, run_device
+
+PHONE_KIND = "adb"
+POLL_S = 1.0
+
+
+@dataclass(frozen=True)
+class Need:
+    """A phone whose samples (some or all) have no row: why, and which ids."""
+
+    phone: str
+    reason: str  # "absent at the start (...)" | "lost mid-run (...)"
+    missing: tuple[str, ...]
+    lost: bool  # failed mid-run (may come back within the wait); else absent from the start
+
+
+@dataclass(frozen=True)
+class StandIn:
+    phone: str
+    board: str
+    folder: str  # under devices/
+    reason: str
+    sample_ids: tuple[str, ...]
+    completed: bool  # every missing sample now has a row
+
+    def record(self) -> dict[str, Any]:
+        return dataclasses.asdict(self)
+
+
+def stand_in_boards(inv: Inventory, cli_boards: Sequence[str]) -> dict[str, tuple[str, ...]]:
+    """phone name -> the boards that stand in for it, in order: devices.yaml `fallback_for`, then
+    every --fallback board (which stands in for any phone)."""
+    boards = {e["name"]: e for e in inv.entries if e["kind"] == "ssh" and not e.get("disabled")}
+    for name in cli_boards:
+        if name not in boards:
+            raise ConfigError(
+                f"--fallback {name}: no such board in devices.yaml",
+                where="--fallback",
+                fix=f"name a board (kind: ssh) from devices.yaml: {', '.join(sorted(boards)) or '(none declared)'}",
+            )
+    out: dict[str, list[str]] = {}
+    for name, e in boards.items():
+        for phone in e.get("fallback_for") or ():
+            out.setdefault(str(phone), []).append(name)
+    out.setdefault("*", [])
+    out["*"] += [b for b in cli_boards if b not in out["*"]]
+    return {k: tuple(v) for k, v in out.items()}
+
+
+def boards_for(phone: str, table: Mapping[str, Sequence[str]]) -> tuple[str, ...]:
+    return tuple(dict.fromkeys([*table.get(phone, ()), *table.get("*", ())]))
+
+
+def needs(
+    outcomes: Sequence[DeviceOutcome],
+    unusable: Sequence[DeviceInfo],
+    samples: Sequence[Sample],
+    table: Mapping[str, Sequence[str]],
+) -> list[Need]:
+    """The phones (with a stand-in) that are missing rows: failed ones, then absent ones. Pure."""
+    ids = [s.id for s in samples]
+    out: list[Need] = []
+    seen: set[str] = set()
+    for o in outcomes:
+        if o.kind != PHONE_KIND or not o.error or o.interrupted or not boards_for(o.name, table):
+            continue
+        have = {r.id for r in o.results}
+        missing = tuple(i for i in ids if i not in have)
+        if missing:
+            first = o.error.splitlines()[0]
+            out.append(Need(o.name, f"lost mid-run ({first[:200]})", missing, lost=True))
+            seen.add(o.name)
+    for u in unusable:
+        if u.kind != PHONE_KIND or u.name in seen or not boards_for(u.name, table):
+            continue
+        out.append(Need(u.name, f"{u.state} at the start", tuple(ids), lost=False))
+        seen.add(u.name)
+    return out
+
+
+def run_stand_ins(
+    *,
+    inv: Inventory,
+    table: Mapping[str, Sequence[str]],
+    selected: Sequence[Device],
+    outcomes: Sequence[DeviceOutcome],
+    unusable: Sequence[DeviceInfo],
+    dataset: Dataset,
+    samples: Sequence[Sample],
+    model: ModelSummary,
+    opts: RunOptions,
+    backend: str | None,
+    threads: int | None,
+    job_opts: JobOptions,
+    run_dir: Path,
+    run_record: dict[str, Any],
+    wait_s: float,
+    score: Score,
+    console: Console,
+    stop: threading.Event,
+    clock: Callable[[], float] = time.monotonic,
+) -> list[StandIn]:
+    """Wait for lost phones, then run what is still missing on stand-in boards; returns what was done.
+    run.json gets `stand_ins` (and any board that ran only as a stand-in under `devices`)."""
+    todo = needs(outcomes, unusable, samples, table)
+    if not todo:
+        return []
+    by_name = {d.name: d for d in selected}
+    outcome_of = {o.name: o for o in outcomes}
+    by_id = {s.id: s for s in samples}
+    entries = {e["name"]: e for e in inv.entries}
+    boards: dict[str, Device | None] = {}
+    done: list[StandIn] = []
+    for need in todo:
+        if stop.is_set():
+            break
+        if need.lost and _came_back(by_name.get(need.phone), wait_s, clock, stop, console, need.phone):
+            phone = by_name[need.phone]
+            console.print(f"{need.phone} is back: it finishes its own {len(need.missing)} sample(s)")
+            again = _session(phone, dataset, samples, model, opts, backend, threads, job_opts,
+                             device_folder(run_dir, phone.name), score, stop, clock)  # fmt: skip
+            if not again.error:
+                outcome_of[need.phone].error = ""
+                continue
+            need = replace(
+                need, missing=tuple(i for i in need.missing if i not in {r.id for r in again.results})
+            )
+        board = _first_usable(boards_for(need.phone, table), boards, by_name, entries, console, need.phone)
+        if board is None:
+            continue
+        folder = device_folder(run_dir, f"{board.name}-for-{need.phone}")
+        console.print(
+            f"[yellow]{need.phone}[/] {need.reason}: {board.name} stands in for its "
+            f"{len(need.missing)} remaining sample(s)",
+            highlight=False,
+        )
+        todo_samples = [by_id[i] for i in need.missing]
+        stand_opts = replace(opts, run_id=f"{opts.run_id}-for-{need.phone}")
+        got = _session(board, dataset, todo_samples, model, stand_opts, backend, threads, job_opts, folder,
+                       score, stop, clock)  # fmt: skip
+        rows = [replace(r, stood_in_for=need.phone) for r in got.results]
+        got.results = rows
+        _write_results(got, dataset, todo_samples, folder, score)
+        write_outcome(folder, got)
+        _merge_into_phone(need, board.name, folder.name, rows, outcome_of.get(need.phone), unusable,
+                          dataset, samples, run_dir, score)  # fmt: skip
+        complete = {r.id for r in rows} >= set(need.missing)
+        if got.error:
+            console.print(f"[red]{board.name} (standing in for {need.phone}) failed:[/] {got.error}")
+        done.append(StandIn(need.phone, board.name, folder.name, need.reason, need.missing, complete))
+    if done:
+        _record(run_record, done, run_dir, boards)
+    return done
+
+
+def _session(device, dataset, samples, model, opts, backend, threads, job_opts, dev_dir, score, stop, clock):
+    dev_dir.mkdir(parents=True, exist_ok=True)
+    outcome = run_device(
+        device,
+        dataset,
+        samples,
+        model,
+        opts.for_device(device, backend, threads),
+        job_opts,
+        dev_dir,
+        Progress(total=len(samples)),
+        clock=clock,
+        score=score,
+        stop=stop,
+    )
+    write_outcome(dev_dir, outcome)
+    return outcome
+
+
+def _came_back(
+    phone: Device | None, wait_s: float, clock, stop: threading.Event, console: Console, name: str
+) -> bool:
+    if phone is None or wait_s <= 0:
+        return False
+    console.print(f"{name} was lost: waiting up to {wait_s:g} s for it to come back", highlight=False)
+    deadline = clock() + wait_s
+    while clock() < deadline and not stop.is_set():
+        try:
+            if phone.alive():
+                return True
+        except EdgefarmError:
+            pass
+        stop.wait(POLL_S)
+    return False
+
+
+def _first_usable(
+    names: Sequence[str],
+    cache: dict[str, Device | None],
+    selected: Mapping[str, Device],
+    entries: Mapping[str, Mapping[str, Any]],
+    console: Console,
+    phone: str,
+) -> Device | None:
+    """The first stand-in board that answers and can run (a board of the run is reused)."""
+    for name in names:
+        if name not in cache:
+            dev = selected.get(name)
+            if dev is None:
+                try:
+                    dev = KINDS.get(entries[name]["kind"])(entries[name])
+                    dev.info()
+                except EdgefarmError as e:
+                    console.print(f"[yellow]{name} cannot stand in for {phone}:[/] {e}", highlight=False)
+                    dev = None
+            cache[name] = dev
+        if cache[name] is not None:
+            return cache[name]
+    console.print(f"[red]{phone}: no stand-in board could run its samples[/]", highlight=False)
+    return None
+
+
+def _merge_into_phone(
+    need: Need,
+    board: str,
+    folder: str,
+    rows: Sequence[SampleResult],
+    outcome: DeviceOutcome | None,
+    unusable: Sequence[DeviceInfo],
+    dataset: Dataset,
+    samples: Sequence[Sample],
+    run_dir: Path,
+    score: Score,
+) -> None:
+    """The phone's folder gets the stand-in rows (its column, marked) and is scored again."""
+    dev_dir = device_folder(run_dir, need.phone)
+    dev_dir.mkdir(parents=True, exist_ok=True)
+    if outcome is None:  # absent at the start: the phone's folder starts here
+        info = next((u for u in unusable if u.name == need.phone), None)
+        outcome = DeviceOutcome(name=need.phone, kind=PHONE_KIND, info=info, error=need.reason)
+        if info is not None:
+            write_json_atomic(dev_dir / "device.json", dataclasses.asdict(info))
+    order = {s.id: n for n, s in enumerate(samples)}
+    merged = {r.id: r for r in outcome.results}
+    for r in rows:
+        merged.setdefault(r.id, r)  # the phone's own row wins: nothing is run or counted twice
+    outcome.results = sorted(merged.values(), key=lambda r: order.get(r.id, len(order)))
+    _write_results(outcome, dataset, samples, dev_dir, score)
+    write_outcome(dev_dir, outcome)
+    path = dev_dir / "outcome.json"
+    data = json.loads(path.read_text(encoding="utf-8"))
+    data["stand_in"] = {"board": board, "folder": folder, "reason": need.reason, "samples": len(rows)}
+    write_json_atomic(path, data)
+
+
+def _record(
+    run: dict[str, Any],
+    done: Sequence[StandIn],
+    run_dir: Path,
+    boards: Mapping[str, Device | None],
+) -> None:
+    """run.json: the stand-ins, the phones they stood in for, and boards that ran only as stand-ins."""
+    devices = list(run.get("devices") or [])
+    for s in done:
+        for name in (s.phone, s.board):
+            if name not in devices:
+                devices.append(name)
+        board_dir = device_folder(run_dir, s.board)
+        if not (board_dir / "outcome.json").exists():  # ran only as a stand-in: its own figures' row
+            board_dir.mkdir(parents=True, exist_ok=True)
+            dev = boards.get(s.board)
+            write_outcome(board_dir, DeviceOutcome(name=s.board, kind=dev.kind if dev else "ssh"))
+            stand_dir = device_folder(run_dir, s.folder)
+            if (stand_dir / "device.json").exists():
+                (board_dir / "device.json").write_bytes((stand_dir / "device.json").read_bytes())
+    run["devices"] = devices
+    run["stand_ins"] = [s.record() for s in done]
+    write_json_atomic(run_dir / "run.json", run)
