@@ -44,6 +44,14 @@ document.querySelectorAll('#filters select,#filters input').forEach(e=>e.addEven
 applyFilters();"""
 
 
+_VERDICT_LABELS = {
+    "pass": "✓ pass",
+    "fail": "✗ fail",
+    "scoring-error": "✗ scoring error",
+    "none": "· not scored",
+}
+
+
 def _e(x: object) -> str:
     return html.escape(str(x), quote=True)
 
@@ -77,12 +85,7 @@ def _sample_block(s: SampleRow, names: list[str], disagree: bool) -> str:
         if c is None:
             continue
         verdict = _verdict(c)
-        mark = {
-            "pass": "✓ pass",
-            "fail": "✗ fail",
-            "none": "· not scored",
-            "scoring-error": "✗ scoring error",
-        }[verdict]
+        mark = _VERDICT_LABELS[verdict]
         text = c.output[:HTML_OUTPUT_CHARS] + ("…" if len(c.output) > HTML_OUTPUT_CHARS else "")
         detail = f"<div class='err'>{_e(c.scoring_error)}</div>" if c.scoring_error else ""
         cls = "err" if c.status != "ok" else ""
@@ -96,8 +99,9 @@ def _sample_block(s: SampleRow, names: list[str], disagree: bool) -> str:
     return "".join(parts)
 
 
-def _options(fid: str, label: str, values: list[str]) -> str:
-    opts = "".join(f"<option value='{_e(v)}'>{_e(v)}</option>" for v in values)
+def _options(fid: str, label: str, values: list[str], labels: dict[str, str] | None = None) -> str:
+    labels = labels or {}
+    opts = "".join(f"<option value='{_e(v)}'>{_e(labels.get(v, v))}</option>" for v in values)
     return f"<label>{label} <select id='{fid}'><option value=''>all</option>{opts}</select></label> "
 
 
@@ -108,7 +112,9 @@ def _drill_down(report: RunReport) -> str:
     filters = (
         "<div id='filters'>"
         + _options("f-modality", "modality", sorted({s.modality for s in report.samples if s.modality}))
-        + _options("f-status", "status", ["pass", "fail", "scoring-error", "none"] + statuses)
+        + _options(
+            "f-status", "status", ["pass", "fail", "scoring-error", "none"] + statuses, _VERDICT_LABELS
+        )
         + _options("f-device", "device", names)
         + "<label><input type='checkbox' id='f-disagree'> only disagreements</label> <span id='shown'></span></div>"
     )
