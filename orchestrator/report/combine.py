@@ -77,9 +77,7 @@ def device_row(
     several = len({m.subset for m in metric_rows}) > 1
     metrics = {(f"{m.metric}/{m.subset}" if several else m.metric): m.score for m in metric_rows}
     backends = sorted({r.backend for r in results if r.backend})
-    runtime = outcome.get("runtime") or ""
-    if isinstance(runtime, Mapping):
-        runtime = " ".join(str(runtime[k]) for k in ("version", "sha256") if runtime.get(k))[:40]
+    runner = _runner_identity(outcome)
     return DeviceRow(
         device=device.get("name", outcome.get("name", "?")),
         kind=device.get("kind", outcome.get("kind", "")),
@@ -107,9 +105,9 @@ def device_row(
         thermal_max_c=_max([thermal_c(r.thermal_after) or thermal_c(r.thermal_before) for r in results]),
         scoring_errors=sm.scoring_errors if sm else 0,
         skipped=len(sm.skipped) if sm else 0,
-        runner=str(outcome.get("runner") or ""),
-        runner_sha256=str(outcome.get("runner_sha256") or ""),
-        runtime=str(runtime),
+        runner=runner["runner"],
+        runner_sha256=runner["runner_sha256"],
+        runtime=runner["runtime"],
         model_loads=outcome.get("model_loads"),
         status_counts=dict(sorted(Counter(r.status for r in results).items())),
         by_modality={
@@ -131,6 +129,29 @@ def _stand_in(outcome: Mapping[str, Any], rows: Sequence[SampleResult], name: st
         return f"{s['board']} ran {sum(1 for r in rows if r.stood_in_for == name)}"
     mine = Counter(r.stood_in_for for r in rows if r.stood_in_for and r.stood_in_for != name)
     return ", ".join(f"for {phone}: {n}" for phone, n in sorted(mine.items()))
+
+
+def _runner_identity(outcome: Mapping[str, Any]) -> dict[str, str]:
+    """outcome.json's `runner` stamp ({runner, runner_sha256, runtime / runtime_lib, runtime_version,
+    runtime_sha256}), or the same keys at its top level; every value text, '' when unknown."""
+    stamp = outcome.get("runner")
+    src = stamp if isinstance(stamp, Mapping) else outcome
+    name = src.get("runner") if isinstance(stamp, Mapping) else stamp
+    runtime_name = src.get("runtime") or (str(src.get("runtime_lib", "")).rsplit("/", 1)[-1])
+    runtime = " ".join(
+        x
+        for x in (
+            str(runtime_name or ""),
+            str(src.get("runtime_version") or ""),
+            f"sha256 {str(src['runtime_sha256'])[:12]}" if src.get("runtime_sha256") else "",
+        )
+        if x
+    )
+    return {
+        "runner": str(name or ""),
+        "runner_sha256": str(src.get("runner_sha256") or ""),
+        "runtime": runtime,
+    }
 
 
 def _scoring_problem(score: ScoreReport | None) -> str:

@@ -155,3 +155,35 @@ def test_compare_uses_the_common_samples_only_and_lists_flips():
     assert same.warnings == () and all(f.delta == 0 for d in same.devices for f in d.figures)
     other_model = compare_runs(a, _report(run={**RUN, "model": {**RUN["model"], "sha256": "c" * 64}}))
     assert any("different models" in w for w in other_model.warnings)
+
+
+def test_runner_identity_from_outcome_is_in_the_row_and_the_stamp():
+    outcome = {
+        "runner": {
+            "runner": "native",
+            "runner_sha256": "f" * 64,
+            "runtime_lib": "/x/liblitert-lm.so",
+            "runtime_version": "0.18.1",
+            "runtime_sha256": "e" * 64,
+        },
+        "model_loads": 1,
+    }
+    row = device_row({"name": "p"}, outcome, [_r("s1")], _score({"s1": True}))
+    assert (row.runner, row.runner_sha256, row.model_loads) == ("native", "f" * 64, 1)
+    assert row.runtime == "liblitert-lm.so 0.18.1 sha256 eeeeeeeeeeee"
+    rep = build_report(RUN, [row], sample_rows({"p": ([_r("s1")], _score({"s1": True}))}))
+    assert "p: native sha256 ffffffffffff, runtime liblitert-lm.so 0.18.1" in PRINTERS.get("md")(rep)
+    py = device_row(
+        {"name": "h"},
+        {
+            "runner": {
+                "runner": "python",
+                "runner_sha256": "a1",
+                "runtime": "litert-lm-api",
+                "runtime_version": "0.18.1",
+            }
+        },
+        [],
+        None,
+    )
+    assert (py.runner, py.runtime) == ("python", "litert-lm-api 0.18.1")
