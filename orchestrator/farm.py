@@ -1,4 +1,4 @@
-"""All devices in parallel: one worker thread per device, one progress bar per device."""
+"""All devices in parallel: one worker thread per device, one progress bar (or plain line) per device."""
 
 from __future__ import annotations
 
@@ -10,13 +10,13 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 from rich.console import Console
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
 from .datasets.types import Dataset, Sample
 from .devices.base import Device
 from .errors import EdgefarmError
 from .jobs import JobOptions
 from .models import ModelSummary
+from .progress import FarmProgress
 from .rundir import device_folder, write_outcome
 from .runners.base import RunOptions
 from .session import DeviceOutcome, Score, run_device
@@ -39,17 +39,7 @@ def run_farm(
     its runner, keep what finished and return; the farm then returns all outcomes."""
     stop = stop or threading.Event()
     states = {d.name: DeviceProgress(total=len(samples)) for d in devices}
-    bars = Progress(
-        TextColumn("[bold]{task.fields[device]:<16}"),
-        BarColumn(),
-        MofNCompleteColumn(),
-        TextColumn("[green]ok {task.fields[ok]}[/] [red]failed {task.fields[failed]}[/]"),
-        TextColumn("{task.fields[phase]} {task.fields[current]}"),
-        TimeElapsedColumn(),
-        console=console,
-        transient=False,
-        refresh_per_second=8,
-    )
+    bars = FarmProgress(console, {d.name: len(samples) for d in devices})  # bars, or plain lines when piped
 
     def work(device: Device) -> DeviceOutcome:
         dev_dir = device_folder(run_dir, device.name)
@@ -78,30 +68,15 @@ def run_farm(
             outcome.error = outcome.error or str(e)
         return outcome
 
-    with bars:
-        tasks = {
-            d.name: bars.add_task(
-                "", total=len(samples), device=d.name[:16], ok=0, failed=0, phase="", current=""
-            )
-            for d in devices
-        }
+    with bars:  # noqa: SIM117 - the pool block stays as it was
         with ThreadPoolExecutor(max_workers=max(1, len(devices)), thread_name_prefix="device") as pool:
             futures = {d.name: pool.submit(work, d) for d in devices}
             while True:
                 for name, st in states.items():
-                    bars.update(
-                        tasks[name],
-                        completed=st.done,
-                        ok=st.ok,
-                        failed=st.failed,
-                        phase=st.phase,
-                        current=st.current[:24] if st.phase == "running" else "",
-                    )
+                    bars.update(name, st.done, st.ok, st.failed, st.phase, st.current)
                 if all(f.done() for f in futures.values()):
                     break
                 time.sleep(0.1)
             for name, st in states.items():
-                bars.update(
-                    tasks[name], completed=st.done, ok=st.ok, failed=st.failed, phase=st.phase, current=""
-                )
+                bars.update(name, st.done, st.ok, st.failed, st.phase)
             return [futures[d.name].result() for d in devices]

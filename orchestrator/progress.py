@@ -15,7 +15,14 @@ from dataclasses import dataclass
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
-PLAIN_INTERVAL_S = 30.0
+PLAIN_INTERVAL_S = 15.0
+
+
+def stderr_console() -> Console:
+    """stderr for logs and progress: no highlighting (it colours the digits of run ids and paths),
+    and no wrapping at 80 columns when stderr is a pipe or a file (CI logs, nohup)."""
+    console = Console(stderr=True, highlight=False)
+    return console if console.is_terminal else Console(stderr=True, highlight=False, soft_wrap=True)
 
 
 @dataclass
@@ -128,6 +135,13 @@ class FarmProgress:
         self.console.print(
             plain_line(name, st, now, self._width), markup=False, highlight=False, soft_wrap=True
         )
+
+    def __enter__(self) -> FarmProgress:  # noqa: PYI034
+        self.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
 
     def close(self) -> None:
         if self._bars is not None:
