@@ -126,8 +126,7 @@ def build_result(
     if r.turns > 1 and len(lines) == r.turns:  # one answer line per turn: keep the last turn's
         output = lines[-1]
     sig = signal_from_shell_status(rc)
-    failure = "crash" if bench.failure == "opencl_crash" else bench.failure
-    status = classify(None if sig else rc, sig, failure)
+    status = classify(None if sig else rc, sig, bench.failure)
     error = ""
     if status != "ok":
         why = bench.failure or ("timed out" if rc == TIMEOUT_EXIT else f"exit code {rc}")
@@ -144,8 +143,10 @@ def build_result(
     )  # fmt: skip
     candidates = [v for v in (bench.peak_ram_mb, peaks.hwm_mb, peaks.rss_plus_swap_mb, peaks.rss_mb) if v]
     backend = opts.backend
-    if "gpu_unavailable" in bench.warnings and backend == "gpu":
-        backend = "gpu->cpu"  # the binary fell back: say so on the row
+    if "gpu_sampler_cpu_fallback" in bench.warnings:
+        backend = f"{backend} (sampler on cpu)"  # the model ran as asked; only sampling fell back
+    elif "npu_generic_path" in bench.warnings:
+        backend = f"{backend}->cpu"  # the model has no NPU section: the runtime ran it on CPU
     return SampleResult(
         id=r.id,
         status=status,

@@ -39,7 +39,12 @@ def samples():
 def phone(lab, label: str, **kw) -> AdbDevice:
     serial = lab.serials[label]
     return AdbDevice(
-        label, serial, server=lab.server_addrs[lab.owner[serial]], runner_binary=lab.runner_wrapper(), phone_runner="upstream", **kw
+        label,
+        serial,
+        server=lab.server_addrs[lab.owner[serial]],
+        runner_binary=lab.runner_wrapper(),
+        phone_runner="upstream",
+        **kw,
     )
 
 
@@ -102,19 +107,23 @@ def test_driver_runs_every_modality_and_a_second_run_pushes_no_model_bytes(adb_l
     assert (out / "done.tsv").is_file() and (out / "samples" / "1" / "stdout").is_file()
 
 
-def test_gpu_request_on_a_phone_without_opencl_falls_back_and_says_so(adb_lab, model, samples, tmp_path):
+def test_gpu_request_on_a_phone_without_opencl_is_an_error_row_with_the_runtimes_words(
+    adb_lab, model, samples, tmp_path
+):
+    """Upstream compiles the main model for the GPU alone: no GPU means no engine (docs/android.md)."""
     dev = phone(adb_lab, "s24")
     text_only = [s for s in samples if not s.media and len(s.turns) == 1][:1]
     *_, results, _, _ = run_job(dev, text_only, model, tmp_path, RunOptions(run_id="lab-gpu", backend="gpu"))
-    assert results[0].status == "ok" and results[0].backend == "gpu->cpu"
+    assert results[0].status == "error" and results[0].backend == "gpu"
+    assert "gpu_unavailable" in results[0].error and "Failed to run litert_lm" in results[0].error
 
 
 def test_npu_without_dispatch_library_is_an_error_row_not_a_dead_run(adb_lab, model, samples, tmp_path):
     dev = phone(adb_lab, "redmi")
     text_only = [s for s in samples if not s.media and len(s.turns) == 1][:1]
     *_, results, _, _ = run_job(dev, text_only, model, tmp_path, RunOptions(run_id="lab-npu", backend="npu"))
-    assert results[0].status == "error" and results[0].exit_code == 1
-    assert "npu_dispatch_missing" in results[0].error
+    assert results[0].status == "error" and results[0].exit_code == 13  # the status code upstream exits with
+    assert "npu_dispatch_missing" in results[0].error and "Failed to run litert_lm" in results[0].error
 
 
 def test_a_phone_without_room_for_the_model_is_skipped_with_the_reason(adb_lab, model, samples, tmp_path):

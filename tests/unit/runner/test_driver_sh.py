@@ -1,4 +1,4 @@
-"""android_runner/driver.sh itself, under dash, with a stand-in binary: one driver per job."""
+"""android_runner/driver.sh itself, under mksh (Android's shell), with a stand-in binary: one driver per job."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ import time
 from pathlib import Path
 
 DRIVER = Path(__file__).resolve().parents[3] / "android_runner" / "driver.sh"
-SHELL = shutil.which("dash") or "/bin/sh"
+SHELL = shutil.which("mksh") or "/system/bin/sh"  # scripts/test.sh installs mksh
 
 
 def _job(tmp: Path, n: int) -> Path:
@@ -34,7 +34,7 @@ def _binary(tmp: Path) -> Path:
 
 def _driver(job: Path, binary: Path) -> subprocess.Popen:
     return subprocess.Popen(
-        [SHELL, str(DRIVER), str(job), str(binary), "30"],
+        [SHELL, str(DRIVER), "upstream", str(job), str(binary), "", "30"],
         stdout=subprocess.PIPE,
         stderr=subprocess.STDOUT,
         text=True,
@@ -56,7 +56,7 @@ def _wait_for(proc: subprocess.Popen, marker: str, timeout_s: float = 20) -> lis
 def test_driver_runs_each_sample_once_and_never_evaluates_prompts(tmp_path):
     job = _job(tmp_path, 2)
     out = subprocess.run(
-        [SHELL, str(DRIVER), str(job), str(_binary(tmp_path)), "30"],
+        [SHELL, str(DRIVER), "upstream", str(job), str(_binary(tmp_path)), "", "30"],
         capture_output=True,
         text=True,
         timeout=60,

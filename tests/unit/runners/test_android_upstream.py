@@ -4,7 +4,8 @@ from pathlib import Path, PurePosixPath
 
 from android_runner.contract import JobItem, JobPart
 from orchestrator.devices.types import DeviceInfo
-from orchestrator.runners.android_driver import Rendered, build_result, parse_trace, preflight, render_job
+from orchestrator.runners.android_driver import preflight
+from orchestrator.runners.android_upstream import Rendered, build_result, parse_trace, render_job
 from orchestrator.runners.base import RunOptions
 
 FIX = Path(__file__).resolve().parents[1] / "fixtures"
@@ -88,14 +89,10 @@ def test_build_result_ok_with_honest_peak_and_thermal():
 def test_build_result_statuses():
     opts = RunOptions(run_id="r", backend="gpu")
     one = Rendered(1, "S", 1)
-    assert build_result(one, 0, None, _files("gpu_fallback"), opts).backend == "gpu->cpu"
-    crash = build_result(one, 139, None, _files("crash_opencl"), opts)
-    assert (
-        crash.status == "crash"
-        and crash.signal == 11
-        and crash.exit_code is None
-        and "opencl_crash" in crash.error
-    )
+    sampler = build_result(one, 0, None, _files("gpu_sampler_fallback"), opts)
+    assert sampler.status == "ok" and sampler.backend == "gpu (sampler on cpu)"  # the model ran on the GPU
+    crash = build_result(one, 139, None, {"stdout": "", "stderr": ""}, opts)  # SIGSEGV in a driver
+    assert crash.status == "crash" and crash.signal == 11 and crash.exit_code is None
     assert build_result(one, 134, None, _files("oom"), opts).status == "oom"
     assert build_result(one, 137, None, {"stdout": "", "stderr": ""}, opts).status == "oom"  # SIGKILL: LMK
     assert build_result(one, 124, None, {"stdout": "", "stderr": ""}, opts).status == "timeout"
