@@ -143,7 +143,10 @@ def distributions(report: RunReport) -> str | None:
         )
         ax.add_collection(
             LineCollection(
-                [[(q[3], y - 0.3), (q[3], y + 0.3)] for y, q in rows], colors="#d62728", linewidths=1.5
+                [[(q[3], y - 0.3), (q[3], y + 0.3)] for y, q in rows],
+                colors="#d62728",
+                linewidths=1.5,
+                zorder=3,
             )
         )
         ax.plot(
