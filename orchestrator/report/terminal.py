@@ -76,6 +76,7 @@ def to_text(report: RunReport, width: int = 160) -> str:
 
 
 def stdout_console() -> Console:
-    """Wide enough for the tables when stdout is a file or a pipe (rich would assume 80 columns)."""
-    console = Console()
-    return console if console.is_terminal else Console(width=160)
+    """Wide enough for the tables when stdout is a file or a pipe (rich would assume 80 columns); no
+    highlighting, which would colour the digits of run ids and paths."""
+    console = Console(highlight=False)
+    return console if console.is_terminal else Console(width=160, highlight=False)
