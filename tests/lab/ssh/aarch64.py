@@ -32,6 +32,8 @@ from pathlib import Path
 MIRROR = "http://deb.debian.org/debian"
 SUITE = "bookworm"
 PACKAGES = ("python3.11", "python3.11-venv", "libstdc++6")
+# Raspberry Pi OS 11 (bullseye) ships Python 3.9: the board `edgefarm setup` must refuse, with the fix
+OLD_SUITE, OLD_PACKAGES, OLD_PYTHON = "bullseye", ("python3.9",), "python3.9"
 LITERT_PIN = "litert-lm-api==0.18.1"
 WHEEL_PLATFORM = "manylinux_2_27_aarch64"
 QEMU = "qemu-aarch64-static"
@@ -62,8 +64,8 @@ def default_cache() -> Path:
     return Path(base)
 
 
-def cache_key() -> str:
-    text = "\n".join([MIRROR, SUITE, *PACKAGES, LITERT_PIN, WHEEL_PLATFORM, PI5_CPUINFO, "v2"])
+def cache_key(suite: str = SUITE, packages: tuple[str, ...] = PACKAGES) -> str:
+    text = "\n".join([MIRROR, suite, *packages, LITERT_PIN, WHEEL_PLATFORM, PI5_CPUINFO, "v2"])
     return hashlib.sha256(text.encode()).hexdigest()[:12]
 
 
@@ -89,13 +91,13 @@ def require_tools() -> None:
         raise LabSetupError(f"missing {KEYRING}: `apt-get install -y debian-archive-keyring`")
 
 
-def fetch_debs(work: Path) -> list[Path]:
+def fetch_debs(work: Path, suite: str = SUITE, packages: tuple[str, ...] = PACKAGES) -> list[Path]:
     """arm64 .debs of PACKAGES and their dependencies, with a private apt state (host untouched)."""
     apt = work / "apt"
     for d in ("state/lists/partial", "cache/archives/partial", "etc/apt.conf.d", "etc/preferences.d"):
         (apt / d).mkdir(parents=True, exist_ok=True)
     (apt / "state" / "status").touch()
-    (apt / "etc" / "sources.list").write_text(f"deb [arch=arm64 signed-by={KEYRING}] {MIRROR} {SUITE} main\n")
+    (apt / "etc" / "sources.list").write_text(f"deb [arch=arm64 signed-by={KEYRING}] {MIRROR} {suite} main\n")
     conf = apt / "apt.conf"
     conf.write_text(
         "\n".join(
@@ -119,7 +121,7 @@ def fetch_debs(work: Path) -> list[Path]:
     )
     env = {**os.environ, "APT_CONFIG": str(conf), "DEBIAN_FRONTEND": "noninteractive"}
     _run(["apt-get", "-qq", "update"], "apt-get update (arm64, private state)", env)
-    _run(["apt-get", "-qq", "-y", "-d", "install", *PACKAGES], "apt-get -d install (arm64)", env)
+    _run(["apt-get", "-qq", "-y", "-d", "install", *packages], f"apt-get -d install (arm64, {suite})", env)
     debs = sorted((apt / "cache" / "archives").glob("*.deb"))
     if not debs:
         raise LabSetupError("apt-get downloaded no .deb")
@@ -143,18 +145,23 @@ def fetch_wheel(dest: Path) -> Path:
     return found[-1]
 
 
-def build(cache: Path | None = None) -> Path:
-    """The cached aarch64 rootfs (built when missing); its folder also holds `wheels/`."""
+def build(cache: Path | None = None, old: bool = False) -> Path:
+    """The cached aarch64 rootfs (built when missing); its folder also holds `wheels/`.
+    `old`: Debian 11 with Python 3.9 (what Raspberry Pi OS 11 has), no wheel."""
     require_tools()
-    top = (cache or default_cache()) / f"aarch64-{cache_key()}"
+    suite, packages, python = (
+        (OLD_SUITE, OLD_PACKAGES, OLD_PYTHON) if old else (SUITE, PACKAGES, "python3.11")
+    )
+    top = (cache or default_cache()) / f"aarch64-{suite}-{cache_key(suite, packages)}"
     rootfs = top / "rootfs"
     if (top / "READY").is_file():
-        fetch_wheel(top / "wheels")
+        if not old:
+            fetch_wheel(top / "wheels")
         return top
     top.mkdir(parents=True, exist_ok=True)
     with tempfile.TemporaryDirectory(dir=top) as tmp:
         work = Path(tmp)
-        debs = fetch_debs(work)
+        debs = fetch_debs(work, suite, packages)
         new_root = work / "rootfs"
         for deb in debs:
             _run(["dpkg-deb", "-x", str(deb), str(new_root)], f"dpkg-deb -x {deb.name}")
@@ -165,28 +172,34 @@ def build(cache: Path | None = None) -> Path:
         if rootfs.exists():
             shutil.rmtree(rootfs)
         new_root.rename(rootfs)
-    fetch_wheel(top / "wheels")
+    if not old:
+        fetch_wheel(top / "wheels")
     probe = _run(
-        [*qemu_argv(top), "-c", "import platform,sys;print(platform.machine(),sys.version.split()[0])"],
-        "the aarch64 python3.11 under qemu",
+        [
+            *qemu_argv(top, python),
+            "-c",
+            "import platform,sys;print(platform.machine(),sys.version.split()[0])",
+        ],
+        f"the aarch64 {python} under qemu",
         env={**os.environ, "QEMU_CPU": QEMU_CPU},
         timeout=120,
     )
-    if not probe.startswith("aarch64 3.11"):
-        raise LabSetupError(f"the aarch64 python answered {probe!r}, expected 'aarch64 3.11.x'")
+    expected = f"aarch64 {python.removeprefix('python')}"
+    if not probe.startswith(expected):
+        raise LabSetupError(f"the aarch64 {python} answered {probe!r}, expected '{expected}.x'")
     (top / "READY").write_text(probe)
     return top
 
 
-def qemu_argv(top: Path) -> list[str]:
+def qemu_argv(top: Path, python: str = "python3.11") -> list[str]:
     rootfs = top / "rootfs"
-    return [shutil.which(QEMU) or QEMU, "-L", str(rootfs), str(rootfs / "usr" / "bin" / "python3.11")]
+    return [shutil.which(QEMU) or QEMU, "-L", str(rootfs), str(rootfs / "usr" / "bin" / python)]
 
 
-def python3_wrapper(top: Path, bin_dir: Path) -> Path:
-    """bin_dir/python3 (and python3.11): the board's interpreter, aarch64 under qemu-user."""
+def python3_wrapper(top: Path, bin_dir: Path, python: str = "python3.11") -> Path:
+    """bin_dir/python3 (and python3.X): the board's interpreter, aarch64 under qemu-user."""
     bin_dir.mkdir(parents=True, exist_ok=True)
-    qemu, _, _, rootfs_py = qemu_argv(top)
+    qemu, _, _, rootfs_py = qemu_argv(top, python)
     rootfs = top / "rootfs"
     script = (
         "#!/bin/sh\n"
@@ -194,7 +207,7 @@ def python3_wrapper(top: Path, bin_dir: Path) -> Path:
         f"QEMU_CPU={QEMU_CPU}; export QEMU_CPU\n"
         f'exec {qemu} -L {rootfs} -0 "$0" {rootfs_py} "$@"\n'
     )
-    for name in ("python3", "python3.11"):
+    for name in ("python3", python):
         path = bin_dir / name
         path.write_text(script)
         path.chmod(0o755)
@@ -206,11 +219,11 @@ def main() -> int:
     ap.add_argument("--cache", type=Path, default=None, help="cache folder (default ~/.cache/edgefarm-lab)")
     args = ap.parse_args()
     try:
-        top = build(args.cache)
+        tops = [build(args.cache), build(args.cache, old=True)]
     except LabSetupError as e:
         print(f"error: {e}", file=sys.stderr)
         return 1
-    print(top)
+    print("\n".join(map(str, tops)))
     return 0
 
 

@@ -160,6 +160,7 @@ class ArmBoard:
     board: Board
     top: Path  # the cached rootfs folder (rootfs/, wheels/)
     index_url: str  # the board's own pip index (PIP_INDEX_URL in its sessions)
+    old_python: Path  # Debian 11's python3.9 (Raspberry Pi OS 11), aarch64 too
 
     def entry(self, name: str = "pi5-arm", workdir: Path | None = None, **extra) -> dict:
         return self.board.entry(name, workdir, python=None, **extra)
@@ -176,6 +177,14 @@ esac
 """
 
 
+INDEX_HITS: list[str] = []  # paths the lab's pip index served (a board's pip really used it)
+
+
+class _IndexHandler(http.server.SimpleHTTPRequestHandler):
+    def log_message(self, format: str, *args) -> None:
+        INDEX_HITS.append(self.path)
+
+
 @contextlib.contextmanager
 def pip_index(wheels: Path, root: Path) -> Iterator[str]:
     """A PEP 503 index on loopback serving the wheels (a folder listing per project, as pip reads it)."""
@@ -185,9 +194,9 @@ def pip_index(wheels: Path, root: Path) -> Iterator[str]:
         target = project / w.name
         if not target.exists():
             os.link(w, target)
-    handler = functools.partial(http.server.SimpleHTTPRequestHandler, directory=str(root))
-    handler.log_message = lambda *a, **k: None  # type: ignore[attr-defined]
-    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    server = http.server.ThreadingHTTPServer(
+        ("127.0.0.1", 0), functools.partial(_IndexHandler, directory=str(root))
+    )
     thread = threading.Thread(target=server.serve_forever, daemon=True)
     thread.start()
     try:
@@ -200,12 +209,13 @@ def pip_index(wheels: Path, root: Path) -> Iterator[str]:
 def arm_board(tmp_path_factory) -> Iterator[ArmBoard]:
     """Debian arm64 python3.11 under qemu-aarch64 (cortex-a76) behind a real sshd; no litert_lm yet."""
     try:
-        top = aarch64.build()
+        top, old = aarch64.build(), aarch64.build(old=True)
     except aarch64.LabSetupError as e:
         pytest.fail(f"the aarch64 lab board cannot be built on this machine: {e}")
     root = tmp_path_factory.mktemp("armboard")
     bin_dir = root / "bin"
     aarch64.python3_wrapper(top, bin_dir)
+    old_python = aarch64.python3_wrapper(old, root / "bin-py39", aarch64.OLD_PYTHON)
     (bin_dir / "vcgencmd").write_text(VCGENCMD)
     (bin_dir / "vcgencmd").chmod(0o755)
     with pip_index(top / "wheels", root / "index") as url:
@@ -219,4 +229,4 @@ def arm_board(tmp_path_factory) -> Iterator[ArmBoard]:
         login.chmod(0o755)
         config = [f"ForceCommand {login}", f"Subsystem sftp {SFTP_SERVER}"]
         with sshd(root / "sshd", config, subsystem=False) as b:
-            yield ArmBoard(b, top, url)
+            yield ArmBoard(b, top, url, old_python)

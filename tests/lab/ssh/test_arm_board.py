@@ -16,7 +16,7 @@ from orchestrator.datasets import BUNDLED_DATASET, load_dataset
 from orchestrator.plan import select_samples
 
 from ..local.conftest import edgefarm, only_run_dir, results
-from .conftest import write_inventory
+from .conftest import INDEX_HITS, free_port, write_inventory
 
 MODALITIES = ("text", "image", "audio")
 EVERY_MODALITY = {"image", "audio", "text", "multi_turn", "combination", "structured_output", "tool_call"}
@@ -36,16 +36,18 @@ def offline_board(arm_board, tmp_path_factory):
     tmp = tmp_path_factory.mktemp("arm-offline")
     inv = write_inventory(tmp / "devices.yaml", arm_board.entry("pi5-arm", tmp / "work"))
     before = edgefarm("devices", "--inventory", str(inv), "--json")
+    refused = edgefarm("run", "--devices", "pi5-arm", "--inventory", str(inv), "--out", str(tmp / "runs0"),
+                       "--limit", "1")  # fmt: skip
     t0 = time.monotonic()
     setup = edgefarm("setup", "pi5-arm", "--inventory", str(inv), "--offline", "--wheels",
                      str(arm_board.top / "wheels"), "--json")  # fmt: skip
     TIMINGS["setup_offline_s"] = time.monotonic() - t0
     after = edgefarm("devices", "--inventory", str(inv), "--json")
-    return inv, tmp, before, setup, after
+    return inv, tmp, before, setup, after, refused
 
 
 def test_a_bare_board_is_listed_as_needing_setup_with_all_its_facts(offline_board):
-    _, _, before, _, _ = offline_board
+    _, _, before, *_ = offline_board
     assert before.returncode == 0, before.stderr
     data = json.loads(before.stdout)
     (pi,) = [u for u in data["unusable"] if u["name"] == "pi5-arm"]
@@ -55,10 +57,12 @@ def test_a_bare_board_is_listed_as_needing_setup_with_all_its_facts(offline_boar
     assert pi["model"] == "Raspberry Pi 5 Model B Rev 1.0"
     assert pi["cores"] and pi["ram_mb"] and pi["free_storage_mb"] and pi["os"].startswith("Debian")
     assert pi["extra"]["python_version"].startswith("3.11") and pi["extra"]["libc"].startswith("glibc 2.")
+    refused = offline_board[-1]  # `run` on it says what to do
+    assert refused.returncode == 3 and "edgefarm setup pi5-arm" in refused.stderr, refused.stderr[-2000:]
 
 
 def test_offline_setup_makes_the_board_ready(offline_board):
-    _, _, _, setup, after = offline_board
+    _, _, _, setup, after, _ = offline_board
     assert setup.returncode == 0, setup.stderr[-3000:]
     (res,) = json.loads(setup.stdout)["boards"]
     assert res["mode"] == "offline" and res["verdict"]["ok"] and res["abi"] == "aarch64"
@@ -102,4 +106,36 @@ def test_aarch64_outputs_match_this_host_for_greedy_decoding(offline_board, tmp_
     assert device["extra"]["litert_lm_version"] == "0.18.1"
     row = arm_rows[ids[0]]
     assert row["thermal_before"]["throttled"] == "0x0" and row["thermal_after"]["arm_mhz"] == 2400.0
+    print("timings", json.dumps(TIMINGS, indent=1))
+
+
+def test_online_setup_installs_from_the_boards_own_index_then_every_modality_runs(arm_board, tmp_path):
+    """A bare board, `setup` online: the board's own pip (its PIP_INDEX_URL) installs the pinned wheel
+    into the env; then `run --devices all` with no phone attached runs a slice of every modality on it."""
+    inv = write_inventory(tmp_path / "devices.yaml", arm_board.entry("pi5-online", tmp_path / "work"))
+    INDEX_HITS.clear()
+    t0 = time.monotonic()
+    setup = edgefarm("setup", "pi5-online", "--inventory", str(inv), "--json")
+    TIMINGS["setup_online_s"] = time.monotonic() - t0
+    assert setup.returncode == 0, setup.stderr[-3000:]
+    (res,) = json.loads(setup.stdout)["boards"]
+    assert res["mode"] == "online" and res["litert_lm_version"] == "0.18.1" and res["abi"] == "aarch64"
+    assert any(h.endswith("aarch64.whl") for h in INDEX_HITS), INDEX_HITS  # fetched from the board's index
+    out = tmp_path / "runs"
+    no_adb = {"ANDROID_ADB_SERVER_PORT": str(free_port(52000))}
+    t0 = time.monotonic()
+    p = edgefarm("run", "--devices", "all", "--inventory", str(inv), "--out", str(out), "--per-modality", "1",
+                 "--max-output-tokens", "8", "--sample-timeout", "240", env=no_adb)  # fmt: skip
+    TIMINGS["arm_every_modality_run_s"] = time.monotonic() - t0
+    assert p.returncode == 0, p.stderr[-3000:]
+    run_dir = only_run_dir(out)
+    rows = results(run_dir, "pi5-online")
+    assert len(rows) == 7
+    report = json.loads((run_dir / "devices" / "pi5-online" / "report.json").read_text())
+    assert {s["modality"] for s in report["samples"]} == EVERY_MODALITY
+    ok = [r for r in rows if r["status"] == "ok"]
+    assert len(ok) >= 6, [(r["id"], r["status"], r["error"]) for r in rows]
+    assert all(r["ttft_ms"] > 0 and r["decode_tps"] > 0 for r in ok)
+    outcome = json.loads((run_dir / "devices" / "pi5-online" / "outcome.json").read_text())
+    assert outcome["runner"]["runtime_version"] == "0.18.1" and len(outcome["runner"]["runner_sha256"]) == 64
     print("timings", json.dumps(TIMINGS, indent=1))

@@ -1,0 +1,95 @@
+"""What goes wrong with boards, through the real CLI: each is one line saying what happened (naming the
+board) and one `fix:` line, never a traceback. And file copies trust exactly the host keys commands do."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+
+from ..local.conftest import device_json, edgefarm, only_run_dir
+from .conftest import keygen, write_inventory
+
+
+def _error(p: subprocess.CompletedProcess) -> tuple[str, str]:
+    """(the `error:` line, the `fix:` line) of a failed command; anything else fails the test."""
+    assert p.returncode != 0 and "Traceback" not in p.stderr, p.stderr
+    lines = p.stderr.splitlines()
+    i = next(n for n, ln in enumerate(lines) if ln.startswith("error:"))
+    assert lines[i + 1].startswith("  fix: "), lines[i : i + 3]
+    return lines[i], lines[i + 1]
+
+
+def _known_hosts(home, board, pub) -> None:
+    ssh = home / ".ssh"
+    ssh.mkdir(parents=True, exist_ok=True)
+    key = " ".join(pub.read_text().split()[:2])
+    (ssh / "known_hosts").write_text(f"[{board.host}]:{board.port} {key}\n")
+
+
+def test_file_copies_check_the_host_key_in_the_same_known_hosts_as_commands(board, tmp_path):
+    """$HOME is not the account's home (a CI container, a service account): the board is listed in
+    $HOME/.ssh/known_hosts only. Commands (asyncssh) verify it there; the model push (rsync over the
+    system ssh, which would read the account's home) must verify it in the same file and succeed."""
+    home = tmp_path / "home"
+    _known_hosts(home, board, board.root / "host_ed25519.pub")
+    inv = write_inventory(tmp_path / "devices.yaml", board.entry("pi-lab", tmp_path / "work"))
+    out = tmp_path / "runs"
+    p = edgefarm("run", "--devices", "pi-lab", "--inventory", str(inv), "--out", str(out), "--modality", "text",
+                 "--limit", "1", "--max-output-tokens", "4", env={"HOME": str(home)})  # fmt: skip
+    assert p.returncode == 0, p.stderr[-3000:]
+    push = device_json(only_run_dir(out), "outcome.json", "pi-lab")["model_push"]
+    assert push["bytes_sent"] > 256 * 1024  # big enough to go with rsync
+
+
+def test_a_wrong_host_key_is_refused_by_commands_and_copies_with_the_fix(board, tmp_path):
+    home = tmp_path / "home"
+    _known_hosts(home, board, keygen(tmp_path / "impostor").with_suffix(".pub"))
+    inv = write_inventory(tmp_path / "devices.yaml", board.entry("pi-lab", tmp_path / "work"))
+    what, fix = _error(edgefarm("setup", "pi-lab", "--inventory", str(inv), env={"HOME": str(home)}))
+    assert f"pi-lab (ssh {board.user}@127.0.0.1:{board.port})" in what and "host key does not match" in what
+    assert f"-R '[127.0.0.1]:{board.port}'" in fix and "ssh-keyscan" in fix
+    # the system ssh under rsync is held to the same file: it refuses too
+    from orchestrator.devices.ssh import SshDevice
+
+    dev = SshDevice.from_entry({**board.entry("pi-lab"), "known_hosts": str(home / ".ssh" / "known_hosts")})
+    argv = [*dev.link.ssh_command(), f"{board.user}@{board.host}", "true"]
+    refused = subprocess.run(argv, capture_output=True, text=True, timeout=30, check=False)
+    assert refused.returncode != 0 and "Host key verification failed" in refused.stderr, refused.stderr
+
+
+def test_a_refused_login_is_one_line_with_the_fix(board, tmp_path):
+    entry = {**board.entry("pi-lab", tmp_path / "work"), "identity_file": str(keygen(tmp_path / "stranger"))}
+    inv = write_inventory(tmp_path / "devices.yaml", entry)
+    what, fix = _error(edgefarm("setup", "pi-lab", "--inventory", str(inv)))
+    assert "pi-lab (ssh" in what and "refused" in what and "ssh-copy-id" in fix
+
+
+def test_a_board_with_python_older_than_3_10_is_refused_with_the_fix(arm_board, tmp_path):
+    """Raspberry Pi OS 11 ships Python 3.9 (here: Debian 11's aarch64 python3.9 under qemu)."""
+    entry = {**arm_board.entry("pi4-bullseye", tmp_path / "work"), "python": str(arm_board.old_python)}
+    inv = write_inventory(tmp_path / "devices.yaml", entry)
+    listing = edgefarm("devices", "--inventory", str(inv), "--json")
+    (pi,) = json.loads(listing.stdout)["unusable"]
+    assert (
+        pi["state"] == "needs setup"
+        and pi["extra"]["python_version"].startswith("3.9")
+        and pi["abi"] == "aarch64"
+    )
+    what, fix = _error(edgefarm("setup", "pi4-bullseye", "--inventory", str(inv), "--offline"))
+    assert "pi4-bullseye (ssh" in what and "python is 3.9" in what and "needs 3.10+" in what
+    assert "python3.11" in fix and "`python:`" in fix
+    assert not (tmp_path / "work" / "venv").exists()  # nothing touched before the verdict passed
+
+
+def test_too_little_free_disk_for_the_env_and_the_model_is_refused_with_the_fix(board, tmp_path):
+    """The verdict weighs the work folder's free space against the env and the model: a model bigger
+    than the board's disk (a sparse file here) stops setup before anything is written."""
+    model = tmp_path / "huge.litertlm"
+    with open(model, "wb") as f:
+        f.truncate(shutil.disk_usage(tmp_path).free * 2 + 2**30)  # sparse: twice the free space
+    inv = write_inventory(tmp_path / "devices.yaml", board.entry("pi-lab", tmp_path / "work"))
+    what, fix = _error(edgefarm("setup", "pi-lab", "--inventory", str(inv), "--model", str(model)))
+    assert "pi-lab (ssh" in what and "disk is" in what and "MB free" in what
+    assert "free space on the board" in fix and "workdir" in fix
+    assert not (tmp_path / "work" / "venv").exists()
