@@ -145,10 +145,13 @@ def _load_report(run_dir: Path) -> RunReport:
             if isinstance(s, dict) and s.get("board") == name
             for r in read_results(str(device_folder(run_dir, str(s.get("folder", ""))) / "results.jsonl"))
         ]
-        rows.append(device_row(device, outcome, results + stood, report))
+        row = device_row(device, outcome, results + stood, report)
+        rows.append(dataclasses.replace(row, folder=dev_dir.name))
         per_device[device.get("name", name)] = (results, report)
+    ends = [p.stat().st_mtime for p in run_dir.glob("devices/*/outcome.json")]  # the run's end, unless run.json has it
+    finished = datetime.fromtimestamp(max(ends), timezone.utc).isoformat(timespec="seconds") if ends else ""
     return build_report(
-        run, rows, sample_rows(per_device), unusable=run.get("unusable", []), notes=run.get("notes", [])
+        run, rows, sample_rows(per_device), run.get("unusable", []), run.get("notes", []), finished_at=finished
     )
 
 
