@@ -3,11 +3,14 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING
 
 import click
 from rich.console import Console
 from rich.table import Table
+
+if TYPE_CHECKING:
+    from ..scoring.types import ScoreReport
 
 
 @click.command()
@@ -37,64 +40,64 @@ def score(
     """
     from ..datasets import BUNDLED_DATASET, load_dataset, require_valid
     from ..fsutil import write_json_atomic
-    from ..scoring import SCORERS
+    from ..scoring import SCORERS, report_json, score_safely
     from ..scoring.edgemm import read_results_file
 
     outputs = read_results_file(results)
     dataset = require_valid(load_dataset(dataset_spec or str(BUNDLED_DATASET), format=format_, subset=subset))
-    report = SCORERS.get(dataset.format).score(dataset, outputs)
+    report = score_safely(SCORERS.get(dataset.format).score, dataset, outputs)
     target = out if out is not None else results.parent / "report.json"
-    write_json_atomic(target, report)
+    write_json_atomic(target, report_json(report))
     print_summary(report, Console(stderr=True, soft_wrap=True), dataset_name=dataset.name)
     click.echo(str(target))
 
 
-def print_summary(report: dict[str, Any], console: Console, dataset_name: str = "") -> None:
-    """Verdict, pass rate and a per-modality table; tolerant of scorers with other fields."""
-    summary = report.get("summary", {})
-    verdict = summary.get("verdict")
-    if verdict:
-        style = "bold green" if verdict.startswith("✓") else "bold red"
-        console.print(verdict, style=style, markup=False, highlight=False)
-    skipped = summary.get("skipped", [])
-    n_skipped = skipped if isinstance(skipped, int) else len(skipped)
+def print_summary(report: ScoreReport, console: Console, dataset_name: str = "") -> None:
+    """Verdict, pass rate, scoring errors and a per-modality / per-metric table of one score record."""
+    sm = report.summary
+    if sm.verdict:
+        style = "bold green" if sm.verdict.startswith("✓") else "bold red"
+        console.print(sm.verdict, style=style, markup=False, highlight=False)
     passed = (
-        f"passed {summary['total_passed']}/{summary.get('total_scored', 0)} ({summary.get('pass_rate_pct', 0.0)}%), "
-        if "total_passed" in summary
-        else f"scored {summary.get('total_scored', 0)}, "
+        f"passed {sm.total_passed}/{sm.total_scored} ({sm.pass_rate_pct}%), "
+        if sm.total_passed is not None
+        else f"scored {sm.total_scored}, "
     )
     console.print(
-        f"{dataset_name}: {passed}average score {summary.get('overall_avg', 0.0)}, skipped {n_skipped}",
+        f"{dataset_name}: {passed}average score {sm.overall_avg}, skipped {len(sm.skipped)}",
         markup=False,
         highlight=False,
     )
-    by_modality = report.get("by_modality") or {}
-    if by_modality:
+    if report.by_modality:
         table = Table(title_justify="left")
         for name in ("modality", "passed", "total", "avg score"):
             table.add_column(name, justify="left" if name == "modality" else "right")
-        for modality, row in by_modality.items():
-            table.add_row(
-                modality,
-                str(row.get("passed", "")),
-                str(row.get("total", "")),
-                f"{row.get('avg_score', 0):.3f}",
-            )
+        for m in report.by_modality:
+            table.add_row(m.modality, str(m.passed), str(m.total), f"{m.avg_score:.3f}")
         console.print(table)
-    metrics = report.get("metrics") or []
-    if metrics and isinstance(metrics, list):
+    if report.metrics:
         table = Table(title_justify="left")
         for name in ("metric", "subset", "num", "score"):
             table.add_column(name, justify="left" if name in ("metric", "subset") else "right")
-        for row in metrics:
-            table.add_row(*(str(row.get(k, "")) for k in ("metric", "subset", "num", "score")))
+        for m in report.metrics:
+            table.add_row(m.metric, m.subset, str(m.num), str(m.score) if m.score is not None else m.failed)
         console.print(table)
-    unknown = summary.get("unknown_ids") or []
-    if unknown:
+    errors = [s for s in report.samples if s.status == "error"]
+    if errors:
+        console.print(
+            f"{len(errors)} sample(s) could not be scored (counted as failed): "
+            + "; ".join(f"{s.id}: {s.error}" for s in errors[:3])
+            + (" ..." if len(errors) > 3 else ""),
+            style="yellow",
+            markup=False,
+            highlight=False,
+        )
+    if sm.unknown_ids:
+        unknown = list(sm.unknown_ids)
         shown = ", ".join(unknown[:5]) + (" ..." if len(unknown) > 5 else "")
         console.print(f"{len(unknown)} id(s) in the results are not in the dataset: {shown}", markup=False)
-    if summary.get("note"):
-        console.print(f"note: {summary['note']}", style="yellow", markup=False, highlight=False)
+    if sm.note:
+        console.print(f"note: {sm.note}", style="yellow", markup=False, highlight=False)
 
 
 COMMANDS = [score]
