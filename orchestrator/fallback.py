@@ -39,6 +39,7 @@ from .runners.base import RunOptions
 from .session import DeviceOutcome, Progress, Score, _write_results, run_device
 
 PHONE_KIND = "adb"
+SERVER_PREFIX = "adb-server-"  # how discovery names an adb server that does not answer
 POLL_S = 1.0
 
 
@@ -109,7 +110,9 @@ def needs(
             out.append(Need(o.name, f"lost mid-run ({first[:200]})", missing, lost=True))
             seen.add(o.name)
     for u in unusable:
-        if u.kind != PHONE_KIND or u.name in seen or not boards_for(u.name, table):
+        if u.kind != PHONE_KIND or u.name in seen or u.name.startswith(SERVER_PREFIX):
+            continue  # an adb server that is down is not a phone
+        if not boards_for(u.name, table):
             continue
         out.append(Need(u.name, f"{u.state} at the start", tuple(ids), lost=False))
         seen.add(u.name)

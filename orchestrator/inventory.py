@@ -82,6 +82,7 @@ SCHEMA: dict[str, Any] = {
                                 "port": {"type": "integer", "minimum": 1, "maximum": 65535},
                                 "user": {"type": "string"},
                                 "identity_file": {"type": "string"},
+                                "known_hosts": {"type": "string"},
                                 "python": {"type": "string"},
                             },
                             "additionalProperties": False,
