@@ -88,15 +88,19 @@ def stamp_items(report: RunReport) -> list[tuple[str, str]]:
         ("backends", ", ".join(st.backends) or "?"),
         ("flags", ", ".join(f"{k}={v}" for k, v in st.flags.items()) or "none"),
     ]
-    runners = [
-        f"{r.device}: {r.runner or '?'}{' sha256 ' + r.runner_sha256[:12] if r.runner_sha256 else ''}"
-        f"{', runtime ' + r.runtime if r.runtime else ''}"
-        f"{f', {r.model_loads} model load(s)' if r.model_loads is not None else ''}"
-        for r in report.devices
-        if r.runner or r.runtime or r.runner_sha256
-    ]
-    if runners:
-        items.append(("runners", "; ".join(runners)))
+    by_identity: dict[str, list[str]] = {}
+    for r in report.devices:
+        if r.runner or r.runtime or r.runner_sha256:
+            text = (
+                f"{r.runner or '?'}{' sha256 ' + r.runner_sha256[:12] if r.runner_sha256 else ''}"
+                f"{', runtime ' + r.runtime if r.runtime else ''}"
+                f"{f', {r.model_loads} model load(s)' if r.model_loads is not None else ''}"
+            )
+            by_identity.setdefault(text, []).append(r.device)
+    if by_identity:  # devices with the same runner stamp share one entry
+        items.append(
+            ("runners", "; ".join(f"{', '.join(names)}: {text}" for text, names in by_identity.items()))
+        )
     return items
 
 
