@@ -13,7 +13,7 @@ import re
 from collections.abc import Callable
 
 from .combine import percentile
-from .figures import DISTRIBUTIONS, series
+from .figures import DISTRIBUTIONS, ENERGY, series
 from .printers import modalities
 from .types import RunReport
 
@@ -111,18 +111,18 @@ def pass_by_modality(report: RunReport) -> str | None:
     return _svg(fig, "pass")
 
 
-def distributions(report: RunReport) -> str | None:
-    """Per device: a box from p25 to p75, a line from p10 to p90, a tick at the median, and the min
-    and max as dots. Drawn as three collections per axis (not one boxplot artist set per device),
-    which keeps a 16-device chart fast to draw and small."""
+def _boxes(report: RunReport, fields: tuple[tuple[str, str, str], ...], key: str) -> str | None:
+    """Per device and field: a box from p25 to p75, a line from p10 to p90, a red tick at the median,
+    the min and max as dots. Three collections per axis (not a boxplot artist set per device), which
+    keeps a 16-device chart fast to draw and small."""
     from matplotlib.collections import LineCollection
 
     names = [r.device for r in report.devices]
-    data = {f: [series(report, n, f, ok_only=True) for n in names] for f, _, _ in DISTRIBUTIONS}
+    data = {f: [series(report, n, f, ok_only=True) for n in names] for f, _, _ in fields}
     if not any(any(xs) for xs in data.values()):
         return None
-    fig, axes = _figure(11, max(2.4, 0.5 + 0.22 * len(names)), cols=3)
-    for ax, (field, label, unit) in zip(axes, DISTRIBUTIONS):
+    fig, axes = _figure(11 if len(fields) > 2 else 8, max(2.4, 0.5 + 0.22 * len(names)), cols=len(fields))
+    for ax, (field, label, unit) in zip(axes, fields):
         rows = [
             (y, [percentile(xs, q) for q in (0, 10, 25, 50, 75, 90, 100)])
             for y, xs in enumerate(data[field])
@@ -161,7 +161,15 @@ def distributions(report: RunReport) -> str | None:
         ax.set_ylim(len(names) - 0.5, -0.5)
         ax.set_xlabel(f"{label} ({unit})")
         ax.autoscale_view(scaley=False)
-    return _svg(fig, "dist")
+    return _svg(fig, key)
+
+
+def distributions(report: RunReport) -> str | None:
+    return _boxes(report, DISTRIBUTIONS, "dist")
+
+
+def energy(report: RunReport) -> str | None:
+    return _boxes(report, ENERGY, "energy")
 
 
 def memory(report: RunReport) -> str | None:
@@ -216,6 +224,7 @@ CHARTS: tuple[tuple[str, str, Callable[[RunReport], str | None]], ...] = (
     ),
     ("chart-mem", "Peak memory per device", memory),
     ("chart-run", "Memory and temperature over the run", over_the_run),
+    ("chart-energy", "Energy per sample and per generated token (ok samples with a trusted reading)", energy),
 )
 
 

@@ -117,6 +117,10 @@ def device_row(
         metrics=metrics,
         model_bytes_pushed=int((outcome.get("model_push") or {}).get("bytes_sent", 0) or 0),
         error=outcome.get("error", "") or "",
+        energy_j_p50=percentile([e for r in ok if (e := _energy(r, "energy_j")) is not None], 50),
+        energy_mj_per_token_p50=percentile(
+            [e for r in ok if (e := _energy(r, "energy_mj_per_token")) is not None], 50
+        ),
         scoring_problem=_scoring_problem(score),
         stand_in=_stand_in(outcome, all_rows, name),
     )
@@ -129,6 +133,14 @@ def _stand_in(outcome: Mapping[str, Any], rows: Sequence[SampleResult], name: st
         return f"{s['board']} ran {sum(1 for r in rows if r.stood_in_for == name)}"
     mine = Counter(r.stood_in_for for r in rows if r.stood_in_for and r.stood_in_for != name)
     return ", ".join(f"for {phone}: {n}" for phone, n in sorted(mine.items()))
+
+
+def _energy(r: SampleResult, field: str) -> float | None:
+    """A row's energy figure when it can be trusted (results of runners without a power sensor, or
+    from before energy was measured, have none)."""
+    if getattr(r, "energy_unreliable", ""):
+        return None
+    return getattr(r, field, None)
 
 
 def _runner_identity(outcome: Mapping[str, Any]) -> dict[str, str]:
@@ -202,6 +214,8 @@ def sample_rows(
                 thermal_c=thermal_c(r.thermal_after) or thermal_c(r.thermal_before),
                 backend=r.backend,
                 output_sha=_sha(r.output) if ok else "",
+                energy_j=_energy(r, "energy_j"),
+                energy_mj_per_token=_energy(r, "energy_mj_per_token"),
                 stood_in=bool(r.stood_in_for),
             )
     return tuple(

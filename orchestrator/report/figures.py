@@ -12,6 +12,7 @@ DISTRIBUTIONS = (
     ("prefill_tps", "Prefill", "tok/s"),
     ("decode_tps", "Decode", "tok/s"),
 )
+ENERGY = (("energy_j", "Energy per sample", "J"), ("energy_mj_per_token", "Energy per token", "mJ"))
 
 
 @dataclass(frozen=True)
@@ -39,18 +40,30 @@ def _f(v: float | None, fmt: str = "{:.1f}") -> str:
     return "–" if v is None else fmt.format(v)
 
 
-def latency_table(report: RunReport) -> Table:
+def latency_table(
+    report: RunReport, fields=DISTRIBUTIONS, title="Latency and speed distributions (ok samples)"
+) -> Table:
     headers = ["Device"]
-    for _, label, unit in DISTRIBUTIONS:
+    for _, label, unit in fields:
         headers += [f"{label} p10 ({unit})", f"{label} p50 ({unit})", f"{label} p90 ({unit})"]
     rows = []
     for r in report.devices:
         row = [r.device]
-        for field, _, _ in DISTRIBUTIONS:
+        for field, _, _ in fields:
             xs = series(report, r.device, field, ok_only=True)
-            row += [_f(percentile(xs, q)) for q in (10, 50, 90)]
+            row += [_f(percentile(xs, q), "{:.2f}" if fields is ENERGY else "{:.1f}") for q in (10, 50, 90)]
         rows.append(tuple(row))
-    return Table("Latency and speed distributions (ok samples)", tuple(headers), tuple(rows))
+    return Table(title, tuple(headers), tuple(rows))
+
+
+def energy_table(report: RunReport) -> Table | None:
+    """The energy chart's table; None when no device reported a trusted energy figure."""
+    if not any(series(report, r.device, "energy_j", ok_only=True) for r in report.devices):
+        return None
+    t = latency_table(
+        report, ENERGY, "Energy per sample and per generated token (ok samples, trusted readings)"
+    )
+    return Table(t.title, t.headers, t.rows, "whole device while the sample ran, no idle baseline subtracted")
 
 
 def memory_table(report: RunReport) -> Table:
@@ -92,4 +105,4 @@ def over_run_table(report: RunReport) -> Table:
     )  # fmt: skip
 
 
-ENERGY_NOTE = "Energy per sample: not reported by this run's runners (no power readings in results.jsonl)."
+ENERGY_NOTE = "Energy per sample: no device of this run reported a trusted power reading."

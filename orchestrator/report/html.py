@@ -199,7 +199,8 @@ def render_html(report: RunReport) -> str:
     mods = modalities(report)
     charts = []
     for key, caption, svg in render_charts(report):
-        body = svg if svg else "<p class='skip'>no figures of this kind in this run</p>"
+        empty = ENERGY_NOTE if key == "chart-energy" else "no figures of this kind in this run"
+        body = svg if svg else f"<p class='skip'>{_e(empty)}</p>"
         charts.append(
             f"<figure id='{key}' class='chart'><figcaption>{_e(caption)}</figcaption>{body}</figure>"
         )
@@ -221,7 +222,7 @@ def render_html(report: RunReport) -> str:
         parts.append(
             "<h2>Problems and notes</h2><ul>" + "".join(f"<li>{_e(p)}</li>" for p in issues) + "</ul>"
         )
-    parts += ["<h2 id='charts'>Charts</h2>", *charts, f"<p class='skip'>{_e(ENERGY_NOTE)}</p>"]
+    parts += ["<h2 id='charts'>Charts</h2>", *charts]
     parts += ["<h2 id='disagreements'>Disagreements between devices</h2>", _disagreements(report)]
     parts += ["<h2 id='drill'>Samples on every device</h2>", _drill_down(report)]
     parts.append(f"<p>{_e(FIGURES_NOTE)}</p><script>{_JS}</script></body></html>\n")

@@ -144,7 +144,7 @@ def _md_figure(t) -> list[str]:
 
 
 def to_markdown(report: RunReport) -> str:
-    from .figures import ENERGY_NOTE, latency_table, memory_table, over_run_table
+    from .figures import ENERGY_NOTE, energy_table, latency_table, memory_table, over_run_table
 
     lines = [f"# edgefarm run {report.run_id}", ""]
     lines += [f"- {k}: {v}" for k, v in stamp_items(report)]
@@ -165,7 +165,8 @@ def to_markdown(report: RunReport) -> str:
         )
     for table in (latency_table(report), memory_table(report), over_run_table(report)):
         lines += _md_figure(table)
-    lines += ["", ENERGY_NOTE]
+    energy = energy_table(report)
+    lines += _md_figure(energy) if energy else ["", ENERGY_NOTE]
     metric_names = sorted({k for r in report.devices for k in r.metrics})
     if metric_names:
         lines += ["", "## Metrics", ""]

@@ -63,6 +63,8 @@ class DeviceRow:
     error: str = ""
     folder: str = ""  # the device's folder name under devices/ (for links to its files)
     stand_in: str = ""  # phone: which board ran its missing samples; board: for which phones, how many
+    energy_j_p50: float | None = None  # ok samples with a trusted reading
+    energy_mj_per_token_p50: float | None = None
     scoring_problem: str = ""  # the judge failed, or the scorer failed as a whole
 
 
@@ -80,6 +82,8 @@ COLUMNS: tuple[Column, ...] = (
     Column("decode_tps_p50", "Decode", "tok/s", "{:.0f}"),
     Column("peak_rss_mb", "Peak RSS", "MB", "{:.0f}"),
     Column("thermal_max_c", "Max temp", "°C", "{:.1f}"),
+    Column("energy_j_p50", "Energy p50", "J", "{:.2f}"),
+    Column("energy_mj_per_token_p50", "Energy/token p50", "mJ", "{:.1f}"),
     Column("wall_s", "Wall", "s", "{:.1f}"),
     Column("stand_in", "Stand-in"),
 )
@@ -105,6 +109,8 @@ class SampleCell:
     thermal_c: float | None = None  # hottest reading after the sample
     backend: str = ""
     output_sha: str = ""  # sha256 prefix of the full output (ok only): equal outputs, equal hashes
+    energy_j: float | None = None  # None: not measured, or not trusted (charging...)
+    energy_mj_per_token: float | None = None
     stood_in: bool = False  # a stand-in board ran this sample for this phone
 
 

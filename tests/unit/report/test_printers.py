@@ -187,3 +187,41 @@ def test_runner_identity_from_outcome_is_in_the_row_and_the_stamp():
         None,
     )
     assert (py.runner, py.runtime) == ("python", "litert-lm-api 0.18.1")
+
+
+def test_energy_chart_and_table_when_a_device_reports_trusted_energy():
+    from dataclasses import dataclass
+
+    @dataclass(frozen=True)
+    class Row(SampleResult):  # the contract's energy fields, whether or not this checkout has them yet
+        energy_j: float | None = None
+        energy_mj_per_token: float | None = None
+        energy_unreliable: str = ""
+
+    def row(i, j, unreliable=""):
+        return Row(
+            id=i,
+            status="ok",
+            output="yes",
+            ttft_ms=10.0,
+            energy_j=j,
+            energy_mj_per_token=j * 100,
+            energy_unreliable=unreliable,
+        )
+
+    per = {
+        "phone": (
+            [row("s1", 1.0), row("s2", 3.0), row("s3", 50.0, unreliable="charging")],
+            _score({"s1": True}),
+        )
+    }
+    r = device_row({"name": "phone"}, {}, *per["phone"])
+    assert r.energy_j_p50 == 2.0 and r.energy_mj_per_token_p50 == 200.0  # the charging row is left out
+    rep = build_report(RUN, [r], sample_rows(per))
+    md = PRINTERS.get("md")(rep)
+    assert "## Energy per sample and per generated token" in md and "| phone | 1.20 | 2.00 | 2.80 |" in md
+    page = PRINTERS.get("html")(rep)
+    energy_figure = page.split("<figure id='chart-energy'", 1)[1].split("</figure>", 1)[0]
+    assert "<svg" in energy_figure and "Energy per sample (J)" in energy_figure
+    plain = PRINTERS.get("md")(_report())
+    assert "no device of this run reported a trusted power reading" in plain
