@@ -14,6 +14,7 @@ from rich.console import Console
 from .datasets.types import Dataset, Sample
 from .devices.base import Device
 from .errors import EdgefarmError
+from .fsutil import make_dir
 from .jobs import JobOptions
 from .models import ModelSummary
 from .progress import FarmProgress
@@ -44,7 +45,7 @@ def run_farm(
     def work(device: Device) -> DeviceOutcome:
         dev_dir = device_folder(run_dir, device.name)
         try:
-            dev_dir.mkdir(parents=True, exist_ok=True)
+            make_dir(dev_dir)
             outcome = run_device(
                 device,
                 dataset,
@@ -58,6 +59,8 @@ def run_farm(
                 score=score,
                 stop=stop,
             )
+        except EdgefarmError as e:  # the device folder itself cannot be made (disk full, read-only)
+            outcome = DeviceOutcome(name=device.name, kind=device.kind, error=str(e), error_code=e.exit_code)
         except Exception as e:  # noqa: BLE001 - a bug must not take the other devices down; it is reported
             states[device.name].phase = "failed"
             outcome = DeviceOutcome(name=device.name, kind=device.kind, error_code=1)

@@ -20,7 +20,7 @@ from .datasets.types import Dataset, Sample
 from .devices.base import Device
 from .devices.types import DeviceInfo, PushStats
 from .errors import EdgefarmError
-from .fsutil import write_json_atomic, write_text_atomic
+from .fsutil import output_errors, write_json_atomic, write_text_atomic
 from .jobs import JobOptions, write_bundle
 from .models import ModelSummary
 from .runners.base import RUNNERS, RunnerEvents, RunOptions
@@ -125,8 +125,10 @@ def run_device(
         if stop.is_set():
             raise Interrupted()
         progress.phase = "loading model"
-        with open(dev_dir / STREAM_FILE, "a", encoding="utf-8") as stream:
-            events = _events(stream, streamed, progress, outcome, stop)
+        with output_errors(dev_dir / STREAM_FILE):
+            stream = open(dev_dir / STREAM_FILE, "a", encoding="utf-8")  # noqa: SIM115 - closed below
+        with stream:
+            events = _events(stream, streamed, progress, outcome, stop, where=dev_dir / STREAM_FILE)
             outcome.results = adapter.execute(device, staged, items, opts, events)
         outcome.interrupted = stop.is_set() and len(outcome.results) < len(items)
         progress.phase = "collecting"
@@ -166,14 +168,16 @@ def _events(
     progress: Progress,
     outcome: DeviceOutcome,
     stop: threading.Event,
+    where: Path = Path(STREAM_FILE),
 ) -> RunnerEvents:
     """Runner callbacks: each new result is appended to the stream file and counted once; each
     model load is counted."""
 
     def on_result(r: SampleResult) -> None:
         if r.id not in streamed:
-            stream.write(r.to_json() + "\n")
-            stream.flush()
+            with output_errors(where):  # a full disk: the device stops with exit 5, resumable
+                stream.write(r.to_json() + "\n")
+                stream.flush()
             progress.record(r)
         streamed[r.id] = r
 

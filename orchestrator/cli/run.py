@@ -254,7 +254,16 @@ def run(
     )
     with stop_on_interrupt(lambda message: err.print(f"[yellow]{message}[/]")) as stop:
         outcomes = run_farm(
-            selection.devices, dataset, samples, model_summary, per_device, job_opts, run_dir, err, score, stop
+            selection.devices,
+            dataset,
+            samples,
+            model_summary,
+            per_device,
+            job_opts,
+            run_dir,
+            err,
+            score,
+            stop,
         )
         stood_in = run_stand_ins(
             inv=inv, table=stand_in_table, selected=selection.devices, outcomes=outcomes,
@@ -281,7 +290,14 @@ def run(
         model_everywhere = len(failed) == len(outcomes) and all(
             o.error_code == ModelError.exit_code for o in failed
         )
-        sys.exit(ModelError.exit_code if model_everywhere else DeviceError.exit_code)
+        output = any(o.error_code == OutputError.exit_code for o in failed)  # fix the disk, then --resume
+        sys.exit(
+            OutputError.exit_code
+            if output
+            else ModelError.exit_code
+            if model_everywhere
+            else DeviceError.exit_code
+        )
 
 
 def _print_outcomes(outcomes, report, model_name: str, err: Console) -> None:

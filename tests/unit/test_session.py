@@ -1,7 +1,8 @@
 import io
+import threading
 
 from android_runner.contract import SampleResult
-from orchestrator.session import Progress, _events, outputs_for_scoring
+from orchestrator.session import DeviceOutcome, Progress, _events, outputs_for_scoring
 
 
 def test_outputs_for_scoring_fail_failures_and_skip_unsupported():
@@ -17,7 +18,13 @@ def test_outputs_for_scoring_fail_failures_and_skip_unsupported():
 def test_progress_counts_each_sample_once_and_shows_big_pushes():
     p = Progress(total=3)
     stream, streamed = io.StringIO(), {}
-    events = _events(stream, streamed, p, [])
+    outcome = DeviceOutcome(name="d", kind="local")
+    stop = threading.Event()
+    events = _events(stream, streamed, p, outcome, stop)
+    assert events.stop is stop
+    events.ready(5.0)
+    events.ready(6.0)  # a runner restarted after a crash loads the model again
+    assert outcome.model_loads == 2
     for r in (
         SampleResult("a", "ok"),
         SampleResult("a", "ok"),  # a runner restart re-reports what is already done

@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 import json
-import shutil
 import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -104,11 +104,12 @@ def test_unknown_format_exits_2_with_suggestion(tmp_path: Path) -> None:
 
 
 def test_console_script_checks_a_dataset(tmp_path: Path) -> None:
-    exe = shutil.which("edgefarm")
-    assert exe, "the edgefarm console script is not installed (pip install -e '.[test]')"
+    # The console script pip installed beside this interpreter (a clean environment has no venv on PATH).
+    exe = Path(sys.executable).parent / "edgefarm"
+    assert exe.is_file(), f"the edgefarm console script is not installed at {exe} (pip install -e '.[test]')"
     meta = write(tmp_path / "ds", ROWS + BROKEN[:1])
     proc = subprocess.run(
-        [exe, "dataset", "check", str(tmp_path / "ds"), "--json"],
+        [str(exe), "dataset", "check", str(tmp_path / "ds"), "--json"],
         check=False,
         capture_output=True,
         text=True,
@@ -123,7 +124,7 @@ def test_console_script_checks_a_dataset(tmp_path: Path) -> None:
     )
     assert summary["total"] == 3 and summary["errors"] == [expected]
     proc = subprocess.run(
-        [exe, "dataset", "check", str(tmp_path / "nope")],
+        [str(exe), "dataset", "check", str(tmp_path / "nope")],
         check=False,
         capture_output=True,
         text=True,

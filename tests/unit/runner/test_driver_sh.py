@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import shutil
 import subprocess
 import time
@@ -89,3 +90,39 @@ def test_a_second_driver_on_the_same_job_stops_the_first(tmp_path):
     assert second.returncode == 0
     ns = [ln.split("\t")[0] for ln in (job / "done.tsv").read_text().splitlines() if ln.strip()]
     assert sorted(ns) == ["0", "1", "2"]  # every sample finished exactly once
+
+
+def _native_stub(tmp: Path) -> Path:
+    """Speaks the native runner's protocol for samples 1..3; the first start dies by SIGKILL in sample 2
+    (as the low-memory killer would), after writing `inflight`."""
+    stub = tmp / "edgefarm_runner"
+    stub.write_text(
+        "#!/bin/sh\n"
+        'while [ $# -gt 0 ]; do case "$1" in --results) R=$2; shift;; --state-dir) S=$2; shift;; esac; shift; done\n'
+        'echo "EDGEFARM READY {\\"init_ms\\":1}"\n'
+        "for n in 1 2 3; do\n"
+        '  grep -q "^{\\"n\\":$n," "$R" 2>/dev/null && continue\n'
+        '  echo "$n" > "$S/inflight"\n'
+        '  if [ "$n" = 2 ] && [ ! -f "$S/died-once" ]; then : > "$S/died-once"; kill -9 $$; fi\n'
+        '  echo "{\\"n\\":$n,\\"status\\":\\"ok\\"}" >> "$R"\n'
+        "done\n"
+    )
+    stub.chmod(0o755)
+    return stub
+
+
+def test_native_mode_records_a_dead_runners_sample_and_restarts_it_for_the_rest(tmp_path):
+    job = tmp_path / "job"
+    job.mkdir()
+    (job / "job.conv").write_text("EFJOB 1\n")
+    (job / "runner_flags").write_text("--model\n/m with space.litertlm\n")
+    out = subprocess.run(
+        [SHELL, str(DRIVER), "native", str(job), str(_native_stub(tmp_path)), "", "30"],
+        capture_output=True, text=True, timeout=60, check=False,
+    )  # fmt: skip
+    assert out.returncode == 0, out.stdout + out.stderr
+    lines = [json.loads(x) for x in (job / "results.jsonl").read_text().splitlines()]
+    assert [(d["n"], d["status"]) for d in lines] == [(1, "ok"), (2, "died"), (3, "ok")]
+    assert lines[1]["exit_code"] == 137  # 128 + SIGKILL: the host makes it `oom`
+    assert "runner restarted after exit status 137 on sample 2" in out.stdout
+    assert not (job / "driver.pid").exists() and not (job / "inflight").exists()

@@ -1,0 +1,60 @@
+"""The native runner's result lines -> rows (pure)."""
+
+import json
+from pathlib import PurePosixPath
+
+from orchestrator.runners.android_native import parse_line, result_from_line, runner_flags
+from orchestrator.runners.base import RunOptions
+
+OPTS = RunOptions(run_id="r", backend="cpu", threads=2)
+
+
+def test_ok_line_becomes_a_row_with_mb_peaks_and_summed_tokens():
+    line = {"n": 3, "status": "ok", "error": "", "response": json.dumps({"role": "assistant", "content": [{"type": "text", "text": "Tokyo"}]}),
+            "init_ms": 18.8, "ttft_ms": 6.7, "infer_ms": 15.2, "wall_ms": 30.5, "peak_rss_kb": 75036, "peak_hwm_kb": 76000,
+            "peak_anon_kb": 17552, "peak_file_kb": 57484, "peak_swap_kb": 1024,
+            "turns": [{"prefill_tokens": 45, "prefill_tps": 7017.2, "decode_tokens": 6, "decode_tps": 3713.7, "wall_ms": 10.0},
+                      {"prefill_tokens": 5, "prefill_tps": 900.0, "decode_tokens": 4, "decode_tps": 3000.0, "wall_ms": 5.2}]}  # fmt: skip
+    r = result_from_line(line, "TXT-1", OPTS, {})
+    assert r.status == "ok" and r.output == "Tokyo" and r.exit_code == 0
+    assert r.prefill_tokens == 50 and r.decode_tokens == 10 and r.decode_tps == 3000.0 and len(r.turns) == 2
+    assert r.peak_rss_mb == round((75036 + 1024) / 1024, 2)  # max(VmHWM, VmRSS + VmSwap)
+    assert r.peak_file_mb == round(57484 / 1024, 2) and r.threads == 2 and r.thermal_before is None
+
+
+def test_error_and_timeout_lines_keep_the_runtimes_words():
+    err = result_from_line(
+        {
+            "n": 1,
+            "status": "error",
+            "error": "the runtime refused the message (status 3): Input token ids are too long",
+        },
+        "a",
+        OPTS,
+        {},
+    )
+    assert err.status == "error" and "Input token ids are too long" in err.error
+    t = result_from_line(
+        {"n": 1, "status": "timeout", "exit_code": 124, "error": "no answer within 5 s"}, "a", OPTS, {}
+    )
+    assert t.status == "timeout" and t.exit_code == 124
+
+
+def test_a_runner_death_recorded_by_the_driver_is_crash_or_oom():
+    oom = result_from_line({"n": 2, "status": "died", "exit_code": 137}, "a", OPTS, {}, log_tail="F0000 boom")
+    assert oom.status == "oom" and oom.signal == 9 and oom.exit_code is None and "boom" in oom.error
+    crash = result_from_line({"n": 2, "status": "died", "exit_code": 134}, "a", OPTS, {})
+    assert crash.status == "crash" and crash.signal == 6
+
+
+def test_parse_line_ignores_torn_and_foreign_lines():
+    assert parse_line('{"n":4,"status":"ok"}') == {"n": 4, "status": "ok"}
+    assert parse_line('{"n":4,"status":"o') is None and parse_line("EDGEFARM NOTE x") is None
+    assert parse_line('{"n":"4"}') is None
+
+
+def test_runner_flags_name_paths_as_separate_arguments():
+    flags = runner_flags(lib=PurePosixPath("/d/lib/liblitert-lm.so"), model=PurePosixPath("/d/m b.litertlm"),
+                         cache=PurePosixPath("/d/cache"), opts=OPTS, vision=True, audio=False)  # fmt: skip
+    assert flags[flags.index("--model") + 1] == "/d/m b.litertlm"  # one line each: no word splitting
+    assert "--vision-backend" in flags and "--audio-backend" not in flags and flags[-2:] == ["--threads", "2"]
