@@ -126,6 +126,7 @@ class AndroidRunner:
         self.numbers: dict[int, JobItem] = {}  # n -> item sent to the phone
         self.host_rows: dict[str, SampleResult] = {}  # decided on the host: unsupported, refused
         self.rendered: list[upstream.Rendered] = []
+        self.native_lines: dict[str, tuple[dict, str]] = {}  # id -> (result line, log tail): snapshots later
 
     # ---------------------------------------------------------------- stage
 
@@ -272,6 +273,8 @@ class AndroidRunner:
         self._replay(device, staged, finish)
         left = [it for it in self.numbers.values() if it.id not in results]
         if not left or events.stop.is_set():
+            if native_mode:
+                self._add_snapshots(device, staged, opts, results)
             return [results[it.id] for it in items if it.id in results]
         fatal: list[str] = []
 
@@ -299,6 +302,8 @@ class AndroidRunner:
         elif ex.code != 0:
             self._fail(device, staged, ex, fatal)
         self._replay(device, staged, finish)  # lines lost in transit: the phone's files are the truth
+        if native_mode:
+            self._add_snapshots(device, staged, opts, results)
         return [results[it.id] for it in items if it.id in results]
 
     def _fail(self, device: Phone, staged: Staged, ex: Exit, fatal: list[str]) -> None:
@@ -328,19 +333,50 @@ class AndroidRunner:
             finish(line if name == "results.jsonl" else line.replace("\t", " "))
 
     def _native_finisher(self, device, staged, opts, results, events) -> Callable[[str], None]:
+        """Each result line becomes its row at once; the hook's snapshot files are read for all rows in
+        one call at the end (`_add_snapshots`), so no per-sample device call delays the stream."""
+        self.native_lines = {}
+
         def finish(text: str) -> None:
             line = native.parse_line(text)
             item = self.numbers.get(line["n"]) if line else None
             if item is None or item.id in results:
                 return
-            files = self._fetch(device, staged.job / "samples" / str(line["n"]), SNAPSHOT_FILES)
             tail = ""
             if line.get("status") == native.DIED:
                 tail = "\n".join(self._lines(device, staged.job / "runner.log")[-8:])
-            results[item.id] = native.result_from_line(line, item.id, opts, files, tail)
+            results[item.id] = native.result_from_line(line, item.id, opts, {}, tail)
+            self.native_lines[item.id] = (line, tail)
             events.result(results[item.id])
 
         return finish
+
+    def _add_snapshots(self, device: Phone, staged: Staged, opts: RunOptions, results) -> None:
+        """The hook's before/after snapshots of every native row, fetched in ONE shell call."""
+        if not self.native_lines:
+            return
+        by_n = {line["n"]: (item_id, line, tail) for item_id, (line, tail) in self.native_lines.items()}
+        marker = f"@@EDGEFARM-{secrets.token_hex(8)}@@"
+        script = ('m=$1; d=$2; shift 2; for s in "$d"/*; do n=${s##*/}; for f in "$@"; do '
+                  '[ -f "$s/$f" ] || continue; echo "$m $n/$f"; cat "$s/$f"; echo; done; done')  # fmt: skip
+        lines: list[str] = []
+        try:
+            device.run(["sh", "-c", script, "sh", marker, str(staged.job / "samples"), *SNAPSHOT_FILES],
+                       timeout_s=120, on_line=lines.append)  # fmt: skip
+        except DeviceError:
+            return  # the rows stay without thermal figures
+        files: dict[str, list[str]] = {}
+        current: list[str] | None = None
+        for text in lines:
+            if text.startswith(marker + " "):
+                current = files.setdefault(text[len(marker) + 1 :], [])
+            elif current is not None:
+                current.append(text)
+        files = {k: "\n".join(v[:-1] if v and v[-1] == "" else v) for k, v in files.items()}
+        for n, (item_id, line, tail) in by_n.items():
+            mine = {f: files.get(f"{n}/{f}", "") for f in SNAPSHOT_FILES}
+            results[item_id] = native.result_from_line(line, item_id, opts, mine, tail)
+        self.native_lines = {}
 
     def _upstream_finisher(self, device, staged, opts, results, events) -> Callable[[str], None]:
         by_n = {r.n: r for r in self.rendered}
