@@ -154,6 +154,13 @@ class SampleResult:
     thermal_before: Mapping[str, Any] | None = None
     thermal_after: Mapping[str, Any] | None = None
     stood_in_for: str = ""  # a stand-in board ran this row for that phone (it was absent or lost)
+    # Energy (docs/energy.md): the device's RAW power sums for the sample, and what the host made of
+    # them (orchestrator/telemetry/energy.py). None = not measured (no sensor), never 0.
+    power: Mapping[str, Any] | None = None
+    energy_j: float | None = None  # whole device during the sample, no idle baseline subtracted
+    energy_mj_per_token: float | None = None  # energy_j / generated (decode) tokens
+    power_source: str = ""  # sysfs:current_now | sysfs:current_avg | hwmon | pmic
+    energy_unreliable: str = ""  # why the energy figure cannot be trusted (charging, ...), "" if it can
 
     def to_json(self) -> str:
         return json.dumps(asdict(self), ensure_ascii=False, sort_keys=True)

@@ -21,6 +21,7 @@
 MODE=$1
 TAB=$(printf '\t')
 INTERVAL=${EDGEFARM_TRACE_INTERVAL:-0.1}
+POWER_DIR=/sys/class/power_supply/battery
 TIMEOUT_RC=124
 
 fatal() {
@@ -139,6 +140,27 @@ sample_status() {
   [ -n "$rss" ] && printf '%s\t%s\t%s\t%s\t%s\t%s\n' "$(now_cs)" "$rss" "$hwm" "${swap:-0}" "${anon:-}" "${file:-}"
 }
 
+# Where the battery's current can be read: current_now, else current_avg ("" when neither is).
+power_current_file() {
+  [ -r "$POWER_DIR/voltage_now" ] || return 0
+  for f in current_now current_avg; do
+    if [ -r "$POWER_DIR/$f" ] && read -r _ < "$POWER_DIR/$f" 2>/dev/null; then
+      echo "$POWER_DIR/$f"
+      return 0
+    fi
+  done
+}
+
+# One power line: centiseconds current voltage status (raw, as the files say; the host converts).
+sample_power() {
+  [ -n "$1" ] || return 0
+  i=; v=; st=
+  read -r i _ < "$1" 2>/dev/null
+  read -r v _ < "$POWER_DIR/voltage_now" 2>/dev/null
+  read -r st _ < "$POWER_DIR/status" 2>/dev/null
+  [ -n "$i" ] && [ -n "$v" ] && printf '%s\t%s\t%s\t%s\n' "$(now_cs)" "$i" "$v" "${st:-}"
+}
+
 # Flags file -> positional parameters appended to "$@" (one flag per line; no word splitting).
 read_flags_into() {
   [ -f "$1" ] || return 0
@@ -172,6 +194,7 @@ run_native() {
   read_flags_into "$JOB/runner_flags"
   set -- --job "$JOB/job.conv" --results "$JOB/results.jsonl" --state-dir "$JOB" \
     --sample-timeout-s "$TIMEOUT_S" --hook "$JOB/../../../driver/driver.sh"
+  [ -n "$(power_current_file)" ] && set -- "$@" --power-dir "$POWER_DIR"
   i=1
   while [ "$i" -le "$FLAGS_N" ]; do
     eval "set -- \"\$@\" \"\$FLAG_$i\""
@@ -218,6 +241,7 @@ run_upstream() {
   BIN=$WORKER_BIN
   DONE="$JOB/done.tsv"
   : >> "$DONE"
+  PCUR=$(power_current_file)
   while IFS="$TAB" read -r n max_out multi _ <&3; do
     [ -z "$n" ] && continue
     is_done "$n" && continue
@@ -243,7 +267,10 @@ run_upstream() {
       set -- "$@" "--input_prompt_file=$S/prompt.txt"
       input=/dev/null
     fi
+    : > "$S/power.tsv"
+    [ -n "$PCUR" ] && echo "source ${PCUR##*/}" > "$S/power.tsv"
     t0=$(now_cs)
+    sample_power "$PCUR" >> "$S/power.tsv"
     "$BIN" "$@" < "$input" > "$S/stdout" 2> "$S/stderr" &
     bpid=$!
     echo "$$ $bpid" > "$LOCK"
@@ -251,6 +278,7 @@ run_upstream() {
     timed_out=
     while kill -0 "$bpid" 2>/dev/null; do
       sample_status "$bpid" >> "$S/trace.tsv"
+      sample_power "$PCUR" >> "$S/power.tsv"
       if [ $(( $(now_cs) - t0 )) -ge "$limit" ]; then
         kill -9 "$bpid" 2>/dev/null  # our own deadline: no `timeout` wrapper that may not pass signals on
         timed_out=1
@@ -259,6 +287,7 @@ run_upstream() {
     done
     wait "$bpid"
     rc=$?
+    sample_power "$PCUR" >> "$S/power.tsv"
     [ -n "$timed_out" ] && rc=$TIMEOUT_RC
     wall_ms=$(( ($(now_cs) - t0) * 10 ))
     hook "$S" after

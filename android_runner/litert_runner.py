@@ -30,6 +30,7 @@ from typing import Any
 from .contract import JobItem, SampleResult, TurnFigures, read_results
 from .conversation import render, reply_text, unsupported_reason
 from .memory import MemorySampler
+from .power import PowerSampler, find_power_reader
 from .status import MODEL_UNLOADABLE_EXIT, TIMEOUT_EXIT, Status
 from .thermal import cool_down, thermal_snapshot, with_clocks
 
@@ -106,6 +107,7 @@ class LiteRtRunner:
 
         self.lm = litert_lm
         self.job_dir = job_dir
+        self.power: PowerSampler | None = None  # set by main() when the board has a power sensor
         self.backend_name = backend
         self.threads = threads
         with litert_lm.ModelInfo(model) as info:
@@ -152,6 +154,8 @@ class LiteRtRunner:
         lm = self.lm
         conversation = render(item, str(self.job_dir.resolve()))
         memory.reset()
+        if self.power is not None:
+            self.power.reset()
         log_at = log.offset()
         t_start = time.perf_counter()
         turns: list[TurnFigures] = []
@@ -222,6 +226,7 @@ class LiteRtRunner:
             peak_file_mb=_mb(peaks, "RssFile"),
             peak_swap_mb=_mb(peaks, "VmSwap"),
             turns=tuple(turns),
+            power=self.power.reading() if self.power is not None else None,
             thermal_after=with_clocks(thermal_snapshot()),
         )
 
@@ -395,6 +400,10 @@ def main(argv: list[str] | None = None) -> int:
     )
     memory = MemorySampler(interval_s=args.sample_interval_ms / 1000.0)
     memory.start()
+    found = find_power_reader()
+    if found is not None:
+        runner.power = PowerSampler(*found)
+        runner.power.start()
     try:
         with open(results_path, "a", encoding="utf-8") as out:
 
@@ -425,6 +434,8 @@ def main(argv: list[str] | None = None) -> int:
                     record(result)
     finally:
         memory.stop()
+        if runner.power is not None:
+            runner.power.stop()
     emit("DONE", {"samples": len(pending)})
     return 0
 

@@ -6,7 +6,7 @@
  *   edgefarm_runner --lib LIBLITERT_LM --model M --job JOB.conv --results RESULTS.jsonl
  *                   [--backend cpu|gpu|npu] [--vision-backend cpu] [--audio-backend cpu]
  *                   [--threads N] [--cache-dir D] [--max-num-tokens N] [--sample-timeout-s S]
- *                   [--hook DRIVER.sh] [--state-dir DIR] [--log-level N]
+ *                   [--hook DRIVER.sh] [--state-dir DIR] [--log-level N] [--power-dir DIR]
  *
  * The host renders every sample into the job file (android_runner/conversation.py) as the exact
  * JSON the C API takes, so this program needs no JSON parser: it only escapes strings it writes.
@@ -16,6 +16,10 @@
  * State files in --state-dir (default: the job file's folder): `inflight` holds the number of the
  * sample being run (the driver records a crash for it if we die), `loads.tsv` gets one line per
  * engine load, `samples/<n>/` is where the hook writes its before/after snapshots.
+ * --power-dir (a power-supply folder, e.g. /sys/class/power_supply/battery): each watchdog tick
+ * (20 ms) and at a sample's start and end, read current_now (else current_avg), voltage_now and
+ * status there, and put the RAW trapezoid integral of I*V over the sample in its result line
+ * ("power": units and sign are decided on the host, orchestrator/telemetry/energy.py).
  * Exit: 0 done, 2 usage, 3 runtime library unusable, 65 model unloadable, 124 sample timeout.
  */
 #define _GNU_SOURCE
@@ -387,6 +391,88 @@ static void sample_memory(void) {
   pthread_mutex_unlock(&lock);
 }
 
+/* ------------------------------------------------------------------ battery power (raw) */
+static char power_current[4200], power_voltage[4200], power_status[4200];
+static const char *power_src; /* NULL: no power folder readable */
+static struct {
+  int on, have, n, pos, neg, charging;
+  double integral, i_sum, v_sum, t_first, t_last, i_last, v_last;
+} pw;
+
+static int read_number(const char *path, double *out) {
+  char buf[64];
+  int fd = open(path, O_RDONLY);
+  if (fd < 0) return 0;
+  ssize_t n = read(fd, buf, sizeof buf - 1);
+  close(fd);
+  if (n <= 0) return 0;
+  buf[n] = 0;
+  char *end;
+  double v = strtod(buf, &end);
+  if (end == buf) return 0;
+  *out = v;
+  return 1;
+}
+
+static void power_setup(const char *dir) {
+  if (!dir || !*dir) return;
+  double v;
+  snprintf(power_voltage, sizeof power_voltage, "%s/voltage_now", dir);
+  snprintf(power_status, sizeof power_status, "%s/status", dir);
+  snprintf(power_current, sizeof power_current, "%s/current_now", dir);
+  if (!read_number(power_voltage, &v)) return;
+  if (read_number(power_current, &v)) power_src = "sysfs:current_now";
+  else {
+    snprintf(power_current, sizeof power_current, "%s/current_avg", dir);
+    if (read_number(power_current, &v)) power_src = "sysfs:current_avg";
+  }
+}
+
+/* One reading; called with `lock` held. */
+static void power_tick_locked(void) {
+  if (!power_src || !pw.on) return;
+  double i, v, t = now_s();
+  if (!read_number(power_current, &i) || !read_number(power_voltage, &v)) return;
+  char st[32] = {0};
+  int fd = open(power_status, O_RDONLY);
+  if (fd >= 0) {
+    ssize_t k = read(fd, st, sizeof st - 1);
+    close(fd);
+    if (k > 0 && (strncmp(st, "Charging", 8) == 0 || strncmp(st, "Full", 4) == 0)) pw.charging = 1;
+  }
+  if (pw.have) pw.integral += (t - pw.t_last) * (pw.i_last * pw.v_last + i * v) / 2.0;
+  else pw.t_first = t;
+  pw.have = 1;
+  pw.t_last = t;
+  pw.i_last = i;
+  pw.v_last = v;
+  pw.n++;
+  pw.i_sum += i;
+  pw.v_sum += v;
+  if (i > 0) pw.pos++;
+  else if (i < 0) pw.neg++;
+}
+
+static void power_start(void) {
+  pthread_mutex_lock(&lock);
+  memset(&pw, 0, sizeof pw);
+  pw.on = 1;
+  power_tick_locked();
+  pthread_mutex_unlock(&lock);
+}
+
+static void add_power(sbuf *s) {
+  pthread_mutex_lock(&lock);
+  power_tick_locked();
+  pw.on = 0;
+  if (power_src && pw.n > 0) {
+    sb_printf(s, ",\"power\":{\"kind\":\"iv\",\"integral\":%.9g,\"n\":%d,\"dt_s\":%.6f,\"i_mean\":%.6g,"
+              "\"v_mean\":%.6g,\"pos\":%d,\"neg\":%d,\"charging\":%d,\"src\":\"%s\"}", pw.integral, pw.n,
+              pw.t_last - pw.t_first, pw.i_sum / pw.n, pw.v_sum / pw.n, pw.pos, pw.neg, pw.charging, power_src);
+  }
+  pthread_mutex_unlock(&lock);
+}
+
 static void add_peaks(sbuf *s, const mem_kb *m) {
   sb_printf(s, ",\"peak_rss_kb\":%ld,\"peak_hwm_kb\":%ld,\"peak_anon_kb\":%ld,\"peak_file_kb\":%ld,"
             "\"peak_swap_kb\":%ld", m->rss, m->hwm, m->anon, m->file, m->swap);
@@ -406,6 +492,7 @@ static void *watchdog(void *arg) {
     usleep(20000);
     sample_memory();
     pthread_mutex_lock(&lock);
+    power_tick_locked();
     int fire = deadline > 0 && !finished && now_s() > deadline;
     if (fire) finished = 1;
     mem_kb m = peaks;
@@ -521,6 +608,8 @@ static void run_sample(ptr engine, const sample *s, double init_ms) {
   if (conv) api.conv_delete(conv);
 
   sample_memory();
+  sbuf power = {0};
+  add_power(&power); /* the last reading closes the integral before the hook's dumpsys calls */
   pthread_mutex_lock(&lock);
   mem_kb m = peaks;
   double wall_ms = (now_s() - sample_t0) * 1000.0;
@@ -541,10 +630,12 @@ static void run_sample(ptr engine, const sample *s, double init_ms) {
     sb_number(&line, "infer_ms", infer_ms);
     sb_number(&line, "wall_ms", wall_ms);
     add_peaks(&line, &m);
+    if (power.buf) sb_add(&line, power.buf, power.len);
     sb_printf(&line, ",\"turns\":[%s],\"pid\":%d}", turns.buf ? turns.buf : "", (int)getpid());
     emit_result(&line);
   }
   free(response);
+  free(power.buf);
   free(line.buf);
   free(turns.buf);
 }
@@ -553,14 +644,15 @@ static void run_sample(ptr engine, const sample *s, double init_ms) {
 static void usage(const char *why) {
   fprintf(stderr, "EDGEFARM FATAL %s\nusage: edgefarm_runner --lib LIB --model M --job JOB.conv --results R "
           "[--backend cpu|gpu|npu] [--vision-backend B] [--audio-backend B] [--threads N] [--cache-dir D] "
-          "[--max-num-tokens N] [--sample-timeout-s S] [--hook DRIVER] [--state-dir DIR] [--log-level N]\n",
+          "[--max-num-tokens N] [--sample-timeout-s S] [--hook DRIVER] [--state-dir DIR] [--log-level N] "
+          "[--power-dir DIR]\n",
           why);
   exit(EXIT_USAGE);
 }
 
 int main(int argc, char **argv) {
   const char *lib = NULL, *model = NULL, *job = NULL, *results = NULL, *backend = "cpu";
-  const char *vision = NULL, *audio = NULL, *cache_dir = ":nocache", *state = NULL;
+  const char *vision = NULL, *audio = NULL, *cache_dir = ":nocache", *state = NULL, *power_dir = NULL;
   int threads = 0, max_num_tokens = 0, log_level = 2;
   for (int i = 1; i < argc; i++) {
     const char *a = argv[i];
@@ -580,6 +672,7 @@ int main(int argc, char **argv) {
     else if (OPT("--hook")) hook_path = v;
     else if (OPT("--state-dir")) state = v;
     else if (OPT("--log-level")) log_level = atoi(v);
+    else if (OPT("--power-dir")) power_dir = v;
     else usage("unknown or incomplete option");
 #undef OPT
   }
@@ -625,6 +718,7 @@ int main(int argc, char **argv) {
   }
   api.set_min_log_level(log_level);
 
+  power_setup(power_dir);
   pthread_t dog;
   pthread_create(&dog, NULL, watchdog, NULL);
 
@@ -681,6 +775,7 @@ int main(int argc, char **argv) {
     sample_t0 = now_s();
     deadline = sample_t0 + timeout_s;
     pthread_mutex_unlock(&lock);
+    power_start();
     run_sample(engine, s, init_ms);
     pthread_mutex_lock(&lock);
     deadline = 0;

@@ -18,6 +18,7 @@ from android_runner.contract import JobItem, SampleResult, TurnFigures
 from android_runner.conversation import job_file_text, render, reply_text
 from android_runner.status import Status, classify, signal_from_shell_status
 
+from ..telemetry.energy import energy_fields
 from .android_snapshots import cooldown_s, thermal_of
 from .base import RunOptions
 
@@ -97,6 +98,8 @@ def result_from_line(
     last = turns[-1] if turns else None
     peaks = [_mb(line.get("peak_rss_kb")), _mb(line.get("peak_hwm_kb"))]
     rss_swap = _mb((line.get("peak_rss_kb") or 0) + (line.get("peak_swap_kb") or 0))
+    decode_tokens = sum(t.decode_tokens or 0 for t in turns) if turns else None
+    power = line.get("power") if isinstance(line.get("power"), Mapping) else None
     measured = [v for v in (*peaks, rss_swap) if v]
     return SampleResult(
         id=item_id,
@@ -109,7 +112,7 @@ def result_from_line(
         ttft_ms=_ms(line.get("ttft_ms")),
         prefill_tokens=sum(t.prefill_tokens or 0 for t in turns) if turns else None,
         prefill_tps=last.prefill_tps if last else None,
-        decode_tokens=sum(t.decode_tokens or 0 for t in turns) if turns else None,
+        decode_tokens=decode_tokens,
         decode_tps=last.decode_tps if last else None,
         infer_ms=_ms(line.get("infer_ms")),
         wall_ms=_ms(line.get("wall_ms")),
@@ -124,6 +127,8 @@ def result_from_line(
         thermal_before=thermal_of(files, "before"),
         thermal_after=thermal_of(files, "after"),
         cooldown_s=cooldown_s(files),
+        power=power,
+        **energy_fields(power, decode_tokens),
     )
 
 

@@ -20,11 +20,12 @@ from android_runner.contract import JobItem, SampleResult, TurnFigures
 from android_runner.status import TIMEOUT_EXIT, classify, signal_from_shell_status
 
 from ..telemetry.benchmark_output import parse_benchmark_output
+from ..telemetry.energy import energy_fields, parse_power_tsv, reading_to_json
 from .android_snapshots import SNAPSHOT_FILES, cooldown_s, thermal_of
 from .base import RunOptions
 
 RUNNER_NAME = "litert_lm_advanced_main"
-SAMPLE_FILES = ("stdout", "stderr", "trace.tsv", *SNAPSHOT_FILES)
+SAMPLE_FILES = ("stdout", "stderr", "trace.tsv", "power.tsv", *SNAPSHOT_FILES)
 
 
 # ---------------------------------------------------------------- rendering (files only)
@@ -147,6 +148,7 @@ def build_result(
         backend = f"{backend} (sampler on cpu)"  # the model ran as asked; only sampling fell back
     elif "npu_generic_path" in bench.warnings:
         backend = f"{backend}->cpu"  # the model has no NPU section: the runtime ran it on CPU
+    power = parse_power_tsv(files.get("power.tsv", ""))
     return SampleResult(
         id=r.id,
         status=status,
@@ -174,6 +176,8 @@ def build_result(
         thermal_before=thermal_of(files, "before"),
         thermal_after=thermal_of(files, "after"),
         cooldown_s=cooldown_s(files),
+        power=reading_to_json(power),
+        **energy_fields(power, bench.decode_tokens),
     )
 
 

@@ -13,6 +13,7 @@ import re
 import signal
 import tempfile
 from collections.abc import Sequence
+from dataclasses import replace
 from pathlib import Path, PurePosixPath
 
 from android_runner.contract import JobItem, SampleResult, parse_results
@@ -22,6 +23,7 @@ from ..devices.base import Device
 from ..devices.ssh_info import runner_sha256
 from ..errors import DeviceError, ModelError
 from ..models import ModelSummary
+from ..telemetry.energy import energy_fields
 from .base import RunnerEvents, RunOptions, Staged
 
 RUNNER_FILES = (
@@ -30,6 +32,7 @@ RUNNER_FILES = (
     "conversation.py",
     "status.py",
     "memory.py",
+    "power.py",
     "thermal.py",
     "litert_runner.py",
 )
@@ -37,6 +40,13 @@ PACKAGE_DIR = Path(__file__).resolve().parents[2] / "android_runner"
 PROTOCOL_PREFIX = "EDGEFARM "
 GLOG_ERROR = re.compile(r"^[EF]\d{4} ")  # glog ERROR/FATAL lines; the status continues on the next lines
 INIT_ALLOWANCE_S = 600.0
+
+
+def with_energy(r: SampleResult) -> SampleResult:
+    """The row's energy fields from the board's raw power record (units decided on the host)."""
+    if r.power is None or r.energy_j is not None:
+        return r
+    return replace(r, **energy_fields(r.power, r.decode_tokens))
 
 
 def runtime_error_excerpt(lines: list[str], max_lines: int = 12) -> str:
@@ -80,7 +90,7 @@ class _RunnerStream:
             self.in_flight = data
             self.events.begin(str(data))
         elif kind == "RESULT" and isinstance(data, dict):
-            r = SampleResult.from_dict(data)
+            r = with_energy(SampleResult.from_dict(data))
             self.results[r.id] = r
             self.in_flight = None
             self.events.result(r)
@@ -171,7 +181,7 @@ class PythonRunner:
 
     def _device_results(self, device: Device, staged: Staged) -> dict[str, SampleResult]:
         text = self._pull_text(device, staged.job / "results.jsonl") or ""
-        return {r.id: r for r in parse_results(text.splitlines())}
+        return {r.id: with_energy(r) for r in parse_results(text.splitlines())}
 
     def _write_device_results(self, device: Device, staged: Staged, results: dict[str, SampleResult]) -> None:
         with tempfile.TemporaryDirectory() as tmp:

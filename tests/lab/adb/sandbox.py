@@ -6,8 +6,10 @@ and `dumpsys` scripts answering from per-phone files. PATH is `/system/bin` only
 `/usr/bin` (so `/bin`: dash, GNU coreutils, python3) is hidden behind an empty folder: what runs on
 the phone finds only what a phone has. The host's libraries stay readable, so host-built binaries
 (the native runner, mksh, toybox) and the runtime library load. `/proc/meminfo` is the phone's
-fake meminfo and `/sys` is visible (the runtime's tcmalloc needs it, a phone has it). Nothing a test
-runs "on the phone" can write to the host outside `<root>`.
+fake meminfo and `/sys` is visible (the runtime's tcmalloc needs it, a phone has it), except
+`/sys/class/power_supply`: the phone's own battery folder with a constant, known power profile
+(vendor units and signs differ, as on real phones), so energy figures can be checked exactly.
+Nothing a test runs "on the phone" can write to the host outside `<root>`.
 """
 
 from __future__ import annotations
@@ -52,6 +54,18 @@ class PhoneSpec:
     meminfo_total_kb: int = 7812544
     free_storage_kb: int | None = None  # None: the host's real `df`; else a fake df reports this
     extra: dict[str, str] = field(default_factory=dict)
+    # /sys/class/power_supply/battery files (constant values); {} = no readable battery folder
+    power: dict[str, str] = field(default_factory=dict)
+
+    @property
+    def power_w(self) -> float | None:
+        """The profile's constant power draw in watts (what energy per second must come out as)."""
+        cur = self.power.get("current_now") or self.power.get("current_avg")
+        volt = self.power.get("voltage_now")
+        if cur is None or volt is None:
+            return None
+        i, v = abs(float(cur)), abs(float(volt))
+        return i * (1e-6 if i >= 10_000 else 1e-3) * v * (1e-6 if v >= 100_000 else 1e-3)
 
 
 PIXEL_8 = PhoneSpec(
@@ -68,6 +82,8 @@ PIXEL_8 = PhoneSpec(
         "ro.build.version.release": "14",
         "ro.build.version.sdk": "34",
     },
+    # Pixels: uA and uV, discharge NEGATIVE
+    power={"current_now": "-450000", "voltage_now": "3900000", "status": "Discharging"},
 )
 GALAXY_S24 = PhoneSpec(
     name="Galaxy S24",
@@ -85,6 +101,8 @@ GALAXY_S24 = PhoneSpec(
     battery="battery_galaxy_s24.txt",
     thermal="thermal_galaxy_s24.txt",
     meminfo_total_kb=7646208,
+    # a vendor reporting mA and mV, discharge POSITIVE
+    power={"current_now": "520", "voltage_now": "3850", "status": "Discharging"},
 )
 REDMI_NOTE_13 = PhoneSpec(
     name="Redmi Note 13",
@@ -102,6 +120,8 @@ REDMI_NOTE_13 = PhoneSpec(
     battery="battery_minimal.txt",
     thermal="thermal_galaxy_s24.txt",
     meminfo_total_kb=5869052,
+    # only the fuel gauge's average, and on the charger: energy is marked unreliable
+    power={"current_avg": "610000", "voltage_now": "4100000", "status": "Charging"},
 )
 
 
@@ -118,6 +138,10 @@ def build_phone_root(root: Path, spec: PhoneSpec) -> Path:
     meminfo = (FIXTURES / "meminfo_pixel8.txt").read_text().splitlines()
     meminfo[0] = f"MemTotal:       {spec.meminfo_total_kb} kB"
     (root / "meminfo").write_text("\n".join(meminfo) + "\n")
+    battery = root / "power_supply" / "battery"
+    battery.mkdir(parents=True, exist_ok=True)
+    for name, value in spec.power.items():
+        (battery / name).write_text(value + "\n")
     install_android_userland(bin_)
     scripts = {"getprop": GETPROP, "dumpsys": DUMPSYS}
     if spec.free_storage_kb is not None:
@@ -165,6 +189,7 @@ def bwrap_argv(root: Path, command: str) -> list[str]:
     argv += ["--tmpfs", "/usr/bin"]  # no dash, no GNU coreutils, no python3 on the phone
     argv += [
         "--ro-bind", "/sys", "/sys",
+        "--ro-bind", str(root / "power_supply"), "/sys/class/power_supply",
         "--ro-bind", "/proc", "/proc",
         "--dev", "/dev",
         "--tmpfs", "/tmp",
