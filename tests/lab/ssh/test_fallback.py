@@ -172,3 +172,57 @@ def test_a_phone_unplugged_mid_run_that_does_not_return_is_finished_on_its_stand
     finally:
         faults.unlink(missing_ok=True)
         adb_lab.come_back(LOST_LABEL)  # the lab is shared: leave every phone attached
+
+
+def test_a_lost_phone_that_comes_back_within_the_wait_finishes_its_own_samples(
+    adb_lab,  # noqa: F811
+    board,
+    tmp_path,
+):
+    ids = _ids()
+    inv = tmp_path / "devices.yaml"
+    pi = board.entry("pi-lab", tmp_path / "board", fallback_for=[LOST])
+    inv.write_text(json.dumps({"devices": [pi]}))
+    out = tmp_path / "runs"
+    args = ["run", "--devices", "all", "--inventory", str(inv), "--modality", "text", "--limit", str(LIMIT),
+            "--max-output-tokens", "6", "--sample-timeout", "60", "--fallback-wait-s", "60", "--out", str(out)]  # fmt: skip
+    faults = adb_lab.device_root(LOST_LABEL) / "local" / "tmp" / "edgefarm-lab-faults"
+    faults.parent.mkdir(parents=True, exist_ok=True)
+    faults.write_text("sleep 1.5\n")
+    log = tmp_path / "run.log"
+    env = adb_lab.env(COLUMNS="200")
+    env.pop("EDGEFARM_INVENTORY", None)
+    try:
+        with open(log, "w") as sink:
+            proc = subprocess.Popen([sys.executable, "-m", "orchestrator", *args], cwd=REPO, env=env,
+                                    stdout=sink, stderr=subprocess.STDOUT, text=True)  # fmt: skip
+            try:
+                run_dir = _wait_for("run folder", lambda: next((p for p in out.glob("*") if p.is_dir()), None),
+                                    proc, log)  # fmt: skip
+                stream = run_dir / "devices" / LOST / "results.stream.jsonl"
+                _wait_for(f"{LOST} result", lambda: len(_jsonl(stream)) >= 1, proc, log)
+                adb_lab.phones[LOST_LABEL].vanish()
+                _wait_for(
+                    "the wait for the lost phone", lambda: "waiting up to 60 s" in log.read_text(), proc, log
+                )
+                faults.unlink()
+                adb_lab.come_back(LOST_LABEL)  # plugged back in: it finishes its own samples
+                rc = proc.wait(timeout=180)
+            finally:
+                if proc.poll() is None:
+                    proc.kill()
+                    proc.wait()
+        text = log.read_text()
+        assert rc == 0, text[-3000:]
+        assert f"{LOST} is back" in text and "stands in" not in text, text[-3000:]
+        rows = _jsonl(run_dir / "devices" / LOST / "results.jsonl")
+        assert [r["id"] for r in rows] == ids and all(
+            r["status"] == "ok" and not r["stood_in_for"] for r in rows
+        )
+        assert "stand_ins" not in json.loads((run_dir / "run.json").read_text())
+        assert not (run_dir / "devices" / f"pi-lab-for-{LOST}").exists()
+        phone = {d["device"]: d for d in json.loads((run_dir / "report.json").read_text())["devices"]}[LOST]
+        assert phone["error"] == "" and phone["stand_in"] == "" and phone["samples"] == LIMIT
+    finally:
+        faults.unlink(missing_ok=True)
+        adb_lab.come_back(LOST_LABEL)
