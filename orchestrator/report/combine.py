@@ -136,11 +136,10 @@ def _stand_in(outcome: Mapping[str, Any], rows: Sequence[SampleResult], name: st
 
 
 def _energy(r: SampleResult, field: str) -> float | None:
-    """A row's energy figure when it can be trusted (results of runners without a power sensor, or
-    from before energy was measured, have none)."""
-    if getattr(r, "energy_unreliable", ""):
+    """A row's energy figure (energy_j | energy_mj_per_token) when it can be trusted."""
+    if r.energy_unreliable:
         return None
-    return getattr(r, field, None)
+    return r.energy_j if field == "energy_j" else r.energy_mj_per_token
 
 
 def _runner_identity(outcome: Mapping[str, Any]) -> dict[str, str]:

@@ -190,16 +190,9 @@ def test_runner_identity_from_outcome_is_in_the_row_and_the_stamp():
 
 
 def test_energy_chart_and_table_when_a_device_reports_trusted_energy():
-    from dataclasses import dataclass
-
-    @dataclass(frozen=True)
-    class Row(SampleResult):  # the contract's energy fields, whether or not this checkout has them yet
-        energy_j: float | None = None
-        energy_mj_per_token: float | None = None
-        energy_unreliable: str = ""
 
     def row(i, j, unreliable=""):
-        return Row(
+        return SampleResult(
             id=i,
             status="ok",
             output="yes",
