@@ -41,14 +41,29 @@ def _job_on_phone(lab, label: str, run_id: str) -> Path:
 
 def test_whole_dataset_on_two_phones_matches_this_host_with_one_model_load_each(adb_lab, tmp_path):
     inv = tmp_path / "devices.yaml"
-    inv.write_text("devices:\n  - name: this-host\n    kind: local\n    workdir: " + str(tmp_path / "host") + "\n")
+    inv.write_text(
+        "devices:\n  - name: this-host\n    kind: local\n    workdir: " + str(tmp_path / "host") + "\n"
+    )
     out = tmp_path / "runs"
-    p = edgefarm(adb_lab, "run", "--devices", "all", "--inventory", str(inv), "--out", str(out), "--sample-timeout", "60")
+    p = edgefarm(
+        adb_lab,
+        "run",
+        "--devices",
+        "all",
+        "--inventory",
+        str(inv),
+        "--out",
+        str(out),
+        "--sample-timeout",
+        "60",
+    )
     assert p.returncode == 0, p.stderr[-3000:]
     run_dir = _run_dir(out)
     devices = {*PHONES, "this-host"}
     assert set(json.loads((run_dir / "run.json").read_text())["devices"]) == devices
-    rows = {name: {r["id"]: r for r in _jsonl(run_dir / "devices" / name / "results.jsonl")} for name in devices}
+    rows = {
+        name: {r["id"]: r for r in _jsonl(run_dir / "devices" / name / "results.jsonl")} for name in devices
+    }
     ds = load_dataset(BUNDLED_DATASET)
     assert all(len(r) == len(ds.samples) for r in rows.values()), {n: len(r) for n, r in rows.items()}
     host = rows["this-host"]
@@ -58,7 +73,11 @@ def test_whole_dataset_on_two_phones_matches_this_host_with_one_model_load_each(
         assert outcome["runner"]["runner"] == "native" and len(outcome["runner"]["runner_sha256"]) == 64
         assert outcome["runner"]["runtime_version"].startswith("litert-lm-api 0.18.1")
         phone = rows[name]
-        differ = [i for i in host if (phone[i]["status"], phone[i]["output"]) != (host[i]["status"], host[i]["output"])]
+        differ = [
+            i
+            for i in host
+            if (phone[i]["status"], phone[i]["output"]) != (host[i]["status"], host[i]["output"])
+        ]
         assert differ == [], [(i, host[i]["output"][:60], phone[i]["output"][:60]) for i in differ[:5]]
         assert all(phone[i]["ttft_ms"] is not None for i in phone if phone[i]["status"] == "ok")
         assert all(phone[i]["peak_rss_mb"] > 10 for i in phone if phone[i]["status"] == "ok")
@@ -92,7 +111,9 @@ def test_hostile_prompts_reach_the_phone_as_text_only(adb_lab, tmp_path):
              "reference_variants": ["ok"]} for i, p in enumerate(HOSTILE, 1)]  # fmt: skip
     (ds_dir / "metadata.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
     out = tmp_path / "runs"
-    p = edgefarm(adb_lab, "run", "--devices", "pixel-8", "--dataset", str(tmp_path / "hostile"), "--out", str(out))
+    p = edgefarm(
+        adb_lab, "run", "--devices", "pixel-8", "--dataset", str(tmp_path / "hostile"), "--out", str(out)
+    )
     assert p.returncode == 0, p.stderr[-3000:]
     run_dir = _run_dir(out)
     results = _jsonl(run_dir / "devices" / "pixel-8" / "results.jsonl")
@@ -115,9 +136,33 @@ def _runners_of(job: Path) -> list[int]:
             except OSError:
                 continue
             mine = f"/runs/{job.parent.name}/job/job.conv".encode()
-            if cmd and cmd[0].endswith(b"edgefarm_runner") and state != "Z" and any(a.endswith(mine) for a in cmd):
+            if (
+                cmd
+                and cmd[0].endswith(b"edgefarm_runner")
+                and state != "Z"
+                and any(a.endswith(mine) for a in cmd)
+            ):
                 pids.append(int(proc.name))
     return pids
+
+
+def _start_slow_run(lab, label: str, args: list[str], out: Path, log: Path, results: int):
+    """Start `edgefarm run ARGS` in the background; return (process, env, the run's job folder on the
+    phone) once the phone has recorded `results` samples."""
+    env = lab.env(COLUMNS="200")
+    env.pop("EDGEFARM_INVENTORY", None)
+    with open(log, "w") as sink:
+        proc = subprocess.Popen([sys.executable, "-m", "orchestrator", *args], cwd=REPO, env=env,
+                                stdout=sink, stderr=subprocess.STDOUT)  # fmt: skip
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline:
+        runs = list(out.glob("*")) if out.exists() else []
+        if runs and len(_jsonl(_job_on_phone(lab, label, runs[0].name) / "results.jsonl")) >= results:
+            return proc, env, _job_on_phone(lab, label, runs[0].name)
+        assert proc.poll() is None, log.read_text()[-3000:]
+        time.sleep(0.05)
+    proc.kill()
+    raise AssertionError(f"no {results} results on {label} within 60 s:\n{log.read_text()[-3000:]}")
 
 
 def test_resume_after_unplug_stops_the_runner_left_on_the_phone(adb_lab, tmp_path):
@@ -132,26 +177,11 @@ def test_resume_after_unplug_stops_the_runner_left_on_the_phone(adb_lab, tmp_pat
             "--cooldown-c", "25", "--cooldown-max-s", "3"]  # fmt: skip
     phone = adb_lab.phones[label]
     phone.unplug_keeps_processes = True
-    env = adb_lab.env(COLUMNS="200")
-    env.pop("EDGEFARM_INVENTORY", None)
     log = tmp_path / "first.log"
     try:
-        with open(log, "w") as sink:
-            proc = subprocess.Popen([sys.executable, "-m", "orchestrator", *args], cwd=REPO, env=env,
-                                    stdout=sink, stderr=subprocess.STDOUT)  # fmt: skip
-            deadline = time.monotonic() + 60
-            job = None
-            while time.monotonic() < deadline:
-                runs = list(out.glob("*")) if out.exists() else []
-                if runs:
-                    job = _job_on_phone(adb_lab, label, runs[0].name)
-                    if len(_jsonl(job / "results.jsonl")) >= 2:
-                        break
-                assert proc.poll() is None, log.read_text()[-3000:]
-                time.sleep(0.05)
-            assert job is not None, log.read_text()[-3000:]
-            phone.vanish()
-            rc = proc.wait(timeout=60)
+        proc, env, job = _start_slow_run(adb_lab, label, args, out, log, results=2)
+        phone.vanish()
+        rc = proc.wait(timeout=60)
         assert rc == 3, log.read_text()[-3000:]
         left_behind = _runners_of(job)
         assert left_behind, "the unplugged phone's runner should still be running (a real phone keeps it)"
@@ -161,10 +191,14 @@ def test_resume_after_unplug_stops_the_runner_left_on_the_phone(adb_lab, tmp_pat
         assert second.returncode == 0, second.stderr[-3000:]
         outcome = json.loads((_run_dir(out) / "devices" / name / "outcome.json").read_text())
         assert any("stopped an earlier driver" in n for n in outcome["notes"]), outcome["notes"]
-        assert not [pid for pid in left_behind if Path(f"/proc/{pid}").exists()], "the old runner survived the resume"
+        assert not [pid for pid in left_behind if Path(f"/proc/{pid}").exists()], (
+            "the old runner survived the resume"
+        )
         assert _runners_of(job) == []  # nothing of this job is still running
         on_phone = [r["n"] for r in _jsonl(job / "results.jsonl")]
-        assert sorted(on_phone) == list(range(1, limit + 1)), on_phone  # every sample exactly once on the phone
+        assert sorted(on_phone) == list(range(1, limit + 1)), (
+            on_phone
+        )  # every sample exactly once on the phone
         results = _jsonl(_run_dir(out) / "devices" / name / "results.jsonl")
         assert [r["id"] for r in results] == ids and all(r["status"] == "ok" for r in results)
         assert outcome["model_loads"] == 1 and outcome["error"] == ""
@@ -178,23 +212,9 @@ def test_ctrl_c_stops_the_runner_on_the_phone_and_resume_finishes(adb_lab, tmp_p
     out = tmp_path / "runs"
     args = ["run", "--devices", name, "--modality", "text", "--limit", str(limit), "--out", str(out),
             "--cooldown-c", "25", "--cooldown-max-s", "1"]  # fmt: skip
-    env = adb_lab.env(COLUMNS="200")
-    env.pop("EDGEFARM_INVENTORY", None)
     log = tmp_path / "first.log"
-    with open(log, "w") as sink:
-        proc = subprocess.Popen([sys.executable, "-m", "orchestrator", *args], cwd=REPO, env=env,
-                                stdout=sink, stderr=subprocess.STDOUT)  # fmt: skip
-    deadline = time.monotonic() + 60
-    job = None
-    while time.monotonic() < deadline:
-        runs = list(out.glob("*")) if out.exists() else []
-        if runs:
-            job = _job_on_phone(adb_lab, label, runs[0].name)
-            if len(_jsonl(job / "results.jsonl")) >= 1:
-                break
-        assert proc.poll() is None, log.read_text()[-3000:]
-        time.sleep(0.05)
-    assert job is not None and _runners_of(job), log.read_text()[-3000:]
+    proc, env, job = _start_slow_run(adb_lab, label, args, out, log, results=1)
+    assert _runners_of(job), log.read_text()[-3000:]
     proc.send_signal(signal.SIGINT)
     assert proc.wait(timeout=30) == 130, log.read_text()[-3000:]
     assert _runners_of(job) == []  # stopped on the phone, not left running there
