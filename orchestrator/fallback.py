@@ -31,7 +31,7 @@ from .devices.base import Device
 from .devices.types import DeviceInfo
 from .errors import ConfigError, EdgefarmError
 from .fsutil import write_json_atomic
-from .inventory import KINDS, Inventory
+from .inventory import KINDS, Inventory, select_devices
 from .jobs import JobOptions
 from .models import ModelSummary
 from .rundir import device_folder, write_outcome
@@ -88,6 +88,25 @@ def stand_in_boards(inv: Inventory, cli_boards: Sequence[str]) -> dict[str, tupl
 
 def boards_for(phone: str, table: Mapping[str, Sequence[str]]) -> tuple[str, ...]:
     return tuple(dict.fromkeys([*table.get(phone, ()), *table.get("*", ())]))
+
+
+def absent_named(
+    inv: Inventory, spec: str, table: Mapping[str, Sequence[str]]
+) -> tuple[str, tuple[DeviceInfo, ...]]:
+    """`--devices NAME,...` naming phones that are not attached but have a stand-in: those names leave
+    the list (the run goes ahead; they are 'absent at the start') and come back as DeviceInfo."""
+    if spec in ("all", "local"):
+        return spec, ()
+    names = [n.strip() for n in spec.split(",") if n.strip()]
+    if not any(boards_for(n, table) for n in names):
+        return spec, ()
+    found = select_devices(inv, "all")  # discovery only: constructors do no I/O, adb lists phones
+    attached = {d.name for d in found.devices}
+    absent = {
+        u.name: u for u in found.unusable if u.kind == PHONE_KIND and not u.name.startswith(SERVER_PREFIX)
+    }
+    gone = [n for n in names if n not in attached and n in absent and boards_for(n, table)]
+    return ",".join(n for n in names if n not in gone), tuple(absent[n] for n in gone)
 
 
 def needs(

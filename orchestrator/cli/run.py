@@ -13,7 +13,7 @@ from rich.markup import escape
 
 from ..datasets import BUNDLED_DATASET, require_valid
 from ..errors import ConfigError, DeviceError, ModelError, OutputError
-from ..fallback import run_stand_ins, stand_in_boards
+from ..fallback import absent_named, run_stand_ins, stand_in_boards
 from ..farm import run_farm
 from ..fsutil import make_new_dir
 from ..interrupt import INTERRUPTED_EXIT, stop_on_interrupt
@@ -33,6 +33,7 @@ from ..rundir import (
     write_run_json,
 )
 from ..runners.base import RunOptions
+from ..shard import merge_shards, plan_shards
 from .resume import RECORDED, resumed_params
 
 
@@ -148,6 +149,26 @@ def inventory_option(f):
     show_default=True,
     help="how long a lost phone may take to come back before its stand-in board takes over",
 )
+@click.option(
+    "--shard",
+    is_flag=True,
+    help="identical devices (same phone model, SoC, backend, runner) split the samples between them; "
+    "the report shows them as one row listing their serials",
+)
+@click.option(
+    "--repeat",
+    type=click.IntRange(min=1),
+    default=1,
+    show_default=True,
+    help="run every sample N times: latency figures over all runs, the first run's answer is scored",
+)
+@click.option(
+    "--warmup",
+    type=click.IntRange(min=0),
+    default=0,
+    show_default=True,
+    help="run this many samples first and count nothing from them",
+)
 def run(
     device_spec,
     inventory,
@@ -170,6 +191,9 @@ def run(
     judge_model,
     fallback_boards=(),
     fallback_wait_s=60.0,
+    shard=False,
+    repeat=1,
+    warmup=0,
 ) -> None:
     """Run the model over the dataset on every selected device; write and print the combined report."""
     from ..datasets import load_dataset
@@ -198,6 +222,9 @@ def run(
         "subset": subset,
         "judge_model": judge_model,
         "judge_url": judge_url,
+        "shard": shard or None,
+        "repeat": repeat if repeat > 1 else None,
+        "warmup": warmup or None,
     }
     flags = {k: (str(v) if isinstance(v, Path) else v) for k, v in asked.items()}
     model_summary = inspect_model(model)
@@ -211,7 +238,9 @@ def run(
 
     inv = load_inventory(inventory)
     stand_in_table = stand_in_boards(inv, fallback_boards)  # a bad --fallback fails before any folder exists
-    selection = select_usable(inv, device_spec)  # as `edgefarm devices` lists
+    named, absent = absent_named(inv, device_spec, stand_in_table)  # named phones a board stands in for
+    selection = select_usable(inv, named)  # as `edgefarm devices` lists
+    selection = dataclasses.replace(selection, unusable=selection.unusable + absent)
     for note in selection.notes:
         err.print(f"[yellow]note:[/] {note}")
     for u in selection.unusable:
@@ -220,6 +249,11 @@ def run(
         err.print(f"[yellow]not sent:[/] {escape(sample_id)}: {escape(why)}", highlight=False)
 
     devices = [d.name for d in selection.devices]
+    shards = None
+    if shard:  # identical devices share the samples; the report gets one row per group
+        grouping = {d.name: RunOptions(run_id="").for_device(d, backend, threads) for d in selection.devices}
+        shards = plan_shards(selection.devices, grouping, samples)
+        devices = shards.report_devices(devices)
     if previous is not None:
         _check_resumable(previous, model_summary.sha256, dataset_sha, [s.id for s in samples], resume)
         run_id, run_dir, started = previous["run_id"], Path(resume), str(previous.get("started_at", ""))
@@ -242,12 +276,15 @@ def run(
         unusable=[dataclasses.asdict(u) for u in selection.unusable],
         notes=list(selection.notes),
     )
+    if shards is not None:
+        record["shards"] = shards.record()
     write_run_json(run_dir, record)
     err.print(f"run {run_id}: {len(samples)} samples x {len(selection.devices)} device(s) -> {run_dir}")
 
     opts = RunOptions(
-        run_id=run_id, sample_timeout_s=sample_timeout_s, cooldown_c=cooldown_c, cooldown_max_s=cooldown_max_s
-    )
+        run_id=run_id, sample_timeout_s=sample_timeout_s, cooldown_c=cooldown_c, cooldown_max_s=cooldown_max_s,
+        repeat=repeat, warmup=warmup,
+    )  # fmt: skip
     per_device = {d.name: opts.for_device(d, backend, threads) for d in selection.devices}
     job_opts = JobOptions(
         max_output_tokens=max_output_tokens or 128, override=max_output_tokens is not None, refused=refused
@@ -264,10 +301,13 @@ def run(
             err,
             score,
             stop,
+            assignment=shards.assignment if shards else None,
         )
+        if shards is not None:
+            merge_shards(shards, outcomes, dataset, samples, run_dir, score)
         stood_in = run_stand_ins(
             inv=inv, table=stand_in_table, selected=selection.devices, outcomes=outcomes,
-            unusable=selection.unusable, dataset=dataset, samples=samples, model=model_summary, opts=opts,
+            unusable=selection.unusable if device_spec == "all" else absent, dataset=dataset, samples=samples, model=model_summary, opts=opts,
             backend=backend, threads=threads, job_opts=job_opts, run_dir=run_dir, run_record=record,
             wait_s=fallback_wait_s, score=score, console=err, stop=stop,
         ) if not stop.is_set() else []  # fmt: skip

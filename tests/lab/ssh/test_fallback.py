@@ -71,6 +71,18 @@ def test_devices_all_with_no_phone_attached_runs_on_the_board_standing_in_for_tw
     md, html = (run_dir / "report.md").read_text(), (run_dir / "report.html").read_text()
     assert "(stand-in)" in md and "pi-lab ran 4" in md and "(stand-in)" in html and "pi-lab ran 4" in html
 
+    # named on purpose while absent: the run goes ahead on its stand-in alone, which gets a row of its own
+    out2 = tmp_path / "runs2"
+    p = edgefarm("run", "--devices", "pixel-8", "--inventory", str(inv), "--out", str(out2), "--modality", "text",
+                 "--limit", str(LIMIT), "--max-output-tokens", "6", env=no_adb)  # fmt: skip
+    assert p.returncode == 0, p.stderr[-3000:]
+    run_dir = only_run_dir(out2)
+    rows = {d["device"]: d for d in json.loads((run_dir / "report.json").read_text())["devices"]}
+    assert set(rows) == {"pixel-8", "pi-lab"}
+    assert rows["pi-lab"]["samples"] == LIMIT and rows["pi-lab"]["stand_in"] == f"for pixel-8: {LIMIT}"
+    assert rows["pi-lab"]["ttft_ms_p50"] and rows["pixel-8"]["stand_in"] == f"pi-lab ran {LIMIT}"
+    assert [r["id"] for r in _jsonl(run_dir / "devices" / "pixel-8" / "results.jsonl")] == ids
+
 
 LOST, LOST_LABEL = "pixel-8", "pixel8"
 
