@@ -33,7 +33,6 @@ from ..rundir import (
     write_run_json,
 )
 from ..runners.base import RunOptions
-from ..shard import merge_shards, plan_shards
 from .resume import RECORDED, resumed_params
 
 
@@ -149,26 +148,6 @@ def inventory_option(f):
     show_default=True,
     help="how long a lost phone may take to come back before its stand-in board takes over",
 )
-@click.option(
-    "--shard",
-    is_flag=True,
-    help="identical devices (same phone model, SoC, backend, runner) split the samples between them; "
-    "the report shows them as one row listing their serials",
-)
-@click.option(
-    "--repeat",
-    type=click.IntRange(min=1),
-    default=1,
-    show_default=True,
-    help="run every sample N times: latency figures over all runs, the first run's answer is scored",
-)
-@click.option(
-    "--warmup",
-    type=click.IntRange(min=0),
-    default=0,
-    show_default=True,
-    help="run this many samples first and count nothing from them",
-)
 def run(
     device_spec,
     inventory,
@@ -191,9 +170,6 @@ def run(
     judge_model,
     fallback_boards=(),
     fallback_wait_s=60.0,
-    shard=False,
-    repeat=1,
-    warmup=0,
 ) -> None:
     """Run the model over the dataset on every selected device; write and print the combined report."""
     from ..datasets import load_dataset
@@ -222,9 +198,6 @@ def run(
         "subset": subset,
         "judge_model": judge_model,
         "judge_url": judge_url,
-        "shard": shard or None,
-        "repeat": repeat if repeat > 1 else None,
-        "warmup": warmup or None,
     }
     flags = {k: (str(v) if isinstance(v, Path) else v) for k, v in asked.items()}
     model_summary = inspect_model(model)
@@ -249,11 +222,6 @@ def run(
         err.print(f"[yellow]not sent:[/] {escape(sample_id)}: {escape(why)}", highlight=False)
 
     devices = [d.name for d in selection.devices]
-    shards = None
-    if shard:  # identical devices share the samples; the report gets one row per group
-        grouping = {d.name: RunOptions(run_id="").for_device(d, backend, threads) for d in selection.devices}
-        shards = plan_shards(selection.devices, grouping, samples)
-        devices = shards.report_devices(devices)
     if previous is not None:
         _check_resumable(previous, model_summary.sha256, dataset_sha, [s.id for s in samples], resume)
         run_id, run_dir, started = previous["run_id"], Path(resume), str(previous.get("started_at", ""))
@@ -276,15 +244,12 @@ def run(
         unusable=[dataclasses.asdict(u) for u in selection.unusable],
         notes=list(selection.notes),
     )
-    if shards is not None:
-        record["shards"] = shards.record()
     write_run_json(run_dir, record)
     err.print(f"run {run_id}: {len(samples)} samples x {len(selection.devices)} device(s) -> {run_dir}")
 
     opts = RunOptions(
-        run_id=run_id, sample_timeout_s=sample_timeout_s, cooldown_c=cooldown_c, cooldown_max_s=cooldown_max_s,
-        repeat=repeat, warmup=warmup,
-    )  # fmt: skip
+        run_id=run_id, sample_timeout_s=sample_timeout_s, cooldown_c=cooldown_c, cooldown_max_s=cooldown_max_s
+    )
     per_device = {d.name: opts.for_device(d, backend, threads) for d in selection.devices}
     job_opts = JobOptions(
         max_output_tokens=max_output_tokens or 128, override=max_output_tokens is not None, refused=refused
@@ -301,10 +266,7 @@ def run(
             err,
             score,
             stop,
-            assignment=shards.assignment if shards else None,
         )
-        if shards is not None:
-            merge_shards(shards, outcomes, dataset, samples, run_dir, score)
         stood_in = run_stand_ins(
             inv=inv, table=stand_in_table, selected=selection.devices, outcomes=outcomes,
             unusable=selection.unusable if device_spec == "all" else absent, dataset=dataset, samples=samples, model=model_summary, opts=opts,
