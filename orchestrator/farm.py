@@ -16,6 +16,7 @@ from .devices.base import Device
 from .errors import EdgefarmError
 from .fsutil import make_dir
 from .jobs import JobOptions
+from .measure import measured_count
 from .models import ModelSummary
 from .progress import FarmProgress
 from .rundir import device_folder, write_outcome
@@ -35,12 +36,18 @@ def run_farm(
     console: Console,
     score: Score,
     stop: threading.Event | None = None,
+    assignment: Mapping[str, Sequence[Sample]] | None = None,
 ) -> list[DeviceOutcome]:
     """Every device's session in its own thread. Setting `stop` (Ctrl-C) makes every session stop
-    its runner, keep what finished and return; the farm then returns all outcomes."""
+    its runner, keep what finished and return; the farm then returns all outcomes. `assignment`
+    (--shard) gives a device its own share of the samples; without it every device runs them all."""
     stop = stop or threading.Event()
-    states = {d.name: DeviceProgress(total=len(samples)) for d in devices}
-    bars = FarmProgress(console, {d.name: len(samples) for d in devices})  # bars, or plain lines when piped
+    share = {d.name: (assignment or {}).get(d.name, samples) for d in devices}
+    runs = {
+        d.name: measured_count(len(share[d.name]), opts[d.name].repeat, opts[d.name].warmup) for d in devices
+    }
+    states = {d.name: DeviceProgress(total=runs[d.name]) for d in devices}
+    bars = FarmProgress(console, runs)  # bars, or plain lines when piped
 
     def work(device: Device) -> DeviceOutcome:
         dev_dir = device_folder(run_dir, device.name)
@@ -49,7 +56,7 @@ def run_farm(
             outcome = run_device(
                 device,
                 dataset,
-                samples,
+                share[device.name],
                 model,
                 opts[device.name],
                 job_opts,

@@ -22,6 +22,7 @@ from .devices.types import DeviceInfo, PushStats
 from .errors import EdgefarmError
 from .fsutil import output_errors, write_json_atomic, write_text_atomic
 from .jobs import JobOptions, write_bundle
+from .measure import expand, split
 from .models import ModelSummary
 from .runners.base import RUNNERS, RunnerEvents, RunOptions
 
@@ -117,7 +118,7 @@ def run_device(
         write_json_atomic(dev_dir / "device.json", asdict(outcome.info))
         progress.phase = "staging"
         device.on_progress = progress.pushing
-        items = write_bundle(samples, dev_dir / "job", job_opts)
+        items = write_bundle(expand(samples, opts.repeat, opts.warmup), dev_dir / "job", job_opts)
         adapter = RUNNERS.get(device.runner)(device)
         staged = adapter.stage(device, dev_dir / "job", model, opts)
         outcome.model_push, outcome.other_push = staged.model_push, staged.other_push
@@ -131,6 +132,7 @@ def run_device(
             events = _events(stream, streamed, progress, outcome, stop, where=dev_dir / STREAM_FILE)
             outcome.results = adapter.execute(device, staged, items, opts, events)
         outcome.interrupted = stop.is_set() and len(outcome.results) < len(items)
+        outcome.results = _keep_measurements(samples, outcome.results, dev_dir)
         progress.phase = "collecting"
         adapter.collect(device, staged, dev_dir / "raw")
     except Interrupted:
@@ -192,6 +194,18 @@ def _events(
     return RunnerEvents(
         ready=on_ready, begin=on_begin, result=on_result, note=outcome.notes.append, stop=stop
     )
+
+
+def _keep_measurements(
+    samples: Sequence[Sample], results: Sequence[SampleResult], dev_dir: Path
+) -> list[SampleResult]:
+    """--repeat / --warmup: the extra runs go to repeats.jsonl / warmup.jsonl; the first run of each
+    sample is its row."""
+    first, repeats, warm = split(samples, results)
+    for name, rows in (("repeats.jsonl", repeats), ("warmup.jsonl", warm)):
+        if rows:
+            write_text_atomic(dev_dir / name, "".join(r.to_json() + "\n" for r in rows))
+    return first
 
 
 def _write_results(

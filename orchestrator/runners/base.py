@@ -46,6 +46,8 @@ class RunOptions:
         return self.cooldown_max_s + 5.0 if self.cooldown_c is not None else 0.0
 
     max_num_tokens: int | None = None
+    repeat: int = 1  # --repeat: every sample runs this many times (the first run is scored)
+    warmup: int = 0  # --warmup: this many runs first, never counted
 
 
 @dataclass(frozen=True)
