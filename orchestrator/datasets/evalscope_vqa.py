@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from ..jsonio import DATASET_ROW, JsonBoundError, describe, loads
+from . import evalscope_fc
 from .evalscope_files import Row, detect_columns, load_format
 from .evalscope_media import (
     KINDS,
@@ -36,7 +37,7 @@ _SKIPPED_ROLES = ("assistant", "tool", "function")
 
 
 def fits(cols: set[str]) -> bool:
-    return "messages" in cols
+    return "messages" in cols and not evalscope_fc.fits(cols)  # function-calling rows are refused
 
 
 def _text_of(content: Any, ctx: MediaContext, field: str) -> str:
@@ -158,4 +159,6 @@ def load(
     cwd: Path | None = None,
 ) -> Dataset:
     """Load a General-VQA file or folder (+ subset); every bad row is a Problem on the Dataset."""
+    if Path(path).is_file() and evalscope_fc.detect(Path(path)):
+        raise evalscope_fc.refusal(Path(path))
     return load_format(path, subset, FORMAT, fits, row_to_sample, split=split, cache_dir=cache_dir, cwd=cwd)

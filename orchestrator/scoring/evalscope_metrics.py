@@ -1,16 +1,24 @@
-"""evalscope's General-VQA / General-VMCQ metrics, as evalscope computes them (pure functions).
+"""evalscope's General-VQA / General-VMCQ metrics, as evalscope 1.14.1 computes them (pure functions).
 
+- Chinese: a text holding any character in U+4E00..U+9FA5 is segmented into words with jieba
+  (`jieba.cut`, default mode), as evalscope's `bleu_ngram_one_sample` and
+  `compute_rouge_score_one_sample_zh` do; each text (prediction, reference) is tested on its own.
 - BLEU-1..4: nltk `sentence_bleu` with one-hot weights, no smoothing, case-sensitive word tokens
-  from nltk's Treebank-style word tokenizer (`word_tokenize` without its punkt sentence split).
-- ROUGE-1/2/L recall/precision/F: the `rouge_chinese.Rouge` algorithm evalscope calls: sentences cut
-  at `?` (and CJK stops), whitespace tokens, case-sensitive; ROUGE-N counts DISTINCT n-grams (set
-  overlap); ROUGE-L is the LCS of all tokens; F = 2PR / (P + R + 1e-8).
+  from nltk's Treebank-style word tokenizer (`word_tokenize` without its punkt sentence split), or
+  jieba's words (spaces included, as `list(jieba.cut(text))` gives them) for Chinese text.
+- ROUGE-1/2/L recall/precision/F: the `rouge_chinese.Rouge` algorithm evalscope calls, on the text
+  (jieba's words joined by spaces for Chinese): sentences cut at `?` (and CJK stops), whitespace
+  tokens, case-sensitive; ROUGE-N counts DISTINCT n-grams (set overlap); ROUGE-L is the LCS of all
+  tokens; F = 2PR / (P + R + 1e-8).
+- Empty prediction or reference: every metric 0.0, counted in the average (evalscope >= 1.x's
+  `_mean` of no scored pair; docs/evalscope.md cites it).
 - VMCQ: the last `ANSWER:` marker followed by a valid letter, else the last standalone valid letter.
-docs/evalscope.md lists where we differ from evalscope (empty outputs, Chinese segmentation).
+docs/evalscope.md lists where we differ from evalscope.
 """
 
 from __future__ import annotations
 
+import logging
 import re
 import warnings
 
@@ -22,8 +30,24 @@ ACCURACY = "Accuracy"
 _ONE_HOT = {1: (1, 0, 0, 0), 2: (0, 1, 0, 0), 3: (0, 0, 1, 0), 4: (0, 0, 0, 1)}
 
 
+def has_chinese(text: str) -> bool:
+    """evalscope's `is_contains_chinese`: any character in U+4E00..U+9FA5."""
+    return any("\u4e00" <= c <= "\u9fa5" for c in text)
+
+
+def jieba_words(text: str) -> list[str]:
+    """jieba's default segmentation (`jieba.cut(text)`), as evalscope calls it."""
+    import jieba  # lazy: loads its dictionary (~0.5 s) only when Chinese text is scored
+
+    jieba.setLogLevel(logging.WARNING)
+    return list(jieba.cut(text))
+
+
 def bleu_tokens(text: str) -> list[str]:
-    """Case-sensitive Treebank-style word tokens (no downloaded nltk data needed)."""
+    """Case-sensitive Treebank-style word tokens (no downloaded nltk data needed); jieba's words
+    for Chinese text."""
+    if has_chinese(text):
+        return jieba_words(text)
     from nltk.tokenize import word_tokenize  # lazy: nltk takes ~0.2 s to import; reports need none of it
 
     return word_tokenize(text, preserve_line=True)
@@ -51,7 +75,10 @@ def _cut_sentences(text: str) -> list[str]:
 
 
 def rouge_tokens(text: str) -> list[str]:
-    """Whitespace tokens of all sentences, chained (as rouge_chinese's _split_into_words)."""
+    """Whitespace tokens of all sentences, chained (as rouge_chinese's _split_into_words); Chinese
+    text is first joined from jieba's words with spaces (evalscope's `' '.join(jieba.cut(p))`)."""
+    if has_chinese(text):
+        text = " ".join(jieba_words(text))
     return [w for s in _cut_sentences(text) for w in s.split(" ")]
 
 
@@ -79,7 +106,7 @@ def lcs_length(a: list[str], b: list[str]) -> int:
 def rouge_scores(prediction: str, reference: str) -> dict[str, float]:
     """ROUGE-1/2/L R, P, F of one prediction against one reference (all 0.0 if either is empty)."""
     hyp, ref = rouge_tokens(prediction), rouge_tokens(reference)
-    if not hyp or not ref:  # rouge_chinese raises here; evalscope then drops the sample's score
+    if not hyp or not ref:  # rouge_chinese raises; evalscope 1.14.1 then scores 0.0 (no pair scored)
         return {m: 0.0 for m in ROUGE_METRICS}
     out: dict[str, float] = {}
     for n in (1, 2):
