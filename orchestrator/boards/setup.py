@@ -37,6 +37,7 @@ UNPACK = (
     "print(site)\n"
 )
 Log = Callable[[str], None]
+PIP_QUIET = ("--disable-pip-version-check", "--no-input", "-q")
 
 
 @dataclass
@@ -93,7 +94,9 @@ def setup_board(
         log(f"creating {venv} with {base} {x.get('python_version')}")
         argv = [base, "-m", "venv", "--clear", *(["--without-pip"] if offline else []), str(venv)]
         _step(dev, ["mkdir", "-p", str(dev.workdir)], "creating the work folder")
-        _step(dev, argv, f"creating the env {venv}", fix_extra="on the board: `sudo apt install python3-venv`")
+        _step(
+            dev, argv, f"creating the env {venv}", fix_extra="on the board: `sudo apt install python3-venv`"
+        )
         result.steps.append(f"env {venv}")
         if offline:
             wheel = host_wheel(dev, before.abi, wheels, log)
@@ -106,7 +109,7 @@ def setup_board(
             log(f"installing {LITERT_PIN} from the board's own package index")
             _step(
                 dev,
-                [env_py, "-m", "pip", "install", "--disable-pip-version-check", "--no-input", "-q", LITERT_PIN],
+                [env_py, "-m", "pip", "install", *PIP_QUIET, LITERT_PIN],
                 f"pip install {LITERT_PIN} on the board",
                 fix_extra="check the board's network and pip index (pip.conf, PIP_INDEX_URL), or run "
                 f"`edgefarm setup {dev.name} --offline`",
@@ -144,7 +147,8 @@ def _step(dev: SshDevice, argv: list[str], what: str, fix_extra: str = "") -> st
             fix=f"free space on the board (`df -h {dev.workdir}`), or point workdir in devices.yaml at a bigger disk",
         )
     last = next((ln.strip() for ln in reversed(text.splitlines()) if ln.strip()), "")
-    how = "timed out" if ex.timed_out else f"exit {ex.code if ex.code is not None else 'signal ' + str(ex.signal)}"
+    code = ex.code if ex.code is not None else f"signal {ex.signal}"
+    how = "timed out" if ex.timed_out else f"exit {code}"
     raise DeviceError(
         f"{what} failed ({how}): {last[:300]}",
         where=dev.where,

@@ -106,3 +106,15 @@ def test_a_board_that_is_down_is_reported_with_the_fix_and_the_others_still_run(
     assert [r["status"] for r in results(run_dir, "this-host")] == ["ok"]
     outcome = device_json(run_dir, "outcome.json", "pi-down")
     assert f"127.0.0.1:{down['port']}" in outcome["error"] and "fix:" in outcome["error"]
+
+
+def test_setup_all_on_a_board_that_already_has_the_runtime_only_pushes_the_runner(board, tmp_path):
+    inv = write_inventory(tmp_path / "devices.yaml", board.entry("pi-lab", tmp_path / "work"))
+    p = edgefarm("setup", "all", "--inventory", str(inv), "--json")
+    assert p.returncode == 0, p.stderr
+    (res,) = json.loads(p.stdout)["boards"]
+    assert res["steps"][0] == "runtime already installed" and res["verdict"]["ok"]
+    assert not (tmp_path / "work" / "venv").exists() and (tmp_path / "work" / "runner" / "entry.py").is_file()
+    assert len(res["runner_sha256"]) == 64
+    table = edgefarm("setup", "pi-lab", "--inventory", str(inv))  # the human view: verdict table, one summary
+    assert table.returncode == 0 and "setup verdict" in table.stdout and "pi-lab ready" in table.stdout
