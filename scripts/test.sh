@@ -12,6 +12,7 @@ command -v chromium >/dev/null || need+=(chromium)      # renders report.html in
 command -v mksh >/dev/null || need+=(mksh)              # the lab phones' /system/bin/sh (Android's shell)
 command -v toybox >/dev/null || need+=(toybox)          # ... and their coreutils (Android's toybox)
 command -v cc >/dev/null || need+=(gcc)                 # builds the native phone runner for the lab
+command -v aarch64-linux-gnu-gcc >/dev/null || need+=(gcc-aarch64-linux-gnu)  # ... and for aarch64 (qemu-user)
 command -v qemu-aarch64-static >/dev/null || need+=(qemu-user-static)  # the aarch64 lab board (Pi userland)
 [ -f /usr/share/keyrings/debian-archive-keyring.gpg ] || need+=(debian-archive-keyring)  # its arm64 .debs
 if [ ${#need[@]} -gt 0 ]; then

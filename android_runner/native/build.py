@@ -32,12 +32,14 @@ class BuildError(RuntimeError):
     """The build cannot be made here; the message says what is missing and how to get it."""
 
 
-def _compile(cc: str, out: Path, extra: list[str] | None = None) -> None:
+def compile_runner(cc: str, out: Path, extra: list[str] | None = None) -> Path:
+    """Compile edgefarm_runner.c with `cc` (host, NDK or cross compiler) into `out`."""
     out.parent.mkdir(parents=True, exist_ok=True)
     argv = [cc, *CFLAGS, *(extra or []), "-o", str(out), str(SOURCE), "-ldl", "-lpthread"]
     p = subprocess.run(argv, capture_output=True, text=True, check=False)
     if p.returncode != 0:
         raise BuildError(f"compiling {SOURCE.name} with {cc} failed:\n{p.stderr[-2000:]}")
+    return out
 
 
 def installed_runtime_lib() -> Path:
@@ -58,7 +60,7 @@ def build_host(out_dir: Path, cc: str | None = None) -> tuple[Path, Path]:
     if not cc:
         raise BuildError("no C compiler: apt-get install gcc")
     runner = out_dir / RUNNER
-    _compile(cc, runner)
+    compile_runner(cc, runner)
     lib = out_dir / LIB
     src = installed_runtime_lib()
     if not lib.exists() or lib.stat().st_size != src.stat().st_size:
@@ -92,19 +94,24 @@ def android_runtime_lib(out_dir: Path, version: str) -> Path:
         wheels = list(Path(tmp).glob("*.whl"))
         if p.returncode != 0 or not wheels:
             raise BuildError(f"cannot download the android wheel of {RUNTIME_DIST}=={version}:\n{p.stderr[-1500:]}")
-        with zipfile.ZipFile(wheels[0]) as whl:
-            name = next((n for n in whl.namelist() if n.endswith("/" + LIB)), None)
-            if name is None:
-                raise BuildError(f"{wheels[0].name} has no {LIB}")
-            out_dir.mkdir(parents=True, exist_ok=True)
-            with whl.open(name) as src, open(out_dir / LIB, "wb") as dst:
-                shutil.copyfileobj(src, dst)
-        (out_dir / "VERSION").write_text(f"{RUNTIME_DIST} {version} ({wheels[0].name})\n", encoding="utf-8")
+        return extract_runtime_lib(wheels[0], out_dir, version)
+
+
+def extract_runtime_lib(wheel: Path, out_dir: Path, version: str) -> Path:
+    """liblitert-lm.so out of a litert-lm-api wheel (any platform's) into out_dir, with VERSION."""
+    with zipfile.ZipFile(wheel) as whl:
+        name = next((n for n in whl.namelist() if n.endswith("/" + LIB)), None)
+        if name is None:
+            raise BuildError(f"{wheel.name} has no {LIB}")
+        out_dir.mkdir(parents=True, exist_ok=True)
+        with whl.open(name) as src, open(out_dir / LIB, "wb") as dst:
+            shutil.copyfileobj(src, dst)
+    (out_dir / "VERSION").write_text(f"{RUNTIME_DIST} {version} ({wheel.name})\n", encoding="utf-8")
     return out_dir / LIB
 
 
 def build_android(out_dir: Path, ndk: str | None = None) -> tuple[Path, Path]:
     cc = ndk_clang(ndk or os.environ.get("ANDROID_NDK_HOME"))
     runner = out_dir / RUNNER
-    _compile(cc, runner, ["-fPIE", "-pie"])
+    compile_runner(cc, runner, ["-fPIE", "-pie"])
     return runner, android_runtime_lib(out_dir, metadata.version(RUNTIME_DIST))
