@@ -99,7 +99,8 @@ def setup_board(
         )
         result.steps.append(f"env {venv}")
         if offline:
-            wheel = host_wheel(dev, before.abi, wheels, log)
+            py_xy = ".".join(str(x.get("python_version")).split(".")[:2])
+            wheel = host_wheel(dev, before.abi, py_xy, wheels, log)
             remote = dev.workdir / "wheels" / wheel.name
             log(f"pushing {wheel.name} ({wheel.stat().st_size / 2**20:.0f} MB)")
             dev.push(wheel, remote)
@@ -156,8 +157,9 @@ def _step(dev: SshDevice, argv: list[str], what: str, fix_extra: str = "") -> st
     )
 
 
-def host_wheel(dev: SshDevice, abi: str, wheels: Path, log: Log) -> Path:
-    """The litert-lm-api wheel for the board's platform, from the host's cache or downloaded into it."""
+def host_wheel(dev: SshDevice, abi: str, python: str, wheels: Path, log: Log) -> Path:
+    """The litert-lm-api wheel for the board's platform and Python (X.Y), from the host's cache or
+    downloaded into it."""
     wheels = Path(wheels).expanduser()
     tag = WHEEL_PLATFORMS[abi]
     version = LITERT_PIN.split("==")[1]
@@ -169,7 +171,7 @@ def host_wheel(dev: SshDevice, abi: str, wheels: Path, log: Log) -> Path:
     wheels.mkdir(parents=True, exist_ok=True)
     log(f"downloading {LITERT_PIN} for {tag} on this host")
     argv = [sys.executable, "-m", "pip", "download", "-q", "--disable-pip-version-check", "--no-deps",
-            "--only-binary=:all:", "--platform", tag, "--python-version", "3.11", "-d", str(wheels), LITERT_PIN]  # fmt: skip
+            "--only-binary=:all:", "--platform", tag, "--python-version", python, "-d", str(wheels), LITERT_PIN]  # fmt: skip
     p = subprocess.run(argv, capture_output=True, text=True, check=False, timeout=600)
     found = sorted(wheels.glob(pattern))
     if p.returncode != 0 or not found:
@@ -178,7 +180,7 @@ def host_wheel(dev: SshDevice, abi: str, wheels: Path, log: Log) -> Path:
             f"this host could not download {LITERT_PIN} for {tag}: {last[:200]}",
             where=dev.where,
             fix=f"on a machine with internet: `pip download --no-deps --only-binary=:all: --platform {tag} "
-            f"--python-version 3.11 -d WHEELS {LITERT_PIN}`, copy WHEELS here, then "
+            f"--python-version {python} -d WHEELS {LITERT_PIN}`, copy WHEELS here, then "
             f"`edgefarm setup {dev.name} --offline --wheels WHEELS`",
         )
     return found[-1]

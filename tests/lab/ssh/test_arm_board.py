@@ -39,8 +39,9 @@ def offline_board(arm_board, tmp_path_factory):
     refused = edgefarm("run", "--devices", "pi5-arm", "--inventory", str(inv), "--out", str(tmp / "runs0"),
                        "--limit", "1")  # fmt: skip
     t0 = time.monotonic()
-    setup = edgefarm("setup", "pi5-arm", "--inventory", str(inv), "--offline", "--wheels",
-                     str(arm_board.top / "wheels"), "--json")  # fmt: skip
+    # the host downloads the wheel for the board's platform (from the lab's index: no internet needed)
+    setup = edgefarm("setup", "pi5-arm", "--inventory", str(inv), "--offline", "--wheels", str(tmp / "wheels"),
+                     "--json", env={"PIP_INDEX_URL": arm_board.index_url})  # fmt: skip
     TIMINGS["setup_offline_s"] = time.monotonic() - t0
     after = edgefarm("devices", "--inventory", str(inv), "--json")
     return inv, tmp, before, setup, after, refused
@@ -68,6 +69,10 @@ def test_offline_setup_makes_the_board_ready(offline_board):
     assert res["mode"] == "offline" and res["verdict"]["ok"] and res["abi"] == "aarch64"
     assert res["litert_lm_version"] == "0.18.1" and res["python"].endswith("/work/venv/bin/python3")
     assert {c["name"] for c in res["verdict"]["checks"]} == {"architecture", "python", "glibc", "disk", "ram"}
+    tmp = offline_board[1]
+    (wheel,) = (tmp / "wheels").glob("litert_lm_api-0.18.1-*manylinux_2_27_aarch64.whl")  # downloaded here
+    assert (tmp / "work" / "wheels" / wheel.name).read_bytes() == wheel.read_bytes()  # pushed
+    assert not (tmp / "work" / "venv" / "bin" / "pip").exists()  # offline: no pip on the board needed
     assert after.returncode == 0, after.stderr
     listed = {d["name"]: d for d in json.loads(after.stdout)["devices"]}
     pi = listed["pi5-arm"]
