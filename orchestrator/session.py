@@ -25,6 +25,7 @@ from .jobs import JobOptions, write_bundle
 from .measure import expand, split
 from .models import ModelSummary
 from .runners.base import RUNNERS, RunnerEvents, RunOptions
+from .runners.stamp import effective_info, run_settings, state_span
 
 STREAM_FILE = "results.stream.jsonl"  # results as they arrive; replaced by results.jsonl at the end
 
@@ -115,14 +116,14 @@ def run_device(
     try:
         progress.phase = "info"
         outcome.info = device.info()
-        write_json_atomic(dev_dir / "device.json", asdict(outcome.info))
+        write_json_atomic(dev_dir / "device.json", asdict(effective_info(outcome.info, opts)))
         progress.phase = "staging"
         device.on_progress = progress.pushing
         items = write_bundle(expand(samples, opts.repeat, opts.warmup), dev_dir / "job", job_opts)
         adapter = RUNNERS.get(device.runner)(device)
         staged = adapter.stage(device, dev_dir / "job", model, opts)
         outcome.model_push, outcome.other_push = staged.model_push, staged.other_push
-        outcome.runner = dict(staged.runner)
+        outcome.runner = {**staged.runner, "settings": run_settings(opts, model, items)}
         if stop.is_set():
             raise Interrupted()
         progress.phase = "loading model"
@@ -145,6 +146,8 @@ def run_device(
         outcome.results = [streamed[s.id] for s in samples if s.id in streamed]  # scored; the rest skipped
     finally:
         outcome.wall_s = clock() - t0
+        if outcome.runner:
+            outcome.runner["state"] = state_span(outcome.results)
     if outcome.results or not outcome.error:
         try:
             _write_results(outcome, dataset, samples, dev_dir, score)

@@ -40,6 +40,15 @@ PACKAGE_DIR = Path(__file__).resolve().parents[2] / "android_runner"
 PROTOCOL_PREFIX = "EDGEFARM "
 GLOG_ERROR = re.compile(r"^[EF]\d{4} ")  # glog ERROR/FATAL lines; the status continues on the next lines
 INIT_ALLOWANCE_S = 600.0
+# On the device: the runtime's version, and its liblitert-lm.so with the sha256 the wheel's RECORD
+# lists for it (exact as installed, and no 130 MB read on a slow board); nothing is imported.
+RUNTIME_PROBE = (
+    "import base64; from importlib import metadata as m; print('EDGEFARM-V', m.version('litert-lm-api')); "
+    "fs = [f for f in (m.files('litert-lm-api') or []) if f.name == 'liblitert-lm.so']; "
+    "h = fs[0].hash if fs else None; "
+    "d = base64.urlsafe_b64decode(h.value + '=' * (-len(h.value) % 4)).hex() if h and h.mode == 'sha256' else ''; "
+    "print('EDGEFARM-L', fs[0].locate(), d) if fs else None"
+)
 
 
 def with_energy(r: SampleResult) -> SampleResult:
@@ -127,17 +136,22 @@ class PythonRunner:
         files = {f"./android_runner/{f}": (PACKAGE_DIR / f).read_bytes() for f in RUNNER_FILES}
         files["./entry.py"] = (PACKAGE_DIR / "entry.py").read_bytes()
         lines: list[str] = []
-        probe = "from importlib import metadata as m; print('EDGEFARM-V', m.version('litert-lm-api'))"
+        probe = RUNTIME_PROBE
         try:
             device.run([self.python, "-c", probe], timeout_s=60, on_line=lines.append)
         except DeviceError:
             pass
         version = next((ln.split()[-1] for ln in lines if ln.startswith("EDGEFARM-V ")), "")
+        lib = next(
+            (ln[len("EDGEFARM-L ") :].rsplit(" ", 1) for ln in lines if ln.startswith("EDGEFARM-L ")), []
+        )
         return {
             "runner": "python",
             "runner_sha256": runner_sha256(files),
             "runtime": "litert-lm-api",
             "runtime_version": version,
+            "runtime_lib": lib[0] if lib else "",
+            "runtime_sha256": lib[1] if len(lib) > 1 else "",
             "python": self.python,
         }
 

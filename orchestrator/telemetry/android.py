@@ -141,7 +141,9 @@ def parse_battery(text: str) -> Battery:
 
 # ---------------------------------------------------------------- dumpsys thermalservice
 
-# android.os.Temperature types; BCL_* are voltages/currents/percent, not temperatures.
+# android.os.Temperature types that ARE temperatures; BCL_* (6-8) are voltages/currents/percent and
+# TYPE_UNKNOWN (-1) is what some Pixels give their virtual sensors (battery percentage, power): only
+# the types listed here count as temperatures, so a new or unknown type never becomes a max_temp_c.
 TEMPERATURE_TYPES = {
     0: "cpu",
     1: "gpu",
@@ -206,7 +208,7 @@ def parse_thermal(text: str) -> Thermal:
             continue
         kv = {k: v.strip() for k, v in _KV.findall(tm["body"])}
         value, ttype = _num(kv.get("mValue")), _num(kv.get("mType"))
-        if value is None or ttype is None or int(ttype) in NOT_TEMPERATURES:
+        if value is None or ttype is None or int(ttype) not in TEMPERATURE_TYPES:
             continue
         name = kv.get("mName", "") or TEMPERATURE_TYPES.get(int(ttype), "sensor")
         if value <= -99 or value > 200:  # -99.9 marks a missing sensor
