@@ -7,6 +7,7 @@ from pathlib import Path
 
 from .devices.files import cached_sha256
 from .errors import ModelError
+from .model_facts import ModelFacts, read_model_facts
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
 BUNDLED_MODEL = REPO_ROOT / "data" / "models" / "tiny-mm.litertlm"
@@ -30,6 +31,7 @@ class ModelSummary:
     audio: bool
     max_context_tokens: int | None
     sections: tuple[Section, ...] = ()
+    facts: ModelFacts | None = None  # read from the TFLite sections (model_facts.py); None if unreadable
 
     @property
     def modalities(self) -> tuple[str, ...]:
@@ -68,7 +70,16 @@ def inspect_model(path: Path) -> ModelSummary:
         audio=audio,
         max_context_tokens=int(ctx) if ctx and ctx > 0 else None,
         sections=read_sections(path),
+        facts=_facts(path),
     )
+
+
+def _facts(path: Path) -> ModelFacts | None:
+    """The model's own facts, or None when its sections cannot be read (the run goes on without)."""
+    try:
+        return read_model_facts(path)
+    except Exception:  # noqa: BLE001 - facts are an extra: a container the runtime reads still runs
+        return None
 
 
 def read_sections(path: Path) -> tuple[Section, ...]:

@@ -142,6 +142,8 @@ def run_record(
                 {"data_type": x.data_type, "model_type": x.model_type, "size_bytes": x.size_bytes}
                 for x in model.sections
             ],
+            # quantization, shapes, KV cache and the predicted memory floor at the model's token limit
+            "facts": model.facts.to_json(model.max_context_tokens) if model.facts else None,
         },
         "dataset": {
             "path": dataset_spec,

@@ -97,13 +97,19 @@ def choose_runner(device: Phone, env: Mapping[str, str] = os.environ) -> RunnerC
     raise DeviceError(f"no runner for this phone{where}", where=device.name, fix=FIX_BUILD_NATIVE)
 
 
-def preflight(info: DeviceInfo, model_bytes: int, *, model_on_device: bool = False) -> str:
-    """Why this phone cannot take the model ("" when it can)."""
+def preflight(
+    info: DeviceInfo, model_bytes: int, *, model_on_device: bool = False, floor_bytes: int | None = None
+) -> str:
+    """Why this phone cannot take the model ("" when it can). `floor_bytes`: the model's predicted
+    memory floor (weights + KV cache at the run's token limit, model_facts.py), checked against RAM."""
     model_mb = model_bytes / 2**20
     need_mb = STORAGE_MARGIN_MB + (0.0 if model_on_device else model_mb)
     if info.free_storage_mb is not None and info.free_storage_mb < need_mb:
         return (f"needs {need_mb:.0f} MB free in /data/local/tmp for the model and runner, "
                 f"the phone has {info.free_storage_mb:.0f} MB")  # fmt: skip
+    if info.ram_mb is not None and floor_bytes and floor_bytes / 2**20 > info.ram_mb * RAM_FRACTION:
+        return (f"the model needs at least {floor_bytes / 2**20:.1f} MB of memory (weights + KV cache at the "
+                f"run's token limit), over {RAM_FRACTION:.0%} of this phone's RAM ({info.ram_mb:.1f} MB)")  # fmt: skip
     if info.ram_mb is not None and model_mb > info.ram_mb * RAM_FRACTION:
         return f"the model ({model_mb:.0f} MB) cannot fit in this phone's RAM ({info.ram_mb:.0f} MB)"
     return ""
@@ -135,7 +141,9 @@ class AndroidRunner:
         root = PurePosixPath(str(device.workdir))
         model_remote = root / "models" / model.sha256[:16] / model.path.name
         on_device = device.remote_sha256([model_remote]).get(str(model_remote)) == model.sha256
-        reason = preflight(device.info(), model.size_bytes, model_on_device=on_device)
+        tokens = opts.max_num_tokens or model.max_context_tokens
+        floor = model.facts.floor_bytes(tokens) if model.facts else None
+        reason = preflight(device.info(), model.size_bytes, model_on_device=on_device, floor_bytes=floor)
         if reason:
             raise DeviceError(f"skipped: {reason}", where=device.name,
                               fix="free storage/RAM on the phone or choose a smaller model")  # fmt: skip

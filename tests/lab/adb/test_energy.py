@@ -53,6 +53,9 @@ def _check_profile(rows: list[dict], spec, name: str) -> None:
         per_token = r["energy_j"] * 1000 / r["decode_tokens"]
         assert abs(r["energy_mj_per_token"] - per_token) <= 1e-3 * per_token, (name, r)
         assert window_s <= r["wall_ms"] / 1000 + 0.2  # the window lies inside the sample (upstream: +1 poll)
+    watts = [r["energy_j"] / r["power"]["dt_s"] for r in ok]
+    print(f"{name}: profile {spec.power_w:.4f} W, measured {min(watts):.4f}..{max(watts):.4f} W, "
+          f"{ok[0]['energy_mj_per_token']} mJ/token on {ok[0]['decode_tokens']} tokens")  # fmt: skip
 
 
 def test_native_runner_energy_matches_each_phones_power_profile(adb_lab, tmp_path):
