@@ -127,9 +127,9 @@ class Lab:
         return path
 
 
-@pytest.fixture(scope="session")
-def adb_lab(tmp_path_factory):
-    """Two farm hosts (adb servers) and three phones, for the whole lab session."""
+def open_adb_lab(tmp_path_factory):
+    """Two farm hosts (adb servers) and three phones: the generator behind the session fixture
+    `adb_lab` (tests/lab/conftest.py), so every lab suite shares ONE lab."""
     _require_tools()
     tmp = tmp_path_factory.mktemp("adb-lab")
     servers = [AdbServer(tmp / f"host{i}").start() for i in range(2)]

@@ -15,7 +15,6 @@ from pathlib import Path
 from orchestrator.datasets import BUNDLED_DATASET, load_dataset
 from orchestrator.plan import select_samples
 
-from ..adb.conftest import adb_lab  # noqa: F401  (the device lab's phones, a session fixture)
 from ..local.conftest import REPO, edgefarm, only_run_dir
 from .conftest import free_port, write_inventory
 
@@ -102,7 +101,7 @@ def _wait_for(what: str, check, proc: subprocess.Popen, log: Path, timeout_s: fl
 
 
 def test_a_phone_unplugged_mid_run_that_does_not_return_is_finished_on_its_stand_in_board(
-    adb_lab,  # noqa: F811
+    adb_lab,
     board,
     tmp_path,
 ):
@@ -187,7 +186,7 @@ def test_a_phone_unplugged_mid_run_that_does_not_return_is_finished_on_its_stand
 
 
 def test_a_lost_phone_that_comes_back_within_the_wait_finishes_its_own_samples(
-    adb_lab,  # noqa: F811
+    adb_lab,
     board,
     tmp_path,
 ):

@@ -1,0 +1,11 @@
+"""Fixtures every lab suite shares: ONE Android device lab per test session, whichever suite asks."""
+
+import pytest
+
+from .adb.conftest import open_adb_lab
+
+
+@pytest.fixture(scope="session")
+def adb_lab(tmp_path_factory):
+    """Two farm hosts (adb servers) and three phones, for the whole test session (tests/lab/adb)."""
+    yield from open_adb_lab(tmp_path_factory)
