@@ -43,6 +43,7 @@ def score(
     from ..scoring import SCORERS, report_json, score_safely
     from ..scoring.edgemm import read_results_file
 
+    _check_bounds(results)
     outputs = read_results_file(results)
     dataset = require_valid(load_dataset(dataset_spec or str(BUNDLED_DATASET), format=format_, subset=subset))
     report = score_safely(SCORERS.get(dataset.format).score, dataset, outputs)
@@ -50,6 +51,30 @@ def score(
     write_json_atomic(target, report_json(report))
     print_summary(report, Console(stderr=True, soft_wrap=True), dataset_name=dataset.name)
     click.echo(str(target))
+
+
+def _check_bounds(path: Path) -> None:
+    """Refuse a results file too large or nested too deep to parse safely (before the scorer parses it)."""
+    from ..errors import ResultsError
+    from ..jsonio import DOCUMENT, MiB, bound_problem
+
+    fix = "pass a results.json mapping each test_id to its output string (see `edgefarm score --help`)"
+    try:
+        if not path.is_file():
+            return  # the scorer's reader says what is missing
+        size = path.stat().st_size
+        if size > DOCUMENT.max_bytes:
+            raise ResultsError(
+                f"the file is {size / MiB:.1f} MiB, larger than the {DOCUMENT.max_bytes / MiB:g} MiB edgefarm reads",
+                where=str(path),
+                fix=fix,
+            )
+        text = path.read_bytes()
+    except OSError as e:
+        raise ResultsError(f"cannot read results file: {e.strerror or e}", where=str(path), fix=fix) from None
+    problem = bound_problem(text, DOCUMENT)
+    if problem:
+        raise ResultsError(problem[0], where=f"{path}:{problem[1]}", fix=fix)
 
 
 def print_summary(report: ScoreReport, console: Console, dataset_name: str = "") -> None:
