@@ -108,6 +108,9 @@ def write_outcome(dev_dir: Path, outcome) -> None:
             "model_push": dataclasses.asdict(outcome.model_push),
             "other_push": dataclasses.asdict(outcome.other_push),
             "notes": outcome.notes,
+            "runner": outcome.runner,
+            "model_loads": outcome.model_loads,
+            "interrupted": outcome.interrupted,
         },
     )
 
