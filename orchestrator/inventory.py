@@ -12,19 +12,30 @@ from typing import Any
 import yaml
 from jsonschema import Draft202012Validator
 
-from .devices.adb import AdbDevice
-from .devices.adb_discovery import devices_from_inventory
 from .devices.base import Device
 from .devices.local import LocalDevice
-from .devices.ssh import SshDevice
 from .devices.types import DeviceInfo
 from .errors import ConfigError, EdgefarmError, NeedsSetup
 from .registry import Registry
 
 KINDS = Registry[Callable[[Mapping[str, Any]], Device]]("device kind")
+
+
+def _adb_entry(entry: Mapping[str, Any]) -> Device:
+    from .devices.adb import AdbDevice  # adbutils is imported only when a phone is in play
+
+    return AdbDevice.from_entry(entry)
+
+
+def _ssh_entry(entry: Mapping[str, Any]) -> Device:
+    from .devices.ssh import SshDevice  # asyncssh likewise, only when a board is
+
+    return SshDevice.from_entry(entry)
+
+
 KINDS.add("local", LocalDevice.from_entry)
-KINDS.add("adb", AdbDevice.from_entry)
-KINDS.add("ssh", SshDevice.from_entry)
+KINDS.add("adb", _adb_entry)
+KINDS.add("ssh", _ssh_entry)
 
 _COMMON = {
     "name": {"type": "string", "pattern": r"^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$"},
@@ -277,8 +288,16 @@ def load_inventory(path: Path | None) -> Inventory:
 # devices and the DeviceInfo of devices found but unusable (unauthorized, offline: with the fix).
 Discovery = Callable[[Inventory], "tuple[list[Device], list[DeviceInfo]]"]
 DISCOVERY: list[Discovery] = []
+
+
 # Phones on the local adb server and every `adb_servers` entry (env read here, at the edge).
-DISCOVERY.append(lambda inv: devices_from_inventory(inv.adb_servers, inv.entries, os.environ))
+def _discover_phones(inv: Inventory) -> tuple[list[Device], list[DeviceInfo]]:
+    from .devices.adb_discovery import devices_from_inventory
+
+    return devices_from_inventory(inv.adb_servers, inv.entries, os.environ)
+
+
+DISCOVERY.append(_discover_phones)
 
 
 @dataclass(frozen=True)

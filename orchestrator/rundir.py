@@ -148,7 +148,10 @@ def _load_report(run_dir: Path) -> RunReport:
             if isinstance(s, dict) and s.get("board") == name
             for r in read_results(str(device_folder(run_dir, str(s.get("folder", ""))) / "results.jsonl"))
         ]
-        row = device_row(device, outcome, results + stood, report)
+        extra = dev_dir / "repeats.jsonl"  # --repeat: runs 2..N of each sample, in the latency figures
+        repeats = list(read_results(str(extra))) if extra.is_file() else []
+        over = _figures_over(run, len(results))
+        row = device_row(device, outcome, results + stood, report, repeats=repeats, figures_over=over)
         rows.append(dataclasses.replace(row, folder=dev_dir.name))
         per_device[device.get("name", name)] = (results, report)
     ends = [p.stat().st_mtime for p in run_dir.glob("devices/*/outcome.json")]  # the run's end, unless run.json has it
@@ -156,6 +159,16 @@ def _load_report(run_dir: Path) -> RunReport:
     return build_report(
         run, rows, sample_rows(per_device), run.get("unusable", []), run.get("notes", []), finished_at=finished
     )
+
+
+def _figures_over(run: Mapping[str, Any], samples: int) -> str:
+    """--repeat / --warmup of the run (run.json flags): what a device's latency figures are over."""
+    from .measure import describe
+
+    flags = run.get("flags") if isinstance(run.get("flags"), Mapping) else {}
+    repeat, warmup = flags.get("repeat") or 1, flags.get("warmup") or 0
+    ok = isinstance(repeat, int) and isinstance(warmup, int)
+    return describe(samples, repeat, warmup) if ok else ""
 
 
 def write_reports(run_dir: Path, report: RunReport) -> dict[str, Path]:

@@ -72,10 +72,14 @@ def split(samples: Sequence[Sample], k: int) -> list[tuple[Sample, ...]]:
 
 
 def plan_shards(
-    devices: Sequence[Device], opts: Mapping[str, RunOptions], samples: Sequence[Sample]
+    devices: Sequence[Device],
+    opts: Mapping[str, RunOptions],
+    samples: Sequence[Sample],
+    known: Sequence[DeviceInfo] = (),
 ) -> ShardPlan:
-    """Ask every device what it is (in parallel) and group the identical ones. A device whose info
-    cannot be read runs alone (its session reports the error)."""
+    """Group the identical devices. `known` are the devices' infos when the selection already asked
+    (`--devices all`), else every device is asked (in parallel); a device whose info cannot be read
+    runs alone (its session reports the error)."""
 
     def info_of(d: Device) -> DeviceInfo | None:
         try:
@@ -83,8 +87,11 @@ def plan_shards(
         except EdgefarmError:
             return None
 
-    with ThreadPoolExecutor(max_workers=max(1, min(16, len(devices)))) as pool:
-        infos = dict(zip([d.name for d in devices], pool.map(info_of, devices), strict=True))
+    if len(known) == len(devices):
+        infos: dict[str, DeviceInfo | None] = {d.name: i for d, i in zip(devices, known, strict=True)}
+    else:
+        with ThreadPoolExecutor(max_workers=max(1, min(16, len(devices)))) as pool:
+            infos = dict(zip([d.name for d in devices], pool.map(info_of, devices), strict=True))
     by_key: dict[tuple[str, ...], list[Device]] = {}
     for d in devices:
         info = infos[d.name]

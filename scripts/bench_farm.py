@@ -26,6 +26,7 @@ import argparse
 import json
 import os
 import shutil
+import signal
 import subprocess
 import sys
 import tempfile
@@ -270,6 +271,7 @@ def main() -> int:
     ap.add_argument("--no-shard", action="store_true", help="skip the --shard comparison")
     ap.add_argument("--json", action="store_true")
     args = ap.parse_args()
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))  # a kill still stops the lab's adb servers
     result: dict = {}
     with tempfile.TemporaryDirectory() as tmp:
         farm = Farm(Path(tmp), args.sample_ms)

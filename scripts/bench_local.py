@@ -1,150 +1,223 @@
 #!/usr/bin/env python3
-"""Host overhead per sample of `edgefarm run` on this host, over the full bundled dataset.
+"""`edgefarm run --devices local` against its yardsticks, whole process, paired runs, same job.
 
-    python scripts/bench_local.py [--model M] [--dataset D] [--repeat 3] [--max-output-tokens 32]
+    python scripts/bench_local.py [--pairs 5] [--max-output-tokens 32] [--litert-lm PATH] [--json]
 
-overhead/sample = (wall time of the whole command - the runtime's own inference time) / samples,
-where inference time is the sum of each sample's `infer_ms` (time inside the runtime's send calls).
-Also reports the session-only figure (the device's wall time without CLI start-up, dataset loading,
-scoring and report writing) and, as the yardstick, a bare in-process loop over the same prompts
-(engine loaded once, fresh conversation per sample, plain send_message).
+1. The bundled dataset (200 samples, text/image/audio, tiny model): `edgefarm run --devices local` as
+   a user types it, against a bare ten-line `litert_lm` loop replaying the same prompts (engine loaded
+   once, a fresh conversation per sample, plain send_message), both as whole processes (interpreter
+   start, imports, engine load, all samples, exit). Pairs alternate which goes first; the ratio is
+   per pair (edgefarm / bare), reported as the best pair, the median and the spread.
+2. 200 short text prompts (the dataset's text rows, cycled; <= 32 output tokens): the same
+   `edgefarm run` against `litert-lm serve` (from the `litert-lm` CLI package, in its own venv:
+   `python -m venv V && V/bin/pip install litert-lm==0.18.1`, then `--litert-lm V/bin/litert-lm`):
+   server start until it answers, then the 200 prompts over HTTP one after another, then stop.
+Also per edgefarm run: the session's wall (device only) and the runtime's own inference time.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import os
+import shutil
+import socket
 import statistics
 import subprocess
 import sys
 import tempfile
 import time
+import urllib.request
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
+BARE_LOOP = """
+import json, sys
+import litert_lm
+model, prompts, max_tokens = sys.argv[1], json.load(open(sys.argv[2])), int(sys.argv[3])
+cpu = litert_lm.Backend.CPU
+kinds = {p[0] for turns in prompts for parts in turns for p in parts}
+engine = litert_lm.Engine(model, cache_dir=":nocache", enable_benchmark=True,
+                          vision_backend=cpu() if "image" in kinds else None,
+                          audio_backend=cpu() if "audio" in kinds else None)
+make = {"text": litert_lm.Content.Text, "image": litert_lm.Content.ImageFile, "audio": litert_lm.Content.AudioFile}
+for turns in prompts:
+    conv = engine.create_conversation(sampler_config=litert_lm.SamplerConfig(top_k=1), max_output_tokens=max_tokens)
+    for parts in turns:
+        conv.send_message(litert_lm.Contents.of(*[make[k](v) for k, v in parts]))
+    conv.close()
+"""
 
-def one_run(model: Path, dataset: str, max_tokens: int, work: Path) -> dict:
-    out = work / "runs"
+
+def prompts_of(dataset: str) -> list[list[list[tuple[str, str]]]]:
+    """Every sample's turns as (kind, text or absolute media path) parts: what the bare loop sends."""
+    from orchestrator.datasets import load_dataset
+
+    out = []
+    for s in load_dataset(dataset).samples:
+        turns = []
+        for t in s.turns:
+            parts = [(p.kind, p.text if p.kind == "text" else str(p.path)) for p in t.parts]
+            turns.append([(k, v) for k, v in parts if k in ("text", "image", "audio") and (k != "text" or v)])
+        out.append(turns)
+    return out
+
+
+def text_dataset(folder: Path, count: int = 200) -> Path:
+    """The bundled dataset's text rows, cycled to `count` rows with their own ids (EdgeMMEval layout)."""
+    rows = [json.loads(x) for x in (REPO / "data/edgemmeval/data/test/metadata.jsonl").read_text().splitlines()
+            if x.strip()]  # fmt: skip
+    text = [r for r in rows if r.get("modality") == "text"]
+    out = folder / "data" / "test"
+    out.mkdir(parents=True, exist_ok=True)
+    lines = [json.dumps(dict(text[i % len(text)], test_id=f"{text[i % len(text)]['test_id']}-{i + 1:03d}"))
+             for i in range(count)]  # fmt: skip
+    (out / "metadata.jsonl").write_text("\n".join(lines) + "\n")
+    return folder
+
+
+def edgefarm_run(model: Path, dataset: str, max_tokens: int, work: Path) -> dict:
+    """One `edgefarm run --devices local`, whole process, in a fresh work folder."""
+    work.mkdir(parents=True)
     inv = work / "devices.yaml"
-    inv.write_text(
-        json.dumps({"devices": [{"name": "this-host", "kind": "local", "workdir": str(work / "dev")}]})
-    )
+    inv.write_text(json.dumps({"devices": [{"name": "this-host", "kind": "local", "workdir": str(work / "dev")}]}))
+    argv = [sys.executable, "-m", "orchestrator", "run", "--devices", "local", "--inventory", str(inv), "--model",
+            str(model), "--dataset", dataset, "--out", str(work / "runs"), "--max-output-tokens", str(max_tokens)]  # fmt: skip
+    env = dict(os.environ, CI="1")
     t0 = time.perf_counter()
-    p = subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "orchestrator",
-            "run",
-            "--devices",
-            "local",
-            "--inventory",
-            str(inv),
-            "--model",
-            str(model),
-            "--dataset",
-            dataset,
-            "--out",
-            str(out),
-            "--max-output-tokens",
-            str(max_tokens),
-        ],
-        capture_output=True,
-        text=True,
-        cwd=REPO,
-        check=False,
-    )
-    wall_s = time.perf_counter() - t0
+    p = subprocess.run(argv, capture_output=True, text=True, cwd=REPO, env=env, check=False)
+    wall = time.perf_counter() - t0
     if p.returncode != 0:
         sys.exit(f"edgefarm run failed ({p.returncode}):\n{p.stderr[-3000:]}")
-    run_dir = next(out.iterdir())
-    dev = run_dir / "devices" / "this-host"
-    results = [json.loads(x) for x in (dev / "results.jsonl").read_text().splitlines() if x.strip()]
-    session_s = json.loads((dev / "outcome.json").read_text())["wall_s"]
-    infer_s = sum(r.get("infer_ms") or 0 for r in results) / 1000.0
-    n = len(results)
+    dev = next((work / "runs").iterdir()) / "devices" / "this-host"
+    rows = [json.loads(x) for x in (dev / "results.jsonl").read_text().splitlines() if x.strip()]
     return {
-        "samples": n,
-        "wall_s": wall_s,
-        "session_s": session_s,
-        "infer_s": infer_s,
-        "overhead_ms_per_sample": (wall_s - infer_s) / n * 1000.0,
-        "session_overhead_ms_per_sample": (session_s - infer_s) / n * 1000.0,
-        "statuses": {s: sum(r["status"] == s for r in results) for s in {r["status"] for r in results}},
+        "wall_s": wall,
+        "session_s": json.loads((dev / "outcome.json").read_text())["wall_s"],
+        "infer_s": sum(r.get("infer_ms") or 0 for r in rows) / 1000.0,
+        "samples": len(rows),
+        "ok": sum(r["status"] == "ok" for r in rows),
     }
 
 
-def bare_loop(model: Path, dataset: str, max_tokens: int, work: Path) -> dict:
-    """The yardstick: the same samples through litert_lm directly, nothing else."""
-    import litert_lm
-
-    from orchestrator.datasets import load_dataset
-    from orchestrator.jobs import JobOptions, job_items
-
-    ds = load_dataset(dataset)
-    items = job_items(ds.samples, JobOptions(max_output_tokens=max_tokens, override=True))
-    with litert_lm.ModelInfo(str(model)) as info:
-        vision, audio = info.input_modalities.vision, info.input_modalities.audio
-    (work / "cache").mkdir(exist_ok=True)
-    engine = litert_lm.Engine(
-        str(model),
-        cache_dir=str(work / "cache"),
-        enable_benchmark=True,
-        vision_backend=litert_lm.Backend.CPU() if vision else None,
-        audio_backend=litert_lm.Backend.CPU() if audio else None,
-    )
-    by_id = {s.id: s for s in ds.samples}
+def bare_run(model: Path, prompts_file: Path, max_tokens: int) -> dict:
     t0 = time.perf_counter()
-    for item in items:
-        conv = engine.create_conversation(
-            sampler_config=litert_lm.SamplerConfig(top_k=1), max_output_tokens=max_tokens
-        )
-        for turn in by_id[item.id].turns:
-            parts = [
-                litert_lm.Content.Text(p.text)
-                if p.kind == "text"
-                else (
-                    litert_lm.Content.ImageFile(str(p.path))
-                    if p.kind == "image"
-                    else litert_lm.Content.AudioFile(str(p.path))
-                )
-                for p in turn.parts
-                if p.kind != "text" or p.text
-            ]
-            conv.send_message(litert_lm.Contents.of(*parts))
-        conv.close()
-    total = time.perf_counter() - t0
-    return {"samples": len(items), "total_s": total, "ms_per_sample": total / len(items) * 1000.0}
+    subprocess.run([sys.executable, "-c", BARE_LOOP, str(model), str(prompts_file), str(max_tokens)],
+                   check=True, capture_output=True)  # fmt: skip
+    return {"wall_s": time.perf_counter() - t0}
 
 
-def main() -> None:
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def serve_run(cli: Path, home: Path, prompts: list[str], max_tokens: int) -> dict:
+    """`litert-lm serve`: start it, wait until it answers, send every prompt over HTTP, stop it."""
+    port = free_port()
+    env = dict(os.environ, HOME=str(home))
+    t0 = time.perf_counter()
+    server = subprocess.Popen([str(cli), "serve", "--port", str(port)], env=env, stdout=subprocess.DEVNULL,
+                              stderr=subprocess.DEVNULL)  # fmt: skip
+    try:
+        base = f"http://127.0.0.1:{port}/v1"
+        while True:
+            try:
+                urllib.request.urlopen(base + "/models", timeout=1).read()
+                break
+            except OSError:
+                if server.poll() is not None:
+                    sys.exit("litert-lm serve exited before answering")
+                time.sleep(0.02)
+        ready = time.perf_counter() - t0
+        for text in prompts:
+            body = {"model": "tiny", "messages": [{"role": "user", "content": text}],
+                    "max_completion_tokens": max_tokens}  # fmt: skip
+            req = urllib.request.Request(base + "/chat/completions", data=json.dumps(body).encode(),
+                                         headers={"content-type": "application/json"})  # fmt: skip
+            json.loads(urllib.request.urlopen(req, timeout=60).read())
+        wall = time.perf_counter() - t0
+    finally:
+        server.terminate()
+        server.wait(timeout=10)
+    return {"wall_s": wall, "ready_s": ready}
+
+
+def summary(ratios: list[float]) -> dict:
+    return {"best": round(min(ratios), 3), "median": round(statistics.median(ratios), 3),
+            "spread": round(max(ratios) - min(ratios), 3)}  # fmt: skip
+
+
+def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--model", type=Path, default=REPO / "data/models/tiny-mm.litertlm")
     ap.add_argument("--dataset", default=str(REPO / "data/edgemmeval"))
-    ap.add_argument("--repeat", type=int, default=3)
+    ap.add_argument("--pairs", type=int, default=5)
     ap.add_argument("--max-output-tokens", type=int, default=32)
+    ap.add_argument("--litert-lm", type=Path, default=shutil.which("litert-lm"),
+                    help="the `litert-lm` CLI (package litert-lm) for the serve comparison")  # fmt: skip
+    ap.add_argument("--json", action="store_true")
     args = ap.parse_args()
-    runs = []
-    for i in range(args.repeat):
-        with tempfile.TemporaryDirectory() as tmp:
-            runs.append(one_run(args.model, args.dataset, args.max_output_tokens, Path(tmp)))
-        r = runs[-1]
-        print(
-            f"run {i + 1}: {r['samples']} samples, wall {r['wall_s']:.2f} s, session {r['session_s']:.2f} s, "
-            f"inference {r['infer_s']:.2f} s, overhead {r['overhead_ms_per_sample']:.2f} ms/sample "
-            f"(session only {r['session_overhead_ms_per_sample']:.2f}), statuses {r['statuses']}"
-        )
+    result: dict = {}
     with tempfile.TemporaryDirectory() as tmp:
-        bare = bare_loop(args.model, args.dataset, args.max_output_tokens, Path(tmp))
-    med = statistics.median(r["overhead_ms_per_sample"] for r in runs)
-    med_session = statistics.median(r["session_overhead_ms_per_sample"] for r in runs)
-    print(f"median host overhead: {med:.2f} ms/sample end to end, {med_session:.2f} ms/sample in the session")
-    print(
-        f"yardstick bare loop: {bare['ms_per_sample']:.2f} ms/sample all-in ({bare['total_s']:.2f} s for {bare['samples']})"
-    )
+        work = Path(tmp)
+        prompts_file = work / "prompts.json"
+        prompts_file.write_text(json.dumps(prompts_of(args.dataset)))
+        pairs = []
+        for i in range(args.pairs):
+            runs = {}
+            for who in (("edgefarm", "bare") if i % 2 == 0 else ("bare", "edgefarm")):
+                runs[who] = (edgefarm_run(args.model, args.dataset, args.max_output_tokens, work / f"ef{i}")
+                             if who == "edgefarm" else bare_run(args.model, prompts_file, args.max_output_tokens))  # fmt: skip
+            runs["ratio"] = runs["edgefarm"]["wall_s"] / runs["bare"]["wall_s"]
+            pairs.append(runs)
+            print(f"pair {i + 1}: edgefarm {runs['edgefarm']['wall_s']:.2f} s (session {runs['edgefarm']['session_s']:.2f}, "
+                  f"inference {runs['edgefarm']['infer_s']:.2f}, ok {runs['edgefarm']['ok']}/{runs['edgefarm']['samples']}), "
+                  f"bare loop {runs['bare']['wall_s']:.2f} s: {runs['ratio']:.2f}x", file=sys.stderr, flush=True)  # fmt: skip
+        result["bundled"] = {"pairs": pairs, "ratio": summary([p["ratio"] for p in pairs])}
+        if args.litert_lm:
+            home = work / "serve-home"
+            home.mkdir()
+            subprocess.run([str(args.litert_lm), "import", str(args.model), "tiny"], env=dict(os.environ, HOME=str(home)),
+                           check=True, capture_output=True)  # fmt: skip
+            texts = text_dataset(work / "texts")
+            prompts = [p[0][0][1] for p in prompts_of(str(texts))]
+            spairs = []
+            for i in range(args.pairs):
+                runs = {}
+                for who in (("edgefarm", "serve") if i % 2 == 0 else ("serve", "edgefarm")):
+                    runs[who] = (edgefarm_run(args.model, str(texts), args.max_output_tokens, work / f"tx{i}")
+                                 if who == "edgefarm" else serve_run(args.litert_lm, home, prompts, args.max_output_tokens))  # fmt: skip
+                runs["ratio"] = runs["edgefarm"]["wall_s"] / runs["serve"]["wall_s"]
+                spairs.append(runs)
+                print(f"text pair {i + 1}: edgefarm {runs['edgefarm']['wall_s']:.2f} s, litert-lm serve "
+                      f"{runs['serve']['wall_s']:.2f} s (ready after {runs['serve']['ready_s']:.2f} s): "
+                      f"{runs['ratio']:.2f}x", file=sys.stderr, flush=True)  # fmt: skip
+            result["text_vs_serve"] = {"prompts": len(prompts), "pairs": spairs,
+                                       "ratio": summary([p["ratio"] for p in spairs])}  # fmt: skip
+    if args.json:
+        print(json.dumps(result, indent=2))
+        return 0
+    b = result["bundled"]
+    ef = [p["edgefarm"]["wall_s"] for p in b["pairs"]]
+    bare = [p["bare"]["wall_s"] for p in b["pairs"]]
+    print(f"bundled dataset, {b['pairs'][0]['edgefarm']['samples']} samples, {len(ef)} pairs: edgefarm best "
+          f"{min(ef):.2f} s (spread {max(ef) - min(ef):.2f}), bare loop best {min(bare):.2f} s (spread "
+          f"{max(bare) - min(bare):.2f}); edgefarm / bare per pair: best {b['ratio']['best']:.2f}x, median "
+          f"{b['ratio']['median']:.2f}x, spread {b['ratio']['spread']:.2f}")  # fmt: skip
+    if t := result.get("text_vs_serve"):
+        ef = [p["edgefarm"]["wall_s"] for p in t["pairs"]]
+        sv = [p["serve"]["wall_s"] for p in t["pairs"]]
+        print(f"{t['prompts']} short text prompts: edgefarm best {min(ef):.2f} s (spread {max(ef) - min(ef):.2f}), "
+              f"litert-lm serve best {min(sv):.2f} s (spread {max(sv) - min(sv):.2f}); edgefarm / serve per pair: "
+              f"best {t['ratio']['best']:.2f}x, median {t['ratio']['median']:.2f}x")  # fmt: skip
+    else:
+        print("litert-lm serve: not compared (no `litert-lm` CLI; see --litert-lm)")
+    return 0
 
 
 if __name__ == "__main__":
-    main()
+    sys.exit(main())

@@ -2,15 +2,32 @@
 
 from __future__ import annotations
 
+import importlib
 import sys
 
 import click
 
 from ..errors import EdgefarmError
 
+# command -> the module that defines it: a command's module (and what it imports: adbutils, asyncssh,
+# nltk, matplotlib, ...) is imported only when that command runs, so `edgefarm run` starts fast.
+COMMAND_MODULES = {"run": "run", "devices": "devices", "score": "score", "report": "report", "compare": "report",
+                   "dataset": "dataset", "setup": "setup"}  # fmt: skip
+
 
 class _Group(click.Group):
-    """Prints EdgefarmError once, without a traceback (`--debug` shows it), and exits with its code."""
+    """Prints EdgefarmError once, without a traceback (`--debug` shows it), and exits with its code.
+    Sub-commands load on first use (COMMAND_MODULES)."""
+
+    def list_commands(self, ctx: click.Context) -> list[str]:
+        return sorted(set(COMMAND_MODULES) | set(self.commands))
+
+    def get_command(self, ctx: click.Context, name: str) -> click.Command | None:
+        if name not in self.commands and name in COMMAND_MODULES:
+            module = importlib.import_module(f"{__name__}.{COMMAND_MODULES[name]}")
+            for command in module.COMMANDS:
+                self.add_command(command)
+        return self.commands.get(name)
 
     def invoke(self, ctx: click.Context):
         try:
@@ -30,13 +47,3 @@ def main(ctx: click.Context, debug: bool) -> None:
     """Evaluate an on-device LiteRT-LM model on every attached phone and board."""
     ctx.obj = {"debug": debug}
 
-
-def _register() -> None:
-    from . import dataset, devices, report, run, score, setup
-
-    for module in (run, devices, score, report, dataset, setup):
-        for command in module.COMMANDS:
-            main.add_command(command)
-
-
-_register()

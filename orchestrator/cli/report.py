@@ -9,14 +9,16 @@ import click
 from rich.markup import escape
 from rich.table import Table
 
-from ..errors import OutputError
+from ..errors import ConfigError, OutputError
 from ..report.printers import PRINTERS
 from ..report.terminal import stdout_console
 from ..rundir import load_report
 
 
 @click.command("report")
-@click.argument("run_dir", type=click.Path(path_type=Path, file_okay=False, exists=True))
+@click.argument(
+    "run_dirs", nargs=-1, required=True, type=click.Path(path_type=Path, file_okay=False, exists=True)
+)
 @click.option(
     "--format",
     "fmt",
@@ -25,9 +27,39 @@ from ..rundir import load_report
     show_default=True,
     help="csv / jsonl: one row per device and sample with every figure (for pandas or a spreadsheet)",
 )
-def report(run_dir: Path, fmt: str) -> None:
-    """Render a run folder's combined report to stdout (rebuilt from the device folders)."""
-    text = PRINTERS.get(fmt)(load_report(run_dir))
+@click.option(
+    "--merge",
+    is_flag=True,
+    help="combine runs made by several controllers (same model, dataset and selection) into one report",
+)
+@click.option(
+    "--out",
+    type=click.Path(path_type=Path, file_okay=False),
+    default=None,
+    help="with --merge: also write report.json, report.md and report.html into this folder",
+)
+def report(run_dirs: tuple[Path, ...], fmt: str, merge: bool, out: Path | None) -> None:
+    """Render a run folder's combined report to stdout (rebuilt from the device folders); with --merge,
+    the runs of several controllers as one report."""
+    if merge:
+        from ..report.merge import merge_reports
+        from ..rundir import write_reports
+
+        combined = merge_reports([load_report(d) for d in run_dirs])
+        if out is not None:
+            out.mkdir(parents=True, exist_ok=True)
+            write_reports(out, combined)
+    elif len(run_dirs) != 1 or out is not None:
+        raise ConfigError(
+            f"{len(run_dirs)} run folders without --merge"
+            if len(run_dirs) != 1
+            else "--out goes with --merge",
+            where="edgefarm report",
+            fix="pass one run folder, or --merge with every controller's run folder",
+        )
+    else:
+        combined = load_report(run_dirs[0])
+    text = PRINTERS.get(fmt)(combined)
     try:
         click.echo(text, nl=False)
         sys.stdout.flush()

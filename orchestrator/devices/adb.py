@@ -83,6 +83,24 @@ def _bounded(fn: Callable[[], T], timeout_s: float, what: str, where: str) -> T:
     raise err
 
 
+PIPELINE = 32  # files sent before their replies are read (adb's own push batches small files too)
+
+
+def _read_replies(c, pending: list[PurePosixPath], serial: str) -> None:
+    """The sync replies of the files sent so far, in order: OKAY, or FAIL with the phone's reason."""
+    while pending:
+        dst = pending.pop(0)
+        status = c.read(4)
+        length = struct.unpack("<I", c.read(4))[0]
+        if status != b"OKAY":
+            msg = c.read(length).decode(errors="replace") if status == b"FAIL" and length else repr(status)
+            raise DeviceError(
+                f"push of {dst} refused: {msg}",
+                where=str(serial),
+                fix="check free space and that the folder is writable (/data/local/tmp)",
+            )
+
+
 class AdbDevice:
     """One phone on one adb server."""
 
@@ -178,7 +196,7 @@ class AdbDevice:
         parts = [
             "getprop",
             "cat /proc/meminfo",
-            f"df -k {self.workdir.parent}",
+            f"df -k {shlex.quote(str(self.workdir.parent))}",
             "dumpsys battery",
             "dumpsys thermalservice",
             "nproc",
@@ -236,6 +254,7 @@ class AdbDevice:
         have = self.remote_sha256([r for _, r in pairs])
         stats = PushStats()
         sink = on_progress or self.on_progress
+        todo = []
         for src, dst in pairs:
             size = src.stat().st_size
             if have.get(str(dst)) == cached_sha256(src):
@@ -243,41 +262,49 @@ class AdbDevice:
                 if sink:
                     sink(str(dst), size, size)
                 continue
-            mode = stat.S_IMODE(src.stat().st_mode) | 0o600
-            timeout = self.call_timeout_s + size / (2 * 2**20)  # generous: 2 MB/s floor
-            self.call(lambda d, s=src, r=dst, m=mode: self._send(d, s, r, m, sink), f"push {dst}", timeout)
+            todo.append((src, dst, stat.S_IMODE(src.stat().st_mode) | 0o600))
             stats += PushStats(files=1, bytes_sent=size)
+        if (
+            todo
+        ):  # every file over ONE sync connection: a folder of small media files costs one round trip each
+            total = sum(src.stat().st_size for src, _, _ in todo)
+            timeout = self.call_timeout_s + total / (2 * 2**20) + len(todo) * 0.5  # generous: 2 MB/s floor
+            what = f"push {todo[0][1]}" + (f" and {len(todo) - 1} more file(s)" if len(todo) > 1 else "")
+            self.call(lambda d: self._send(d, todo, sink), what, timeout)
         return stats
 
     @staticmethod
     def _send(
-        dev: adbutils.AdbDevice, src: Path, dst: PurePosixPath, mode: int, sink: ProgressSink | None
+        dev: adbutils.AdbDevice, files: Sequence[tuple[Path, PurePosixPath, int]], sink: ProgressSink | None
     ) -> None:
-        """The sync SEND request with 64 KiB chunks and a progress callback (adbutils has none)."""
-        size = src.stat().st_size
+        """Sync SEND requests, one per file, on one connection: 64 KiB chunks and a progress callback
+        (adbutils has none). Like `adb push` of a folder, the files' replies are read in batches (every
+        PIPELINE files and at the end), so small files do not each wait for a round trip."""
         c = dev.open_transport()
+        pending: list[PurePosixPath] = []
         try:
             c.send_command("sync:")
             c.check_okay()
-            spec = f"{dst},{stat.S_IFREG | mode}".encode()
-            c.conn.sendall(b"SEND" + struct.pack("<I", len(spec)) + spec)
-            sent = 0
-            with open(src, "rb") as f:
-                while chunk := f.read(SYNC_CHUNK):
-                    c.conn.sendall(b"DATA" + struct.pack("<I", len(chunk)) + chunk)
-                    sent += len(chunk)
-                    if sink:
-                        sink(str(dst), sent, size)
-            c.conn.sendall(b"DONE" + struct.pack("<I", int(time.time())))
-            status = c.read(4)
-            if status != b"OKAY":
-                length = struct.unpack("<I", c.read(4))[0] if status == b"FAIL" else 0
-                msg = c.read(length).decode(errors="replace") if length else repr(status)
-                raise DeviceError(
-                    f"push of {dst} refused: {msg}",
-                    where=str(dev.serial),
-                    fix="check free space and that the folder is writable (/data/local/tmp)",
-                )
+            for src, dst, mode in files:
+                if len(pending) >= PIPELINE:
+                    _read_replies(c, pending, dev.serial)
+                size = src.stat().st_size
+                spec = f"{dst},{stat.S_IFREG | mode}".encode()
+                c.conn.sendall(b"SEND" + struct.pack("<I", len(spec)) + spec)
+                sent = 0
+                with open(src, "rb") as f:
+                    while chunk := f.read(SYNC_CHUNK):
+                        c.conn.sendall(b"DATA" + struct.pack("<I", len(chunk)) + chunk)
+                        sent += len(chunk)
+                        if sink:
+                            sink(str(dst), sent, size)
+                c.conn.sendall(b"DONE" + struct.pack("<I", int(time.time())))
+                pending.append(dst)
+            _read_replies(c, pending, dev.serial)
+        except OSError:
+            if pending:  # the phone refused a file and hung up: its reply says why
+                _read_replies(c, pending, dev.serial)
+            raise
         finally:
             c.close()
 

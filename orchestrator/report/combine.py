@@ -65,13 +65,20 @@ def thermal_c(reading: Mapping[str, Any] | None) -> float | None:
 
 
 def device_row(
-    device: Mapping[str, Any], outcome: Mapping[str, Any], results: Sequence[SampleResult], report: Any
+    device: Mapping[str, Any],
+    outcome: Mapping[str, Any],
+    results: Sequence[SampleResult],
+    report: Any,
+    repeats: Sequence[SampleResult] = (),
+    figures_over: str = "",
 ) -> DeviceRow:
+    """`repeats` (--repeat): the extra runs, counted in the latency distributions with the first runs."""
     score = as_record(report)
     name = device.get("name", outcome.get("name", "?"))
     # rows a stand-in board ran for this phone are in its column, not in its figures (the board's)
     results, all_rows = [r for r in results if r.stood_in_for != name], results
     ok = [r for r in results if r.status == "ok"]
+    timed = ok + [r for r in repeats if r.status == "ok"]
     sm = score.summary if score is not None else None
     metric_rows = [m for m in (score.metrics if score else ()) if m.score is not None]
     several = len({m.subset for m in metric_rows}) > 1
@@ -92,15 +99,15 @@ def device_row(
         pass_rate_pct=sm.pass_rate_pct if sm else None,
         verdict=sm.verdict if sm else "",
         init_ms=_max([r.init_ms for r in results]),
-        ttft_ms_p50=percentile([r.ttft_ms for r in ok if r.ttft_ms is not None], 50),
-        ttft_ms_p90=percentile([r.ttft_ms for r in ok if r.ttft_ms is not None], 90),
-        prefill_tps_p50=percentile([r.prefill_tps for r in ok if r.prefill_tps], 50),
-        decode_tps_p50=percentile([r.decode_tps for r in ok if r.decode_tps], 50),
+        ttft_ms_p50=percentile([r.ttft_ms for r in timed if r.ttft_ms is not None], 50),
+        ttft_ms_p90=percentile([r.ttft_ms for r in timed if r.ttft_ms is not None], 90),
+        prefill_tps_p50=percentile([r.prefill_tps for r in timed if r.prefill_tps], 50),
+        decode_tps_p50=percentile([r.decode_tps for r in timed if r.decode_tps], 50),
         peak_rss_mb=_max([max(filter(None, (r.peak_rss_mb, r.peak_hwm_mb)), default=None) for r in results]),
         peak_anon_mb=_max([r.peak_anon_mb for r in results]),
         wall_s=round(outcome["wall_s"], 2) if outcome.get("wall_s") is not None else None,
-        prefill_tps_p90=percentile([r.prefill_tps for r in ok if r.prefill_tps], 90),
-        decode_tps_p90=percentile([r.decode_tps for r in ok if r.decode_tps], 90),
+        prefill_tps_p90=percentile([r.prefill_tps for r in timed if r.prefill_tps], 90),
+        decode_tps_p90=percentile([r.decode_tps for r in timed if r.decode_tps], 90),
         peak_file_mb=_max([r.peak_file_mb for r in results]),
         thermal_max_c=_max([thermal_c(r.thermal_after) or thermal_c(r.thermal_before) for r in results]),
         scoring_errors=sm.scoring_errors if sm else 0,
@@ -123,7 +130,20 @@ def device_row(
         ),
         scoring_problem=_scoring_problem(score),
         stand_in=_stand_in(outcome, all_rows, name),
+        shards=_shards(device),
+        figures_over=figures_over,
     )
+
+
+def _shards(device: Mapping[str, Any]) -> str:
+    """--shard: the group's members, `3 phones: SERIAL (67), ...` (samples each ran)."""
+    members = (device.get("extra") or {}).get("shards") if isinstance(device.get("extra"), Mapping) else None
+    if not isinstance(members, list) or not members:
+        return ""
+    listed = ", ".join(
+        f"{m.get('serial') or m.get('name')} ({m.get('samples')})" for m in members if isinstance(m, Mapping)
+    )
+    return f"{len(members)} devices: {listed}"
 
 
 def _stand_in(outcome: Mapping[str, Any], rows: Sequence[SampleResult], name: str) -> str:
@@ -216,6 +236,7 @@ def sample_rows(
                 energy_j=_energy(r, "energy_j"),
                 energy_mj_per_token=_energy(r, "energy_mj_per_token"),
                 stood_in=bool(r.stood_in_for),
+                ran_on=r.ran_on,
             )
     return tuple(
         SampleRow(i, *meta.get(i, ("", "", ""))[:2], cells[i], meta.get(i, ("", "", ""))[2]) for i in order

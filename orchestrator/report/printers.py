@@ -57,7 +57,7 @@ def _cell(cell: SampleCell | None) -> str:
     mark = {True: "✓", False: "✗", None: "·"}[cell.passed]
     ttft = f" {cell.ttft_ms:.0f} ms" if cell.ttft_ms is not None else ""
     text = f"{mark} {cell.status}{ttft}" if cell.status != "ok" else f"{mark}{ttft}"
-    return text + (" (stand-in)" if cell.stood_in else "")
+    return text + (" (stand-in)" if cell.stood_in else "") + (f" (on {cell.ran_on})" if cell.ran_on else "")
 
 
 def _md_escape(text: str) -> str:

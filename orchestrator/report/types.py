@@ -63,6 +63,8 @@ class DeviceRow:
     error: str = ""
     folder: str = ""  # the device's folder name under devices/ (for links to its files)
     stand_in: str = ""  # phone: which board ran its missing samples; board: for which phones, how many
+    shards: str = ""  # --shard: the identical devices that shared this row's samples, with their serials
+    figures_over: str = ""  # --repeat/--warmup: what the latency figures are distributions over
     energy_j_p50: float | None = None  # ok samples with a trusted reading
     energy_mj_per_token_p50: float | None = None
     scoring_problem: str = ""  # the judge failed, or the scorer failed as a whole
@@ -86,6 +88,8 @@ COLUMNS: tuple[Column, ...] = (
     Column("energy_mj_per_token_p50", "Energy/token p50", "mJ", "{:.1f}"),
     Column("wall_s", "Wall", "s", "{:.1f}"),
     Column("stand_in", "Stand-in"),
+    Column("shards", "Shards"),
+    Column("figures_over", "Figures over"),
 )
 
 
@@ -112,10 +116,11 @@ class SampleCell:
     energy_j: float | None = None  # None: not measured, or not trusted (charging...)
     energy_mj_per_token: float | None = None
     stood_in: bool = False  # a stand-in board ran this sample for this phone
+    ran_on: str = ""  # --shard: the serial of the phone of the group that ran it
 
 
 SAMPLE_FIELDS = ("status", "passed", "score", "scoring_error", "ttft_ms", "prefill_tps", "decode_tps", "wall_ms",
-                 "peak_rss_mb", "peak_anon_mb", "peak_file_mb", "thermal_c", "backend", "stood_in", "error",
+                 "peak_rss_mb", "peak_anon_mb", "peak_file_mb", "thermal_c", "backend", "stood_in", "ran_on", "error",
                  "output")  # fmt: skip
 
 
