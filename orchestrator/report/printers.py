@@ -101,6 +101,14 @@ def stamp_items(report: RunReport) -> list[tuple[str, str]]:
         items.append(
             ("runners", "; ".join(f"{', '.join(names)}: {text}" for text, names in by_identity.items()))
         )
+    facts = (report.run.get("model") or {}).get("facts") or {}
+    if facts.get("predicted_floor_mb") is not None:  # run.json: model_facts.py, beside the measured peaks
+        peaks = ", ".join(f"{r.device} {r.peak_rss_mb:.0f} MB" for r in report.devices if r.peak_rss_mb)
+        floor = (
+            f"{facts['predicted_floor_mb']} MB predicted (weights {facts.get('weights_mb')} MB + KV cache "
+            f"{facts.get('kv_cache_mb')} MB at {facts.get('token_limit')} tokens); measured peak: {peaks or 'none'}"
+        )
+        items.append(("memory floor", floor))
     return items
 
 
