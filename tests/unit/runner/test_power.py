@@ -45,8 +45,10 @@ def test_sampler_integrates_a_constant_draw():
         sampler.reset()
         time.sleep(0.2)
         rec = sampler.reading()
+        time.sleep(0.05)
+        again = sampler.reading()
     finally:
         sampler.stop()
     assert rec["kind"] == "p_uw" and rec["n"] >= 3
     assert rec["integral"] / rec["dt_s"] == pytest.approx(2_000_000.0, rel=1e-4)  # dt_s is rounded to 1 us
-    assert sampler.reading() is None  # closed: a new window starts at the next reset
+    assert again == rec  # closed: nothing is added until the next reset
