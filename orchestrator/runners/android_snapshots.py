@@ -10,6 +10,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from ..telemetry import android as tel
+from ..telemetry.energy import PowerReading, reading_from_series
 
 SNAPSHOT_FILES = ("battery_before", "battery_after", "thermal_before", "thermal_after", "cooldown_ms")
 
@@ -22,6 +23,21 @@ def thermal_of(files: Mapping[str, str], phase: str) -> dict[str, Any] | None:
     b, t = tel.parse_battery(battery_text), tel.parse_thermal(thermal_text)
     return {"battery_temp_c": b.temperature_c, "battery_pct": b.level_pct, "thermal_status": t.status,
             "max_temp_c": t.max_temp_c}  # fmt: skip
+
+
+def dumpsys_power(files: Mapping[str, str], wall_ms: float | None) -> PowerReading | None:
+    """Where the battery's sysfs folder is closed: the `current now` (else `current avg`) and voltage
+    that some vendors print in `dumpsys battery`, before and after the sample, over its wall time.
+    Two readings only: a coarse figure (docs/energy.md)."""
+    before = tel.parse_battery(files.get("battery_before", ""))
+    after = tel.parse_battery(files.get("battery_after", ""))
+    key = "current_now" if before.current_now is not None and after.current_now is not None else "current_avg"
+    i0, i1 = getattr(before, key), getattr(after, key)
+    if i0 is None or i1 is None or not before.voltage_mv or not after.voltage_mv or not wall_ms:
+        return None
+    series = [(0.0, i0, float(before.voltage_mv)), (wall_ms / 1000.0, i1, float(after.voltage_mv))]
+    charging = bool(before.charging or after.charging)
+    return reading_from_series(series, source=f"dumpsys:{key.replace('_', ' ')}", charging=charging)
 
 
 def cooldown_s(files: Mapping[str, str]) -> float | None:

@@ -77,6 +77,8 @@ class Battery:
     charging: bool | None = None
     plugged: str = ""  # ac | usb | wireless | "" (on battery)
     voltage_mv: int | None = None
+    current_now: float | None = None  # raw, as the vendor prints it (mA or uA, either sign); few do
+    current_avg: float | None = None
 
 
 _BATTERY_STATUS_CHARGING = {2, 5}  # BATTERY_STATUS_CHARGING, BATTERY_STATUS_FULL
@@ -136,6 +138,8 @@ def parse_battery(text: str) -> Battery:
         charging=charging,
         plugged=plugged,
         voltage_mv=None if voltage is None else int(voltage),
+        current_now=_num(f.get("current now")),
+        current_avg=_num(f.get("current avg")),
     )
 
 

@@ -110,3 +110,16 @@ def test_board_power_in_microwatt_seconds():
 def test_reading_round_trips_through_the_row_record():
     r = parse_power_tsv((FIX / "pixel8_discharging_uA.tsv").read_text())
     assert energy_of_json(reading_to_json(r)).energy_j == pytest.approx(energy_of(r).energy_j)
+
+
+def test_dumpsys_battery_fallback_where_sysfs_is_closed():
+    from orchestrator.runners.android_snapshots import dumpsys_power
+
+    android = FIX.parent / "android"
+    s24 = (android / "battery_galaxy_s24.txt").read_text()  # current now: -412 (mA), voltage: 3912 (mV)
+    e = energy_of(dumpsys_power({"battery_before": s24, "battery_after": s24}, 2000.0))
+    assert e.energy_j == pytest.approx(0.412 * 3.912 * 2.0) and e.source == "dumpsys:current now"
+    assert e.unreliable == ""
+    pixel = (android / "battery_pixel8.txt").read_text()  # no current in it: not measured
+    assert dumpsys_power({"battery_before": pixel, "battery_after": pixel}, 2000.0) is None
+    assert dumpsys_power({"battery_before": s24}, 2000.0) is None  # one snapshot is not a series
