@@ -36,7 +36,7 @@ from . import evalscope_vmcq, evalscope_vqa
 
 FORMATS.add("general_vqa", DatasetFormat("general_vqa", evalscope_vqa.detect, evalscope_vqa.load))
 FORMATS.add("general_vmcq", DatasetFormat("general_vmcq", evalscope_vmcq.detect, evalscope_vmcq.load))
-from . import evalscope_fc  # recognised only to refuse it with a clear message (never read as VQA)
+from . import evalscope_fc
 
 FORMATS.add("general_fc", DatasetFormat("general_fc", evalscope_fc.detect, evalscope_fc.load))
 # -- end registrations --

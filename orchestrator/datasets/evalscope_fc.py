@@ -1,22 +1,33 @@
-"""evalscope General-FunctionCalling (`general_fc`): recognised and refused, never read as General-VQA.
+"""evalscope General-FunctionCalling (`general_fc`): `messages` + `tools` + `should_call_tool` rows.
 
-Its rows (`custom_eval/text/fc/example.jsonl` in evalscope: `messages`, `tools`, `should_call_tool`,
-no `answer`) also carry General-VQA's `messages` column; read as General-VQA they would be scored
-with empty references (every metric 0). evalscope scores them from the model's native tool calls
-(`finish_reason == "tool_calls"`, arguments checked against each tool's JSON Schema) into
-tool_call_f1 / schema_accuracy / counts; edgefarm does not implement that scorer (docs/evalscope.md).
+evalscope's example is `custom_eval/text/fc/example.jsonl` (evalscope 1.14.1's
+`benchmarks/general_fc/general_fc_adapter.py` `record_to_sample`): `messages` (OpenAI chat, also a
+JSON string), `tools` (a list of `{"type": "function", "function": {name, description,
+parameters}}`, also a JSON string), `should_call_tool` (bool, default false), no `answer`. The
+messages become the sample as General-VQA reads them (system message, user turns); the tools go to
+the runtime with the conversation; the label is kept as the sample's reference
+(`should_call_tool: true|false`) and scored by scoring/evalscope_fc.py. These rows also have
+General-VQA's `messages` column: General-VQA never takes them (they would be scored against an
+empty answer).
 """
 
 from __future__ import annotations
 
+import dataclasses
+import json
 from pathlib import Path
+from typing import Any
 
 from ..errors import DatasetError
-from .evalscope_files import detect_columns
-from .types import Dataset
+from .evalscope_files import Row, detect_columns, load_format
+from .evalscope_media import MediaContext
+from .types import Dataset, Sample
 
 FORMAT = "general_fc"
+DEFAULT_SPLIT = "test"  # evalscope's eval_split for general_fc
+TASK = "function_calling"
 FC_COLUMNS = frozenset({"tools", "should_call_tool"})
+SHOULD_CALL, SHOULD_NOT_CALL = "should_call_tool: true", "should_call_tool: false"  # scoring/evalscope_fc.py
 
 
 def fits(cols: set[str]) -> bool:
@@ -29,15 +40,72 @@ def detect(path: Path) -> bool:
 
 
 def refusal(path: Path) -> DatasetError:
+    """For `--format general_vqa` on such a file: it is not General-VQA."""
     return DatasetError(
-        "this is evalscope's General-FunctionCalling format (general_fc: `messages`, `tools`, "
-        "`should_call_tool`), which edgefarm does not score; read as General-VQA every row would have an "
-        "empty reference",
-        fix="score tool use with EdgeMMEval `tool_call` rows (`expected_tool_call`, see docs/dataset.md), "
-        "or run this file with evalscope itself (`--datasets general_fc`)",
+        "this is evalscope's General-FunctionCalling format (`messages`, `tools`, `should_call_tool`), not "
+        "General-VQA: read as General-VQA every row would be scored against an empty answer",
+        fix="leave --format out (detected) or pass --format general_fc",
         where=str(path),
     )
 
 
-def load(path: Path, subset: str | None = None, **_: object) -> Dataset:
-    raise refusal(path)
+def _json_field(row: Row, ctx: MediaContext, name: str, default: Any) -> Any:
+    value = row.data.get(name, default)
+    if isinstance(value, str):
+        try:
+            return json.loads(value)
+        except ValueError as e:
+            raise ctx.problem(f"not JSON: {e}", name) from e
+    return value
+
+
+def _tools(row: Row, ctx: MediaContext) -> tuple[dict[str, Any], ...]:
+    from jsonschema import Draft202012Validator, SchemaError
+
+    tools = _json_field(row, ctx, "tools", [])
+    if not isinstance(tools, list):
+        raise ctx.problem("must be a list of {type: function, function: {...}} specs", "tools")
+    for i, tool in enumerate(tools):
+        fn = tool.get("function") if isinstance(tool, dict) else None
+        if not isinstance(fn, dict) or not isinstance(fn.get("name"), str) or not fn["name"]:
+            raise ctx.problem("each tool needs function.name (OpenAI tool spec)", f"tools[{i}]")
+        params = fn.get("parameters", {})
+        try:
+            Draft202012Validator.check_schema(params if isinstance(params, dict) else {"type": 0})
+        except SchemaError as e:
+            raise ctx.problem(
+                f"not a valid JSON Schema: {e.message[:200]}", f"tools[{i}].function.parameters"
+            ) from e
+    return tuple(tools)
+
+
+def _should_call(row: Row, ctx: MediaContext) -> bool:
+    value = row.data.get("should_call_tool", False)
+    if isinstance(value, str) and value.strip().lower() in ("true", "false", "1", "0"):
+        return value.strip().lower() in ("true", "1")
+    if isinstance(value, (bool, int)) and value in (True, False, 0, 1):
+        return bool(value)
+    raise ctx.problem("must be true or false", "should_call_tool")
+
+
+def row_to_sample(row: Row, ctx: MediaContext, subset: str) -> Sample:
+    """One General-FunctionCalling row -> Sample (raises RowProblem)."""
+    from . import evalscope_vqa  # the messages are read exactly as General-VQA reads them
+
+    base = evalscope_vqa.row_to_sample(row, ctx, subset)
+    label = SHOULD_CALL if _should_call(row, ctx) else SHOULD_NOT_CALL
+    return dataclasses.replace(
+        base, task=TASK, format=FORMAT, tools=_tools(row, ctx), reference=label, references=(label,)
+    )
+
+
+def load(
+    path: Path,
+    subset: str | None = None,
+    *,
+    split: str = DEFAULT_SPLIT,
+    cache_dir: Path | None = None,
+    cwd: Path | None = None,
+) -> Dataset:
+    """Load a General-FunctionCalling file or folder (+ subset); every bad row is a Problem."""
+    return load_format(path, subset, FORMAT, fits, row_to_sample, split=split, cache_dir=cache_dir, cwd=cwd)

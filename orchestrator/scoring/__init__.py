@@ -91,9 +91,16 @@ def score_vmcq(dataset: Dataset, outputs: Mapping[str, str | None]) -> ScoreRepo
     return score(dataset, outputs)
 
 
+def score_fc(dataset: Dataset, outputs: Mapping[str, str | None]) -> ScoreReport:
+    from .evalscope_fc import score_fc as score
+
+    return score(dataset, outputs)
+
+
 SCORERS.add("edgemmeval", Scorer("edgemmeval", score_edgemm))
 SCORERS.add("general_vqa", Scorer("general_vqa", score_vqa))
 SCORERS.add("general_vmcq", Scorer("general_vmcq", score_vmcq))
+SCORERS.add("general_fc", Scorer("general_fc", score_fc))
 # -- end registrations --
 
 __all__ = ["SCORERS", "ScoreReport", "Scorer", "read_report_json", "report_json", "score_safely"]

@@ -33,7 +33,9 @@ def render_table(model: str, report: ScoreReport | Mapping[str, Any]) -> str:
             m.metric,
             m.subset,
             str(m.num),
-            format_score(m.score) if m.score is not None else "failed",
+            (f"{m.score:g}" if m.metric.startswith("count_") else format_score(m.score))  # general_fc counts
+            if m.score is not None
+            else "failed",
         )
         for m in report.metrics
     ]

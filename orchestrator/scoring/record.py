@@ -15,7 +15,11 @@ from .types import MetricRow, ModalityScore, ScoredSample, ScoreReport, ScoreSum
 
 SCHEMA_VERSION = 1
 EDGEMM = "edgemmeval"
-EVALSCOPE_PRETTY = {"general_vqa": "General-VQA", "general_vmcq": "General-VMCQ"}
+EVALSCOPE_PRETTY = {
+    "general_vqa": "General-VQA",
+    "general_vmcq": "General-VMCQ",
+    "general_fc": "General-FunctionCalling",
+}
 
 
 def error_reason(e: BaseException) -> str:
