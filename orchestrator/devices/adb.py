@@ -250,28 +250,36 @@ class AdbDevice:
 
     def push(self, local: Path, remote: PurePosixPath, on_progress: ProgressSink | None = None) -> PushStats:
         """Push a file or a tree; every file whose sha256 already matches on the phone is skipped."""
-        pairs = push_pairs(local, remote, self.where)
-        have = self.remote_sha256([r for _, r in pairs])
-        stats = PushStats()
+        return self.push_many([(local, remote)], on_progress)[0]
+
+    def push_many(
+        self, items: Sequence[tuple[Path, PurePosixPath]], on_progress: ProgressSink | None = None
+    ) -> list[PushStats]:
+        """Several files or trees with ONE hash check and ONE sync connection, so a folder of small
+        media files or a whole staging costs two round trips, not two per file; stats per item."""
+        groups = [push_pairs(local, remote, self.where) for local, remote in items]
+        have = self.remote_sha256([r for pairs in groups for _, r in pairs])
         sink = on_progress or self.on_progress
-        todo = []
-        for src, dst in pairs:
-            size = src.stat().st_size
-            if have.get(str(dst)) == cached_sha256(src):
-                stats += PushStats(files_skipped=1, bytes_skipped=size)
-                if sink:
-                    sink(str(dst), size, size)
-                continue
-            todo.append((src, dst, stat.S_IMODE(src.stat().st_mode) | 0o600))
-            stats += PushStats(files=1, bytes_sent=size)
-        if (
-            todo
-        ):  # every file over ONE sync connection: a folder of small media files costs one round trip each
+        todo: list[tuple[Path, PurePosixPath, int]] = []
+        out = []
+        for pairs in groups:
+            stats = PushStats()
+            for src, dst in pairs:
+                size = src.stat().st_size
+                if have.get(str(dst)) == cached_sha256(src):
+                    stats += PushStats(files_skipped=1, bytes_skipped=size)
+                    if sink:
+                        sink(str(dst), size, size)
+                    continue
+                todo.append((src, dst, stat.S_IMODE(src.stat().st_mode) | 0o600))
+                stats += PushStats(files=1, bytes_sent=size)
+            out.append(stats)
+        if todo:
             total = sum(src.stat().st_size for src, _, _ in todo)
             timeout = self.call_timeout_s + total / (2 * 2**20) + len(todo) * 0.5  # generous: 2 MB/s floor
             what = f"push {todo[0][1]}" + (f" and {len(todo) - 1} more file(s)" if len(todo) > 1 else "")
             self.call(lambda d: self._send(d, todo, sink), what, timeout)
-        return stats
+        return out
 
     @staticmethod
     def _send(

@@ -25,7 +25,7 @@ from android_runner.status import MODEL_UNLOADABLE_EXIT, SIGABRT, Status
 
 from ..devices.base import Device
 from ..devices.files import cached_sha256
-from ..devices.types import DeviceInfo, Exit
+from ..devices.types import DeviceInfo, Exit, PushStats
 from ..errors import DeviceError, ModelError
 from ..models import ModelSummary
 from . import android_native as native
@@ -58,6 +58,8 @@ class Phone(Device, Protocol):
     def info(self) -> DeviceInfo: ...
 
     def remote_sha256(self, paths: Sequence[PurePosixPath]) -> dict[str, str]: ...
+
+    def push_many(self, items: Sequence[tuple[Path, PurePosixPath]]) -> list[PushStats]: ...
 
 
 @dataclass(frozen=True)
@@ -147,17 +149,10 @@ class AndroidRunner:
         if reason:
             raise DeviceError(f"skipped: {reason}", where=device.name,
                               fix="free storage/RAM on the phone or choose a smaller model")  # fmt: skip
-        model_push = device.push(model.path, model_remote)
         job = root / "runs" / opts.run_id / "job"
         cache = root / "cache" / model.sha256[:16]
         bin_remote = root / "bin" / choice.binary.name
-        other = device.push(choice.binary, bin_remote)
         lib_dir = root / "lib"
-        if choice.lib is not None:
-            other += device.push(choice.lib, lib_dir / choice.lib.name)
-        for lib in device.libs:
-            other += device.push(lib, lib_dir / lib.name if lib.is_file() else lib_dir)
-        other += device.push(DRIVER, root / "driver" / "driver.sh")
         items = [
             JobItem.from_json(ln)
             for ln in (bundle / "job.jsonl").read_text("utf-8").splitlines()
@@ -173,9 +168,16 @@ class AndroidRunner:
                 else "off\n"
             )
             (out / "cooldown").write_text(gate, encoding="utf-8")
-            other += device.push(out, job)
-        if (bundle / "media").is_dir():
-            other += device.push(bundle / "media", job / "media")
+            # model, runner, libraries, driver, job files and media: one hash check, one sync connection
+            pushes = [(model.path, model_remote), (choice.binary, bin_remote)]
+            if choice.lib is not None:
+                pushes.append((choice.lib, lib_dir / choice.lib.name))
+            pushes += [(lib, lib_dir / lib.name if lib.is_file() else lib_dir) for lib in device.libs]
+            pushes += [(DRIVER, root / "driver" / "driver.sh"), (out, job)]
+            if (bundle / "media").is_dir():
+                pushes.append((bundle / "media", job / "media"))
+            stats = device.push_many(pushes)
+        model_push, other = stats[0], sum(stats[1:], PushStats())
         ex = device.run(
             ["sh", "-c", 'chmod 755 "$1" && mkdir -p "$2"', "sh", str(bin_remote), str(cache)], timeout_s=30
         )
@@ -407,25 +409,36 @@ class AndroidRunner:
     # ---------------------------------------------------------------- collect
 
     def collect(self, device: Phone, staged: Staged, out_dir: Path) -> None:
-        """Pull the runner's records into out_dir (traces of the upstream runner too)."""
+        """Pull the runner's records into out_dir (traces of the upstream runner too), in ONE shell call:
+        each file that exists is printed after a random marker line naming it."""
         out_dir.mkdir(parents=True, exist_ok=True)
         (out_dir / "ids.tsv").write_text("".join(f"{n}\t{it.id}\n" for n, it in sorted(self.numbers.items())),
                                          encoding="utf-8")  # fmt: skip
         names = ["results.jsonl", "runner.log", "loads.tsv"] if self.choice.kind == "native" else ["done.tsv"]
-        for name in names:
-            try:
-                device.pull(staged.job / name, out_dir / name)
-            except DeviceError:
-                continue
         if self.choice.kind == "upstream":
-            for n in self.numbers:
-                for name in ("stdout", "stderr", "trace.tsv"):
-                    try:
-                        device.pull(
-                            staged.job / "samples" / str(n) / name, out_dir / "samples" / str(n) / name
-                        )
-                    except DeviceError:
-                        continue
+            names += [
+                f"samples/{n}/{f}" for n in sorted(self.numbers) for f in ("stdout", "stderr", "trace.tsv")
+            ]
+        marker = f"@@EDGEFARM-{secrets.token_hex(8)}@@"
+        script = 'm=$1; d=$2; shift 2; for f in "$@"; do [ -f "$d/$f" ] || continue; echo "$m $f"; cat "$d/$f"; done'
+        lines: list[str] = []
+        files: dict[str, list[str]] = {}
+        try:
+            for i in range(0, len(names), 256):  # a command line stays far below adbd's limit
+                device.run(["sh", "-c", script, "sh", marker, str(staged.job), *names[i : i + 256]],
+                           timeout_s=120, on_line=lines.append)  # fmt: skip
+        except DeviceError:
+            pass  # what arrived is kept; the rows are already in the device folder
+        current: list[str] | None = None
+        for line in lines:
+            if line.startswith(marker + " ") and line[len(marker) + 1 :] in names:
+                current = files.setdefault(line[len(marker) + 1 :], [])
+            elif current is not None:
+                current.append(line)
+        for name, text in files.items():
+            path = out_dir / name
+            path.parent.mkdir(parents=True, exist_ok=True)
+            path.write_text("".join(x + "\n" for x in text), encoding="utf-8")
 
 
 def _json_field(text: str, key: str) -> Any:
