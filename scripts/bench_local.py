@@ -4,10 +4,11 @@
     python scripts/bench_local.py [--pairs 5] [--max-output-tokens 32] [--litert-lm PATH] [--json]
 
 1. The bundled dataset (200 samples, text/image/audio, tiny model): `edgefarm run --devices local` as
-   a user types it, against a bare ten-line `litert_lm` loop replaying the same prompts (engine loaded
-   once, a fresh conversation per sample, plain send_message), both as whole processes (interpreter
-   start, imports, engine load, all samples, exit). Pairs alternate which goes first; the ratio is
-   per pair (edgefarm / bare), reported as the best pair, the median and the spread.
+   a user types it, against a bare `litert_lm` loop replaying the same job (engine loaded once, a fresh
+   conversation per sample with the job's system message, tools and output cap, every turn's message
+   JSON as the runner sends it, plain send_message), both as whole processes (interpreter start,
+   imports, engine load, all samples, exit). Pairs alternate which goes first; the ratio is per pair
+   (edgefarm / bare), reported as the best pair, the median and the spread.
 2. 200 short text prompts (the dataset's text rows, cycled; <= 32 output tokens): the same
    `edgefarm run` against `litert-lm serve` (from the `litert-lm` CLI package, in its own venv:
    `python -m venv V && V/bin/pip install litert-lm==0.18.1`, then `--litert-lm V/bin/litert-lm`):
@@ -36,32 +37,44 @@ sys.path.insert(0, str(REPO))
 BARE_LOOP = """
 import json, sys
 import litert_lm
-model, prompts, max_tokens = sys.argv[1], json.load(open(sys.argv[2])), int(sys.argv[3])
+model, jobs = sys.argv[1], json.load(open(sys.argv[2]))
 cpu = litert_lm.Backend.CPU
-kinds = {p[0] for turns in prompts for parts in turns for p in parts}
+media = {p["type"] for j in jobs for m in j["messages"] for p in m["content"]}
 engine = litert_lm.Engine(model, cache_dir=":nocache", enable_benchmark=True,
-                          vision_backend=cpu() if "image" in kinds else None,
-                          audio_backend=cpu() if "audio" in kinds else None)
-make = {"text": litert_lm.Content.Text, "image": litert_lm.Content.ImageFile, "audio": litert_lm.Content.AudioFile}
-for turns in prompts:
-    conv = engine.create_conversation(sampler_config=litert_lm.SamplerConfig(top_k=1), max_output_tokens=max_tokens)
-    for parts in turns:
-        conv.send_message(litert_lm.Contents.of(*[make[k](v) for k, v in parts]))
+                          vision_backend=cpu() if "image" in media else None,
+                          audio_backend=cpu() if "audio" in media else None)
+def tool(spec):
+    class T(litert_lm.Tool):
+        def get_tool_description(self): return spec
+        def execute(self, param): return {}
+    return T()
+for j in jobs:
+    conv = engine.create_conversation(system_message=j["system"], tools=[tool(t) for t in j["tools"]] or None,
+                                      automatic_tool_calling=False, sampler_config=litert_lm.SamplerConfig(top_k=1),
+                                      max_output_tokens=j["max_output_tokens"])
+    for m in j["messages"]:
+        conv.send_message(m)
     conv.close()
 """
 
 
-def prompts_of(dataset: str) -> list[list[list[tuple[str, str]]]]:
-    """Every sample's turns as (kind, text or absolute media path) parts: what the bare loop sends."""
+def jobs_of(dataset: str, max_tokens: int, work: Path) -> list[dict]:
+    """The job edgefarm sends, as the conversations the runner builds (system message, tools, every turn's
+    message JSON with absolute media paths, output cap): what the bare loop replays."""
+    from android_runner.conversation import render, unsupported_reason
     from orchestrator.datasets import load_dataset
+    from orchestrator.jobs import JobOptions, write_bundle
 
+    items = write_bundle(
+        load_dataset(dataset).samples, work, JobOptions(max_output_tokens=max_tokens, override=True)
+    )
     out = []
-    for s in load_dataset(dataset).samples:
-        turns = []
-        for t in s.turns:
-            parts = [(p.kind, p.text if p.kind == "text" else str(p.path)) for p in t.parts]
-            turns.append([(k, v) for k, v in parts if k in ("text", "image", "audio") and (k != "text" or v)])
-        out.append(turns)
+    for item in items:
+        if unsupported_reason(item, vision=True, audio=True):
+            continue
+        conv = render(item, str(work.resolve()))
+        out.append({"system": conv.system_message, "tools": json.loads(conv.tools_json or "[]"),
+                    "messages": [json.loads(m) for m in conv.messages], "max_output_tokens": max_tokens})  # fmt: skip
     return out
 
 
@@ -82,7 +95,9 @@ def edgefarm_run(model: Path, dataset: str, max_tokens: int, work: Path) -> dict
     """One `edgefarm run --devices local`, whole process, in a fresh work folder."""
     work.mkdir(parents=True)
     inv = work / "devices.yaml"
-    inv.write_text(json.dumps({"devices": [{"name": "this-host", "kind": "local", "workdir": str(work / "dev")}]}))
+    inv.write_text(
+        json.dumps({"devices": [{"name": "this-host", "kind": "local", "workdir": str(work / "dev")}]})
+    )
     argv = [sys.executable, "-m", "orchestrator", "run", "--devices", "local", "--inventory", str(inv), "--model",
             str(model), "--dataset", dataset, "--out", str(work / "runs"), "--max-output-tokens", str(max_tokens)]  # fmt: skip
     env = dict(os.environ, CI="1")
@@ -102,10 +117,11 @@ def edgefarm_run(model: Path, dataset: str, max_tokens: int, work: Path) -> dict
     }
 
 
-def bare_run(model: Path, prompts_file: Path, max_tokens: int) -> dict:
+def bare_run(model: Path, prompts_file: Path) -> dict:
     t0 = time.perf_counter()
-    subprocess.run([sys.executable, "-c", BARE_LOOP, str(model), str(prompts_file), str(max_tokens)],
-                   check=True, capture_output=True)  # fmt: skip
+    subprocess.run(
+        [sys.executable, "-c", BARE_LOOP, str(model), str(prompts_file)], check=True, capture_output=True
+    )
     return {"wall_s": time.perf_counter() - t0}
 
 
@@ -164,14 +180,14 @@ def main() -> int:
     result: dict = {}
     with tempfile.TemporaryDirectory() as tmp:
         work = Path(tmp)
-        prompts_file = work / "prompts.json"
-        prompts_file.write_text(json.dumps(prompts_of(args.dataset)))
+        prompts_file = work / "jobs.json"
+        prompts_file.write_text(json.dumps(jobs_of(args.dataset, args.max_output_tokens, work / "bundle")))
         pairs = []
         for i in range(args.pairs):
             runs = {}
-            for who in (("edgefarm", "bare") if i % 2 == 0 else ("bare", "edgefarm")):
+            for who in ("edgefarm", "bare") if i % 2 == 0 else ("bare", "edgefarm"):
                 runs[who] = (edgefarm_run(args.model, args.dataset, args.max_output_tokens, work / f"ef{i}")
-                             if who == "edgefarm" else bare_run(args.model, prompts_file, args.max_output_tokens))  # fmt: skip
+                             if who == "edgefarm" else bare_run(args.model, prompts_file))  # fmt: skip
             runs["ratio"] = runs["edgefarm"]["wall_s"] / runs["bare"]["wall_s"]
             pairs.append(runs)
             print(f"pair {i + 1}: edgefarm {runs['edgefarm']['wall_s']:.2f} s (session {runs['edgefarm']['session_s']:.2f}, "
@@ -184,11 +200,14 @@ def main() -> int:
             subprocess.run([str(args.litert_lm), "import", str(args.model), "tiny"], env=dict(os.environ, HOME=str(home)),
                            check=True, capture_output=True)  # fmt: skip
             texts = text_dataset(work / "texts")
-            prompts = [p[0][0][1] for p in prompts_of(str(texts))]
+            jobs = jobs_of(str(texts), args.max_output_tokens, work / "tb")
+            prompts = [
+                " ".join(p["text"] for p in j["messages"][0]["content"] if p["type"] == "text") for j in jobs
+            ]
             spairs = []
             for i in range(args.pairs):
                 runs = {}
-                for who in (("edgefarm", "serve") if i % 2 == 0 else ("serve", "edgefarm")):
+                for who in ("edgefarm", "serve") if i % 2 == 0 else ("serve", "edgefarm"):
                     runs[who] = (edgefarm_run(args.model, str(texts), args.max_output_tokens, work / f"tx{i}")
                                  if who == "edgefarm" else serve_run(args.litert_lm, home, prompts, args.max_output_tokens))  # fmt: skip
                 runs["ratio"] = runs["edgefarm"]["wall_s"] / runs["serve"]["wall_s"]
