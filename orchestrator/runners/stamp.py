@@ -73,3 +73,16 @@ def state_span(results: Sequence[SampleResult]) -> dict[str, Any]:
     before = [r.thermal_before for r in results if r.thermal_before]
     after = [r.thermal_after for r in results if r.thermal_after]
     return {"start": _state(before[0] if before else None), "end": _state(after[-1] if after else None)}
+
+
+IDENTITY_KEYS = ("runner", "runner_sha256", "runtime", "runtime_version", "runtime_sha256")
+
+
+def device_versions(runner_records: Mapping[str, Mapping[str, Any]]) -> dict[str, dict[str, Any]]:
+    """run.json `device_versions`: each device's runner and runtime identity (device name -> record),
+    beside the host's `versions`."""
+    return {
+        name: {k: rec[k] for k in IDENTITY_KEYS if rec.get(k)}
+        for name, rec in sorted(runner_records.items())
+        if rec
+    }
