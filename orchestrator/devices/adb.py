@@ -30,6 +30,7 @@ from .types import DeviceInfo, Exit, LineSink, ProgressSink, PushStats
 
 DEFAULT_WORKDIR = PurePosixPath("/data/local/tmp/edgefarm")
 CALL_TIMEOUT_S = 30.0  # one short device call (getprop, stat, sha256sum of a few files)
+INFO_FRESH_S = 15.0  # info() asked again within this long is answered from the last reply
 SYNC_CHUNK = 64 * 1024
 FIX_UNAUTHORIZED = "accept the RSA prompt on the phone (tick 'Always allow'), then rerun"
 FIX_OFFLINE = "replug the phone or run `adb reconnect` (remote host: `adb -P PORT reconnect`)"
@@ -137,6 +138,7 @@ class AdbDevice:
         self.libs = tuple(libs)
         self.call_timeout_s = call_timeout_s
         self.on_progress = on_progress
+        self._info: tuple[float, DeviceInfo] | None = None  # (monotonic time, last info() reply)
 
     @classmethod
     def from_entry(cls, entry: Mapping[str, Any], server: tuple[str, int] | None = None) -> AdbDevice:
@@ -192,6 +194,15 @@ class AdbDevice:
     # ---------------------------------------------------------------- info
 
     def info(self) -> DeviceInfo:
+        """What the phone is. Selection, session and preflight each ask within a second or two: a
+        reply younger than INFO_FRESH_S is reused (a farm of 16 phones is 32 fewer device calls)."""
+        if self._info is not None and time.monotonic() - self._info[0] < INFO_FRESH_S:
+            return self._info[1]
+        info = self._read_info()
+        self._info = (time.monotonic(), info)
+        return info
+
+    def _read_info(self) -> DeviceInfo:
         marker = "@@EDGEFARM@@"
         parts = [
             "getprop",
