@@ -184,3 +184,16 @@ def read_model_facts(path: Path) -> ModelFacts:
                 kv_tokens = mask.shape[-1] if mask and mask.shape else max(max(t.shape) for t in kv)
                 kv_per_token = sum(t.nbytes for t in kv) / kv_tokens if kv_tokens else None
     return ModelFacts(tuple(sections), vision, audio, kv_tokens, kv_per_token, tuple(notes))
+
+
+RAM_FRACTION = 0.8  # a model may use at most this share of a device's RAM (weights + KV cache + OS)
+
+
+def memory_refusal(ram_mb: float | None, floor_bytes: int | None, fraction: float = RAM_FRACTION) -> str:
+    """Why a device with ram_mb cannot hold a model of this floor ("" when it can, or when unknown)."""
+    if ram_mb is None or not floor_bytes or floor_bytes / 2**20 <= ram_mb * fraction:
+        return ""
+    return (
+        f"the model needs at least {floor_bytes / 2**20:.1f} MB of memory (weights + KV cache at the run's "
+        f"token limit), over {fraction:.0%} of this device's RAM ({ram_mb:.1f} MB)"
+    )

@@ -22,3 +22,11 @@ def test_the_floor_grows_with_the_token_limit_and_is_checked_against_ram():
     assert (
         preflight(DeviceInfo(name="p", kind="adb"), int(2.9 * GB), floor_bytes=10 * GB) == ""
     )  # RAM unknown
+
+
+def test_boards_use_the_same_floor_check():
+    from orchestrator.model_facts import memory_refusal
+
+    floor = _facts(int(2.9 * GB), 64 * 1024, 32768).floor_bytes(None)  # 4.9 GB
+    assert "over 80% of this device's RAM (4096.0 MB)" in memory_refusal(4096.0, floor)  # a 4 GB Pi 5
+    assert memory_refusal(8192.0, floor) == "" and memory_refusal(None, floor) == ""
