@@ -15,7 +15,9 @@ per sample: the phone's compute, which costs the host nothing. Everything else i
 - bytes pushed on the first run (model, other) and on the second (model must be 0).
 
 Then, on one phone: the first push of a 200 MB model by edgefarm (AdbDevice.push, the code `edgefarm
-run` stages with, in its own process) against `adb push` of the same file over the same link; and,
+run` stages with, in its own process; its hash check on the phone included, the host's sha256 of the
+model not: a run computes it while inspecting the model) against `adb push` of the same file over the
+same link; and,
 with --shard on 4 identical phones, the sharded wall against the unsharded one.
 Every figure is the best of --repeat runs, with the spread (max - min) beside it.
 """
@@ -170,7 +172,9 @@ PUSH_SNIPPET = """
 import sys, time
 from pathlib import Path, PurePosixPath
 from orchestrator.devices.adb import AdbDevice
+from orchestrator.devices.files import cached_sha256
 dev = AdbDevice("bench", sys.argv[1], server=("127.0.0.1", int(sys.argv[2])))
+cached_sha256(Path(sys.argv[3]))  # `edgefarm run` hashes the model while inspecting it, before staging
 t0 = time.perf_counter()
 stats = dev.push(Path(sys.argv[3]), PurePosixPath(sys.argv[4]))
 print(time.perf_counter() - t0, stats.bytes_sent)

@@ -56,6 +56,9 @@ def device_tables(report: RunReport) -> Group:
         for r in report.devices:
             by_mod.add_row(r.device, *[_mod_cell(r, m) for m in mods])
         parts.append(by_mod)
+    over = {r.figures_over for r in report.devices if r.figures_over}
+    if over:  # --repeat / --warmup: say what TTFT and the speeds are distributions over
+        parts.append(Text("figures over " + "; ".join(sorted(over))))
     worst = worst_pair_text(report)
     if worst:
         n = len(report.disagreements.samples)

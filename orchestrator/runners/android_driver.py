@@ -15,12 +15,12 @@ import os
 import secrets
 import tempfile
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path, PurePosixPath
 from typing import Any, Protocol
 
-from android_runner.contract import JobItem, SampleResult
-from android_runner.conversation import unsupported_reason
+from android_runner.contract import JobItem, JobPart, SampleResult
+from android_runner.conversation import MEDIA_KINDS, unsupported_reason
 from android_runner.status import MODEL_UNLOADABLE_EXIT, SIGABRT, Status
 
 from ..devices.base import Device
@@ -158,6 +158,7 @@ class AndroidRunner:
             for ln in (bundle / "job.jsonl").read_text("utf-8").splitlines()
             if ln.strip()
         ]
+        items, media = shared_media(items, bundle, root / "media")
         with tempfile.TemporaryDirectory() as tmp:
             out = Path(tmp)
             self._render(items, out, job, model, opts, model_remote, cache, lib_dir)
@@ -173,9 +174,7 @@ class AndroidRunner:
             if choice.lib is not None:
                 pushes.append((choice.lib, lib_dir / choice.lib.name))
             pushes += [(lib, lib_dir / lib.name if lib.is_file() else lib_dir) for lib in device.libs]
-            pushes += [(DRIVER, root / "driver" / "driver.sh"), (out, job)]
-            if (bundle / "media").is_dir():
-                pushes.append((bundle / "media", job / "media"))
+            pushes += [(DRIVER, root / "driver" / "driver.sh"), (out, job), *media]
             stats = device.push_many(pushes)
         model_push, other = stats[0], sum(stats[1:], PushStats())
         ex = device.run(
@@ -439,6 +438,26 @@ class AndroidRunner:
             path = out_dir / name
             path.parent.mkdir(parents=True, exist_ok=True)
             path.write_text("".join(x + "\n" for x in text), encoding="utf-8")
+
+
+def shared_media(
+    items: Sequence[JobItem], bundle: Path, folder: PurePosixPath
+) -> tuple[list[JobItem], list[tuple[Path, PurePosixPath]]]:
+    """Media by content: each file lives on the phone as FOLDER/<sha256 prefix><ext> (a neutral name),
+    pushed once, ever: a rerun of the same dataset pushes no media. The items point there (absolute
+    device paths); returns them and the (host file, device path) pairs to push."""
+    pushes: dict[PurePosixPath, Path] = {}
+
+    def moved(part: JobPart) -> JobPart:
+        local = bundle / part.path
+        if part.kind not in MEDIA_KINDS or not part.path or not local.is_file():
+            return part
+        remote = folder / f"{cached_sha256(local)[:32]}{local.suffix.lower()}"
+        pushes[remote] = local
+        return replace(part, path=str(remote))
+
+    out = [replace(it, turns=tuple(tuple(moved(p) for p in turn) for turn in it.turns)) for it in items]
+    return out, [(local, remote) for remote, local in pushes.items()]
 
 
 def _json_field(text: str, key: str) -> Any:

@@ -39,6 +39,7 @@ def test_repeat_and_warmup_keep_first_answers_and_report_distributions_over_ever
     assert flags["repeat"] == 3 and flags["warmup"] == 2
     md = (ran.run_dir / "report.md").read_text()
     assert "Figures over" in md and "12 runs" in md
+    assert "figures over 12 runs: 4 samples x 3" in ran.proc.stdout  # the terminal table says it too
 
 
 def test_merge_joins_two_controllers_runs_and_refuses_runs_of_another_selection(run_here, tmp_path):
