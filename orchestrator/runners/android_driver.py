@@ -135,6 +135,7 @@ class AndroidRunner:
         self.host_rows: dict[str, SampleResult] = {}  # decided on the host: unsupported, refused
         self.rendered: list[upstream.Rendered] = []
         self.native_lines: dict[str, tuple[dict, str]] = {}  # id -> (result line, log tail): snapshots later
+        self.collected: dict[str, str] | None = None  # the phone's files read at the end of execute
 
     # ---------------------------------------------------------------- stage
 
@@ -282,8 +283,7 @@ class AndroidRunner:
         self._replay(device, staged, finish)
         left = [it for it in self.numbers.values() if it.id not in results]
         if not left or events.stop.is_set():
-            if native_mode:
-                self._add_snapshots(device, staged, opts, results)
+            self._finish_from_files(device, staged, opts, results, finish)
             return [results[it.id] for it in items if it.id in results]
         fatal: list[str] = []
 
@@ -310,9 +310,7 @@ class AndroidRunner:
             self.stop(device, staged)
         elif ex.code != 0:
             self._fail(device, staged, ex, fatal)
-        self._replay(device, staged, finish)  # lines lost in transit: the phone's files are the truth
-        if native_mode:
-            self._add_snapshots(device, staged, opts, results)
+        self._finish_from_files(device, staged, opts, results, finish)  # the phone's files are the truth
         return [results[it.id] for it in items if it.id in results]
 
     def _fail(self, device: Phone, staged: Staged, ex: Exit, fatal: list[str]) -> None:
@@ -343,7 +341,7 @@ class AndroidRunner:
 
     def _native_finisher(self, device, staged, opts, results, events) -> Callable[[str], None]:
         """Each result line becomes its row at once; the hook's snapshot files are read for all rows in
-        one call at the end (`_add_snapshots`), so no per-sample device call delays the stream."""
+        one call at the end (`_finish_from_files`), so no per-sample device call delays the stream."""
         self.native_lines = {}
 
         def finish(text: str) -> None:
@@ -360,20 +358,21 @@ class AndroidRunner:
 
         return finish
 
-    def _add_snapshots(self, device: Phone, staged: Staged, opts: RunOptions, results) -> None:
-        """The hook's before/after snapshots of every native row, fetched in ONE shell call."""
-        if not self.native_lines:
-            return
-        by_n = {line["n"]: (item_id, line, tail) for item_id, (line, tail) in self.native_lines.items()}
+    def _end_files(self, device: Phone, staged: Staged) -> dict[str, str]:
+        """ONE shell call at the end of a run: the runner's records (results, log, loads; done.tsv for
+        the upstream binary) and every sample's files (the hook's snapshots; upstream: stdout, stderr,
+        trace). Each file that exists is printed after a random marker line naming it."""
+        native_mode = self.choice.kind == "native"
+        top = ["results.jsonl", "runner.log", "loads.tsv"] if native_mode else ["done.tsv"]
+        per_sample = list(SNAPSHOT_FILES) if native_mode else ["stdout", "stderr", "trace.tsv"]
         marker = f"@@EDGEFARM-{secrets.token_hex(8)}@@"
-        script = ('m=$1; d=$2; shift 2; for s in "$d"/*; do n=${s##*/}; for f in "$@"; do '
-                  '[ -f "$s/$f" ] || continue; echo "$m $n/$f"; cat "$s/$f"; echo; done; done')  # fmt: skip
+        script = ('m=$1; d=$2; shift 2; while [ $# -gt 0 ] && [ "$1" != -- ]; do '
+                  '[ -f "$d/$1" ] && { echo "$m $1"; cat "$d/$1"; echo; }; shift; done; shift; '
+                  'for s in "$d"/samples/*; do n=${s##*/}; for f in "$@"; do '
+                  '[ -f "$s/$f" ] && { echo "$m samples/$n/$f"; cat "$s/$f"; echo; }; done; done; true')  # fmt: skip
         lines: list[str] = []
-        try:
-            device.run(["sh", "-c", script, "sh", marker, str(staged.job / "samples"), *SNAPSHOT_FILES],
-                       timeout_s=120, on_line=lines.append)  # fmt: skip
-        except DeviceError:
-            return  # the rows stay without thermal figures
+        device.run(["sh", "-c", script, "sh", marker, str(staged.job), *top, "--", *per_sample],
+                   timeout_s=120, on_line=lines.append)  # fmt: skip
         files: dict[str, list[str]] = {}
         current: list[str] | None = None
         for text in lines:
@@ -381,9 +380,20 @@ class AndroidRunner:
                 current = files.setdefault(text[len(marker) + 1 :], [])
             elif current is not None:
                 current.append(text)
-        files = {k: "\n".join(v[:-1] if v and v[-1] == "" else v) for k, v in files.items()}
-        for n, (item_id, line, tail) in by_n.items():
-            mine = {f: files.get(f"{n}/{f}", "") for f in SNAPSHOT_FILES}
+        return {k: "\n".join(v[:-1] if v and v[-1] == "" else v) for k, v in files.items()}
+
+    def _finish_from_files(self, device: Phone, staged: Staged, opts: RunOptions, results, finish) -> None:
+        """The end of a run from the phone's files (one call): result lines lost in transit are replayed,
+        native rows get their hook snapshots, and collect() keeps the records without asking again."""
+        files = self._end_files(device, staged)
+        native_mode = self.choice.kind == "native"
+        for line in files.get("results.jsonl" if native_mode else "done.tsv", "").splitlines():
+            finish(line if native_mode else line.replace("\t", " "))
+        self.collected = files
+        if not native_mode or not self.native_lines:
+            return
+        for item_id, (line, tail) in self.native_lines.items():
+            mine = {f: files.get(f"samples/{line['n']}/{f}", "") for f in SNAPSHOT_FILES}
             results[item_id] = native.result_from_line(line, item_id, opts, mine, tail)
         self.native_lines = {}
 
@@ -408,36 +418,23 @@ class AndroidRunner:
     # ---------------------------------------------------------------- collect
 
     def collect(self, device: Phone, staged: Staged, out_dir: Path) -> None:
-        """Pull the runner's records into out_dir (traces of the upstream runner too), in ONE shell call:
-        each file that exists is printed after a random marker line naming it."""
+        """Keep the runner's records in out_dir (traces of the upstream runner too): read at the end of
+        execute, or now in one call."""
         out_dir.mkdir(parents=True, exist_ok=True)
         (out_dir / "ids.tsv").write_text("".join(f"{n}\t{it.id}\n" for n, it in sorted(self.numbers.items())),
                                          encoding="utf-8")  # fmt: skip
-        names = ["results.jsonl", "runner.log", "loads.tsv"] if self.choice.kind == "native" else ["done.tsv"]
-        if self.choice.kind == "upstream":
-            names += [
-                f"samples/{n}/{f}" for n in sorted(self.numbers) for f in ("stdout", "stderr", "trace.tsv")
-            ]
-        marker = f"@@EDGEFARM-{secrets.token_hex(8)}@@"
-        script = 'm=$1; d=$2; shift 2; for f in "$@"; do [ -f "$d/$f" ] || continue; echo "$m $f"; cat "$d/$f"; done'
-        lines: list[str] = []
-        files: dict[str, list[str]] = {}
-        try:
-            for i in range(0, len(names), 256):  # a command line stays far below adbd's limit
-                device.run(["sh", "-c", script, "sh", marker, str(staged.job), *names[i : i + 256]],
-                           timeout_s=120, on_line=lines.append)  # fmt: skip
-        except DeviceError:
-            pass  # what arrived is kept; the rows are already in the device folder
-        current: list[str] | None = None
-        for line in lines:
-            if line.startswith(marker + " ") and line[len(marker) + 1 :] in names:
-                current = files.setdefault(line[len(marker) + 1 :], [])
-            elif current is not None:
-                current.append(line)
+        files = self.collected
+        if files is None:
+            try:
+                files = self._end_files(device, staged)
+            except DeviceError:
+                return  # the rows are already in the device folder
+        keep = {"results.jsonl", "runner.log", "loads.tsv", "done.tsv"}
         for name, text in files.items():
-            path = out_dir / name
-            path.parent.mkdir(parents=True, exist_ok=True)
-            path.write_text("".join(x + "\n" for x in text), encoding="utf-8")
+            if name in keep or (self.choice.kind == "upstream" and name.startswith("samples/")):
+                path = out_dir / name
+                path.parent.mkdir(parents=True, exist_ok=True)
+                path.write_text(text + "\n" if text else "", encoding="utf-8")
 
 
 def shared_media(
