@@ -5,7 +5,7 @@ from __future__ import annotations
 import threading
 import time
 import traceback
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
@@ -37,6 +37,7 @@ def run_farm(
     score: Score,
     stop: threading.Event | None = None,
     assignment: Mapping[str, Sequence[Sample]] | None = None,
+    prescore: Callable[[Sample, str], object] | None = None,
 ) -> list[DeviceOutcome]:
     """Every device's session in its own thread. Setting `stop` (Ctrl-C) makes every session stop
     its runner, keep what finished and return; the farm then returns all outcomes. `assignment`
@@ -65,6 +66,7 @@ def run_farm(
                 clock=time.monotonic,
                 score=score,
                 stop=stop,
+                prescore=prescore,
             )
         except EdgefarmError as e:  # the device folder itself cannot be made (disk full, read-only)
             outcome = DeviceOutcome(name=device.name, kind=device.kind, error=str(e), error_code=e.exit_code)

@@ -107,8 +107,10 @@ def run_device(
     clock: Callable[[], float],
     score: Score,
     stop: threading.Event | None = None,
+    prescore: Callable[[Sample, str], object] | None = None,
 ) -> DeviceOutcome:
-    """Never raises for anything the device returns or the dataset holds: the failure is the outcome's."""
+    """Never raises for anything the device returns or the dataset holds: the failure is the outcome's.
+    `prescore` (the scorer's) scores each answer as it arrives, so scoring overlaps the device."""
     outcome = DeviceOutcome(name=device.name, kind=device.kind)
     streamed: dict[str, SampleResult] = {}  # what came back, kept even when the device fails later
     stop = stop or threading.Event()
@@ -131,6 +133,8 @@ def run_device(
             stream = open(dev_dir / STREAM_FILE, "a", encoding="utf-8")  # noqa: SIM115 - closed below
         with stream:
             events = _events(stream, streamed, progress, outcome, stop, where=dev_dir / STREAM_FILE)
+            if prescore is not None:
+                events.result = _prescoring(events.result, prescore, samples)
             outcome.results = adapter.execute(device, staged, items, opts, events)
         outcome.interrupted = stop.is_set() and len(outcome.results) < len(items)
         outcome.results = _keep_measurements(samples, outcome.results, dev_dir)
@@ -197,6 +201,27 @@ def _events(
     return RunnerEvents(
         ready=on_ready, begin=on_begin, result=on_result, note=outcome.notes.append, stop=stop
     )
+
+
+def _prescoring(
+    on_result: Callable[[SampleResult], None],
+    prescore: Callable[[Sample, str], object],
+    samples: Sequence[Sample],
+) -> Callable[[SampleResult], None]:
+    """on_result, then the answer scored ahead (the device's final score reuses it); a prescore that
+    fails changes nothing: the final score meets the same answer again."""
+    by_id = {s.id: s for s in samples}
+
+    def on(r: SampleResult) -> None:
+        on_result(r)
+        output = outputs_for_scoring([r]).get(r.id)
+        if r.id in by_id and output is not None:
+            try:
+                prescore(by_id[r.id], output)
+            except Exception:  # noqa: BLE001, S110 - only a head start; the final score reports errors
+                pass
+
+    return on
 
 
 def _keep_measurements(

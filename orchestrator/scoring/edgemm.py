@@ -97,8 +97,24 @@ def _detail(s: SampleScore) -> dict[str, Any]:
     return row
 
 
+_SCORED: dict[tuple[int, str], tuple[Sample, ScoredSample]] = {}  # (id(sample), output) -> its row
+
+
 def scored_sample(sample: Sample, output: str) -> ScoredSample:
-    """One row scored into the record; if scoring raises, the row is a scoring error (fails, 0.0)."""
+    """One row scored into the record; if scoring raises, the row is a scoring error (fails, 0.0).
+
+    Remembered per (sample, output) for the process: `edgefarm run` scores each answer as it arrives
+    (while the devices still run), so the device's final score only collects rows; devices that gave
+    the same answer share the row. Pure: the same inputs always give the same row."""
+    hit = _SCORED.get((id(sample), output))
+    if hit is not None and hit[0] is sample:
+        return hit[1]
+    row = _scored_sample(sample, output)
+    _SCORED[(id(sample), output)] = (sample, row)
+    return row
+
+
+def _scored_sample(sample: Sample, output: str) -> ScoredSample:
 
     def one() -> ScoredSample:
         s = score_sample(sample, output)
