@@ -154,6 +154,7 @@ class SampleResult:
     thermal_before: Mapping[str, Any] | None = None
     thermal_after: Mapping[str, Any] | None = None
     stood_in_for: str = ""  # a stand-in board ran this row for that phone (it was absent or lost)
+    ran_on: str = ""  # --shard: the serial of the group member that ran this row (merged rows only)
     # Energy (docs/energy.md): the device's RAW power sums for the sample, and what the host made of
     # them (orchestrator/telemetry/energy.py). None = not measured (no sensor), never 0.
     power: Mapping[str, Any] | None = None
@@ -161,6 +162,9 @@ class SampleResult:
     energy_mj_per_token: float | None = None  # energy_j / generated (decode) tokens
     power_source: str = ""  # sysfs:current_now | sysfs:current_avg | hwmon | pmic
     energy_unreliable: str = ""  # why the energy figure cannot be trusted (charging, ...), "" if it can
+    # where TTFT went, ms (orchestrator/telemetry/phases.py): encoder marks where the runtime reports
+    # them (upstream binary), text_prefill or prefill (encoders included), after_prefill
+    ttft_phases_ms: Mapping[str, float] | None = None
 
     def to_json(self) -> str:
         return json.dumps(asdict(self), ensure_ascii=False, sort_keys=True)

@@ -21,6 +21,7 @@ from ..inventory import load_inventory, select_usable
 from ..jobs import JobOptions
 from ..models import BUNDLED_MODEL, inspect_model
 from ..plan import dataset_fingerprint, refused_samples, run_record, select_samples
+from ..progress import stderr_console
 from ..report.terminal import device_tables, stdout_console
 from ..rundir import (
     host_info,
@@ -33,6 +34,9 @@ from ..rundir import (
     write_run_json,
 )
 from ..runners.base import RunOptions
+from ..runners.stamp import device_versions
+from ..shard import merge_shards, plan_shards
+from ..warm import warm_later_stages
 from .resume import RECORDED, resumed_params
 
 
@@ -148,6 +152,26 @@ def inventory_option(f):
     show_default=True,
     help="how long a lost phone may take to come back before its stand-in board takes over",
 )
+@click.option(
+    "--shard",
+    is_flag=True,
+    help="identical devices (same phone model, SoC, backend, runner) split the samples between them; "
+    "the report shows them as one row listing their serials",
+)
+@click.option(
+    "--repeat",
+    type=click.IntRange(min=1),
+    default=1,
+    show_default=True,
+    help="run every sample N times: latency figures over all runs, the first run's answer is scored",
+)
+@click.option(
+    "--warmup",
+    type=click.IntRange(min=0),
+    default=0,
+    show_default=True,
+    help="run this many samples first and count nothing from them",
+)
 def run(
     device_spec,
     inventory,
@@ -170,11 +194,14 @@ def run(
     judge_model,
     fallback_boards=(),
     fallback_wait_s=60.0,
+    shard=False,
+    repeat=1,
+    warmup=0,
 ) -> None:
     """Run the model over the dataset on every selected device; write and print the combined report."""
     from ..datasets import load_dataset
 
-    err = Console(stderr=True)
+    err = stderr_console()
     previous = None
     if resume is not None:  # the selection comes from run.json; flags typed again must agree with it
         previous = read_run_json(resume, own_folder=True)
@@ -198,6 +225,9 @@ def run(
         "subset": subset,
         "judge_model": judge_model,
         "judge_url": judge_url,
+        "shard": shard or None,
+        "repeat": repeat if repeat > 1 else None,
+        "warmup": warmup or None,
     }
     flags = {k: (str(v) if isinstance(v, Path) else v) for k, v in asked.items()}
     model_summary = inspect_model(model)
@@ -222,6 +252,11 @@ def run(
         err.print(f"[yellow]not sent:[/] {escape(sample_id)}: {escape(why)}", highlight=False)
 
     devices = [d.name for d in selection.devices]
+    shards = None
+    if shard:  # identical devices share the samples; the report gets one row per group
+        grouping = {d.name: RunOptions(run_id="").for_device(d, backend, threads) for d in selection.devices}
+        shards = plan_shards(selection.devices, grouping, samples, selection.infos)
+        devices = shards.report_devices(devices)
     if previous is not None:
         _check_resumable(previous, model_summary.sha256, dataset_sha, [s.id for s in samples], resume)
         run_id, run_dir, started = previous["run_id"], Path(resume), str(previous.get("started_at", ""))
@@ -244,16 +279,20 @@ def run(
         unusable=[dataclasses.asdict(u) for u in selection.unusable],
         notes=list(selection.notes),
     )
+    if shards is not None:
+        record["shards"] = shards.record()
     write_run_json(run_dir, record)
     err.print(f"run {run_id}: {len(samples)} samples x {len(selection.devices)} device(s) -> {run_dir}")
 
     opts = RunOptions(
-        run_id=run_id, sample_timeout_s=sample_timeout_s, cooldown_c=cooldown_c, cooldown_max_s=cooldown_max_s
-    )
+        run_id=run_id, sample_timeout_s=sample_timeout_s, cooldown_c=cooldown_c, cooldown_max_s=cooldown_max_s,
+        repeat=repeat, warmup=warmup,
+    )  # fmt: skip
     per_device = {d.name: opts.for_device(d, backend, threads) for d in selection.devices}
     job_opts = JobOptions(
         max_output_tokens=max_output_tokens or 128, override=max_output_tokens is not None, refused=refused
     )
+    warm_later_stages()  # scoring and report imports load while the devices run
     with stop_on_interrupt(lambda message: err.print(f"[yellow]{message}[/]")) as stop:
         outcomes = run_farm(
             selection.devices,
@@ -266,7 +305,11 @@ def run(
             err,
             score,
             stop,
+            assignment=shards.assignment if shards else None,
+            prescore=_prescore(dataset.format),
         )
+        if shards is not None:
+            merge_shards(shards, outcomes, dataset, samples, run_dir, score)
         stood_in = run_stand_ins(
             inv=inv, table=stand_in_table, selected=selection.devices, outcomes=outcomes,
             unusable=selection.unusable if device_spec == "all" else absent, dataset=dataset, samples=samples, model=model_summary, opts=opts,
@@ -274,6 +317,9 @@ def run(
             wait_s=fallback_wait_s, score=score, console=err, stop=stop,
         ) if not stop.is_set() else []  # fmt: skip
 
+    record["finished_at"] = utc_now().isoformat(timespec="seconds")
+    record["device_versions"] = device_versions({o.name: o.runner for o in outcomes})  # runners/stamp.py
+    write_run_json(run_dir, record)
     report = load_report(run_dir)
     paths = write_reports(run_dir, report)
     _print_outcomes(outcomes, report, model_summary.path.name, err)
@@ -316,6 +362,13 @@ def _print_outcomes(outcomes, report, model_name: str, err: Console) -> None:
                 err.print(f"[yellow]{o.name}:[/] {note}")
         if o.error:
             err.print(f"[red]{o.name} failed:[/] {o.error}")
+
+
+def _prescore(fmt: str):
+    """The scorer's per-answer hook: answers are scored as they arrive, while the devices run."""
+    from ..scoring import SCORERS
+
+    return SCORERS.get(fmt).prescore
 
 
 def scorer_for(fmt: str, judge_url: str | None, judge_model: str | None):

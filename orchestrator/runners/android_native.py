@@ -18,8 +18,9 @@ from android_runner.contract import JobItem, SampleResult, TurnFigures
 from android_runner.conversation import job_file_text, render, reply_text
 from android_runner.status import Status, classify, signal_from_shell_status
 
-from ..telemetry.energy import energy_fields
-from .android_snapshots import cooldown_s, thermal_of
+from ..telemetry.energy import energy_fields, reading_to_json
+from ..telemetry.phases import prefill_ms, ttft_phases
+from .android_snapshots import cooldown_s, dumpsys_power, thermal_of
 from .base import RunOptions
 
 RUNNER_NAME = "edgefarm_runner"
@@ -100,6 +101,8 @@ def result_from_line(
     rss_swap = _mb((line.get("peak_rss_kb") or 0) + (line.get("peak_swap_kb") or 0))
     decode_tokens = sum(t.decode_tokens or 0 for t in turns) if turns else None
     power = line.get("power") if isinstance(line.get("power"), Mapping) else None
+    if power is None:  # the battery's sysfs folder is closed: dumpsys battery's two readings, if any
+        power = reading_to_json(dumpsys_power(files, _ms(line.get("wall_ms"))))
     measured = [v for v in (*peaks, rss_swap) if v]
     return SampleResult(
         id=item_id,
@@ -128,6 +131,10 @@ def result_from_line(
         thermal_after=thermal_of(files, "after"),
         cooldown_s=cooldown_s(files),
         power=power,
+        ttft_phases_ms=ttft_phases(
+            _ms(line.get("ttft_ms")),
+            prefill_ms(turns[0].prefill_tokens, turns[0].prefill_tps) if turns else None,
+        ),
         **energy_fields(power, decode_tokens),
     )
 

@@ -21,7 +21,8 @@ from android_runner.status import TIMEOUT_EXIT, classify, signal_from_shell_stat
 
 from ..telemetry.benchmark_output import parse_benchmark_output
 from ..telemetry.energy import energy_fields, parse_power_tsv, reading_to_json
-from .android_snapshots import SNAPSHOT_FILES, cooldown_s, thermal_of
+from ..telemetry.phases import ttft_phases
+from .android_snapshots import SNAPSHOT_FILES, cooldown_s, dumpsys_power, thermal_of
 from .base import RunOptions
 
 RUNNER_NAME = "litert_lm_advanced_main"
@@ -148,7 +149,7 @@ def build_result(
         backend = f"{backend} (sampler on cpu)"  # the model ran as asked; only sampling fell back
     elif "npu_generic_path" in bench.warnings:
         backend = f"{backend}->cpu"  # the model has no NPU section: the runtime ran it on CPU
-    power = parse_power_tsv(files.get("power.tsv", ""))
+    power = parse_power_tsv(files.get("power.tsv", "")) or dumpsys_power(files, wall_ms)
     return SampleResult(
         id=r.id,
         status=status,
@@ -177,6 +178,9 @@ def build_result(
         thermal_after=thermal_of(files, "after"),
         cooldown_s=cooldown_s(files),
         power=reading_to_json(power),
+        ttft_phases_ms=ttft_phases(
+            bench.ttft_ms, bench.prefill[0].duration_ms if bench.prefill else None, bench.mark_durations_ms
+        ),
         **energy_fields(power, bench.decode_tokens),
     )
 

@@ -22,8 +22,10 @@ from android_runner.status import MODEL_UNLOADABLE_EXIT, TIMEOUT_EXIT, Status, c
 from ..devices.base import Device
 from ..devices.ssh_info import runner_sha256
 from ..errors import DeviceError, ModelError
+from ..model_facts import memory_refusal
 from ..models import ModelSummary
 from ..telemetry.energy import energy_fields
+from ..telemetry.phases import prefill_ms, ttft_phases
 from .base import RunnerEvents, RunOptions, Staged
 
 RUNNER_FILES = (
@@ -52,7 +54,11 @@ RUNTIME_PROBE = (
 
 
 def with_energy(r: SampleResult) -> SampleResult:
-    """The row's energy fields from the board's raw power record (units decided on the host)."""
+    """The row's figures derived on the host: energy from the board's raw power record (units decided
+    here), and the TTFT phases from the runtime's own figures."""
+    if r.ttft_phases_ms is None and r.turns:
+        first = prefill_ms(r.turns[0].prefill_tokens, r.turns[0].prefill_tps)
+        r = replace(r, ttft_phases_ms=ttft_phases(r.ttft_ms, first))
     if r.power is None or r.energy_j is not None:
         return r
     return replace(r, **energy_fields(r.power, r.decode_tokens))
@@ -114,6 +120,12 @@ class PythonRunner:
     def stage(self, device: Device, bundle: Path, model: ModelSummary, opts: RunOptions) -> Staged:
         root = PurePosixPath(str(device.workdir))
         model_remote = root / "models" / model.sha256[:16] / model.path.name
+        if model.facts is not None:  # before a multi-GB push: the model's predicted memory floor vs RAM
+            floor = model.facts.floor_bytes(opts.max_num_tokens or model.max_context_tokens)
+            reason = memory_refusal(device.info().ram_mb, floor)
+            if reason:
+                raise DeviceError(f"skipped: {reason}", where=device.name,
+                                  fix="free memory on the board or choose a smaller model / token limit")  # fmt: skip
         model_push = device.push(model.path, model_remote)
         other = device.push(bundle / "job.jsonl", root / "runs" / opts.run_id / "job" / "job.jsonl")
         if (bundle / "media").is_dir():

@@ -12,7 +12,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from .sandbox import GALAXY_S24, PIXEL_8, REDMI_NOTE_13
+from .sandbox import GALAXY_S24, PIXEL_8, REDMI_NOTE_13, PhoneSpec
 
 REPO = Path(__file__).resolve().parents[3]
 PROFILES = {"pixel-8": PIXEL_8, "sm-s921b": GALAXY_S24, "23021raaeg": REDMI_NOTE_13}
@@ -81,3 +81,26 @@ def test_upstream_binary_energy_from_the_drivers_polling_matches_the_profile(adb
         _check_profile(rows, spec, name)
         ok = [r for r in rows if r["status"] == "ok"]
         assert all(bool(r["energy_unreliable"]) == (name == "23021raaeg") for r in ok)
+
+
+def test_sysfs_closed_falls_back_to_dumpsys_battery_current(adb_lab, tmp_path):
+    """A Samsung whose power-supply folder is closed: its `dumpsys battery` prints `current now: -412`
+    (mA) and `voltage: 3912` (mV) before and after each sample: 1.6117 W over the sample's wall time."""
+    props = dict(GALAXY_S24.props, **{"ro.product.model": "SM-S921X", "ro.product.name": "closed"})
+    spec = PhoneSpec(name="closed", props=props, battery=GALAXY_S24.battery, thermal=GALAXY_S24.thermal)
+    adb_lab.add_phone("closed", spec)
+    try:
+        out = tmp_path / "runs"
+        p = edgefarm(
+            adb_lab, "run", "--devices", "sm-s921x", "--modality", "text", "--limit", "3", "--out", str(out)
+        )
+        assert p.returncode == 0, p.stderr[-3000:]
+        (run_dir,) = [d for d in out.iterdir() if d.is_dir()]
+        ok = [r for r in _rows(run_dir, "sm-s921x") if r["status"] == "ok"]
+        assert ok
+        for r in ok:
+            assert r["power_source"] == "dumpsys:current now" and r["energy_unreliable"] == ""
+            watts = r["energy_j"] / (r["wall_ms"] / 1000)
+            assert abs(watts - 0.412 * 3.912) <= 0.05 * 0.412 * 3.912, r
+    finally:
+        adb_lab.remove_phone("closed")

@@ -44,6 +44,8 @@ def test_phone_stamp_with_backend_and_threads_from_the_command_line(adb_lab, tmp
     assert runner["runtime_sha256"] == _sha(lib) and runner["runtime_version"].startswith(
         "litert-lm-api 0.18.1"
     )
+    versions = json.loads((run_dir / "run.json").read_text())["device_versions"]["pixel-8"]
+    assert versions["runner_sha256"] == _sha(native) and versions["runtime_sha256"] == _sha(lib)
     model = inspect_model(BUNDLED_MODEL)
     settings = runner["settings"]
     assert (settings["backend"], settings["threads"]) == ("cpu", 1)

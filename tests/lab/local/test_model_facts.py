@@ -26,4 +26,20 @@ def test_predicted_floor_is_below_the_measured_peak(run_here, model):
         assert facts["vision_input"] is None and "tf_lite_vision_encoder" not in by_type
     peaks = [r["peak_rss_mb"] for r in results(ran.run_dir) if r["status"] == "ok"]
     assert peaks and facts["predicted_floor_mb"] < min(peaks)
+    # the report's stamp shows the floor beside the device's measured peak
+    line = next(ln for ln in (ran.run_dir / "report.md").read_text().splitlines() if "memory floor" in ln)
+    assert f"{facts['predicted_floor_mb']} MB predicted" in line and f"this-host {max(peaks):.0f} MB" in line
     print(f"\n{model.name}: predicted floor {facts['predicted_floor_mb']} MB, measured peak {max(peaks)} MB")
+
+
+def test_image_samples_ttft_is_split_into_prefill_and_after(run_here):
+    """LiteRT-LM 0.18.1's APIs report no encoder marks: the vision encoder stays inside `prefill`
+    (only the upstream binary's Mark Durations split it out: tests/unit/telemetry/test_phases.py)."""
+    ran = run_here("--modality", "image", "--limit", "2")
+    assert ran.proc.returncode == 0, ran.proc.stderr[-3000:]
+    ok = [r for r in results(ran.run_dir) if r["status"] == "ok"]
+    assert ok
+    for r in ok:
+        phases = r["ttft_phases_ms"]
+        assert set(phases) == {"prefill", "after_prefill"}, phases
+        assert sum(phases.values()) == pytest.approx(r["ttft_ms"], abs=0.01 + 0.02 * r["ttft_ms"])

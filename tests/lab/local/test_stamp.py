@@ -39,6 +39,10 @@ def test_host_stamp_with_backend_and_threads_from_the_command_line(tmp_path: Pat
     assert Path(runner["runtime_lib"]) == lib
     assert runner["runtime_sha256"] == hashlib.sha256(lib.read_bytes()).hexdigest()
     assert len(runner["runner_sha256"]) == 64
+    versions = json.loads((run_dir / "run.json").read_text())["device_versions"]["this-host"]
+    assert versions == {
+        k: runner[k] for k in ("runner", "runner_sha256", "runtime", "runtime_version", "runtime_sha256")
+    }
     settings = runner["settings"]
     model = inspect_model(BUNDLED_MODEL)
     assert (settings["backend"], settings["threads"]) == ("cpu", 1)
