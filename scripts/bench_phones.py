@@ -26,9 +26,9 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
-from tests.lab.adb.conftest import Lab  # noqa: E402
-from tests.lab.adb.sandbox import GALAXY_S24, PIXEL_8  # noqa: E402
-from tests.lab.adb.server import AdbServer  # noqa: E402
+from tests.lab.adb.conftest import Lab
+from tests.lab.adb.sandbox import GALAXY_S24, PIXEL_8
+from tests.lab.adb.server import AdbServer
 
 
 def one_run(lab: Lab, runner: str, limit: int | None, work: Path) -> dict:

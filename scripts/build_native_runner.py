@@ -15,7 +15,7 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
-from android_runner.native.build import BuildError, build_android, build_host  # noqa: E402
+from android_runner.native.build import BuildError, build_android, build_host
 
 
 def main() -> int:
