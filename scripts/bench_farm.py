@@ -51,7 +51,9 @@ def build_standin(out: Path, sample_ms: int) -> tuple[Path, Path]:
     out.mkdir(parents=True, exist_ok=True)
     cc = os.environ.get("CC") or shutil.which("cc") or shutil.which("gcc") or "cc"
     runner = out / "edgefarm_runner"
-    subprocess.run([cc, "-O2", f"-DSAMPLE_MS={sample_ms}", "-o", str(runner), str(STANDIN_SOURCE)], check=True)
+    subprocess.run(
+        [cc, "-O2", f"-DSAMPLE_MS={sample_ms}", "-o", str(runner), str(STANDIN_SOURCE)], check=True
+    )
     lib = out / "liblitert-lm.so"
     lib.write_bytes(b"placeholder: the fixed-time runner loads no runtime\n")
     (out / "VERSION").write_text(f"fixed-time stand-in, {sample_ms} ms per sample\n")
@@ -86,7 +88,9 @@ class Farm:
 
     def __init__(self, work: Path, sample_ms: int) -> None:
         self.work = work
-        self.lab = Lab(tmp=work, servers=[AdbServer(work / "host0").start(), AdbServer(work / "host1").start()])
+        self.lab = Lab(
+            tmp=work, servers=[AdbServer(work / "host0").start(), AdbServer(work / "host1").start()]
+        )
         self.runner, self.lib = build_standin(work / "standin", sample_ms)
         self.inventory = work / "devices.yaml"
         ports = ", ".join(f"127.0.0.1:{s.port}" for s in self.lab.servers)
@@ -94,7 +98,9 @@ class Farm:
         self.count = 0
 
     def env(self) -> dict[str, str]:
-        env = self.lab.env(EDGEFARM_NATIVE_RUNNER=str(self.runner), EDGEFARM_RUNTIME_LIB=str(self.lib), CI="1")
+        env = self.lab.env(
+            EDGEFARM_NATIVE_RUNNER=str(self.runner), EDGEFARM_RUNTIME_LIB=str(self.lib), CI="1"
+        )
         env.pop("EDGEFARM_INVENTORY", None)
         env.pop("EDGEFARM_PHONE_RUNNER", None)
         return env

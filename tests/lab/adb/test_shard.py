@@ -65,7 +65,7 @@ def test_four_identical_phones_split_the_samples_and_report_as_one_row(twin_lab,
     assert [r["id"] for r in merged] == sample_ids  # every sample once, in dataset order
     assert all(r["status"] in ("ok", "unsupported") for r in merged)
     assert sorted(Counter(r["ran_on"] for r in merged).values()) == [5, 5, 5, 6]
-    assert set(r["ran_on"] for r in merged) == set(serials)
+    assert {r["ran_on"] for r in merged} == set(serials)
     score = json.loads((run_dir / "devices" / "pixel-8-x4" / "report.json").read_text())
     assert score["summary"]["total_scored"] + len(score["summary"].get("skipped") or []) == 21
 

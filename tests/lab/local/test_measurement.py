@@ -49,7 +49,9 @@ def test_merge_joins_two_controllers_runs_and_refuses_runs_of_another_selection(
     for ran in (a, b, c):
         assert ran.proc.returncode == 0, ran.proc.stderr[-3000:]
     merged_dir = tmp_path / "merged"
-    p = edgefarm("report", "--merge", str(a.run_dir), str(b.run_dir), "--format", "json", "--out", str(merged_dir))
+    p = edgefarm(
+        "report", "--merge", str(a.run_dir), str(b.run_dir), "--format", "json", "--out", str(merged_dir)
+    )
     assert p.returncode == 0, p.stderr
     report = json.loads(p.stdout)
     names = [d["device"] for d in report["devices"]]
