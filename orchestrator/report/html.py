@@ -91,7 +91,7 @@ def _sample_block(s: SampleRow, names: list[str], disagree: bool) -> str:
         cls = "err" if c.status != "ok" else ""
         parts.append(
             f"<tr class='cell' data-device='{_e(n)}' data-status='{_e(c.status)}' data-verdict='{verdict}'>"
-            f"<td>{_e(n)}{' <i>(stand-in)</i>' if c.stood_in else ''}</td><td>{_e(c.status)}</td><td class='{verdict.split('-')[0]}'>{mark}</td>"
+            f"<td>{_e(n)}{' <i>(stand-in)</i>' if c.stood_in else ''}{f' <i>(on {_e(c.ran_on)})</i>' if c.ran_on else ''}</td><td>{_e(c.status)}</td><td class='{verdict.split('-')[0]}'>{mark}</td>"
             f"<td>{_num(c.score, '{:.3f}')}</td><td>{_num(c.ttft_ms)}</td><td>{_num(c.decode_tps)}</td>"
             f"<td>{_num(c.wall_ms)}</td><td class='out {cls}'>{_e(text)}{detail}</td></tr>"
         )

@@ -78,6 +78,7 @@ def test_four_identical_phones_split_the_samples_and_report_as_one_row(twin_lab,
     assert {c["ran_on"] for c in cells.values()} == set(serials)
     md = (run_dir / "report.md").read_text()
     assert "Shards" in md and f"(on {serials[0]})" in md
+    assert f"(on {serials[0]})" in (run_dir / "report.html").read_text()
 
     again = subprocess.run([sys.executable, "-m", "orchestrator", "report", str(run_dir), "--format", "json"],
                            cwd=REPO, env=env, capture_output=True, text=True, timeout=120, check=False)  # fmt: skip
