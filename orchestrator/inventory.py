@@ -317,7 +317,10 @@ def select_devices(inv: Inventory, spec: str) -> Selection:
     """`all` | `local` | `NAME,NAME,...` -> the devices to run on, plus the ones found but unusable."""
     notes: list[str] = []
     local_entries = [e for e in inv.entries if e["kind"] == "local" and not e.get("disabled")]
-    local = KINDS.get("local")(local_entries[0]) if local_entries else LocalDevice()
+    # Several `kind: local` entries are several devices on this host (other work folders, pythons,
+    # threads); `local` means the first of them.
+    hosts = [KINDS.get("local")(e) for e in local_entries] or [LocalDevice()]
+    local = hosts[0]
     if spec == "local":
         return Selection((local,), (), ())
     found: list[Device] = []
@@ -331,10 +334,11 @@ def select_devices(inv: Inventory, spec: str) -> Selection:
         if not found and not local_entries:
             notes.append("no phone or board found: `all` means this host")
             return Selection((local,), tuple(unusable), tuple(notes))
-        chosen = found + ([local] if local_entries else [])
+        chosen = found + (hosts if local_entries else [])
         return Selection(tuple(chosen), tuple(unusable), tuple(notes))
     by_name = {d.name: d for d in found}
-    by_name.setdefault(local.name, local)
+    for host in hosts:
+        by_name.setdefault(host.name, host)
     by_name.setdefault("local", local)
     chosen, missing = [], []
     for name in [n.strip() for n in spec.split(",") if n.strip()]:

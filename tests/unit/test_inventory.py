@@ -71,6 +71,14 @@ def test_all_without_devices_means_this_host():
     assert any("this host" in n for n in sel.notes)
 
 
+def test_several_local_entries_are_several_devices_of_this_host(tmp_path: Path):
+    text = f"devices:\n  - {{name: cpu-a, kind: local, workdir: {tmp_path}/a}}\n  - {{name: cpu-b, kind: local, threads: 1}}\n"
+    inv = parse_inventory(text, "d.yaml")
+    assert [d.name for d in select_devices(inv, "cpu-b,cpu-a").devices] == ["cpu-b", "cpu-a"]
+    assert [d.name for d in select_devices(inv, "local").devices] == ["cpu-a"]  # `local`: the first
+    assert select_devices(inv, "cpu-b").devices[0].threads == 1
+
+
 def test_unknown_device_name_lists_known_ones():
     with pytest.raises(ConfigError) as e:
         select_devices(parse_inventory("{}", "d.yaml"), "pixel-9")

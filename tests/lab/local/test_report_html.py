@@ -30,7 +30,7 @@ FLAGS = [
 CRASHED = ("CAN-002", "CAN-004")  # the faulty device's runner dies on these (SIGKILL, SIGABRT)
 
 
-def _inventory(tmp: Path, name: str, faulty: bool) -> Path:
+def _entry(tmp: Path, name: str, faulty: bool) -> dict:
     """One `kind: local` device named `name`; `faulty`: its runner dies on the CRASHED samples."""
     entry = {"name": name, "kind": "local", "workdir": str(tmp / f"work-{name}")}
     if faulty:
@@ -41,49 +41,20 @@ def _inventory(tmp: Path, name: str, faulty: bool) -> Path:
         )
         wrapper.chmod(0o755)
         entry["python"] = str(wrapper)
-    inv = tmp / f"devices-{name}-{int(faulty)}.yaml"
-    inv.write_text(json.dumps({"devices": [entry]}))
-    return inv
+    return entry
 
 
 def lab_run(tmp: Path, tag: str, ds: Path, devices: dict[str, bool], *flags: str) -> Path:
-    """A run folder with one device per entry of `devices` (name -> faulty).
-
-    The inventory drives one `kind: local` device per host, so each device runs through the real CLI
-    on its own (`edgefarm run`); the device folders then go into the first run's folder and run.json
-    lists them all, as a farm run writes them, and `edgefarm report` renders the combined report from
-    those folders exactly as `edgefarm run` does at its end."""
-    dirs = []
-    for name, faulty in devices.items():
-        out = tmp / f"runs-{tag}-{name}"
-        inv = _inventory(tmp, name, faulty)
-        p = edgefarm(
-            "run",
-            "--devices",
-            name,
-            "--inventory",
-            str(inv),
-            "--out",
-            str(out),
-            "--dataset",
-            str(ds),
-            "--max-output-tokens",
-            "16",
-            *flags,
-        )
-        assert p.returncode == 0, p.stderr
-        dirs.append(only_run_dir(out))
-    run_dir = tmp / f"runs-{tag}" / dirs[0].name
-    shutil.copytree(dirs[0], run_dir)
-    for d, name in zip(dirs[1:], list(devices)[1:]):
-        shutil.copytree(d / "devices" / name, run_dir / "devices" / name)
-    run = json.loads((run_dir / "run.json").read_text())
-    run["devices"] = list(devices)
-    (run_dir / "run.json").write_text(json.dumps(run))
-    for fmt, file in (("html", "report.html"), ("md", "report.md"), ("json", "report.json")):
-        p = edgefarm("report", str(run_dir), "--format", fmt)
-        assert p.returncode == 0, p.stderr
-        (run_dir / file).write_text(p.stdout)
+    """ONE `edgefarm run` on three devices of this host (name -> faulty), each a `kind: local` entry
+    with its own work folder, as a farm run writes them."""
+    inv = tmp / f"devices-{tag}.yaml"
+    inv.write_text(json.dumps({"devices": [_entry(tmp, name, faulty) for name, faulty in devices.items()]}))
+    out = tmp / f"runs-{tag}"
+    p = edgefarm("run", "--devices", ",".join(devices), "--inventory", str(inv), "--out", str(out),
+                 "--dataset", str(ds), "--max-output-tokens", "16", *flags)  # fmt: skip
+    assert p.returncode == 0, p.stderr
+    run_dir = only_run_dir(out)
+    assert json.loads((run_dir / "run.json").read_text())["devices"] == list(devices)
     return run_dir
 
 
