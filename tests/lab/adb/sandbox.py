@@ -172,6 +172,24 @@ def install_android_userland(bin_: Path) -> None:
             os.symlink("toybox", bin_ / applet)
 
 
+def _python_under_usr_bin(executable: str) -> list[str]:
+    """The links and the file of the interpreter's symlink chain that lie in the hidden /usr/bin
+    (a venv's python -> /usr/bin/python3 -> python3.11): only the upstream binary's stand-in execs
+    it, by path, and a venv's python must keep its own path to find its site-packages."""
+    args: list[str] = []
+    path = executable
+    for _ in range(16):
+        if not os.path.islink(path):
+            if path.startswith("/usr/bin/"):
+                args += ["--ro-bind", path, path]
+            return args
+        target = os.readlink(path)
+        if path.startswith("/usr/bin/"):
+            args += ["--symlink", target, path]
+        path = os.path.normpath(os.path.join(os.path.dirname(path), target))
+    return args
+
+
 def bwrap_argv(root: Path, command: str) -> list[str]:
     """argv running `sh -c command` as the phone would: /data and /system are the phone's."""
     bwrap = shutil.which("bwrap")
@@ -200,9 +218,7 @@ def bwrap_argv(root: Path, command: str) -> list[str]:
     for prefix in sorted({sys.prefix, sys.base_prefix}):  # a virtualenv elsewhere (./.venv, even under /tmp)
         if Path(prefix).parts[1] not in HOST_RO:
             argv += ["--ro-bind", prefix, prefix]
-    python = os.path.realpath(sys.executable)  # only the upstream binary's stand-in execs it, by path
-    if python.startswith("/usr/bin/"):
-        argv += ["--ro-bind", python, python]
+    argv += _python_under_usr_bin(sys.executable)
     argv += [
         "--chdir", "/",
         "--setenv", "PATH", "/system/bin",
