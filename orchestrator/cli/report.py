@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import sys
 from pathlib import Path
 
@@ -64,6 +65,11 @@ def report(run_dirs: tuple[Path, ...], fmt: str, merge: bool, out: Path | None) 
         click.echo(text, nl=False)
         sys.stdout.flush()
     except OSError as e:  # stdout redirected to a full disk, a closed pipe, ...
+        # What stays in stdout's buffer would fail again when Python flushes it at exit (exit 120 and a
+        # second message): point the descriptor at /dev/null so only our error and exit code remain.
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        os.close(devnull)
         raise OutputError(
             f"cannot write the report to stdout: {e.strerror or e}",
             where="stdout",
