@@ -116,7 +116,7 @@ def test_a_phone_unplugged_mid_run_that_does_not_return_is_finished_on_its_stand
     faults.parent.mkdir(parents=True, exist_ok=True)
     faults.write_text("sleep 1.5\n")  # a slow phone: still busy when it is unplugged
     log = tmp_path / "run.log"
-    env = adb_lab.env(COLUMNS="200")
+    env = adb_lab.env(COLUMNS="200", EDGEFARM_PHONE_RUNNER="upstream")  # the `sleep` fault slows its stand-in
     env.pop("EDGEFARM_INVENTORY", None)
     try:
         with open(log, "w") as sink:
@@ -201,7 +201,7 @@ def test_a_lost_phone_that_comes_back_within_the_wait_finishes_its_own_samples(
     faults.parent.mkdir(parents=True, exist_ok=True)
     faults.write_text("sleep 1.5\n")
     log = tmp_path / "run.log"
-    env = adb_lab.env(COLUMNS="200")
+    env = adb_lab.env(COLUMNS="200", EDGEFARM_PHONE_RUNNER="upstream")  # the `sleep` fault slows its stand-in
     env.pop("EDGEFARM_INVENTORY", None)
     try:
         with open(log, "w") as sink:
