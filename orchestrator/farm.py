@@ -6,7 +6,7 @@ import threading
 import time
 import traceback
 from collections.abc import Callable, Mapping, Sequence
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import ThreadPoolExecutor, wait
 from pathlib import Path
 
 from rich.console import Console
@@ -86,9 +86,8 @@ def run_farm(
             while True:
                 for name, st in states.items():
                     bars.update(name, st.done, st.ok, st.failed, st.phase, st.current)
-                if all(f.done() for f in futures.values()):
+                if not wait(futures.values(), timeout=0.1).not_done:  # returns the moment the last ends
                     break
-                time.sleep(0.1)
             for name, st in states.items():
                 bars.update(name, st.done, st.ok, st.failed, st.phase)
             return [futures[d.name].result() for d in devices]

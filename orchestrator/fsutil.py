@@ -105,6 +105,19 @@ def write_json_atomic(path: Path, data: Any) -> None:
     write_text_atomic(path, json.dumps(data, indent=2, ensure_ascii=False, sort_keys=False) + "\n")
 
 
+def cache_dir() -> Path:
+    """edgefarm's caches on this host: `$EDGEFARM_CACHE_DIR`, else ~/.cache/edgefarm."""
+    return Path(os.environ.get("EDGEFARM_CACHE_DIR") or "~/.cache/edgefarm").expanduser()
+
+
+def write_cache_json(path: Path, data: Any) -> None:
+    """A cache entry, written atomically; failing to write one only means computing it again later."""
+    try:
+        write_text_atomic(path, json.dumps(data))
+    except OutputError:
+        pass
+
+
 def place_file(src: Path, dst: Path) -> None:
     """Hard-link `src` at `dst` when possible (same file system), else copy it; an existing dst stays."""
     if dst.exists():

@@ -14,16 +14,16 @@ from collections.abc import Mapping
 from datetime import datetime, timezone
 from importlib import metadata
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from android_runner.contract import read_results
 
 from .errors import ConfigError
 from .fsutil import write_json_atomic, write_text_atomic
 from .jsonio import DOCUMENT, read_json
-from .report.combine import build_report, device_row, sample_rows
-from .report.printers import PRINTERS
-from .report.types import RunReport
+
+if TYPE_CHECKING:
+    from .report.types import RunReport
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
 
@@ -134,6 +134,8 @@ def load_report(run_dir: Path) -> RunReport:
 
 
 def _load_report(run_dir: Path) -> RunReport:
+    from .report.combine import build_report, device_row, sample_rows  # the report's stage, not start-up
+
     run = read_run_json(run_dir)
     rows, per_device = [], {}
     for name in run.get("devices", []):
@@ -172,6 +174,8 @@ def _figures_over(run: Mapping[str, Any], samples: int) -> str:
 
 
 def write_reports(run_dir: Path, report: RunReport) -> dict[str, Path]:
+    from .report.printers import PRINTERS
+
     paths = {}
     for fmt, name in (("json", "report.json"), ("md", "report.md"), ("html", "report.html")):
         write_text_atomic(run_dir / name, PRINTERS.get(fmt)(report))

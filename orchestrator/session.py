@@ -115,6 +115,7 @@ def run_device(
     streamed: dict[str, SampleResult] = {}  # what came back, kept even when the device fails later
     stop = stop or threading.Event()
     t0 = clock()
+    staged = None
     try:
         progress.phase = "info"
         outcome.info = device.info()
@@ -150,6 +151,8 @@ def run_device(
         outcome.results = [streamed[s.id] for s in samples if s.id in streamed]  # scored; the rest skipped
     finally:
         outcome.wall_s = clock() - t0
+        if staged is not None:  # what the runner itself reported once it ran (e.g. its runtime's version)
+            outcome.runner.update(staged.runner)
         if outcome.runner:
             outcome.runner["state"] = state_span(outcome.results)
     if outcome.results or not outcome.error:

@@ -22,6 +22,8 @@ LATER_STAGES = (
     "orchestrator.report.charts",
     "orchestrator.report.html",
     "orchestrator.report.printers",
+    "orchestrator.report.terminal",
+    "orchestrator.scoring.evalscope_table",
 )
 
 

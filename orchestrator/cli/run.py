@@ -22,7 +22,6 @@ from ..jobs import JobOptions
 from ..models import BUNDLED_MODEL, inspect_model
 from ..plan import dataset_fingerprint, refused_samples, run_record, select_samples
 from ..progress import stderr_console
-from ..report.terminal import device_tables, stdout_console
 from ..rundir import (
     host_info,
     load_report,
@@ -350,6 +349,7 @@ def run(
 
 def _print_outcomes(outcomes, report, model_name: str, err: Console) -> None:
     """The comparison tables on stdout (and evalscope's table per device); warnings and failures on stderr."""
+    from ..report.terminal import device_tables, stdout_console  # the report's stage, not start-up
     from ..scoring.evalscope_table import render_table
 
     stdout_console().print(device_tables(report))

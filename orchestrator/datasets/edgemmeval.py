@@ -30,6 +30,17 @@ MODALITIES = ("image", "audio", "text", "multi_turn", "combination", "structured
 _NEEDS_MEDIA = {"image": ("image",), "audio": ("audio",), "combination": ("image", "audio")}
 
 
+def _check_schema(spec: Any) -> None:
+    """Draft202012Validator.check_schema, once per distinct schema: a dataset repeats the same tool
+    definitions row after row (the bundled set checks 39 schemas, 21 of them distinct: 55 -> 46 ms)."""
+    _check_schema_text(json.dumps(spec, sort_keys=True))
+
+
+@functools.lru_cache(maxsize=256)
+def _check_schema_text(text: str) -> None:
+    Draft202012Validator.check_schema(json.loads(text))
+
+
 @functools.cache
 def _row_validator() -> Draft202012Validator:
     schema = json.loads(Path(__file__).with_name("edgemmeval.schema.json").read_text(encoding="utf-8"))
@@ -109,7 +120,7 @@ def _constraint(row: dict[str, Any], bad: set[str]) -> tuple[Constraint | None, 
         return None, []
     if ctype == "json_schema":
         try:
-            Draft202012Validator.check_schema(spec)
+            _check_schema(spec)
         except SchemaError as e:
             at = _field_path(["schema", *e.absolute_path])
             return None, [(at, f"not a valid JSON Schema (draft 2020-12): {e.message[:200]}")]
@@ -140,7 +151,7 @@ def _tools(row: dict[str, Any], bad: set[str]) -> tuple[tuple[dict, ...], Expect
         spec = fn.get("parameters")
         if isinstance(spec, dict):
             try:
-                Draft202012Validator.check_schema(spec)
+                _check_schema(spec)
             except SchemaError as e:
                 out.append((f"tools[{i}].function.parameters", f"not a valid JSON Schema: {e.message[:200]}"))
                 spec = None

@@ -3,13 +3,17 @@
 from __future__ import annotations
 
 import hashlib
+import json
+import os
 import threading
 from pathlib import Path, PurePosixPath
 
 from ..errors import DeviceError
+from ..fsutil import cache_dir, write_cache_json
 
 _cache: dict[tuple[str, int, int], str] = {}
 _lock = threading.Lock()
+PERSIST_MIN_BYTES = 1 << 20  # smaller files hash in well under a millisecond: not worth a line on disk
 
 
 def sha256_file(path: Path, chunk: int = 1 << 20) -> str:
@@ -21,17 +25,72 @@ def sha256_file(path: Path, chunk: int = 1 << 20) -> str:
 
 
 def cached_sha256(path: Path) -> str:
-    """sha256 of a host file, computed once per process while its size and mtime stay the same
-    (a multi-GB model is hashed once per run, not once per device and once more for run.json)."""
+    """sha256 of a host file, computed once while the file stays the same: once per process, and for
+    files of 1 MiB or more (models) once across runs (`HashStore`: hashing a 3 GB model takes
+    seconds, and every run needs its sha256 for run.json and the devices' checks)."""
     st = path.stat()
     key = (str(Path(path).resolve()), st.st_size, st.st_mtime_ns)
     with _lock:
         if key in _cache:
             return _cache[key]
-    digest = sha256_file(path)
+    store = HashStore.default() if st.st_size >= PERSIST_MIN_BYTES else None
+    digest = store.get(key[0], st) if store else None
+    if digest is None:
+        digest = sha256_file(path)
+        if store:
+            store.put(key[0], st, digest)
     with _lock:
         _cache[key] = digest
     return digest
+
+
+class HashStore:
+    """sha256 of big host files across runs, in `~/.cache/edgefarm/sha256.json`.
+
+    An entry holds while the file's path, device, inode, size, mtime and ctime are all unchanged, as
+    git's index trusts a file's stat: rewriting a file in place changes its ctime, which no tool can
+    set back. The store is a cache: unreadable or damaged, it is empty; a failed write loses nothing.
+    """
+
+    MAX_ENTRIES = 4096
+    _default: HashStore | None = None
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self._entries: dict[str, str] | None = None
+
+    @classmethod
+    def default(cls) -> HashStore:
+        with _lock:
+            if cls._default is None:
+                cls._default = cls(cache_dir() / "sha256.json")
+            return cls._default
+
+    @staticmethod
+    def _key(resolved: str, st: os.stat_result) -> str:
+        return f"{resolved}|{st.st_dev}|{st.st_ino}|{st.st_size}|{st.st_mtime_ns}|{st.st_ctime_ns}"
+
+    def _load(self) -> dict[str, str]:
+        if self._entries is None:
+            try:
+                data = json.loads(self.path.read_text(encoding="utf-8"))
+                ok = isinstance(data, dict) and all(isinstance(v, str) for v in data.values())
+                self._entries = data if ok else {}
+            except (OSError, ValueError):
+                self._entries = {}
+        return self._entries
+
+    def get(self, resolved: str, st: os.stat_result) -> str | None:
+        with _lock:
+            return self._load().get(self._key(resolved, st))
+
+    def put(self, resolved: str, st: os.stat_result, digest: str) -> None:
+        with _lock:
+            entries = self._load()
+            entries[self._key(resolved, st)] = digest
+            while len(entries) > self.MAX_ENTRIES:
+                entries.pop(next(iter(entries)))
+            write_cache_json(self.path, entries)
 
 
 def push_pairs(local: Path, remote: PurePosixPath, where: str) -> list[tuple[Path, PurePosixPath]]:

@@ -14,7 +14,7 @@ from pathlib import Path, PurePosixPath
 from typing import Any
 
 from ..errors import DeviceError
-from .files import cached_sha256, push_pairs, sha256_file
+from .files import cached_sha256, push_pairs
 from .types import DeviceInfo, Exit, LineSink, ProgressSink, PushStats
 
 DEFAULT_WORKDIR = Path("~/.cache/edgefarm/local")
@@ -125,11 +125,15 @@ class LocalDevice:
             self.on_progress(str(dst), 0, size)
 
         def same() -> bool:
-            return dst.is_file() and dst.stat().st_size == size and sha256_file(dst) == cached_sha256(src)
+            if not dst.is_file() or dst.stat().st_size != size:
+                return False
+            return os.path.samefile(src, dst) or cached_sha256(dst) == cached_sha256(src)
 
         copied = False
         try:
-            if not same():
+            if _link_new(src, dst):  # first time here: a hard link, no bytes copied
+                copied = True
+            elif not same():
                 dst.parent.mkdir(parents=True, exist_ok=True)
                 with open(dst.with_name(f".{dst.name}.lock"), "a") as lock:
                     fcntl.flock(lock, fcntl.LOCK_EX)  # released when the file closes (or the process dies)
@@ -238,6 +242,22 @@ class LocalDevice:
 
     def alive(self) -> bool:
         return True
+
+
+def _link_new(src: Path, dst: Path) -> bool:
+    """Hard-link src at dst when dst does not exist yet and both are on one file system.
+
+    A run's job and media are otherwise copied file by file into the device's workdir on every run
+    (about 1 ms a file, 0.11 s for the bundled dataset's 118 files); a link is atomic, so a concurrent
+    run that creates dst first makes this return False and the locked copy path decides."""
+    if dst.exists():
+        return False
+    dst.parent.mkdir(parents=True, exist_ok=True)
+    try:
+        os.link(src, dst)
+    except OSError:  # another run made it first, another file system, or links not allowed here
+        return False
+    return True
 
 
 def _kill_group(proc: subprocess.Popen) -> None:

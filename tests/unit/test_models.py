@@ -29,3 +29,30 @@ def test_not_a_container_is_a_model_error(tmp_path: Path):
         read_sections(bad)
     with pytest.raises(ModelError, match="fix:"):
         inspect_model(bad)
+
+
+def test_a_second_inspection_comes_from_the_cache_and_equals_the_first(tmp_path: Path, monkeypatch):
+    import sys
+
+    from orchestrator import models
+
+    monkeypatch.setattr(models._InspectionCache, "_default", models._InspectionCache(tmp_path / "models"))
+    first = inspect_model(BUNDLED_MODEL)
+    (entry,) = (tmp_path / "models").iterdir()
+    assert entry.name.startswith(first.sha256) and "litert-lm-" in entry.name
+    monkeypatch.setitem(sys.modules, "litert_lm", None)  # importing the runtime now fails
+    monkeypatch.setattr(models, "read_sections", lambda path: pytest.fail("the cache was not used"))
+    assert inspect_model(BUNDLED_MODEL) == first
+    again = inspect_model(BUNDLED_MODEL).facts
+    assert first.facts is not None and again.floor_bytes(None) == first.facts.floor_bytes(None)
+
+
+def test_a_damaged_cache_entry_is_inspected_again(tmp_path: Path, monkeypatch):
+    from orchestrator import models
+
+    monkeypatch.setattr(models._InspectionCache, "_default", models._InspectionCache(tmp_path / "models"))
+    first = inspect_model(TEXT_MODEL)
+    (entry,) = (tmp_path / "models").iterdir()
+    entry.write_text('{"vision": true}')  # truncated by hand
+    assert inspect_model(TEXT_MODEL) == first
+    assert '"sections"' in entry.read_text()  # rewritten whole

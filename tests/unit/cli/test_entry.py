@@ -1,0 +1,37 @@
+"""The console script leaves as CPython would (threads joined, atexit run, streams flushed, status
+kept), only without tearing down every module."""
+
+import subprocess
+import sys
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[3]
+SCRIPT = """
+import atexit, sys, threading, time
+from orchestrator import cli
+atexit.register(lambda: print("atexit ran", flush=True))
+worker = threading.Thread(target=lambda: (time.sleep(0.3), print("worker finished")))
+worker.start()
+sys.argv = ["edgefarm", *sys.argv[1:]]
+cli.entry()
+"""
+
+
+def _entry(*args: str, stdout=subprocess.PIPE) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-c", SCRIPT, *args], cwd=REPO, stdout=stdout, stderr=subprocess.PIPE,
+                          text=True, timeout=60, check=False)  # fmt: skip
+
+
+def test_a_command_exits_0_after_its_threads_and_atexit_handlers():
+    p = _entry("--version")  # the worker's print is buffered (a pipe): it shows only if stdout is flushed
+    assert p.returncode == 0, p.stderr
+    assert p.stdout.splitlines() == ["edgefarm, version 0.1.0", "worker finished", "atexit ran"]
+
+
+def test_an_error_keeps_its_exit_status_and_message():
+    from orchestrator.errors import ModelError
+
+    p = _entry("run", "--devices", "local", "--model", "/nonexistent/model.litertlm")
+    assert p.returncode == ModelError.exit_code == 4, p.stderr
+    assert "error: model file not found: /nonexistent/model.litertlm" in p.stderr
+    assert "Traceback" not in p.stderr

@@ -1,0 +1,56 @@
+"""Host file hashes: computed once per content, across runs for big files, never trusted after a change."""
+
+import os
+from pathlib import Path
+
+from orchestrator.devices import files
+from orchestrator.devices.files import HashStore, cached_sha256, sha256_file
+
+
+def _fresh(monkeypatch, tmp_path: Path) -> HashStore:
+    store = HashStore(tmp_path / "cache" / "sha256.json")
+    monkeypatch.setattr(HashStore, "_default", store)
+    monkeypatch.setattr(files, "_cache", {})  # a new process
+    return store
+
+
+def test_a_big_file_is_hashed_once_across_processes(tmp_path: Path, monkeypatch):
+    big = tmp_path / "model.bin"
+    big.write_bytes(os.urandom(files.PERSIST_MIN_BYTES))
+    _fresh(monkeypatch, tmp_path)
+    digest = cached_sha256(big)
+    assert digest == sha256_file(big) and (tmp_path / "cache" / "sha256.json").is_file()
+    _fresh(monkeypatch, tmp_path)  # the next run reads the store instead of the file
+    monkeypatch.setattr(files, "sha256_file", lambda p: (_ for _ in ()).throw(AssertionError("hashed again")))
+    assert cached_sha256(big) == digest
+
+
+def test_a_file_rewritten_in_place_with_its_old_mtime_is_hashed_again(tmp_path: Path, monkeypatch):
+    big = tmp_path / "model.bin"
+    big.write_bytes(b"a" * files.PERSIST_MIN_BYTES)
+    st = big.stat()
+    _fresh(monkeypatch, tmp_path)
+    old = cached_sha256(big)
+    with open(big, "r+b") as f:  # same size, same inode, mtime set back: only ctime tells
+        f.write(b"b")
+    os.utime(big, ns=(st.st_atime_ns, st.st_mtime_ns))
+    _fresh(monkeypatch, tmp_path)
+    assert cached_sha256(big) == sha256_file(big) != old
+
+
+def test_a_damaged_store_is_an_empty_one(tmp_path: Path, monkeypatch):
+    big = tmp_path / "model.bin"
+    big.write_bytes(b"x" * files.PERSIST_MIN_BYTES)
+    store = _fresh(monkeypatch, tmp_path)
+    store.path.parent.mkdir(parents=True)
+    store.path.write_text("{not json")
+    assert cached_sha256(big) == sha256_file(big)
+    assert cached_sha256(big) in store.path.read_text()  # rewritten with the new entry
+
+
+def test_small_files_stay_out_of_the_store(tmp_path: Path, monkeypatch):
+    small = tmp_path / "a.png"
+    small.write_bytes(b"png")
+    store = _fresh(monkeypatch, tmp_path)
+    cached_sha256(small)
+    assert not store.path.exists()
