@@ -277,12 +277,17 @@ class AdbDevice:
         return self.push_many([(local, remote)], on_progress)[0]
 
     def push_many(
-        self, items: Sequence[tuple[Path, PurePosixPath]], on_progress: ProgressSink | None = None
+        self,
+        items: Sequence[tuple[Path, PurePosixPath]],
+        on_progress: ProgressSink | None = None,
+        have: Mapping[str, str] | None = None,
     ) -> list[PushStats]:
         """Several files or trees with ONE hash check and ONE sync connection, so a folder of small
-        media files or a whole staging costs two round trips, not two per file; stats per item."""
+        media files or a whole staging costs two round trips, not two per file; stats per item.
+        `have`: the targets' sha256 on the phone when the caller checked them already."""
         groups = [push_pairs(local, remote, self.where) for local, remote in items]
-        have = self.remote_sha256([r for pairs in groups for _, r in pairs])
+        if have is None:
+            have = self.remote_sha256([r for pairs in groups for _, r in pairs])
         sink = on_progress or self.on_progress
         todo: list[tuple[Path, PurePosixPath, int]] = []
         out = []

@@ -24,7 +24,7 @@ from android_runner.conversation import MEDIA_KINDS, unsupported_reason
 from android_runner.status import MODEL_UNLOADABLE_EXIT, SIGABRT, Status
 
 from ..devices.base import Device
-from ..devices.files import cached_sha256
+from ..devices.files import cached_sha256, push_pairs
 from ..devices.types import DeviceInfo, Exit, PushStats
 from ..errors import DeviceError, ModelError
 from ..models import ModelSummary
@@ -59,7 +59,9 @@ class Phone(Device, Protocol):
 
     def remote_sha256(self, paths: Sequence[PurePosixPath]) -> dict[str, str]: ...
 
-    def push_many(self, items: Sequence[tuple[Path, PurePosixPath]]) -> list[PushStats]: ...
+    def push_many(
+        self, items: Sequence[tuple[Path, PurePosixPath]], have: Mapping[str, str] | None = None
+    ) -> list[PushStats]: ...
 
 
 @dataclass(frozen=True)
@@ -143,13 +145,6 @@ class AndroidRunner:
         choice = self.choice = choose_runner(device)
         root = PurePosixPath(str(device.workdir))
         model_remote = root / "models" / model.sha256[:16] / model.path.name
-        on_device = device.remote_sha256([model_remote]).get(str(model_remote)) == model.sha256
-        tokens = opts.max_num_tokens or model.max_context_tokens
-        floor = model.facts.floor_bytes(tokens) if model.facts else None
-        reason = preflight(device.info(), model.size_bytes, model_on_device=on_device, floor_bytes=floor)
-        if reason:
-            raise DeviceError(f"skipped: {reason}", where=device.name,
-                              fix="free storage/RAM on the phone or choose a smaller model")  # fmt: skip
         job = root / "runs" / opts.run_id / "job"
         cache = root / "cache" / model.sha256[:16]
         bin_remote = root / "bin" / choice.binary.name
@@ -176,7 +171,19 @@ class AndroidRunner:
                 pushes.append((choice.lib, lib_dir / choice.lib.name))
             pushes += [(lib, lib_dir / lib.name if lib.is_file() else lib_dir) for lib in device.libs]
             pushes += [(DRIVER, root / "driver" / "driver.sh"), (out, job), *media]
-            stats = device.push_many(pushes)
+            # ONE sha256sum over every target, the model included: the preflight asks whether the model
+            # is there already, the push what to skip (a multi-GB model is hashed on the phone once)
+            have = device.remote_sha256(
+                [dst for local, remote in pushes for _, dst in push_pairs(local, remote, device.name)]
+            )
+            tokens = opts.max_num_tokens or model.max_context_tokens
+            floor = model.facts.floor_bytes(tokens) if model.facts else None
+            on_device = have.get(str(model_remote)) == model.sha256
+            reason = preflight(device.info(), model.size_bytes, model_on_device=on_device, floor_bytes=floor)
+            if reason:
+                raise DeviceError(f"skipped: {reason}", where=device.name,
+                                  fix="free storage/RAM on the phone or choose a smaller model")  # fmt: skip
+            stats = device.push_many(pushes, have=have)
         model_push, other = stats[0], sum(stats[1:], PushStats())
         ex = device.run(
             ["sh", "-c", 'chmod 755 "$1" && mkdir -p "$2"', "sh", str(bin_remote), str(cache)], timeout_s=30
