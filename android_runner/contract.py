@@ -167,7 +167,11 @@ class SampleResult:
     ttft_phases_ms: Mapping[str, float] | None = None
 
     def to_json(self) -> str:
-        return json.dumps(asdict(self), ensure_ascii=False, sort_keys=True)
+        """The same text as `json.dumps(asdict(self), ...)`, without asdict's deep copy of every value
+        (the runner writes one per sample; the fields are JSON values or TurnFigures already)."""
+        d = dict(vars(self))
+        d["turns"] = [vars(t) for t in self.turns]
+        return json.dumps(d, ensure_ascii=False, sort_keys=True)
 
     @classmethod
     def from_dict(cls, d: Mapping[str, Any]) -> SampleResult:

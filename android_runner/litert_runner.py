@@ -6,7 +6,7 @@ Loads the engine ONCE, runs every sample of DIR/job.jsonl not yet in the results
 conversation (turns in order, media as files), appends one SampleResult line per sample and
 flushes it. Progress goes to stdout as protocol lines the host streams:
 
-    EDGEFARM READY {"init_ms": ...}
+    EDGEFARM READY {"init_ms": ..., "runtime_version": ..., "runtime_lib": ..., "runtime_sha256": ...}
     EDGEFARM BEGIN "<id as JSON>"
     EDGEFARM RESULT {<SampleResult JSON>}
 
@@ -18,11 +18,14 @@ whole process (SIGABRT): the host, which started us as a child, turns that into 
 from __future__ import annotations
 
 import argparse
+import base64
+import contextlib
 import json
 import os
 import sys
+import threading
 import time
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
@@ -35,11 +38,31 @@ from .status import MODEL_UNLOADABLE_EXIT, TIMEOUT_EXIT, Status
 from .thermal import cool_down, thermal_snapshot, with_clocks
 
 PROTOCOL_PREFIX = "EDGEFARM"
+RUNTIME_DIST = "litert-lm-api"
+RUNTIME_LIB = "liblitert-lm.so"
 
 
 def emit(kind: str, payload: Any) -> None:
     sys.stdout.write(f"{PROTOCOL_PREFIX} {kind} {json.dumps(payload, ensure_ascii=False)}\n")
     sys.stdout.flush()
+
+
+def runtime_identity(dist: str = RUNTIME_DIST) -> dict[str, str]:
+    """The runtime's version, and its liblitert-lm.so with the sha256 the wheel's RECORD lists for it
+    (exact as installed, and no 130 MB read on a slow board), for the run stamp. Sent in READY, so the
+    host needs no probe process or SSH round trip of its own. '' for what is not known."""
+    from importlib import metadata
+
+    version, path, digest = "", "", ""
+    with contextlib.suppress(Exception):  # a missing or odd install only leaves the stamp (partly) empty
+        version = metadata.version(dist)
+        lib = next((f for f in metadata.files(dist) or () if f.name == RUNTIME_LIB), None)
+        if lib is not None:
+            path = str(lib.locate())
+            if lib.hash is not None and lib.hash.mode == "sha256":
+                value = lib.hash.value  # RECORD's urlsafe base64 without padding
+                digest = base64.urlsafe_b64decode(value + "=" * (-len(value) % 4)).hex()
+    return {"runtime_version": version, "runtime_lib": path, "runtime_sha256": digest}
 
 
 def _spec_tool(lm, spec: Mapping[str, Any]):
@@ -61,13 +84,12 @@ class StderrLog:
 
     def __init__(self, path: Path) -> None:
         self.path = path
-        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o644)
-        os.dup2(fd, 2)
-        os.close(fd)
+        self._fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o644)  # kept: fstat per sample
+        os.dup2(self._fd, 2)
 
     def offset(self) -> int:
         try:
-            return self.path.stat().st_size
+            return os.fstat(self._fd).st_size
         except OSError:
             return 0
 
@@ -107,6 +129,7 @@ class LiteRtRunner:
 
         self.lm = litert_lm
         self.job_dir = job_dir
+        self.media_root = str(job_dir.resolve())  # media paths in messages are absolute under it
         self.power: PowerSampler | None = None  # set by main() when the board has a power sensor
         self.backend_name = backend
         self.threads = threads
@@ -138,21 +161,21 @@ class LiteRtRunner:
         raise SystemExit(f"unknown backend {name!r} (use cpu, gpu or npu)")
 
     def run(self, item: JobItem, memory: MemorySampler, log: StderrLog) -> SampleResult:
-        base = SampleResult(
-            id=item.id,
-            status=Status.OK,
-            init_ms=_round(self.init_ms),
-            backend=self.backend_name,
-            threads=self.threads,
-            thermal_before=with_clocks(thermal_snapshot()),
-        )
+        row: dict[str, Any] = {  # the fields every outcome has; the result is built once, at the end
+            "id": item.id,
+            "status": Status.OK,
+            "init_ms": _round(self.init_ms),
+            "backend": self.backend_name,
+            "threads": self.threads,
+            "thermal_before": with_clocks(thermal_snapshot()),
+        }
         if item.refused:
-            return replace(base, status=Status.ERROR, error=item.refused)
+            return SampleResult(**{**row, "status": Status.ERROR, "error": item.refused})
         reason = unsupported_reason(item, vision=self.vision, audio=self.audio)
         if reason:
-            return replace(base, status=Status.UNSUPPORTED, error=reason)
+            return SampleResult(**{**row, "status": Status.UNSUPPORTED, "error": reason})
         lm = self.lm
-        conversation = render(item, str(self.job_dir.resolve()))
+        conversation = render(item, self.media_root)
         memory.reset()
         if self.power is not None:
             self.power.reset()
@@ -198,21 +221,14 @@ class LiteRtRunner:
             err = f"{type(e).__name__}: {e}"
             if detail:
                 err += f"\n{detail}"
-            return self._finish(
-                replace(base, status=Status.ERROR, error=err, output=text),
-                turns,
-                ttft_ms,
-                infer_s,
-                t_start,
-                memory,
-            )
-        return self._finish(replace(base, output=text), turns, ttft_ms, infer_s, t_start, memory)
+            row.update(status=Status.ERROR, error=err)
+        return self._finish(row, text, turns, ttft_ms, infer_s, t_start, memory)
 
-    def _finish(self, r: SampleResult, turns, ttft_ms, infer_s, t_start, memory) -> SampleResult:
+    def _finish(self, row: dict[str, Any], text, turns, ttft_ms, infer_s, t_start, memory) -> SampleResult:
         peaks = memory.peaks()
         last = turns[-1] if turns else None
-        return replace(
-            r,
+        return SampleResult(
+            output=text,
             ttft_ms=_round(ttft_ms),
             prefill_tokens=sum(t.prefill_tokens or 0 for t in turns) if turns else None,
             prefill_tps=last.prefill_tps if last else None,
@@ -228,56 +244,98 @@ class LiteRtRunner:
             turns=tuple(turns),
             power=self.power.reading() if self.power is not None else None,
             thermal_after=with_clocks(thermal_snapshot()),
+            **row,
         )
 
 
-class _Watchdog:
-    """A runtime call cannot be interrupted from Python: on timeout, record the sample and exit.
+class Watchdog:
+    """A runtime call cannot be interrupted from Python: a sample past its deadline is recorded as a
+    timeout and the process exits 124 (the host restarts the runner for the samples left).
 
-    The host sees exit code 124 and restarts the runner for the samples left.
+    ONE thread for the whole run, armed per sample with a deadline (a thread per sample cost more than
+    the rest of the runner's bookkeeping). It sleeps until the deadline of the sample armed when it
+    last looked; deadlines only move later, so `arm` wakes it only when it idles with none. Whoever
+    claims the sample first under the lock records it, never both: the watchdog (timeout) or the
+    main loop (`disarm` returned True).
     """
 
     EXIT_CODE = TIMEOUT_EXIT
 
-    def __init__(self, timeout_s: float, sample_id: str, record, memory: MemorySampler) -> None:
-        import threading
-
-        self._lock = threading.Lock()
-        self._done = False
-        self._id = sample_id
+    def __init__(
+        self,
+        timeout_s: float,
+        record: Callable[[SampleResult], None],
+        memory: MemorySampler,
+        exit_process: Callable[[int], Any] = os._exit,
+    ) -> None:
+        self._timeout_s = timeout_s
         self._record = record
         self._memory = memory
-        self._timeout_s = timeout_s
-        self._timer = threading.Timer(timeout_s, self._fire)
-        self._timer.daemon = True
-        self._timer.start()
+        self._exit = exit_process  # os._exit in a run; a test's stand-in returns
+        self._cond = threading.Condition(threading.Lock())
+        self._armed: tuple[str, float] | None = None  # (sample id, monotonic deadline)
+        self._idle = False
+        self._fired = False
+        self._closed = False
+        self._thread = threading.Thread(target=self._loop, name="watchdog", daemon=True)
+        self._thread.start()
 
-    def cancel(self) -> bool:
-        """True when the sample finished in time (its result is ours to record)."""
-        self._timer.cancel()
-        with self._lock:
-            if self._done:
-                return False
-            self._done = True
-            return True
+    def arm(self, sample_id: str) -> None:
+        """The sample starts now: it has timeout_s."""
+        with self._cond:
+            self._armed = (sample_id, time.monotonic() + self._timeout_s)
+            if self._idle:
+                self._cond.notify()
 
-    def _fire(self) -> None:
-        with self._lock:
-            if self._done:
-                return
-            self._done = True
-        peaks = self._memory.peaks()
-        self._record(
-            SampleResult(
-                id=self._id,
-                status=Status.TIMEOUT,
-                error=f"no answer within {self._timeout_s:g} s (sample timeout)",
-                exit_code=self.EXIT_CODE,
-                peak_rss_mb=_mb(peaks, "VmRSS"),
-                peak_hwm_mb=_mb(peaks, "VmHWM"),
+    def disarm(self) -> bool:
+        """True when the sample finished in time: its result is the caller's to record. False when the
+        watchdog claimed it: then this waits for the watchdog, which records it and exits."""
+        with self._cond:
+            if not self._fired:
+                self._armed = None
+                return True
+        self._thread.join()
+        return False
+
+    def close(self) -> None:
+        """End the thread (the run is over; nothing is armed)."""
+        with self._cond:
+            self._closed = True
+            self._cond.notify()
+
+    def _loop(self) -> None:
+        with self._cond:
+            while True:
+                if self._closed:
+                    return
+                if self._armed is None:
+                    self._idle = True
+                    self._cond.wait()
+                    self._idle = False
+                    continue
+                sample_id, deadline = self._armed
+                left = deadline - time.monotonic()
+                if left <= 0:
+                    self._fired = True  # claimed: the main loop's disarm() now returns False
+                    break
+                self._cond.wait(left)
+        self._expire(sample_id)
+
+    def _expire(self, sample_id: str) -> None:
+        try:
+            peaks = self._memory.peaks()
+            self._record(
+                SampleResult(
+                    id=sample_id,
+                    status=Status.TIMEOUT,
+                    error=f"no answer within {self._timeout_s:g} s (sample timeout)",
+                    exit_code=self.EXIT_CODE,
+                    peak_rss_mb=_mb(peaks, "VmRSS"),
+                    peak_hwm_mb=_mb(peaks, "VmHWM"),
+                )
             )
-        )
-        os._exit(self.EXIT_CODE)
+        finally:
+            self._exit(self.EXIT_CODE)
 
 
 PID_FILE = "runner.pid"
@@ -382,12 +440,13 @@ def main(argv: list[str] | None = None) -> int:
         items = [JobItem.from_json(line) for line in f if line.strip()]
     pending = [it for it in items if it.id not in done]
 
+    identity = runtime_identity()  # the run stamp's runtime facts, for the host (READY, or FATAL)
     try:
         runner = LiteRtRunner(
             args.model, job_dir, args.backend, args.threads, str(cache_dir), args.max_num_tokens
         )
     except Exception as e:  # noqa: BLE001 - the runtime's reason is in its log, not in the exception
-        emit("FATAL", {"error": f"{type(e).__name__}: {e}", "detail": log.since(0)})
+        emit("FATAL", {"error": f"{type(e).__name__}: {e}", "detail": log.since(0), **identity})
         return MODEL_UNLOADABLE_EXIT
     emit(
         "READY",
@@ -396,6 +455,7 @@ def main(argv: list[str] | None = None) -> int:
             "vision": runner.vision,
             "audio": runner.audio,
             "pending": len(pending),
+            **identity,
         },
     )
     memory = MemorySampler(interval_s=args.sample_interval_ms / 1000.0)
@@ -404,6 +464,7 @@ def main(argv: list[str] | None = None) -> int:
     if found is not None:
         runner.power = PowerSampler(*found)
         runner.power.start()
+    watchdog: Watchdog | None = None
     try:
         with open(results_path, "a", encoding="utf-8") as out:
 
@@ -414,6 +475,7 @@ def main(argv: list[str] | None = None) -> int:
                 sys.stdout.write(f"{PROTOCOL_PREFIX} RESULT {line}\n")
                 sys.stdout.flush()
 
+            watchdog = Watchdog(args.sample_timeout_s, record, memory)
             gate = args.cooldown_c is not None
             for item in pending:
                 emit("BEGIN", item.id)
@@ -426,13 +488,15 @@ def main(argv: list[str] | None = None) -> int:
                         "NOTE",
                         f"warning: still above {args.cooldown_c:g} C after {cooled[0]:.0f} s before {item.id}",
                     )
-                watchdog = _Watchdog(args.sample_timeout_s, item.id, record, memory)
+                watchdog.arm(item.id)
                 result = runner.run(item, memory, log)
                 if cooled is not None:
                     result = replace(result, cooldown_s=cooled[0])
-                if watchdog.cancel():
+                if watchdog.disarm():
                     record(result)
     finally:
+        if watchdog is not None:
+            watchdog.close()
         memory.stop()
         if runner.power is not None:
             runner.power.stop()

@@ -2,26 +2,37 @@
 
 LiteRT-LM maps weights from the model file, so file-backed (RssFile) and anonymous (RssAnon)
 memory are kept apart; VmSwap matters where zram holds part of the heap. Stdlib only.
+
+The sampler thread wakes every few ms and holds the GIL while it reads, so each reading is kept
+cheap: the status file stays open and is re-read from offset 0 (procfs regenerates it), as bytes,
+and only our few fields are looked up in it.
 """
 
 from __future__ import annotations
 
+import os
 import threading
 
 FIELDS_KB = ("VmRSS", "VmHWM", "RssAnon", "RssFile", "VmSwap")
+_NEEDLES = tuple((f"\n{key}:".encode(), key) for key in FIELDS_KB)
+_MAX_KB = 1 << 40  # some kernels print overflowed garbage: ignore it
+_READ_BYTES = 1 << 16  # far more than a status file holds
 
 
-def parse_status(text: str) -> dict[str, float]:
+def parse_status(text: str | bytes) -> dict[str, float]:
     """`/proc/<pid>/status` -> {field: MB} for the fields we use; anything odd is skipped."""
+    data = b"\n" + (text.encode("ascii", "replace") if isinstance(text, str) else text)
     out: dict[str, float] = {}
-    for line in text.splitlines():
-        key, _, rest = line.partition(":")
-        if key not in FIELDS_KB:
+    for needle, key in _NEEDLES:
+        at = data.rfind(needle)
+        if at < 0:
             continue
-        parts = rest.split()
-        if len(parts) >= 1 and parts[0].isdigit():
+        start = at + len(needle)
+        end = data.find(b"\n", start)
+        parts = data[start : end if end >= 0 else None].split()
+        if parts and parts[0].isdigit():
             kb = int(parts[0])
-            if kb < 1 << 40:  # some kernels print overflowed garbage: ignore it
+            if kb < _MAX_KB:
                 out[key] = kb / 1024.0
     return out
 
@@ -34,7 +45,7 @@ class MemorySampler:
         self._interval_s = interval_s
         self._lock = threading.Lock()
         self._peaks: dict[str, float] = {}
-        self._last: dict[str, float] = {}
+        self._file = None  # opened on first read, kept for the process (closing could race a reader)
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
 
@@ -53,17 +64,25 @@ class MemorySampler:
             self._peaks = {}
         self.sample()
 
+    def _read(self) -> bytes:
+        f = self._file
+        if f is None:
+            with self._lock:  # one open for both threads: a second file object's close could race a read
+                if self._file is None:
+                    self._file = open(self._path, "rb", buffering=0)  # noqa: SIM115 - kept open on purpose
+                f = self._file
+        return os.pread(f.fileno(), _READ_BYTES, 0)
+
     def sample(self) -> None:
         try:
-            with open(self._path, encoding="ascii", errors="replace") as f:
-                now = parse_status(f.read())
+            now = parse_status(self._read())
         except OSError:
             return
         with self._lock:
-            self._last = now
+            peaks = self._peaks
             for k, v in now.items():
-                if v > self._peaks.get(k, -1.0):
-                    self._peaks[k] = v
+                if v > peaks.get(k, -1.0):
+                    peaks[k] = v
 
     def peaks(self) -> dict[str, float]:
         self.sample()

@@ -2,11 +2,15 @@
 
 `/sys/class/thermal/thermal_zone*/temp` is in millidegrees C; zones may be absent (VMs) or
 unreadable: then there is nothing to record, and the result says None rather than guessing.
+Sensors and tools are looked up once per process (a glob and a PATH search before and after every
+sample cost more than the readings); each snapshot only reads their values.
 """
 
 from __future__ import annotations
 
+import functools
 import glob
+import os
 import re
 import shutil
 import subprocess
@@ -15,16 +19,32 @@ from collections.abc import Callable
 from typing import Any
 
 
+@functools.cache
+def _files(pattern: str) -> tuple[str, ...]:
+    """The sysfs files matching pattern, found once per process (zones and CPUs do not come and go)."""
+    return tuple(glob.glob(pattern))
+
+
+def _read_int(path: str) -> int | None:
+    """A sysfs integer, or None when the file is unreadable or holds something else."""
+    try:
+        fd = os.open(path, os.O_RDONLY)
+    except OSError:
+        return None
+    try:
+        return int(os.read(fd, 4096))
+    except (OSError, ValueError):
+        return None
+    finally:
+        os.close(fd)
+
+
 def thermal_snapshot(root: str = "/sys/class/thermal") -> dict[str, float] | None:
     """{"max_temp_c": hottest zone, "zones": how many were read}, or None when no zone is readable."""
     temps = []
-    for path in glob.glob(f"{root}/thermal_zone*/temp"):
-        try:
-            with open(path, encoding="ascii") as f:
-                milli = int(f.read().strip())
-        except (OSError, ValueError):
-            continue
-        if -40_000 < milli < 150_000:  # drop sentinel values of missing sensors
+    for path in _files(f"{root}/thermal_zone*/temp"):
+        milli = _read_int(path)
+        if milli is not None and -40_000 < milli < 150_000:  # drop sentinel values of missing sensors
             temps.append(milli / 1000.0)
     if not temps:
         return None
@@ -59,6 +79,7 @@ def cool_down(
 
 
 VCGENCMD = ("measure_temp", "get_throttled", "measure_clock arm")  # a Pi's firmware view
+_which = functools.cache(shutil.which)  # a tool's place, looked up once per process
 
 
 def with_clocks(
@@ -67,16 +88,11 @@ def with_clocks(
     """A thermal snapshot plus the CPU clock (highest core, MHz) and, on a Pi, vcgencmd's temperature,
     throttle bits (raw hex) and ARM clock. None when nothing at all is readable."""
     out: dict[str, Any] = dict(snap or {})
-    khz = []
-    for path in glob.glob(f"{cpu_root}/cpu[0-9]*/cpufreq/scaling_cur_freq"):
-        try:
-            with open(path, encoding="ascii") as f:
-                khz.append(int(f.read().strip()))
-        except (OSError, ValueError):
-            continue
+    freqs = map(_read_int, _files(f"{cpu_root}/cpu[0-9]*/cpufreq/scaling_cur_freq"))
+    khz = [k for k in freqs if k is not None]
     if khz:
         out["cpu_mhz"] = round(max(khz) / 1000.0, 1)
-    if shutil.which("vcgencmd"):
+    if _which("vcgencmd"):
         for command in VCGENCMD:
             try:
                 p = subprocess.run(

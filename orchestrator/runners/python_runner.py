@@ -12,7 +12,7 @@ import json
 import re
 import signal
 import tempfile
-from collections.abc import Sequence
+from collections.abc import MutableMapping, Sequence
 from dataclasses import replace
 from pathlib import Path, PurePosixPath
 
@@ -42,15 +42,9 @@ PACKAGE_DIR = Path(__file__).resolve().parents[2] / "android_runner"
 PROTOCOL_PREFIX = "EDGEFARM "
 GLOG_ERROR = re.compile(r"^[EF]\d{4} ")  # glog ERROR/FATAL lines; the status continues on the next lines
 INIT_ALLOWANCE_S = 600.0
-# On the device: the runtime's version, and its liblitert-lm.so with the sha256 the wheel's RECORD
-# lists for it (exact as installed, and no 130 MB read on a slow board); nothing is imported.
-RUNTIME_PROBE = (
-    "import base64; from importlib import metadata as m; print('EDGEFARM-V', m.version('litert-lm-api')); "
-    "fs = [f for f in (m.files('litert-lm-api') or []) if f.name == 'liblitert-lm.so']; "
-    "h = fs[0].hash if fs else None; "
-    "d = base64.urlsafe_b64decode(h.value + '=' * (-len(h.value) % 4)).hex() if h and h.mode == 'sha256' else ''; "
-    "print('EDGEFARM-L', fs[0].locate(), d) if fs else None"
-)
+# The run stamp's runtime facts: the runner reports them in its READY (or FATAL) line, as its
+# interpreter sees them (`runtime_identity` in litert_runner.py), so no probe process runs before.
+RUNTIME_KEYS = ("runtime_version", "runtime_lib", "runtime_sha256")
 
 
 def with_energy(r: SampleResult) -> SampleResult:
@@ -72,14 +66,28 @@ def runtime_error_excerpt(lines: list[str], max_lines: int = 12) -> str:
 
 
 class _RunnerStream:
-    """Reads one runner process's protocol lines (READY, FATAL, BEGIN, RESULT) into events."""
+    """Reads one runner process's protocol lines (READY, FATAL, BEGIN, RESULT) into events.
 
-    def __init__(self, results: dict[str, SampleResult], events: RunnerEvents) -> None:
+    `identity` is the run stamp (Staged.runner): READY and FATAL carry the runtime's facts, filled
+    into it in place, so whoever holds the stamp sees them once the runner has started.
+    """
+
+    def __init__(
+        self,
+        results: dict[str, SampleResult],
+        events: RunnerEvents,
+        identity: MutableMapping[str, object] | None = None,
+    ) -> None:
         self.results = results
         self.events = events
+        self.identity = identity
         self.ready = False
         self.fatal: str | None = None
         self.in_flight: str | None = None
+
+    def _stamp(self, info: dict) -> None:
+        if self.identity is not None:
+            self.identity.update({k: info[k] for k in RUNTIME_KEYS if isinstance(info.get(k), str)})
 
     def on_line(self, line: str) -> None:
         if not line.startswith(PROTOCOL_PREFIX):
@@ -92,6 +100,7 @@ class _RunnerStream:
         if kind == "READY":
             self.ready = True
             info = data if isinstance(data, dict) else {}
+            self._stamp(info)
             self.events.ready(info.get("init_ms"))
             self.events.note(
                 f"runner ready in {info.get('init_ms', 0):.0f} ms with "
@@ -100,6 +109,7 @@ class _RunnerStream:
         elif kind == "NOTE":
             self.events.note(str(data))
         elif kind == "FATAL" and isinstance(data, dict):
+            self._stamp(data)
             self.fatal = data.get("error", "")
         elif kind == "BEGIN":
             self.in_flight = data
@@ -139,31 +149,19 @@ class PythonRunner:
             job=root / "runs" / opts.run_id / "job",
             model_push=model_push,
             other_push=other,
-            runner=self._identity(device),
+            runner=self._identity(),
         )
 
-    def _identity(self, device: Device) -> dict[str, str]:
-        """The run stamp: the runner's hash (as the board's `info` computes it over its runner folder)
-        and the litert_lm version the device's interpreter imports."""
+    def _identity(self) -> dict[str, str]:
+        """The run stamp: the runner's hash (as the board's `info` computes it over its runner folder);
+        the runtime's version, library and its sha256 stay '' until the runner's READY fills them."""
         files = {f"./android_runner/{f}": (PACKAGE_DIR / f).read_bytes() for f in RUNNER_FILES}
         files["./entry.py"] = (PACKAGE_DIR / "entry.py").read_bytes()
-        lines: list[str] = []
-        probe = RUNTIME_PROBE
-        try:
-            device.run([self.python, "-c", probe], timeout_s=60, on_line=lines.append)
-        except DeviceError:
-            pass
-        version = next((ln.split()[-1] for ln in lines if ln.startswith("EDGEFARM-V ")), "")
-        lib = next(
-            (ln[len("EDGEFARM-L ") :].rsplit(" ", 1) for ln in lines if ln.startswith("EDGEFARM-L ")), []
-        )
         return {
             "runner": "python",
             "runner_sha256": runner_sha256(files),
             "runtime": "litert-lm-api",
-            "runtime_version": version,
-            "runtime_lib": lib[0] if lib else "",
-            "runtime_sha256": lib[1] if len(lib) > 1 else "",
+            **dict.fromkeys(RUNTIME_KEYS, ""),
             "python": self.python,
         }
 
@@ -227,7 +225,8 @@ class PythonRunner:
         for r in results.values():
             events.result(r)
         while any(i not in results for i in order) and not events.stop.is_set():
-            state = _RunnerStream(results, events)
+            stamp = staged.runner if isinstance(staged.runner, MutableMapping) else None
+            state = _RunnerStream(results, events, stamp)
             on_line = state.on_line
             left = sum(1 for i in order if i not in results)
             deadline = INIT_ALLOWANCE_S + left * (opts.sample_timeout_s + opts.cooldown_wait_s + 5.0)

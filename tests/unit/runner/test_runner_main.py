@@ -1,0 +1,87 @@
+"""The runner's main loop as a real process, on a stand-in engine: its protocol lines, the run stamp in
+READY, and the single watchdog ending a run with exactly one timeout row and exit 124."""
+
+from __future__ import annotations
+
+import json
+import re
+import subprocess
+import sys
+from importlib import metadata
+from pathlib import Path
+
+from android_runner.contract import JobItem, JobPart, read_results, write_jsonl
+from android_runner.litert_runner import runtime_identity
+from android_runner.status import TIMEOUT_EXIT
+
+REPO = Path(__file__).resolve().parents[3]
+
+# The real main() with LiteRtRunner swapped for an engine that answers at once, or hangs on "slow"
+# (a runtime call Python cannot interrupt).
+STUB = f"""
+import sys, time
+sys.path.insert(0, {str(REPO)!r})
+from android_runner import litert_runner
+from android_runner.contract import SampleResult
+
+class StandIn:
+    def __init__(self, *args):
+        self.init_ms, self.vision, self.audio, self.power = 1.5, False, False, None
+
+    def run(self, item, memory, log):
+        memory.reset()
+        if item.id == "slow":
+            time.sleep(60)
+        return SampleResult(id=item.id, status="ok", output="answer " + item.id)
+
+litert_runner.LiteRtRunner = StandIn
+sys.exit(litert_runner.main(sys.argv[1:]))
+"""
+
+
+def _run(tmp_path: Path, ids: list[str]) -> tuple[subprocess.CompletedProcess, Path]:
+    job = tmp_path / "job"
+    job.mkdir(exist_ok=True)
+    write_jsonl(str(job / "job.jsonl"), [JobItem(id=i, turns=((JobPart("text", text="hi"),),)) for i in ids])
+    script = tmp_path / "stub_runner.py"
+    script.write_text(STUB)
+    argv = [sys.executable, str(script), "--model", "m.litertlm", "--job", str(job), "--sample-timeout-s=0.5"]
+    return subprocess.run(argv, capture_output=True, text=True, timeout=60, check=False), job
+
+
+def _protocol(stdout: str) -> list[tuple[str, object]]:
+    lines = [ln.split(" ", 2) for ln in stdout.splitlines() if ln.startswith("EDGEFARM ")]
+    return [(kind, json.loads(payload)) for _, kind, payload in lines]
+
+
+def test_a_hung_sample_is_one_timeout_row_exit_124_and_the_rerun_runs_the_rest(tmp_path: Path):
+    p, job = _run(tmp_path, ["a", "slow", "b"])
+    assert p.returncode == TIMEOUT_EXIT, p.stderr
+    rows = list(read_results(str(job / "results.jsonl")))
+    assert [(r.id, r.status) for r in rows] == [("a", "ok"), ("slow", "timeout")]
+    assert rows[1].exit_code == TIMEOUT_EXIT and rows[1].error == "no answer within 0.5 s (sample timeout)"
+    results = [data["id"] for kind, data in _protocol(p.stdout) if kind == "RESULT"]
+    assert results == ["a", "slow"]  # each recorded once, by the main loop or by the watchdog
+    p, _ = _run(tmp_path, ["a", "slow", "b"])  # the host restarts the runner for the samples left
+    assert p.returncode == 0, p.stderr
+    assert [r.id for r in read_results(str(job / "results.jsonl"))] == ["a", "slow", "b"]
+    assert [kind for kind, _ in _protocol(p.stdout)] == ["READY", "BEGIN", "RESULT", "DONE"]
+
+
+def test_ready_carries_the_runtime_identity(tmp_path: Path):
+    p, _ = _run(tmp_path, ["a"])
+    assert p.returncode == 0, p.stderr
+    ((kind, ready), *_) = _protocol(p.stdout)
+    assert kind == "READY" and ready["init_ms"] == 1.5 and ready["pending"] == 1
+    assert ready["runtime_version"] == metadata.version("litert-lm-api")
+    assert ready["runtime_lib"].endswith("/liblitert-lm.so") and Path(ready["runtime_lib"]).is_file()
+    assert re.fullmatch(r"[0-9a-f]{64}", ready["runtime_sha256"])
+    assert {k: ready[k] for k in ("runtime_version", "runtime_lib", "runtime_sha256")} == runtime_identity()
+
+
+def test_runtime_identity_of_a_missing_runtime_is_empty():
+    assert runtime_identity("no-such-distribution-xyz") == {
+        "runtime_version": "",
+        "runtime_lib": "",
+        "runtime_sha256": "",
+    }
