@@ -26,10 +26,22 @@ def to_json(report: RunReport) -> str:
     return json.dumps(_plain(report), indent=2, ensure_ascii=False) + "\n"
 
 
+_SCALARS = frozenset((str, int, float, bool, type(None)))
+_FIELDS: dict[type, tuple[str, ...]] = {}  # a dataclass -> its field names
+
+
 def _plain(value):
-    """dataclasses.asdict without its deep copies (the same JSON, 3-4x faster on a farm's report)."""
-    if dataclasses.is_dataclass(value) and not isinstance(value, type):
-        return {f.name: _plain(getattr(value, f.name)) for f in dataclasses.fields(value)}
+    """dataclasses.asdict without its deep copies (the same JSON, 3-4x faster on a farm's report).
+    Scalars (most values) return at once and field names are looked up once per class: half the
+    time of asking is_dataclass of every value."""
+    kind = type(value)
+    if kind in _SCALARS:
+        return value
+    names = _FIELDS.get(kind)
+    if names is None and dataclasses.is_dataclass(value) and not isinstance(value, type):
+        names = _FIELDS[kind] = tuple(f.name for f in dataclasses.fields(value))
+    if names is not None:
+        return {n: _plain(getattr(value, n)) for n in names}
     if isinstance(value, Mapping):
         return {k: _plain(v) for k, v in value.items()}
     if isinstance(value, (list, tuple)):
