@@ -7,6 +7,7 @@ past the farm, so the other devices go on.
 
 from __future__ import annotations
 
+import functools
 import threading
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import asdict, dataclass, field, replace
@@ -21,6 +22,7 @@ from .devices.base import Device
 from .devices.types import DeviceInfo, PushStats
 from .errors import EdgefarmError
 from .fsutil import output_errors, write_json_atomic, write_text_atomic
+from .idle import idle_worker
 from .jobs import JobOptions, write_bundle
 from .measure import expand, split
 from .models import ModelSummary
@@ -211,18 +213,17 @@ def _prescoring(
     prescore: Callable[[Sample, str], object],
     samples: Sequence[Sample],
 ) -> Callable[[SampleResult], None]:
-    """on_result, then the answer scored ahead (the device's final score reuses it); a prescore that
-    fails changes nothing: the final score meets the same answer again."""
+    """on_result, then the answer queued to be scored ahead on the idle worker (idle.py: it takes no
+    CPU from a runtime on this host); the device's final score reuses what is done by then and scores
+    the rest itself. A prescore that fails changes nothing: the final score meets the answer again."""
     by_id = {s.id: s for s in samples}
+    worker = idle_worker()
 
     def on(r: SampleResult) -> None:
         on_result(r)
         output = outputs_for_scoring([r]).get(r.id)
         if r.id in by_id and output is not None:
-            try:
-                prescore(by_id[r.id], output)
-            except Exception:  # noqa: BLE001, S110 - only a head start; the final score reports errors
-                pass
+            worker.submit(functools.partial(prescore, by_id[r.id], output))
 
     return on
 

@@ -1,15 +1,17 @@
 """Import what the later stages need (scoring, report charts) while the devices run.
 
 On a farm the host mostly waits for devices; the score and report stages import nltk, rouge-score
-and matplotlib (about a second together on this kind of machine). Importing them in a background
-thread as soon as the devices start takes that second off the end of the run. Import errors are
-left for the stage that needs the module to report.
+and matplotlib (about a second together on this kind of machine). Importing them on the idle worker
+(idle.py: nice 19, so they take no CPU from a runtime on this host) as soon as the devices start
+takes that second off the end of the run. Import errors are left for the stage that needs the
+module to report.
 """
 
 from __future__ import annotations
 
 import importlib
-import threading
+
+from .idle import idle_worker
 
 LATER_STAGES = (
     "nltk.translate.bleu_score",
@@ -27,14 +29,7 @@ LATER_STAGES = (
 )
 
 
-def warm_later_stages(modules: tuple[str, ...] = LATER_STAGES) -> threading.Thread:
-    def load() -> None:
-        for name in modules:
-            try:
-                importlib.import_module(name)
-            except Exception:  # noqa: BLE001, S112 - the stage that needs it reports the error
-                continue
-
-    thread = threading.Thread(target=load, name="warm-imports", daemon=True)
-    thread.start()
-    return thread
+def warm_later_stages(modules: tuple[str, ...] = LATER_STAGES) -> None:
+    worker = idle_worker()
+    for name in modules:
+        worker.submit(lambda name=name: importlib.import_module(name))

@@ -1,0 +1,65 @@
+"""Host work that can wait, done at the lowest CPU priority while the devices run.
+
+When this host is the device, the runtime keeps both cores of a small machine busy (the tiny model's
+runner: a main thread plus XNNPACK and execution threads, 1.4 cores on average on 2), so any host CPU
+during the samples is taken from the model being measured. Work that only prepares later stages,
+importing the scorer and the report's modules and scoring each answer as it arrives, therefore runs
+in ONE thread at nice 19: it gets the CPU the devices leave idle and still finishes before the last
+sample. On Linux every thread is a task with its own nice value; only this thread is lowered, never
+one that starts a runner (a child inherits its parent thread's nice value).
+"""
+
+from __future__ import annotations
+
+import os
+import queue
+import threading
+from collections.abc import Callable
+
+LOWEST = 19
+
+
+def lower_this_thread() -> None:
+    """Give the calling thread the lowest CPU priority (where the OS allows it; else nothing)."""
+    try:
+        os.setpriority(os.PRIO_PROCESS, threading.get_native_id(), LOWEST)
+    except (AttributeError, OSError):
+        pass
+
+
+class IdleWorker:
+    """One low-priority daemon thread running queued callables in order. A callable that raises is
+    dropped: what is done here is only a head start, the stage that needs its result does it again."""
+
+    def __init__(self, name: str = "idle") -> None:
+        self._queue: queue.SimpleQueue[Callable[[], object] | None] = queue.SimpleQueue()
+        self._thread = threading.Thread(target=self._loop, name=name, daemon=True)
+        self._thread.start()
+
+    def submit(self, fn: Callable[[], object]) -> None:
+        self._queue.put(fn)
+
+    def _loop(self) -> None:
+        lower_this_thread()
+        while (fn := self._queue.get()) is not None:
+            try:
+                fn()
+            except Exception:  # noqa: BLE001, S112 - a head start only; its stage reports the error
+                continue
+
+    def close(self) -> None:
+        """No more work: the thread ends after what is queued."""
+        self._queue.put(None)
+
+
+_shared: IdleWorker | None = None
+_shared_lock = threading.Lock()
+
+
+def idle_worker() -> IdleWorker:
+    """The process's one idle worker (started on first use)."""
+    global _shared
+    with _shared_lock:
+        if _shared is None:
+            _shared = IdleWorker()
+        return _shared
