@@ -126,6 +126,7 @@ class PythonRunner:
 
     def __init__(self, python: str) -> None:
         self.python = python
+        self.modalities: tuple[str, ...] = ()  # the model's, as inspected on the host (stage)
 
     def stage(self, device: Device, bundle: Path, model: ModelSummary, opts: RunOptions) -> Staged:
         root = PurePosixPath(str(device.workdir))
@@ -136,6 +137,7 @@ class PythonRunner:
             if reason:
                 raise DeviceError(f"skipped: {reason}", where=device.name,
                                   fix="free memory on the board or choose a smaller model / token limit")  # fmt: skip
+        self.modalities = model.modalities
         model_push = device.push(model.path, model_remote)
         other = device.push(bundle / "job.jsonl", root / "runs" / opts.run_id / "job" / "job.jsonl")
         if (bundle / "media").is_dir():
@@ -190,6 +192,8 @@ class PythonRunner:
             argv += ["--threads", str(opts.threads)]
         if opts.max_num_tokens:
             argv += ["--max-num-tokens", str(opts.max_num_tokens)]
+        if self.modalities:  # the runner then loads the engine without reading the model twice
+            argv += ["--modalities", ",".join(self.modalities)]
         return argv
 
     @staticmethod

@@ -1,0 +1,52 @@
+"""The runner loads the encoders the host says the model has (`--modalities`, from the host's
+inspection), on the real runtime: it does not read the model a second time to find out."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+from android_runner.contract import JobItem, JobPart, read_results, write_jsonl
+from orchestrator.models import BUNDLED_MODEL
+
+REPO = Path(__file__).resolve().parents[3]
+IMAGE = REPO / "data" / "edgemmeval" / "data" / "test"
+
+
+def _job(tmp_path: Path) -> Path:
+    job = tmp_path / "job"
+    (job / "media").mkdir(parents=True)
+    png = next(IMAGE.rglob("*.png"))
+    (job / "media" / "0.png").write_bytes(png.read_bytes())
+    write_jsonl(str(job / "job.jsonl"), [
+        JobItem(id="text", turns=((JobPart("text", text="What is the capital of Japan?"),),), max_output_tokens=8),
+        JobItem(id="image", turns=((JobPart("image", path="media/0.png"), JobPart("text", text="What is this?")),),
+                max_output_tokens=8),
+    ])  # fmt: skip
+    return job
+
+
+def _runner(job: Path, *extra: str) -> tuple[dict, dict]:
+    argv = [sys.executable, str(REPO / "android_runner" / "entry.py"), "--model", str(BUNDLED_MODEL), "--job",
+            str(job), "--cache-dir", ":nocache", *extra]  # fmt: skip
+    p = subprocess.run(argv, capture_output=True, text=True, timeout=120, check=False, cwd=REPO)
+    assert p.returncode == 0, p.stdout + p.stderr
+    ready = next(
+        json.loads(ln.split(" ", 2)[2]) for ln in p.stdout.splitlines() if ln.startswith("EDGEFARM READY")
+    )
+    return ready, {r.id: r for r in read_results(str(job / "results.jsonl"))}
+
+
+def test_text_only_from_the_host_loads_no_vision_encoder(tmp_path: Path):
+    ready, rows = _runner(_job(tmp_path), "--modalities", "text")
+    assert ready["vision"] is False and ready["audio"] is False
+    assert rows["text"].status == "ok"
+    assert rows["image"].status == "unsupported" and "no vision encoder" in rows["image"].error
+
+
+def test_without_the_flag_the_runner_reads_the_model_itself(tmp_path: Path):
+    ready, rows = _runner(_job(tmp_path))
+    assert ready["vision"] is True and ready["audio"] is True
+    assert rows["text"].status == rows["image"].status == "ok"
