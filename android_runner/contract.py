@@ -175,8 +175,7 @@ class SampleResult:
 
     @classmethod
     def from_dict(cls, d: Mapping[str, Any]) -> SampleResult:
-        known = {f.name for f in fields(cls)}
-        d = {k: v for k, v in d.items() if k in known}
+        d = {k: v for k, v in d.items() if k in _RESULT_FIELDS}  # fields of a newer runner are dropped
         d["turns"] = tuple(TurnFigures(**t) for t in d.get("turns") or ())
         return cls(**d)
 
@@ -185,6 +184,9 @@ class SampleResult:
         cls, line: str, max_bytes: int = RESULT_LINE_MAX_BYTES, max_depth: int = RESULT_LINE_MAX_DEPTH
     ) -> SampleResult:
         return cls.from_dict(loads_bounded(line, max_bytes, max_depth))
+
+
+_RESULT_FIELDS = frozenset(f.name for f in fields(SampleResult))
 
 
 def write_jsonl(path: str, items: Iterable[JobItem]) -> None:

@@ -31,7 +31,9 @@ def stop_on_interrupt(say=lambda message: print(message, file=sys.stderr)) -> It
         if stop.is_set():
             os._exit(INTERRUPTED_EXIT)
         stop.set()
-        say("interrupted: stopping every device's runner and keeping what finished (Ctrl-C again to quit at once)")
+        say(
+            "interrupted: stopping every device's runner and keeping what finished (Ctrl-C again to quit at once)"
+        )
 
     previous = {sig: signal.signal(sig, handler) for sig in (signal.SIGINT, signal.SIGTERM)}
     try:

@@ -134,7 +134,7 @@ def load_report(run_dir: Path) -> RunReport:
 
 
 def _load_report(run_dir: Path) -> RunReport:
-    from .report.combine import build_report, device_row, sample_rows  # the report's stage, not start-up
+    from .report.combine import as_record, build_report, device_row, sample_rows  # the report's stage
 
     run = read_run_json(run_dir)
     rows, per_device = [], {}
@@ -143,7 +143,7 @@ def _load_report(run_dir: Path) -> RunReport:
         device = _read_json(dev_dir / "device.json") or {"name": name}
         outcome = _read_json(dev_dir / "outcome.json") or {"name": name, "error": "no outcome recorded"}
         results = list(read_results(str(dev_dir / "results.jsonl")))
-        report = _read_json(dev_dir / "report.json")
+        report = as_record(_read_json(dev_dir / "report.json"))  # read once: the device row and the samples
         stood = [  # rows this board ran standing in for a phone: in the phone's column, and in its figures
             r
             for s in run.get("stand_ins") or []
@@ -156,10 +156,16 @@ def _load_report(run_dir: Path) -> RunReport:
         row = device_row(device, outcome, results + stood, report, repeats=repeats, figures_over=over)
         rows.append(dataclasses.replace(row, folder=dev_dir.name))
         per_device[device.get("name", name)] = (results, report)
-    ends = [p.stat().st_mtime for p in run_dir.glob("devices/*/outcome.json")]  # the run's end, unless run.json has it
+    # the run's end, unless run.json has it
+    ends = [p.stat().st_mtime for p in run_dir.glob("devices/*/outcome.json")]
     finished = datetime.fromtimestamp(max(ends), timezone.utc).isoformat(timespec="seconds") if ends else ""
     return build_report(
-        run, rows, sample_rows(per_device), run.get("unusable", []), run.get("notes", []), finished_at=finished
+        run,
+        rows,
+        sample_rows(per_device),
+        run.get("unusable", []),
+        run.get("notes", []),
+        finished_at=finished,
     )
 
 

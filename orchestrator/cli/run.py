@@ -291,7 +291,6 @@ def run(
     job_opts = JobOptions(
         max_output_tokens=max_output_tokens or 128, override=max_output_tokens is not None, refused=refused
     )
-    warm_later_stages()  # scoring and report imports load while the devices run
     with stop_on_interrupt(lambda message: err.print(f"[yellow]{message}[/]")) as stop:
         outcomes = run_farm(
             selection.devices,
@@ -306,6 +305,7 @@ def run(
             stop,
             assignment=shards.assignment if shards else None,
             prescore=_prescore(dataset.format),
+            on_staged=warm_later_stages,  # scoring and report imports load while the devices run
         )
         if shards is not None:
             merge_shards(shards, outcomes, dataset, samples, run_dir, score)

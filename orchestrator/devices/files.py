@@ -11,8 +11,9 @@ from pathlib import Path, PurePosixPath
 from ..errors import DeviceError
 from ..fsutil import cache_dir, write_cache_json
 
-_cache: dict[tuple[str, int, int], str] = {}
+_cache: dict[tuple[int, ...], str] = {}
 _lock = threading.Lock()
+_computing = [threading.Lock() for _ in range(64)]  # one file's hash is computed by one thread at a time
 PERSIST_MIN_BYTES = 1 << 20  # smaller files hash in well under a millisecond: not worth a line on disk
 
 
@@ -27,20 +28,26 @@ def sha256_file(path: Path, chunk: int = 1 << 20) -> str:
 def cached_sha256(path: Path) -> str:
     """sha256 of a host file, computed once while the file stays the same: once per process, and for
     files of 1 MiB or more (models) once across runs (`HashStore`: hashing a 3 GB model takes
-    seconds, and every run needs its sha256 for run.json and the devices' checks)."""
-    st = path.stat()
-    key = (str(Path(path).resolve()), st.st_size, st.st_mtime_ns)
-    with _lock:
-        if key in _cache:
-            return _cache[key]
-    store = HashStore.default() if st.st_size >= PERSIST_MIN_BYTES else None
-    digest = store.get(key[0], st) if store else None
-    if digest is None:
-        digest = sha256_file(path)
-        if store:
-            store.put(key[0], st, digest)
-    with _lock:
-        _cache[key] = digest
+    seconds, and every run needs its sha256 for run.json and the devices' checks).
+
+    Within a process a file is known by its inode, so the hard links of one medium in every device's
+    job folder are hashed once, not once per device (16 phones: 16 x 107 files); phones staging at
+    the same time wait for the one thread that hashes a file instead of all hashing it."""
+    st = os.stat(path)
+    key = (st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns)
+    with _computing[hash(key) % len(_computing)]:
+        with _lock:
+            if key in _cache:
+                return _cache[key]
+        store = HashStore.default() if st.st_size >= PERSIST_MIN_BYTES else None
+        resolved = str(Path(path).resolve())
+        digest = store.get(resolved, st) if store else None
+        if digest is None:
+            digest = sha256_file(path)
+            if store:
+                store.put(resolved, st, digest)
+        with _lock:
+            _cache[key] = digest
     return digest
 
 

@@ -23,7 +23,22 @@ MODALITY_ORDER = ("image", "audio", "text", "multi_turn", "combination", "struct
 
 
 def to_json(report: RunReport) -> str:
-    return json.dumps(_plain(report), indent=2, ensure_ascii=False) + "\n"
+    """report.json: each top-level key on a line of its own, and each item of a top-level list (a
+    device, a sample) on its own line, compact. `indent=2` made Python use its pure-Python encoder:
+    67 ms of the 90 ms report.json took for 16 devices x 200 samples, against 18 ms compact."""
+    data = _plain(report)
+    if not isinstance(data, dict):
+        return json.dumps(data, ensure_ascii=False) + "\n"
+
+    def dump(value) -> str:
+        return json.dumps(value, ensure_ascii=False)
+
+    def field(key: str, value) -> str:
+        if isinstance(value, list) and value:
+            return f"  {dump(key)}: [\n" + ",\n".join(f"    {dump(v)}" for v in value) + "\n  ]"
+        return f"  {dump(key)}: {dump(value)}"
+
+    return "{\n" + ",\n".join(field(k, v) for k, v in data.items()) + "\n}\n"
 
 
 _SCALARS = frozenset((str, int, float, bool, type(None)))

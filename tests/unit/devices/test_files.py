@@ -54,3 +54,17 @@ def test_small_files_stay_out_of_the_store(tmp_path: Path, monkeypatch):
     store = _fresh(monkeypatch, tmp_path)
     cached_sha256(small)
     assert not store.path.exists()
+
+
+def test_hard_links_of_one_file_are_hashed_once(tmp_path: Path, monkeypatch):
+    original = tmp_path / "a.png"
+    original.write_bytes(b"pixels")
+    links = [tmp_path / f"device-{i}.png" for i in range(3)]
+    for link in links:
+        os.link(original, link)
+    _fresh(monkeypatch, tmp_path)
+    calls = []
+    real = files.sha256_file
+    monkeypatch.setattr(files, "sha256_file", lambda p: calls.append(p) or real(p))
+    assert {cached_sha256(p) for p in [original, *links]} == {real(original)}
+    assert len(calls) == 1
