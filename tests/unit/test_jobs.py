@@ -1,7 +1,8 @@
 from pathlib import Path
 
+from android_runner.contract import JobItem
 from orchestrator.datasets.types import Part, Sample, Turn
-from orchestrator.jobs import JobOptions, write_bundle
+from orchestrator.jobs import JobOptions, job_items, write_bundle
 
 
 def _sample(tmp: Path, sid: str, media_name: str, max_tokens=None) -> Sample:
@@ -36,3 +37,18 @@ def test_override_caps_every_row(tmp_path: Path):
     s1 = _sample(tmp_path, "IMG-001", "a.png", max_tokens=300)
     items = write_bundle([s1], tmp_path / "job", JobOptions(max_output_tokens=16, override=True))
     assert items[0].max_output_tokens == 16
+
+
+def test_job_lines_are_the_json_of_every_field_as_asdict_gives_them():
+    import json
+    from dataclasses import asdict
+
+    from orchestrator.datasets import BUNDLED_DATASET, load_dataset
+
+    items = job_items(
+        load_dataset(str(BUNDLED_DATASET)).samples, JobOptions(max_output_tokens=32, override=True)
+    )
+    assert {it.id for it in items if it.tools} and {it.id for it in items if it.constraint}
+    for it in items:
+        assert json.loads(it.to_json()) == json.loads(json.dumps(asdict(it)))
+        assert JobItem.from_json(it.to_json()) == it
