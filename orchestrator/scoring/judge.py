@@ -12,8 +12,6 @@ from __future__ import annotations
 
 import json
 import re
-import urllib.error
-import urllib.request
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, replace
 from typing import Any
@@ -52,6 +50,9 @@ Post = Callable[[JudgeConfig, Mapping[str, Any]], Mapping[str, Any]]
 
 def post_chat(cfg: JudgeConfig, body: Mapping[str, Any]) -> Mapping[str, Any]:
     """POST {url}/chat/completions with urllib; errors become a ConfigError naming the endpoint."""
+    import urllib.error  # here: `edgefarm run` imports this module at start, a judge is rare
+    import urllib.request
+
     url = cfg.url.rstrip("/") + "/chat/completions"
     headers = {"Content-Type": "application/json"}
     if cfg.api_key:
