@@ -105,6 +105,16 @@ def write_json_atomic(path: Path, data: Any) -> None:
     write_text_atomic(path, json.dumps(data, indent=2, ensure_ascii=False, sort_keys=False) + "\n")
 
 
+def stat_key(st: os.stat_result) -> tuple[int, int, int, int]:
+    """What says a file is unchanged without reading it: device, inode, size and mtime in ns.
+
+    Not ctime: hard-linking a file changes its ctime, and edgefarm links every dataset medium into
+    each run's job folder (and this host's model into its work folder), so ctime would make every
+    run look at changed files (as git's `core.trustctime = false`). A file rewritten in place with its
+    size and its mtime to the nanosecond put back is the one change this misses."""
+    return (st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns)
+
+
 def cache_dir() -> Path:
     """edgefarm's caches on this host: `$EDGEFARM_CACHE_DIR`, else ~/.cache/edgefarm."""
     return Path(os.environ.get("EDGEFARM_CACHE_DIR") or "~/.cache/edgefarm").expanduser()

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import hashlib
+import json
 import os
 from collections.abc import Callable, Mapping
 from concurrent.futures import ThreadPoolExecutor
@@ -10,7 +12,6 @@ from pathlib import Path
 from typing import Any
 
 import yaml
-from jsonschema import Draft202012Validator
 
 from .devices.base import Device
 from .devices.local import LocalDevice
@@ -230,13 +231,7 @@ def parse_inventory(text: str, where: str) -> Inventory:
         loader.dispose()
     if data is None:
         data = {}
-    errors = sorted(Draft202012Validator(SCHEMA).iter_errors(data), key=lambda e: list(map(str, e.path)))
-    problems = []
-    for e in errors:
-        if e.validator in ("if", "allOf"):
-            continue
-        line = _line_of(node, list(e.path)) if node is not None else 1
-        problems.append(_clip(f"{where}:{line} {_json_path(list(e.path))}: {e.message}"))
+    problems = _schema_problems(data, node, where)
     devices = data.get("devices") if isinstance(data, dict) else None
     names = [d.get("name") for d in (devices if isinstance(devices, list) else []) if isinstance(d, dict)]
     dupes = sorted({n for n in names if isinstance(n, str) and n and names.count(n) > 1})
@@ -253,6 +248,31 @@ def parse_inventory(text: str, where: str) -> Inventory:
         host, _, port = s.rpartition(":")
         servers.append((host, int(port)))
     return Inventory(path=None, adb_servers=tuple(servers), entries=tuple(data.get("devices") or ()))
+
+
+def _schema_problems(data: Any, node: Any, where: str) -> list[str]:
+    """What the inventory schema says of `data`, with the YAML line of each problem. Content that
+    passed before (same data, same schema and code) is not checked again (memo.py): jsonschema's
+    import alone is 46 ms of a run's start."""
+    from .memo import Memo, code_signature
+
+    memo = Memo("inventories")
+    text = json.dumps(data, sort_keys=True, default=str)
+    key = {"sha256": hashlib.sha256(text.encode()).hexdigest(), "code": code_signature("inventory.py")}
+    if memo.get(key) is True:
+        return []
+    from jsonschema import Draft202012Validator
+
+    errors = sorted(Draft202012Validator(SCHEMA).iter_errors(data), key=lambda e: list(map(str, e.path)))
+    problems = []
+    for e in errors:
+        if e.validator in ("if", "allOf"):
+            continue
+        line = _line_of(node, list(e.path)) if node is not None else 1
+        problems.append(_clip(f"{where}:{line} {_json_path(list(e.path))}: {e.message}"))
+    if not problems:
+        memo.put(key, [], True)
+    return problems
 
 
 def load_inventory(path: Path | None) -> Inventory:

@@ -12,15 +12,16 @@ import json
 import re
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
-
-from jsonschema import Draft202012Validator
-from jsonschema.exceptions import SchemaError, ValidationError
+from typing import TYPE_CHECKING, Any
 
 from ..errors import DatasetError
 from ..jsonio import DATASET_ROW, JsonBoundError, describe, loads
 from .paths import resolve_media
 from .types import Constraint, Dataset, ExpectedCall, Part, Problem, Sample, Turn
+
+if TYPE_CHECKING:  # jsonschema is imported where rows are checked: a memoized load needs none of it
+    from jsonschema import Draft202012Validator
+    from jsonschema.exceptions import ValidationError
 
 FORMAT = "edgemmeval"
 METADATA = "metadata.jsonl"
@@ -38,11 +39,15 @@ def _check_schema(spec: Any) -> None:
 
 @functools.lru_cache(maxsize=256)
 def _check_schema_text(text: str) -> None:
+    from jsonschema import Draft202012Validator
+
     Draft202012Validator.check_schema(json.loads(text))
 
 
 @functools.cache
 def _row_validator() -> Draft202012Validator:
+    from jsonschema import Draft202012Validator
+
     schema = json.loads(Path(__file__).with_name("edgemmeval.schema.json").read_text(encoding="utf-8"))
     return Draft202012Validator(schema)
 
@@ -105,6 +110,8 @@ def _grammar_problems(grammar: dict[str, Any]) -> list[tuple[str, str]]:
 
 def _constraint(row: dict[str, Any], bad: set[str]) -> tuple[Constraint | None, list[tuple[str, str]]]:
     """The row's Constraint (if any) and the problems with it (pure)."""
+    from jsonschema.exceptions import SchemaError
+
     ctype = row.get("constraint_type")
     if ctype is None:
         if row.get("modality") == "structured_output":
@@ -137,6 +144,9 @@ def _constraint(row: dict[str, Any], bad: set[str]) -> tuple[Constraint | None, 
 
 def _tools(row: dict[str, Any], bad: set[str]) -> tuple[tuple[dict, ...], ExpectedCall | None, list]:
     """Tools, the expected call or refusal, and their problems (pure)."""
+    from jsonschema import Draft202012Validator
+    from jsonschema.exceptions import SchemaError
+
     out: list[tuple[str, str]] = []
     tools = row.get("tools") if "tools" not in bad else None
     tools = tools if isinstance(tools, list) else []

@@ -9,7 +9,7 @@ import threading
 from pathlib import Path, PurePosixPath
 
 from ..errors import DeviceError
-from ..fsutil import cache_dir, write_cache_json
+from ..fsutil import cache_dir, stat_key, write_cache_json
 
 _cache: dict[tuple[int, ...], str] = {}
 _lock = threading.Lock()
@@ -34,7 +34,7 @@ def cached_sha256(path: Path) -> str:
     job folder are hashed once, not once per device (16 phones: 16 x 107 files); phones staging at
     the same time wait for the one thread that hashes a file instead of all hashing it."""
     st = os.stat(path)
-    key = (st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns)
+    key = stat_key(st)
     with _computing[hash(key) % len(_computing)]:
         with _lock:
             if key in _cache:
@@ -54,9 +54,8 @@ def cached_sha256(path: Path) -> str:
 class HashStore:
     """sha256 of big host files across runs, in `~/.cache/edgefarm/sha256.json`.
 
-    An entry holds while the file's path, device, inode, size, mtime and ctime are all unchanged, as
-    git's index trusts a file's stat: rewriting a file in place changes its ctime, which no tool can
-    set back. The store is a cache: unreadable or damaged, it is empty; a failed write loses nothing.
+    An entry holds while the file's path and `stat_key` (device, inode, size, mtime) are unchanged, as
+    git's index trusts a file's stat. The store is a cache: unreadable or damaged, it is empty; a failed write loses nothing.
     """
 
     MAX_ENTRIES = 4096
@@ -75,7 +74,7 @@ class HashStore:
 
     @staticmethod
     def _key(resolved: str, st: os.stat_result) -> str:
-        return f"{resolved}|{st.st_dev}|{st.st_ino}|{st.st_size}|{st.st_mtime_ns}|{st.st_ctime_ns}"
+        return "|".join(map(str, (resolved, *stat_key(st))))
 
     def _load(self) -> dict[str, str]:
         if self._entries is None:

@@ -25,16 +25,23 @@ def test_a_big_file_is_hashed_once_across_processes(tmp_path: Path, monkeypatch)
     assert cached_sha256(big) == digest
 
 
-def test_a_file_rewritten_in_place_with_its_old_mtime_is_hashed_again(tmp_path: Path, monkeypatch):
+def test_a_file_rewritten_in_place_is_hashed_again_and_a_new_hard_link_changes_nothing(
+    tmp_path: Path, monkeypatch
+):
     big = tmp_path / "model.bin"
     big.write_bytes(b"a" * files.PERSIST_MIN_BYTES)
-    st = big.stat()
     _fresh(monkeypatch, tmp_path)
     old = cached_sha256(big)
-    with open(big, "r+b") as f:  # same size, same inode, mtime set back: only ctime tells
-        f.write(b"b")
-    os.utime(big, ns=(st.st_atime_ns, st.st_mtime_ns))
+    os.link(big, tmp_path / "linked.bin")  # as staging does: the inode's ctime changes, its bytes do not
     _fresh(monkeypatch, tmp_path)
+    monkeypatch.setattr(files, "sha256_file", lambda p: (_ for _ in ()).throw(AssertionError("hashed again")))
+    assert cached_sha256(big) == old
+    monkeypatch.undo()
+    _fresh(monkeypatch, tmp_path)
+    st = big.stat()
+    with open(big, "r+b") as f:  # same size, same inode, a new mtime
+        f.write(b"b")
+    os.utime(big, ns=(st.st_atime_ns, st.st_mtime_ns + 1))
     assert cached_sha256(big) == sha256_file(big) != old
 
 
