@@ -175,7 +175,9 @@ start_job() {
   LIBS=$3
   TIMEOUT_S=${4:-300}
   [ -n "$JOB" ] && [ -d "$JOB" ] || fatal "usage: driver.sh $MODE JOB_DIR RUNNER LIB_DIR TIMEOUT_S"
-  [ -x "$WORKER_BIN" ] || FATAL_RC=3 fatal "runner binary missing or not executable: $WORKER_BIN"
+  # a push keeps the host file's mode; a binary that arrived without x (or lost it) gets it here
+  [ -x "$WORKER_BIN" ] || chmod 755 "$WORKER_BIN" 2>/dev/null
+  [ -x "$WORKER_BIN" ] || FATAL_RC=3 fatal "runner binary missing or not executable (is /data/local/tmp mounted noexec?): $WORKER_BIN"
   if [ -n "$LIBS" ]; then
     LD_LIBRARY_PATH="$LIBS${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
     export LD_LIBRARY_PATH

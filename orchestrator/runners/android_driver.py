@@ -156,7 +156,9 @@ class AndroidRunner:
         ]
         items, media = shared_media(items, bundle, root / "media")
         with tempfile.TemporaryDirectory() as tmp:
-            out = Path(tmp)
+            out, keep = Path(tmp) / "job", Path(tmp) / "cache.keep"
+            out.mkdir()
+            keep.write_bytes(b"")  # pushed into the runtime's cache folder, which then exists
             self._render(items, out, job, model, opts, model_remote, cache, lib_dir)
             # always written, so a resumed run without --cooldown-c does not inherit an old gate
             gate = (
@@ -171,6 +173,7 @@ class AndroidRunner:
                 pushes.append((choice.lib, lib_dir / choice.lib.name))
             pushes += [(lib, lib_dir / lib.name if lib.is_file() else lib_dir) for lib in device.libs]
             pushes += [(DRIVER, root / "driver" / "driver.sh"), (out, job), *media]
+            pushes.append((keep, cache / ".edgefarm"))  # no `mkdir` call of its own
             # ONE sha256sum over every target, the model included: the preflight asks whether the model
             # is there already, the push what to skip (a multi-GB model is hashed on the phone once)
             have = device.remote_sha256(
@@ -185,12 +188,6 @@ class AndroidRunner:
                                   fix="free storage/RAM on the phone or choose a smaller model")  # fmt: skip
             stats = device.push_many(pushes, have=have)
         model_push, other = stats[0], sum(stats[1:], PushStats())
-        ex = device.run(
-            ["sh", "-c", 'chmod 755 "$1" && mkdir -p "$2"', "sh", str(bin_remote), str(cache)], timeout_s=30
-        )
-        if ex.code != 0:
-            raise DeviceError(f"cannot prepare the runner: {ex.output_tail.strip()}", where=device.name,
-                              fix="check that /data/local/tmp is writable and not mounted noexec on this phone")  # fmt: skip
         identity = {
             "runner": choice.kind,
             "runner_path": str(choice.binary),

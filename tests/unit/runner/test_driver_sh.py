@@ -126,3 +126,14 @@ def test_native_mode_records_a_dead_runners_sample_and_restarts_it_for_the_rest(
     assert lines[1]["exit_code"] == 137  # 128 + SIGKILL: the host makes it `oom`
     assert "runner restarted after exit status 137 on sample 2" in out.stdout
     assert not (job / "driver.pid").exists() and not (job / "inflight").exists()
+
+
+def test_a_runner_pushed_without_its_x_bit_is_made_executable_and_runs(tmp_path):
+    """The host no longer runs a `chmod` of its own before the driver: the driver gives the runner x."""
+    job = _job(tmp_path, 1)
+    binary = _binary(tmp_path)
+    binary.chmod(0o644)
+    out = subprocess.run([SHELL, str(DRIVER), "upstream", str(job), str(binary), "", "30"], capture_output=True,
+                         text=True, timeout=60, check=False)  # fmt: skip
+    assert out.returncode == 0, out.stdout + out.stderr
+    assert "EDGEFARM END 0 0" in out.stdout and binary.stat().st_mode & 0o111
