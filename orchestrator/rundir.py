@@ -10,13 +10,13 @@ import re
 import secrets
 import subprocess
 import sys
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from datetime import datetime, timezone
 from importlib import metadata
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from android_runner.contract import read_results
+from android_runner.contract import SampleResult, read_results
 
 from .errors import ConfigError
 from .fsutil import write_json_atomic, write_text_atomic
@@ -121,10 +121,13 @@ def _read_json(path: Path) -> Any:
     return read_json(path, DOCUMENT, error=ConfigError, fix="re-run the run with --resume to rewrite it")
 
 
-def load_report(run_dir: Path) -> RunReport:
-    """Rebuild the combined report from the files of a run folder (what `edgefarm report` does)."""
+def load_report(run_dir: Path, written: Mapping[str, Sequence[SampleResult]] | None = None) -> RunReport:
+    """Rebuild the combined report from the files of a run folder (what `edgefarm report` does).
+
+    `written`: device name -> the rows this process has just written to that device's results.jsonl
+    (`edgefarm run`), used instead of reading them back: 3,200 rows of 16 phones took 0.15 s to parse."""
     try:
-        return _load_report(run_dir)
+        return _load_report(run_dir, written or {})
     except OSError as e:  # a file of the run folder that is there but cannot be read
         raise ConfigError(
             f"cannot read {e.filename or run_dir}: {e.strerror or e}",
@@ -133,7 +136,7 @@ def load_report(run_dir: Path) -> RunReport:
         ) from e
 
 
-def _load_report(run_dir: Path) -> RunReport:
+def _load_report(run_dir: Path, written: Mapping[str, Sequence[SampleResult]]) -> RunReport:
     from .report.combine import as_record, build_report, device_row, sample_rows  # the report's stage
 
     run = read_run_json(run_dir)
@@ -142,7 +145,9 @@ def _load_report(run_dir: Path) -> RunReport:
         dev_dir = device_folder(run_dir, name)
         device = _read_json(dev_dir / "device.json") or {"name": name}
         outcome = _read_json(dev_dir / "outcome.json") or {"name": name, "error": "no outcome recorded"}
-        results = list(read_results(str(dev_dir / "results.jsonl")))
+        results = (
+            list(written[name]) if name in written else list(read_results(str(dev_dir / "results.jsonl")))
+        )
         report = as_record(_read_json(dev_dir / "report.json"))  # read once: the device row and the samples
         stood = [  # rows this board ran standing in for a phone: in the phone's column, and in its figures
             r

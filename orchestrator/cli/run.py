@@ -307,6 +307,9 @@ def run(
             prescore=_prescore(dataset.format),
             on_staged=warm_later_stages,  # scoring and report imports load while the devices run
         )
+        # the rows a device without trouble wrote to its results.jsonl, for the report; a failed device
+        # is read back from its folder (a stand-in or its own return after a loss may add rows there)
+        written = {o.name: o.results for o in outcomes if not o.error}
         if shards is not None:
             merge_shards(shards, outcomes, dataset, samples, run_dir, score)
         stood_in = run_stand_ins(
@@ -319,7 +322,7 @@ def run(
     record["finished_at"] = utc_now().isoformat(timespec="seconds")
     record["device_versions"] = device_versions({o.name: o.runner for o in outcomes})  # runners/stamp.py
     write_run_json(run_dir, record)
-    report = load_report(run_dir)
+    report = load_report(run_dir, written)
     paths = write_reports(run_dir, report)
     _print_outcomes(outcomes, report, model_summary.path.name, err)
     click.echo(str(paths["md"]))

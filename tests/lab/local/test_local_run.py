@@ -106,6 +106,10 @@ def test_bundled_slice_of_every_modality_writes_the_whole_run_directory(run_here
     assert row["ttft_ms_p50"] > 0 and row["decode_tps_p50"] > 0 and row["peak_rss_mb"] > 0
     md = (run_dir / "report.md").read_text()
     assert "| this-host |" in md and "TTFT p50" in md
+    # the run builds its report from the rows it has just written; `edgefarm report` reads them back
+    again = edgefarm("report", str(run_dir), "--format", "json")
+    assert again.returncode == 0, again.stderr
+    assert json.loads(again.stdout) == run_json(run_dir)
 
 
 def test_a_file_that_is_not_a_model_fails_before_anything_is_written(tmp_path):
