@@ -87,13 +87,18 @@ def make_new_dir(path: Path) -> bool:
 
 def write_text_atomic(path: Path, text: str) -> None:
     """Write text to a temp file in the same folder, then rename over `path`; mode follows the umask."""
+    write_bytes_atomic(path, text.encode("utf-8"))
+
+
+def write_bytes_atomic(path: Path, data: bytes) -> None:
+    """write_text_atomic for bytes."""
     path = Path(path)
     make_dir(path.parent)
     with output_errors(path):
         fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
         try:
-            with os.fdopen(fd, "w", encoding="utf-8") as f:
-                f.write(text)
+            with os.fdopen(fd, "wb") as f:
+                f.write(data)
                 os.fchmod(f.fileno(), FILE_MODE)
             os.replace(tmp, path)
         except BaseException:
@@ -118,14 +123,6 @@ def stat_key(st: os.stat_result) -> tuple[int, int, int, int]:
 def cache_dir() -> Path:
     """edgefarm's caches on this host: `$EDGEFARM_CACHE_DIR`, else ~/.cache/edgefarm."""
     return Path(os.environ.get("EDGEFARM_CACHE_DIR") or "~/.cache/edgefarm").expanduser()
-
-
-def write_cache_json(path: Path, data: Any) -> None:
-    """A cache entry, written atomically; failing to write one only means computing it again later."""
-    try:
-        write_text_atomic(path, json.dumps(data))
-    except OutputError:
-        pass
 
 
 def place_file(src: Path, dst: Path) -> None:

@@ -75,25 +75,6 @@ class ModelFacts:
         """Predicted memory floor: weights + KV cache at the token limit."""
         return self.weight_bytes + (self.kv_bytes(tokens) or 0)
 
-    @classmethod
-    def from_dict(cls, d: Mapping[str, Any]) -> ModelFacts:
-        """The inverse of `dataclasses.asdict` (the inspection cache, models.py)."""
-
-        def shape(x: Any) -> tuple[int, ...] | None:
-            return tuple(int(v) for v in x) if x is not None else None
-
-        sections = tuple(
-            SectionFacts(
-                model_type=s["model_type"], size_bytes=int(s["size_bytes"]), weight_bytes=int(s["weight_bytes"]),
-                weight_bytes_by_type={str(k): int(v) for k, v in s["weight_bytes_by_type"].items()},
-                quantization=s["quantization"], signatures=tuple(s["signatures"]),
-                inputs=tuple(TensorFact(t["name"], shape(t["shape"]) or (), t["dtype"]) for t in s["inputs"]),
-            )
-            for s in d["sections"]
-        )  # fmt: skip
-        return cls(sections, shape(d["vision_input"]), shape(d["audio_input"]), d["kv_cache_tokens"],
-                   d["kv_bytes_per_token"], tuple(d["notes"]))  # fmt: skip
-
     def to_json(self, tokens: int | None) -> dict[str, Any]:
         mb = 2**20
         return {

@@ -2,15 +2,12 @@
 
 from __future__ import annotations
 
-import dataclasses
-import json
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 from .devices.files import cached_sha256
 from .errors import ModelError
-from .fsutil import cache_dir, write_cache_json
+from .memo import Memo
 from .model_facts import ModelFacts, read_model_facts
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
@@ -47,7 +44,7 @@ def inspect_model(path: Path) -> ModelSummary:
 
     ModelInfo reads the container header only; a model whose weights are broken can still pass this
     and abort the runner later (the runner is a child process for that reason). What it reads depends
-    only on the file's bytes and the runtime's version, so it is kept by sha256 (`_InspectionCache`):
+    only on the file's bytes and the runtime's version, so it is kept by both (memo.py, kind "models"):
     a model already inspected costs no runtime, builder or ai-edge-litert import (0.19 s on this host).
     """
     path = Path(path).expanduser()
@@ -57,9 +54,9 @@ def inspect_model(path: Path) -> ModelSummary:
             fix="pass --model PATH to a .litertlm file (default: the bundled tiny model)",
         )
     sha256 = cached_sha256(path)
-    cache = _InspectionCache.default()
-    found = cache.get(sha256)
-    if found is not None:
+    memo, content = Memo("models"), {"sha256": sha256, "runtime": _runtime_version(), "layout": 1}
+    found = memo.get(content)
+    if isinstance(found, dict):
         return ModelSummary(path=path.resolve(), size_bytes=path.stat().st_size, sha256=sha256, **found)
     import litert_lm
 
@@ -83,53 +80,18 @@ def inspect_model(path: Path) -> ModelSummary:
         sections=read_sections(path),
         facts=_facts(path),
     )
-    cache.put(summary)
+    kept = {f: getattr(summary, f) for f in ("vision", "audio", "max_context_tokens", "sections", "facts")}
+    memo.put(content, [], kept)  # keyed by content: depends on no file
     return summary
 
 
-class _InspectionCache:
-    """What `inspect_model` read, by the model's sha256 and the runtime's version, one JSON file each
-    in `~/.cache/edgefarm/models/`. A cache: an unreadable or damaged entry is inspected again."""
+def _runtime_version() -> str:
+    from importlib import metadata
 
-    VERSION = 1  # bump when ModelSummary's fields change
-    _default: _InspectionCache | None = None
-
-    def __init__(self, folder: Path) -> None:
-        self.folder = folder
-
-    @classmethod
-    def default(cls) -> _InspectionCache:
-        if cls._default is None:
-            cls._default = cls(cache_dir() / "models")
-        return cls._default
-
-    def _file(self, sha256: str) -> Path:
-        from importlib import metadata
-
-        try:
-            runtime = metadata.version("litert-lm-api")
-        except metadata.PackageNotFoundError:
-            runtime = "none"
-        return self.folder / f"{sha256}.v{self.VERSION}.litert-lm-{runtime}.json"
-
-    def get(self, sha256: str) -> dict[str, Any] | None:
-        try:
-            d = json.loads(self._file(sha256).read_text(encoding="utf-8"))
-            return {
-                "vision": bool(d["vision"]),
-                "audio": bool(d["audio"]),
-                "max_context_tokens": d["max_context_tokens"],
-                "sections": tuple(Section(**s) for s in d["sections"]),
-                "facts": ModelFacts.from_dict(d["facts"]) if d["facts"] else None,
-            }
-        except (OSError, ValueError, KeyError, TypeError, AttributeError):
-            return None
-
-    def put(self, summary: ModelSummary) -> None:
-        d = dataclasses.asdict(summary)
-        for own in ("path", "size_bytes", "sha256"):  # the file's, not its content's
-            del d[own]
-        write_cache_json(self._file(summary.sha256), d)
+    try:
+        return metadata.version("litert-lm-api")
+    except metadata.PackageNotFoundError:
+        return "none"
 
 
 def _facts(path: Path) -> ModelFacts | None:

@@ -35,11 +35,13 @@ def test_a_second_inspection_comes_from_the_cache_and_equals_the_first(tmp_path:
     import sys
 
     from orchestrator import models
+    from orchestrator.memo import Memo
 
-    monkeypatch.setattr(models._InspectionCache, "_default", models._InspectionCache(tmp_path / "models"))
+    monkeypatch.setenv("EDGEFARM_CACHE_DIR", str(tmp_path))
     first = inspect_model(BUNDLED_MODEL)
-    (entry,) = (tmp_path / "models").iterdir()
-    assert entry.name.startswith(first.sha256) and "litert-lm-" in entry.name
+    assert len(list((tmp_path / "memo" / "models").glob("*.pickle"))) == 1
+    kept = {"sha256": first.sha256, "runtime": models._runtime_version(), "layout": 1}
+    assert models._runtime_version() == "0.18.1" and Memo("models").get(kept)["sections"] == first.sections
     monkeypatch.setitem(sys.modules, "litert_lm", None)  # importing the runtime now fails
     monkeypatch.setattr(models, "read_sections", lambda path: pytest.fail("the cache was not used"))
     assert inspect_model(BUNDLED_MODEL) == first
@@ -49,10 +51,12 @@ def test_a_second_inspection_comes_from_the_cache_and_equals_the_first(tmp_path:
 
 def test_a_damaged_cache_entry_is_inspected_again(tmp_path: Path, monkeypatch):
     from orchestrator import models
+    from orchestrator.memo import Memo
 
-    monkeypatch.setattr(models._InspectionCache, "_default", models._InspectionCache(tmp_path / "models"))
+    monkeypatch.setenv("EDGEFARM_CACHE_DIR", str(tmp_path))
     first = inspect_model(TEXT_MODEL)
-    (entry,) = (tmp_path / "models").iterdir()
-    entry.write_text('{"vision": true}')  # truncated by hand
+    (entry,) = (tmp_path / "memo" / "models").glob("*.pickle")
+    entry.write_bytes(entry.read_bytes()[:40])  # truncated by hand
     assert inspect_model(TEXT_MODEL) == first
-    assert '"sections"' in entry.read_text()  # rewritten whole
+    kept = {"sha256": first.sha256, "runtime": models._runtime_version(), "layout": 1}
+    assert Memo("models").get(kept)["sections"] == first.sections  # rewritten whole

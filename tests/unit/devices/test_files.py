@@ -4,22 +4,23 @@ import os
 from pathlib import Path
 
 from orchestrator.devices import files
-from orchestrator.devices.files import HashStore, cached_sha256, sha256_file
+from orchestrator.devices.files import cached_sha256, sha256_file
+from orchestrator.memo import Memo
 
 
-def _fresh(monkeypatch, tmp_path: Path) -> HashStore:
-    store = HashStore(tmp_path / "cache" / "sha256.json")
-    monkeypatch.setattr(HashStore, "_default", store)
-    monkeypatch.setattr(files, "_cache", {})  # a new process
-    return store
+def _fresh(monkeypatch, tmp_path: Path) -> Path:
+    """A new process with its cache folder under tmp_path; returns the folder of the kept hashes."""
+    monkeypatch.setenv("EDGEFARM_CACHE_DIR", str(tmp_path / "cache"))
+    monkeypatch.setattr(files, "_cache", {})
+    return tmp_path / "cache" / "memo" / "sha256"
 
 
 def test_a_big_file_is_hashed_once_across_processes(tmp_path: Path, monkeypatch):
     big = tmp_path / "model.bin"
     big.write_bytes(os.urandom(files.PERSIST_MIN_BYTES))
-    _fresh(monkeypatch, tmp_path)
+    kept = _fresh(monkeypatch, tmp_path)
     digest = cached_sha256(big)
-    assert digest == sha256_file(big) and (tmp_path / "cache" / "sha256.json").is_file()
+    assert digest == sha256_file(big) and len(list(kept.glob("*.pickle"))) == 1
     _fresh(monkeypatch, tmp_path)  # the next run reads the store instead of the file
     monkeypatch.setattr(files, "sha256_file", lambda p: (_ for _ in ()).throw(AssertionError("hashed again")))
     assert cached_sha256(big) == digest
@@ -45,22 +46,26 @@ def test_a_file_rewritten_in_place_is_hashed_again_and_a_new_hard_link_changes_n
     assert cached_sha256(big) == sha256_file(big) != old
 
 
-def test_a_damaged_store_is_an_empty_one(tmp_path: Path, monkeypatch):
+def test_a_damaged_entry_is_hashed_again(tmp_path: Path, monkeypatch):
     big = tmp_path / "model.bin"
     big.write_bytes(b"x" * files.PERSIST_MIN_BYTES)
-    store = _fresh(monkeypatch, tmp_path)
-    store.path.parent.mkdir(parents=True)
-    store.path.write_text("{not json")
+    kept = _fresh(monkeypatch, tmp_path)
+    cached_sha256(big)
+    (entry,) = kept.glob("*.pickle")
+    entry.write_text("{not a pickle")
+    _fresh(monkeypatch, tmp_path)
     assert cached_sha256(big) == sha256_file(big)
-    assert cached_sha256(big) in store.path.read_text()  # rewritten with the new entry
+    assert Memo("sha256").get({"path": str(big.resolve())}) == sha256_file(
+        big
+    )  # rewritten with the new entry
 
 
 def test_small_files_stay_out_of_the_store(tmp_path: Path, monkeypatch):
     small = tmp_path / "a.png"
     small.write_bytes(b"png")
-    store = _fresh(monkeypatch, tmp_path)
+    kept = _fresh(monkeypatch, tmp_path)
     cached_sha256(small)
-    assert not store.path.exists()
+    assert not kept.exists()
 
 
 def test_hard_links_of_one_file_are_hashed_once(tmp_path: Path, monkeypatch):
