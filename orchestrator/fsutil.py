@@ -125,15 +125,23 @@ def cache_dir() -> Path:
     return Path(os.environ.get("EDGEFARM_CACHE_DIR") or "~/.cache/edgefarm").expanduser()
 
 
-def place_file(src: Path, dst: Path) -> None:
-    """Hard-link `src` at `dst` when possible (same file system), else copy it; an existing dst stays."""
+def link_new(src: Path, dst: Path) -> bool:
+    """Hard-link `src` at `dst` when dst does not exist yet and both are on one file system; False
+    otherwise. A link is atomic: whoever creates dst first wins, the other gets False."""
     if dst.exists():
-        return
+        return False
+    dst.parent.mkdir(parents=True, exist_ok=True)
     try:
         os.link(src, dst)
+    except OSError:  # made by someone else first, another file system, or links not allowed here
+        return False
+    return True
+
+
+def place_file(src: Path, dst: Path) -> None:
+    """Hard-link `src` at `dst` when possible (same file system), else copy it; an existing dst stays."""
+    if link_new(src, dst) or dst.exists():
         return
-    except OSError:
-        pass
     with output_errors(dst):
         try:
             shutil.copyfile(src, dst)

@@ -32,7 +32,7 @@ class IdleWorker:
     dropped: what is done here is only a head start, the stage that needs its result does it again."""
 
     def __init__(self, name: str = "idle") -> None:
-        self._queue: queue.SimpleQueue[Callable[[], object] | None] = queue.SimpleQueue()
+        self._queue: queue.SimpleQueue[Callable[[], object]] = queue.SimpleQueue()
         self._thread = threading.Thread(target=self._loop, name=name, daemon=True)
         self._thread.start()
 
@@ -41,15 +41,12 @@ class IdleWorker:
 
     def _loop(self) -> None:
         lower_this_thread()
-        while (fn := self._queue.get()) is not None:
+        while True:
+            fn = self._queue.get()
             try:
                 fn()
             except Exception:  # noqa: BLE001, S112 - a head start only; its stage reports the error
                 continue
-
-    def close(self) -> None:
-        """No more work: the thread ends after what is queued."""
-        self._queue.put(None)
 
 
 _shared: IdleWorker | None = None
