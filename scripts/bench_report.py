@@ -131,7 +131,7 @@ def main() -> None:
             size = f"  {sizes[k] / 1e6:.2f} MB" if k in sizes else ""
             print(f"  {k:6s} {first[k] * 1000:5.0f} ms {v * 1000:5.0f} ms{size}")
         total = sum(first[k] for k in ("load", "json", "md", "html"))
-        print(f"  load + json + md + html, first time (matplotlib import included): {total:.2f} s")
+        print(f"  load + json + md + html, first time (imports included): {total:.2f} s")
         print(f"  CPU time per pass (load + json + md + html + csv, import amortised): {cpu_s:.2f} s")
         print(
             f"  `edgefarm report RUN --format html` (a new process, start-up included): {cli_s:.2f} s, "

@@ -13,7 +13,7 @@ import click
 from ..errors import EdgefarmError
 
 # command -> the module that defines it: a command's module (and what it imports: adbutils, asyncssh,
-# nltk, matplotlib, ...) is imported only when that command runs, so `edgefarm run` starts fast.
+# nltk, rouge-score, ...) is imported only when that command runs, so `edgefarm run` starts fast.
 COMMAND_MODULES = {"run": "run", "devices": "devices", "score": "score", "report": "report", "compare": "report",
                    "dataset": "dataset", "setup": "setup"}  # fmt: skip
 
@@ -55,7 +55,7 @@ def entry() -> None:
     """The `edgefarm` console script (and `python -m orchestrator`): the click group, then a quick exit.
 
     Once the command has returned, everything it wrote is on disk; what is left is the interpreter's
-    teardown of every imported module (matplotlib, nltk, rouge-score, the runtime's bindings), which
+    teardown of every imported module (nltk, rouge-score, the runtime's bindings), which
     measured 0.22-0.27 s at the end of every `edgefarm run` on a 2-core host. So the process leaves as
     CPython would, minus that teardown: worker threads are joined, atexit handlers run, stdout and
     stderr are flushed (a failed flush is exit 120, as CPython reports it), then os._exit.

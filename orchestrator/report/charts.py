@@ -1,28 +1,27 @@
-"""The report's charts: matplotlib figures saved as SVG text, inlined into report.html (no JS, offline).
+"""The report's charts: SVG text written here, inlined into report.html (no JS, offline).
 
-matplotlib is imported here only, and this module only when HTML is rendered, so the CLI starts fast.
-Text stays text in the SVG (`svg.fonttype: none`), ids are prefixed per chart so several SVGs can
-share one page, and line charts keep at most MAX_POINTS points per device.
+Why SVG is written directly: the charts are a fixed layout computed here in inches, so drawing them
+needs only SVG primitives (rectangles, lines, dots, text). matplotlib drew them before, as a drawing
+and SVG-writing layer only, and importing it cost 0.26 s of CPU on every `edgefarm run` (0.42 s with
+numpy, which nltk imports anyway), on a 2-core host where the model's runtime competes for the CPU;
+drawing took 32 ms for one device and 85 ms for 16 (200 samples), now 2 ms and 15 ms.
 
-A fixed layout drawn with a few artists, for speed: the charts end every run. With Axes and
-constrained layout they took 0.22-0.25 s for one device and 0.5 s for 16 (200 samples, a 2-core
-host): the layout measured every text of a figure before drawing it, and each Axes built and measured
-a dozen artists per tick. Now 35 ms and 90 ms. A chart is a matplotlib Figure of plain artists
-laid out in inches (`_Panel`): the margins come from what is known before drawing (the ticks, chosen
-here, a few per axis; the longest label, its width estimated high from its characters at the known
-font size so a browser's substitute font fits too; the legend, in a right margin of its own); the
-spines and tick marks of a panel are one line collection, each tick label one Text, and the bars
-or boxes of a chart one collection with a colour per bar.
+The layout (`_Panel`, `_legend`) is computed before drawing: the margins come from what is known in
+advance (the ticks, chosen here, a few per axis; the longest label, its width estimated high from its
+characters at the known font size so a browser's substitute font fits too; the legend, in a right
+margin of its own). `_Canvas` writes it at 72 user units per inch (width and height in pt, and a
+viewBox, as matplotlib's SVG backend does), y down; text stays text (DejaVu Sans, else the browser's
+sans-serif), ids are prefixed per chart so several SVGs can share one page, and line charts keep at
+most MAX_POINTS points per device. The colours are matplotlib's, hard-coded.
 """
 
 from __future__ import annotations
 
-import io
 import math
-import re
-from collections.abc import Callable, Sequence
-from functools import lru_cache
-from itertools import pairwise
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from contextlib import contextmanager
+from html import escape
+from itertools import pairwise, repeat
 
 from .combine import percentile
 from .figures import DISTRIBUTIONS, ENERGY, series
@@ -33,16 +32,12 @@ MAX_POINTS = 200
 QUANTILES = (0, 10, 25, 50, 75, 90, 100)  # a box: min and max dots, p10-p90 line, p25-p75 box, median
 FONT_PT = 9  # every text but the legend's
 LEGEND_PT = 7
-_RC = {
-    "svg.fonttype": "none",
-    "svg.hashsalt": "edgefarm",
-    "font.size": FONT_PT,
-    "font.family": "sans-serif",
-    "font.sans-serif": ["DejaVu Sans"],  # the SVG's CSS: this, else the browser's sans-serif (narrower)
-}
+FONT_FAMILY = "'DejaVu Sans', sans-serif"  # DejaVu Sans' widths are what text_width_in covers
+# em: DejaVu Sans' ascent (the top of "l") and descent (the bottom of "p"); a text line
+_ASCENT, _DESCENT, _LINE_EM = 0.76, 0.24, 1.25
 # inches: a text line; a tick mark; a tick mark with the pad to its label; the gap between a tick
 # label and the axis label; the figure's edge; room above a panel for its top tick label
-_LINE = 1.25 * FONT_PT / 72
+_LINE = _LINE_EM * FONT_PT / 72
 _MARK = 3.5 / 72
 _TICK = 7 / 72
 _PAD = 0.03
@@ -56,6 +51,14 @@ _LEGEND_GAP = 0.2  # between the plot (its last tick label) and the legend
 # DejaVu Sans advance widths rounded up into a few classes (em); 5% more for a substitute font
 _NARROW = frozenset("ijlIJ'\",. /:;\\|f-t()[]!r")
 _WIDE = frozenset("mwMW@%#<>^~+=")
+# matplotlib's `tab10` and `tab20` colour maps (the Tableau palettes): one colour per device
+TAB10 = ("#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b", "#e377c2", "#7f7f7f", "#bcbd22",
+         "#17becf")  # fmt: skip
+TAB20 = ("#1f77b4", "#aec7e8", "#ff7f0e", "#ffbb78", "#2ca02c", "#98df8a", "#d62728", "#ff9896", "#9467bd",
+         "#c5b0d5", "#8c564b", "#c49c94", "#e377c2", "#f7b6d2", "#7f7f7f", "#c7c7c7", "#bcbd22", "#dbdb8d",
+         "#17becf", "#9edae5")  # fmt: skip
+# the tick steps tried, times a power of ten: MaxNLocator's staircase for steps [1, 2, 2.5, 5, 10]
+_STAIRCASE = (0.1, 0.2, 0.25, 0.5, 1.0, 2.0, 2.5, 5.0, 10.0, 20.0)
 
 
 def text_width_in(text: str, size_pt: float = FONT_PT) -> float:
@@ -78,18 +81,54 @@ def text_width_in(text: str, size_pt: float = FONT_PT) -> float:
 
 def nice_ticks(lo: float, hi: float, bins: int = 4, integer: bool = False) -> tuple[list[float], list[str]]:
     """A few round ticks covering [lo, hi] (an axis spans its first to its last) and their labels."""
-    from matplotlib.ticker import MaxNLocator
-
     if not (math.isfinite(lo) and math.isfinite(hi)):
         lo, hi = 0.0, 1.0
+    lo, hi = min(lo, hi), max(lo, hi)
     if hi - lo <= 1e-9 * max(1.0, abs(hi)):
         pad = abs(hi) * 0.1 or 1.0
         lo, hi = lo - pad, hi + pad
-    raw = MaxNLocator(nbins=bins, steps=[1, 2, 2.5, 5, 10], integer=integer).tick_values(lo, hi)
-    step = float(raw[1] - raw[0])
+    raw = round_ticks(lo, hi, bins, integer)
+    step = raw[1] - raw[0]
     locs = [0.0 if abs(t) < 1e-9 * step else float(t) for t in raw]
     digits = next(d for d in range(7) if abs(step - round(step, d)) <= 1e-6 * step or d == 6)
     return locs, [f"{t:,.{digits}f}".replace("-", "−") for t in locs]
+
+
+def round_ticks(lo: float, hi: float, bins: int, integer: bool = False) -> list[float]:
+    """matplotlib's `MaxNLocator(bins, steps=[1, 2, 2.5, 5, 10], integer=integer).tick_values(lo, hi)`
+    for lo < hi, float for float: the smallest step of the staircase not below (hi - lo) / bins (or
+    smaller ones, till at least two ticks fall within [lo, hi]), ticks from the last one at or below
+    lo to the first at or above hi. Far from zero the range is first shifted by a power of ten."""
+    span, mean = hi - lo, (hi + lo) / 2
+    offset = 0.0 if abs(mean) / span < 100 else math.copysign(10 ** (math.log10(abs(mean)) // 1), mean)
+    scale = 10 ** (math.log10(span / bins) // 1)
+    lo, hi = lo - offset, hi - offset
+    steps = [s * scale for s in _STAIRCASE]
+    if integer:
+        steps = [s for s in steps if s < 1 or abs(s - round(s)) < 0.001]
+    largest = next((i for i, s in enumerate(steps) if s >= span / bins), len(steps) - 1)
+    ticks: list[float] = []
+    for step in reversed(steps[: largest + 1]):
+        if integer and math.floor(hi) - math.ceil(lo) >= 1:
+            step = max(1, step)
+        base = (lo // step) * step
+        first, last = _multiples(lo - base, hi - base, step, offset)
+        ticks = [k * step + base for k in range(first, last + 1)]
+        if sum(lo <= t <= hi for t in ticks) >= 2:
+            break
+    return [t + offset for t in ticks]
+
+
+def _multiples(lo: float, hi: float, step: float, offset: float) -> tuple[int, int]:
+    """The largest n with n * step <= lo and the smallest with n * step >= hi, a remainder within
+    rounding error of a whole step counting as one (matplotlib's `_Edge_integer`): the slack grows
+    with the offset the values were shifted by."""
+    tol = min(0.4999, max(1e-10, 10 ** (math.log10(abs(offset) / step) - 12))) if offset else 1e-10
+    n, rest = divmod(lo, step)
+    first = n + 1 if abs(rest / step - 1) < tol else n
+    n, rest = divmod(hi, step)
+    last = n if abs(rest / step) < tol else n + 1
+    return int(first), int(last)
 
 
 def fitting_ticks(lo: float, hi: float, width_in: float, integer: bool = False):
@@ -129,118 +168,193 @@ def _legend_height(n: int) -> float:
     return _TOP + n * _LEGEND_ROW + _EDGE
 
 
-def _figure(width_in: float, height_in: float):
-    from matplotlib.figure import Figure
+def _num(v: float) -> str:
+    """A coordinate in the SVG: to 0.01 pt, no trailing zeros."""
+    s = f"{v:.2f}".rstrip("0").rstrip(".")
+    return "0" if s == "-0" else s
 
-    return Figure(figsize=(width_in, height_in))
+
+def _unbroken(points: Iterable[tuple[float, float]]) -> Iterator[list[tuple[float, float]]]:
+    """The runs of points between NaN points: a NaN is a gap in the line, as matplotlib's Line2D
+    draws it (a crashed sample has no figure)."""
+    run: list[tuple[float, float]] = []
+    for x, y in points:
+        if math.isnan(x) or math.isnan(y):
+            if run:
+                yield run
+            run = []
+        else:
+            run.append((x, y))
+    if run:
+        yield run
+
+
+class _Canvas:
+    """An SVG picture of width x height inches, drawn in inches from its bottom-left corner (as the
+    layout computes them) and written at 72 user units per inch from its top-left corner.
+    `key` prefixes every id, so that the charts of one page never share one."""
+
+    def __init__(self, key: str, width: float, height: float):
+        self.key, self.width, self.height = key, width, height
+        self._parts: list[str] = []
+        self._ids: dict[str, int] = {}
+
+    def _x(self, x: float) -> str:
+        return _num(72 * x)
+
+    def _y(self, y: float) -> str:
+        return _num(72 * (self.height - y))
+
+    @contextmanager
+    def group(self, name: str):
+        """A <g> of class `name` around what is drawn inside; its id is `key-name`, numbered from the
+        second group of that name on."""
+        n = self._ids[name] = self._ids.get(name, 0) + 1
+        gid = f"{self.key}-{name}" if n == 1 else f"{self.key}-{name}-{n}"
+        self._parts.append(f'<g id="{gid}" class="{name}">')
+        yield
+        self._parts.append("</g>")
+
+    def rect(self, x0: float, y0: float, x1: float, y1: float, fill: str, stroke: str = "", width: float = 0):
+        x, y = min(x0, x1), max(y0, y1)
+        edge = f' stroke="{stroke}" stroke-width="{_num(width)}"' if stroke else ""
+        self._parts.append(
+            f'<rect x="{self._x(x)}" y="{self._y(y)}" width="{_num(72 * abs(x1 - x0))}" '
+            f'height="{_num(72 * abs(y1 - y0))}" fill="{fill}"{edge}/>'
+        )
+
+    def polylines(self, lines: Iterable[Iterable[tuple[float, float]]], stroke: str, width: float) -> None:
+        """Lines as one <path>, a subpath per unbroken run of points (a lone point draws nothing)."""
+        d = [
+            "M" + " L".join(f"{self._x(x)} {self._y(y)}" for x, y in run)
+            for line in lines
+            for run in _unbroken(line)
+            if len(run) > 1
+        ]
+        if d:
+            self._parts.append(
+                f'<path d="{" ".join(d)}" fill="none" stroke="{stroke}" stroke-width="{_num(width)}"/>'
+            )
+
+    def circle(self, x: float, y: float, r: float, fill: str) -> None:
+        self._parts.append(f'<circle cx="{self._x(x)}" cy="{self._y(y)}" r="{_num(72 * r)}" fill="{fill}"/>')
+
+    def text(self, x: float, y: float, text: str, size: float = FONT_PT, ha: str = "left", va: str = "baseline",
+             rotation: int = 0) -> None:  # fmt: skip
+        """`text` at (x, y), a <text> per line, aligned as matplotlib's ha (left, center, right) and
+        va (baseline; top, bottom: of the lines' ascent and descent; center_baseline: half the ascent
+        above the baseline) say, then turned `rotation` degrees counterclockwise about (x, y) (its
+        rotation_mode "anchor"). The font's ascent and descent are DejaVu Sans'."""
+        lines = text.split("\n")
+        pitch = _LINE_EM * size
+        block = _ASCENT * size + (len(lines) - 1) * pitch  # the first line's top to the last baseline
+        drop = {  # pt from (x, y) down to the first baseline, before turning
+            "baseline": 0.0,
+            "top": _ASCENT * size,
+            "bottom": _ASCENT * size - block - _DESCENT * size,
+            "center_baseline": _ASCENT * size - block / 2,
+        }[va]
+        anchor = {"left": "start", "center": "middle", "right": "end"}[ha]
+        x0, y0 = self._x(x), self._y(y)
+        turn = f' transform="rotate({-rotation} {x0} {y0})"' if rotation else ""
+        for i, line in enumerate(lines):
+            yi = _num(72 * (self.height - y) + drop + i * pitch)
+            self._parts.append(
+                f'<text x="{x0}" y="{yi}" font-size="{_num(size)}" text-anchor="{anchor}"{turn}>{escape(line)}</text>'
+            )
+
+    def svg(self) -> str:
+        w, h = _num(72 * self.width), _num(72 * self.height)
+        head = (
+            f'<svg xmlns="http://www.w3.org/2000/svg" width="{w}pt" height="{h}pt" viewBox="0 0 {w} {h}" '
+            f'font-family="{FONT_FAMILY}" stroke-linejoin="round" stroke-linecap="butt">'
+        )
+        background = f'<rect width="{w}" height="{h}" fill="#ffffff"/>'
+        return "\n".join([head, background, *self._parts, "</svg>"])
 
 
 class _Panel:
-    """A plot area of a figure, `left`..`bottom` in inches, showing data xlim by ylim (ylim from high
-    to low: rows top down). Its artists are the figure's: data in data units via `add`, spines, tick
-    marks and labels in inches."""
+    """A plot area of a canvas, `left`..`bottom` in inches, showing data xlim by ylim (ylim from high
+    to low: rows top down). Data are drawn in data units, each call one group; spines, tick marks and
+    labels in inches."""
 
-    def __init__(self, fig, left: float, bottom: float, width: float, height: float, xlim, ylim):
-        from matplotlib.transforms import Bbox, BboxTransform
-
-        self.fig, self.left, self.bottom, self.width, self.height = fig, left, bottom, width, height
+    def __init__(self, canvas: _Canvas, left: float, bottom: float, width: float, height: float, xlim, ylim):
+        self.canvas, self.left, self.bottom, self.width, self.height = canvas, left, bottom, width, height
         self.xlim, self.ylim = xlim, ylim
-        box = Bbox.from_bounds(left, bottom, width, height)
-        self.data = BboxTransform(Bbox([[xlim[0], ylim[0]], [xlim[1], ylim[1]]]), box) + fig.dpi_scale_trans
         top, right = bottom + height, left + width
-        self._lines = [[(left, top), (left, bottom), (right, bottom)]]  # the left and bottom spines
+        self._marks = [[(left, top), (left, bottom), (right, bottom)]]  # the left and bottom spines
 
-    def add(self, artist):
-        artist.set_transform(self.data)
-        self.fig.add_artist(artist)
-        return artist
+    def x(self, v: float) -> float:
+        (x0, x1) = self.xlim
+        return self.left + (v - x0) / (x1 - x0) * self.width
 
-    def _text(self, x: float, y: float, text: str, **kw) -> None:
-        self.fig.text(x, y, text, transform=self.fig.dpi_scale_trans, **kw)
+    def y(self, v: float) -> float:
+        (y0, y1) = self.ylim
+        return self.bottom + (v - y0) / (y1 - y0) * self.height
+
+    def rects(self, name: str, boxes: Iterable[tuple[float, float, float, float]], fills: Iterable[str],
+              stroke: str = "", width: float = 0) -> None:  # fmt: skip
+        """(x0, x1, y0, y1) rectangles, a fill each."""
+        with self.canvas.group(name):
+            for (x0, x1, y0, y1), fill in zip(boxes, fills):
+                self.canvas.rect(self.x(x0), self.y(y0), self.x(x1), self.y(y1), fill, stroke, width)
+
+    def lines(
+        self, name: str, lines: Iterable[Iterable[tuple[float, float]]], color: str, width: float
+    ) -> None:
+        """Lines of points, broken where a point is NaN."""
+        with self.canvas.group(name):
+            self.canvas.polylines([[(self.x(a), self.y(b)) for a, b in line] for line in lines], color, width)
+
+    def dots(self, name: str, points: Iterable[tuple[float, float]], color: str, size_pt: float) -> None:
+        with self.canvas.group(name):
+            for a, b in points:
+                self.canvas.circle(self.x(a), self.y(b), size_pt / 144, color)
 
     def xticks(self, locs: Sequence[float], labels: Sequence[str], label: str = "") -> None:
-        (x0, x1), b = self.xlim, self.bottom
-        for x, text in zip(locs, labels):
-            xi = self.left + (x - x0) / (x1 - x0) * self.width
-            self._lines.append([(xi, b), (xi, b - _MARK)])
-            self._text(xi, b - _TICK, text, ha="center", va="top")
+        b = self.bottom
+        for v, text in zip(locs, labels):
+            x = self.x(v)
+            self._marks.append([(x, b), (x, b - _MARK)])
+            self.canvas.text(x, b - _TICK, text, ha="center", va="top")
         if label:  # its bottom on the figure's bottom edge
-            self._text(self.left + self.width / 2, _EDGE, label, ha="center", va="bottom")
+            self.canvas.text(self.left + self.width / 2, _EDGE, label, ha="center", va="bottom")
 
     def yticks(self, locs: Sequence[float], labels: Sequence[str], label: str = "") -> None:
-        (y0, y1), le = self.ylim, self.left
-        for y, text in zip(locs, labels):
-            yi = self.bottom + (y - y0) / (y1 - y0) * self.height
-            self._lines.append([(le, yi), (le - _MARK, yi)])
-            self._text(le - _TICK, yi, text, ha="right", va="center_baseline")
-        if label:  # rotated, left of the tick labels: its top side faces left
+        le = self.left
+        for v, text in zip(locs, labels):
+            y = self.y(v)
+            self._marks.append([(le, y), (le - _MARK, y)])
+            self.canvas.text(le - _TICK, y, text, ha="right", va="center_baseline")
+        if label:  # turned a quarter, left of the tick labels: its top side faces left
             x = le - _TICK - _widest(labels) - _PAD - _LINE
-            y = self.bottom + self.height / 2
-            self._text(x, y, label, ha="center", va="top", rotation=90, rotation_mode="anchor")
+            self.canvas.text(x, self.bottom + self.height / 2, label, ha="center", va="top", rotation=90)
 
     def finish(self) -> None:
-        """The spines and tick marks, as one artist."""
-        from matplotlib.collections import LineCollection
-
-        self.fig.add_artist(
-            LineCollection(self._lines, colors="black", linewidths=0.8, transform=self.fig.dpi_scale_trans)
-        )
+        """The spines and tick marks, as one path."""
+        with self.canvas.group("axes"):
+            self.canvas.polylines(self._marks, "#000000", 0.8)
 
 
-def _legend(fig, x: float, entries: Sequence[tuple[str, tuple]], lines: bool = False) -> None:
+def _legend(canvas: _Canvas, x: float, entries: Sequence[tuple[str, str]], lines: bool = False) -> None:
     """A legend from `x` inches to the figure's right edge, top down: a swatch (or a line) and a label
-    per entry. Two artists and a Text per entry (matplotlib's Legend packs and measures each one)."""
-    from matplotlib.collections import LineCollection, PolyCollection
-
-    top = fig.get_size_inches()[1] - _TOP
-    ys = [top - (i + 0.5) * _LEGEND_ROW for i in range(len(entries))]
+    per entry, in a group of class "legend"."""
+    top = canvas.height - _TOP
     x1, h = x + _SWATCH, 0.35 * LEGEND_PT / 72
-    colors = [c for _, c in entries]
-    if lines:
-        handles = LineCollection([[(x, y), (x1, y)] for y in ys], colors=colors, linewidths=1)
-    else:
-        handles = PolyCollection(
-            [((x, y - h), (x, y + h), (x1, y + h), (x1, y - h)) for y in ys], facecolors=colors
-        )
-    handles.set(transform=fig.dpi_scale_trans, gid="legend")
-    fig.add_artist(handles)
-    for y, (label, _) in zip(ys, entries):
-        fig.text(
-            x1 + _SWATCH_PAD,
-            y,
-            label,
-            transform=fig.dpi_scale_trans,
-            fontsize=LEGEND_PT,
-            va="center_baseline",
-        )
+    with canvas.group("legend"):
+        for i, (label, color) in enumerate(entries):
+            y = top - (i + 0.5) * _LEGEND_ROW
+            if lines:
+                canvas.polylines([[(x, y), (x1, y)]], color, 1)
+            else:
+                canvas.rect(x, y - h, x1, y + h, color)
+            canvas.text(x1 + _SWATCH_PAD, y, label, size=LEGEND_PT, va="center_baseline")
 
 
-def _rects(boxes: Sequence[tuple[float, float, float, float]], **style):
-    """(x0, x1, y0, y1) rectangles as one collection: one artist to draw, not one per bar."""
-    from matplotlib.collections import PolyCollection
-
-    return PolyCollection([((x0, y0), (x0, y1), (x1, y1), (x1, y0)) for x0, x1, y0, y1 in boxes], **style)
-
-
-def _svg(fig, key: str) -> str:
-    from matplotlib.backends.backend_svg import FigureCanvasSVG
-
-    buf = io.StringIO()
-    FigureCanvasSVG(fig).print_svg(buf, metadata={"Date": None, "Creator": None})
-    text = buf.getvalue()
-    text = text[text.index("<svg") :]  # no XML prolog / doctype inside HTML
-    text = re.sub(r"<metadata>.*?</metadata>", "", text, flags=re.DOTALL)  # RDF boilerplate
-    text = re.sub(r'id="([^"]+)"', rf'id="{key}-\1"', text)
-    text = re.sub(r"url\(#([^)]+)\)", rf"url(#{key}-\1)", text)
-    return re.sub(r'href="#([^"]+)"', rf'href="#{key}-\1"', text)
-
-
-@lru_cache(maxsize=8)
-def _colors(n: int) -> tuple:
-    from matplotlib import colormaps
-
-    cmap = colormaps["tab20" if n > 10 else "tab10"]
-    return tuple(cmap(i % cmap.N) for i in range(n))
+def _colors(n: int) -> tuple[str, ...]:
+    """A colour per device: tab10's, or tab20's past ten devices (repeating past twenty)."""
+    palette = TAB20 if n > 10 else TAB10
+    return tuple(palette[i % len(palette)] for i in range(n))
 
 
 def _in_run_order(report: RunReport, device: str, field: str) -> list[float]:
@@ -282,9 +396,9 @@ def pass_by_modality(report: RunReport) -> str | None:
         min(11.0, left + (slot + 0.1 * len(devices)) * len(mods) + legend), left + slot * len(mods) + legend
     )
     height = max(3.2, _legend_height(len(names)))
-    fig = _figure(width, height)
+    canvas = _Canvas("pass", width, height)
     p = _Panel(
-        fig, left, bottom, width - left - legend, height - _TOP - bottom, (-0.5, len(mods) - 0.5), (0, 100)
+        canvas, left, bottom, width - left - legend, height - _TOP - bottom, (-0.5, len(mods) - 0.5), (0, 100)
     )
     bar, boxes, fills = 0.8 / len(devices), [], []
     for i, (r, color) in enumerate(zip(devices, colors)):
@@ -294,21 +408,17 @@ def pass_by_modality(report: RunReport) -> str | None:
             x = j + (i - len(devices) / 2) * bar
             boxes.append((x, x + bar, 0.0, pct))
             fills.append(color)
-    p.add(_rects(boxes, facecolors=fills, linewidths=0))
+    p.rects("bars", boxes, fills)
     p.yticks(ylocs, ylabels, "pass rate (%)")
     p.xticks(range(len(mods)), xlabels)
     p.finish()
-    _legend(fig, width - legend + _LEGEND_GAP, list(zip(names, colors)))
-    return _svg(fig, "pass")
+    _legend(canvas, width - legend + _LEGEND_GAP, list(zip(names, colors)))
+    return canvas.svg()
 
 
 def _boxes(report: RunReport, fields: tuple[tuple[str, str, str], ...], key: str) -> str | None:
     """Per device and field: a box from p25 to p75, a line from p10 to p90, a red tick at the median,
-    the min and max as dots. Four artists per panel (not a boxplot artist set per device), which
-    keeps a 16-device chart fast to draw and small."""
-    from matplotlib.collections import LineCollection
-    from matplotlib.lines import Line2D
-
+    the min and max as dots. A group of each per panel."""
     names = [r.device for r in report.devices]
     quantiles = {}  # field -> [(row, [min, p10, p25, p50, p75, p90, max])] of the devices with figures
     for field, _, _ in fields:
@@ -332,26 +442,22 @@ def _boxes(report: RunReport, fields: tuple[tuple[str, str, str], ...], key: str
         right = _overhang(ticks[-1][1][-1]) + _EDGE
         width = max(11.0 if len(fields) > 2 else 8.0, left + sum(gaps) + right + 2.2 * len(fields))
         plot_w = (width - left - sum(gaps) - right) / len(fields)
-    fig = _figure(width, _TOP + plot_h + bottom)
+    canvas = _Canvas(key, width, _TOP + plot_h + bottom)
     x = left
     for i, ((field, label, unit), (locs, labels), gap) in enumerate(zip(fields, ticks, [*gaps, 0.0])):
-        p = _Panel(fig, x, bottom, plot_w, plot_h, (locs[0], locs[-1]), (len(names) - 0.5, -0.5))
+        p = _Panel(canvas, x, bottom, plot_w, plot_h, (locs[0], locs[-1]), (len(names) - 0.5, -0.5))
         rows = quantiles[field]
-        p.add(
-            LineCollection([[(q[1], y), (q[5], y)] for y, q in rows], colors="#555", linewidths=1, zorder=1)
-        )
+        p.lines("whiskers", [[(q[1], y), (q[5], y)] for y, q in rows], "#555555", 1)
         boxes = [(q[2], q[4], y - 0.275, y + 0.275) for y, q in rows]
-        p.add(_rects(boxes, facecolors="#9ecae1", edgecolors="#3182bd", linewidths=0.8, zorder=2))
-        medians = [[(q[3], y - 0.3), (q[3], y + 0.3)] for y, q in rows]
-        p.add(LineCollection(medians, colors="#d62728", linewidths=1.5, zorder=3))
-        dots = ([q[0] for _, q in rows] + [q[6] for _, q in rows], [y for y, _ in rows] * 2)
-        p.add(Line2D(*dots, marker="o", color="#555", markersize=2, linestyle="none", zorder=4))
+        p.rects("boxes", boxes, repeat("#9ecae1"), "#3182bd", 0.8)
+        p.lines("medians", [[(q[3], y - 0.3), (q[3], y + 0.3)] for y, q in rows], "#d62728", 1.5)
+        p.dots("extremes", [(q[k], y) for k in (0, 6) for y, q in rows], "#555555", 3)
         p.xticks(locs, labels, f"{label} ({unit})")
         if i == 0:  # the device names, for every panel
             p.yticks(range(len(names)), names)
         p.finish()
         x += plot_w + gap
-    return _svg(fig, key)
+    return canvas.svg()
 
 
 def distributions(report: RunReport) -> str | None:
@@ -382,22 +488,22 @@ def memory(report: RunReport) -> str | None:
     left, bottom = _left(names, False), _bottom(labels)
     right = _overhang(labels[-1]) + _legend_width([label for label, _, _ in parts])
     width, plot_h = max(7.0, left + 3.0 + right), max(0.9, _ROW * len(rows))
-    fig = _figure(width, max(_TOP + plot_h + bottom, _legend_height(len(parts))))
-    p = _Panel(fig, left, bottom, width - left - right, plot_h, (locs[0], locs[-1]), (len(rows) - 0.5, -0.5))
+    canvas = _Canvas("mem", width, max(_TOP + plot_h + bottom, _legend_height(len(parts))))
+    p = _Panel(
+        canvas, left, bottom, width - left - right, plot_h, (locs[0], locs[-1]), (len(rows) - 0.5, -0.5)
+    )
     boxes = [
         (x0, x1, y - 0.4, y + 0.4, c) for _, c, spans in parts for y, (x0, x1) in enumerate(spans) if x1 > x0
     ]
-    p.add(_rects([b[:4] for b in boxes], facecolors=[b[4] for b in boxes], linewidths=0))
+    p.rects("bars", [b[:4] for b in boxes], [b[4] for b in boxes])
     p.xticks(locs, labels, "peak memory (MB)")
     p.yticks(range(len(rows)), names)
     p.finish()
-    _legend(fig, width - right + _overhang(labels[-1]) + _LEGEND_GAP, [(t, c) for t, c, _ in parts])
-    return _svg(fig, "mem")
+    _legend(canvas, width - right + _overhang(labels[-1]) + _LEGEND_GAP, [(t, c) for t, c, _ in parts])
+    return canvas.svg()
 
 
 def over_the_run(report: RunReport) -> str | None:
-    from matplotlib.lines import Line2D
-
     names = [r.device for r in report.devices]
     mem = {
         n: _thin(_in_run_order(report, n, "peak_rss_mb")) for n in names if series(report, n, "peak_rss_mb")
@@ -421,22 +527,22 @@ def over_the_run(report: RunReport) -> str | None:
     height = max(2.8, _legend_height(len(shown)))
     bottom = _bottom(xlabels)
     plot_w = (width - sum(lefts) - gap * len(panels) - legend) / len(panels)
-    fig = _figure(width, height)
+    canvas = _Canvas("run", width, height)
     colors = dict(zip(names, _colors(len(names))))
     x = 0.0
     for (d, ylabel), (ylocs, ylabels), left in zip(panels, yticks, lefts):
         x += left
         p = _Panel(
-            fig, x, bottom, plot_w, height - _TOP - bottom, (xlocs[0], xlocs[-1]), (ylocs[0], ylocs[-1])
+            canvas, x, bottom, plot_w, height - _TOP - bottom, (xlocs[0], xlocs[-1]), (ylocs[0], ylocs[-1])
         )
         for n, (xs, ys) in d.items():
-            p.add(Line2D(xs, ys, color=colors[n], linewidth=1))
+            p.lines("series", [list(zip(xs, ys))], colors[n], 1)
         p.xticks(xlocs, xlabels, "sample (run order)")
         p.yticks(ylocs, ylabels, ylabel)
         p.finish()
         x += plot_w + gap
-    _legend(fig, width - legend + _LEGEND_GAP, [(n, colors[n]) for n in shown], lines=True)
-    return _svg(fig, "run")
+    _legend(canvas, width - legend + _LEGEND_GAP, [(n, colors[n]) for n in shown], lines=True)
+    return canvas.svg()
 
 
 CHARTS: tuple[tuple[str, str, Callable[[RunReport], str | None]], ...] = (
@@ -454,7 +560,4 @@ CHARTS: tuple[tuple[str, str, Callable[[RunReport], str | None]], ...] = (
 
 def render_charts(report: RunReport) -> list[tuple[str, str, str | None]]:
     """(html id, title, svg or None when the run has no such figures) for every chart."""
-    import matplotlib
-
-    with matplotlib.rc_context(_RC):
-        return [(key, title, draw(report)) for key, title, draw in CHARTS]
+    return [(key, title, draw(report)) for key, title, draw in CHARTS]

@@ -28,6 +28,7 @@ FLAGS = [
     "--disable-sync",
 ]
 CRASHED = ("CAN-002", "CAN-004")  # the faulty device's runner dies on these (SIGKILL, SIGABRT)
+DEVICES = {"cpu-a": False, "cpu-b": False, "flaky": True}  # run A's devices: name -> faulty
 
 
 def _entry(tmp: Path, name: str, faulty: bool) -> dict:
@@ -64,7 +65,7 @@ def lab(tmp_path_factory):
     exactly, so the crashes are the only failures."""
     root = tmp_path_factory.mktemp("lab")
     ds = canned_dataset(root / "canned", json.loads((MODELS / "canned.json").read_text()))
-    run_dir = lab_run(root, "a", ds, {"cpu-a": False, "cpu-b": False, "flaky": True})
+    run_dir = lab_run(root, "a", ds, DEVICES)
     return {"root": root, "ds": ds, "run_dir": run_dir}
 
 
@@ -89,9 +90,18 @@ def test_report_html_in_headless_chromium(lab):
             page.on("console", lambda m: errors.append(m.text) if m.type == "error" else None)
             page.on("pageerror", lambda e: errors.append(str(e)))
             page.goto(page_url)
-            # charts: inline SVG drawn by matplotlib, one per figure
+            # charts: inline SVG written by report/charts.py, one per figure, text kept as text
             for key in ("chart-pass", "chart-dist", "chart-mem", "chart-run"):
                 assert page.locator(f"#{key} svg").count() == 1, key
+                box = page.locator(f"#{key} svg").bounding_box()
+                assert box["width"] > 300 and box["height"] > 50, (key, box)
+                assert page.locator(f"#{key} svg text").count() > 5, key
+            for key in ("chart-pass", "chart-run"):  # a legend entry per device, in run order
+                assert page.locator(f"#{key} svg g.legend text").all_text_contents() == list(DEVICES), key
+            panels = page.locator("#chart-run svg g.axes").count()  # memory, and temperature if read
+            assert panels >= 1 and page.locator("#chart-run svg g.series").count() == panels * len(DEVICES)
+            ids = page.eval_on_selector_all("[id]", "els => els.map(e => e.id)")
+            assert len(ids) == len(set(ids)), ids  # the charts' ids are theirs: none repeated on the page
             assert page.locator("#stamp").inner_text().count("sha256") >= 2
             # disagreements: the crashed samples pass on cpu-a/cpu-b and fail on flaky
             text = page.locator("#disagreeing").inner_text()
