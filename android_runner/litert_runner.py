@@ -1,10 +1,13 @@
 """The on-device Python runner (Linux boards and this host) on the `litert_lm` runtime.
 
     python3 entry.py --model M --job DIR [--results FILE] [--backend cpu] [--threads N] [--cache-dir D]
+    python3 entry.py --model M --job-from-stdin [...]     then, on stdin: ["--job", "DIR", ...]
 
 Loads the engine ONCE, runs every sample of DIR/job.jsonl not yet in the results file in a fresh
 conversation (turns in order, media as files), appends one SampleResult line per sample and
-flushes it. Progress goes to stdout as protocol lines the host streams:
+flushes it. With --job-from-stdin the engine loads before the host has staged the job (the host
+starts the runner early, while it prepares the run) and the job's own arguments arrive as one JSON
+line on stdin; until then the runtime's log goes to the host, which keeps its tail. Progress goes to stdout as protocol lines the host streams:
 
     EDGEFARM READY {"init_ms": ..., "runtime_version": ..., "runtime_lib": ..., "runtime_sha256": ...}
     EDGEFARM BEGIN "<id as JSON>"
@@ -119,7 +122,6 @@ class LiteRtRunner:
     def __init__(
         self,
         model: str,
-        job_dir: Path,
         backend: str,
         threads: int | None,
         cache_dir: str,
@@ -132,8 +134,8 @@ class LiteRtRunner:
         import litert_lm  # imported here so `--help` and contract users need no runtime
 
         self.lm = litert_lm
-        self.job_dir = job_dir
-        self.media_root = str(job_dir.resolve())  # media paths in messages are absolute under it
+        self.media_root = ""  # the job folder (bind_job): media paths in messages are absolute under it
+        self.identity: dict[str, str] = {}  # the runtime's facts for the run stamp (load_engine)
         self.power: PowerSampler | None = None  # set by main() when the board has a power sensor
         self.backend_name = backend
         self.threads = threads
@@ -155,6 +157,10 @@ class LiteRtRunner:
             enable_benchmark=True,
         )
         self.init_ms = (time.perf_counter() - t0) * 1000.0
+
+    def bind_job(self, job_dir: Path) -> None:
+        """The job this engine runs (known only after the load for a --job-from-stdin runner)."""
+        self.media_root = str(job_dir.resolve())
 
     def _backend(self, name: str, threads: int | None):
         B = self.lm.Backend
@@ -358,30 +364,46 @@ def _cmdline(pid: int) -> str:
 
 def stop_earlier_runner(job_dir: Path) -> int | None:
     """Kill a runner of this same job that is still alive (an edgefarm killed mid-run left it), and
-    wait until it is gone, so a resume never runs a sample twice at once. Returns its pid."""
+    wait until it is gone, so a resume never runs a sample twice at once. Returns its pid.
+
+    runner.pid holds the runner's pid and its start time (/proc/PID/stat): a live process with both
+    is that runner, whatever its command line says (a --job-from-stdin runner's names no job)."""
     try:
-        pid = int((job_dir / PID_FILE).read_text().split()[0])
+        words = (job_dir / PID_FILE).read_text().split()
+        pid = int(words[0])
     except (OSError, ValueError, IndexError):
         return None
-    if pid == os.getpid() or str(job_dir) not in _cmdline(pid) or "entry.py" not in _cmdline(pid):
+    if pid == os.getpid() or "entry.py" not in _cmdline(pid):
         return None  # gone, or the pid was reused by something else
+    if words[1:2] != [_stat_field(pid, STARTTIME_FIELD)] and str(job_dir) not in _cmdline(pid):
+        return None  # another process that reuses the pid (or a pid file without a start time)
     try:
         os.kill(pid, 9)
     except OSError:
         return None
     for _ in range(200):
-        if not os.path.exists(f"/proc/{pid}") or " Z" in _status_state(pid):
+        if not os.path.exists(f"/proc/{pid}") or _stat_field(pid, STATE_FIELD) == "Z":
             break
         time.sleep(0.025)
     return pid
 
 
-def _status_state(pid: int) -> str:
+STATE_FIELD, STARTTIME_FIELD = 3, 22  # fields of /proc/PID/stat, counted from 1 as in proc(5)
+
+
+def _stat_field(pid: int | str, field: int) -> str:
+    """A field of /proc/PID/stat ('' when the process is gone); the fields after the command name."""
     try:
         with open(f"/proc/{pid}/stat", encoding="ascii", errors="replace") as f:
-            return " " + f.read().rsplit(")", 1)[-1].split()[0]
+            return f.read().rsplit(")", 1)[-1].split()[field - 3]
     except (OSError, IndexError):
         return ""
+
+
+def write_pid_file(job_dir: Path) -> None:
+    (job_dir / PID_FILE).write_text(
+        f"{os.getpid()} {_stat_field('self', STARTTIME_FIELD)}\n", encoding="utf-8"
+    )
 
 
 def exit_when_stdin_closes() -> None:
@@ -400,10 +422,16 @@ def exit_when_stdin_closes() -> None:
     threading.Thread(target=watch, name="stdin-watch", daemon=True).start()
 
 
-def main(argv: list[str] | None = None) -> int:
+def _parser() -> argparse.ArgumentParser:
     ap = argparse.ArgumentParser(prog="edgefarm-runner", description=__doc__.splitlines()[0])
     ap.add_argument("--model", help="the .litertlm model (required unless --stop)")
-    ap.add_argument("--job", required=True, help="job bundle folder holding job.jsonl")
+    ap.add_argument("--job", help="job bundle folder holding job.jsonl (required unless --job-from-stdin)")
+    ap.add_argument(
+        "--job-from-stdin",
+        action="store_true",
+        help="load the engine first, then read the job's own arguments (--job DIR ...) as a JSON list "
+        "from the first line of stdin: the host starts the runner before it has staged the job",
+    )
     ap.add_argument("--results", help="results.jsonl to append to (default: JOB/results.jsonl)")
     ap.add_argument("--backend", default="cpu", choices=["cpu", "gpu", "npu"])
     ap.add_argument("--threads", type=int)
@@ -426,9 +454,72 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--cooldown-max-s", type=float, default=120.0, help="longest wait for --cooldown-c")
     ap.add_argument("--exit-on-stdin-eof", action="store_true", help="exit when stdin closes (host gone)")
     ap.add_argument("--stop", action="store_true", help="only stop a runner of this job that is still alive")
+    return ap
+
+
+def read_stdin_line(max_bytes: int = 1 << 16) -> bytes | None:
+    """The first line of stdin, read from the raw fd (nothing is left in a buffer for the EOF watch
+    that follows); None at EOF or past max_bytes."""
+    data = b""
+    while not data.endswith(b"\n"):
+        chunk = os.read(0, 1)
+        if not chunk or len(data) >= max_bytes:
+            return None
+        data += chunk
+    return data
+
+
+def job_arguments(line: bytes | None) -> list[str] | None:
+    """The job's arguments the host sends a --job-from-stdin runner: a JSON list of strings."""
+    if line is None:
+        return None
+    try:
+        words = json.loads(line)
+    except ValueError:
+        return None
+    if not isinstance(words, list) or not all(isinstance(w, str) for w in words):
+        return None
+    return words
+
+
+def load_engine(args: argparse.Namespace, cache_dir: Path, log: StderrLog | None) -> LiteRtRunner | int:
+    """The engine, or FATAL emitted (with the runtime's facts and its log) and the exit code."""
+    identity = runtime_identity()  # the run stamp's runtime facts, for the host (READY, or FATAL)
+    try:
+        modalities = frozenset(args.modalities.split(",")) if args.modalities else None
+        runner = LiteRtRunner(
+            args.model, args.backend, args.threads, str(cache_dir), args.max_num_tokens, modalities
+        )
+    except Exception as e:  # noqa: BLE001 - the runtime's reason is in its log, not in the exception
+        detail = log.since(0) if log is not None else ""
+        emit("FATAL", {"error": f"{type(e).__name__}: {e}", "detail": detail, **identity})
+        return MODEL_UNLOADABLE_EXIT
+    runner.identity = identity
+    return runner
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = _parser()
+    argv = sys.argv[1:] if argv is None else list(argv)
     args = ap.parse_args(argv)
     if not args.model and not args.stop:
         ap.error("--model is required")
+    runner: LiteRtRunner | None = None
+    if args.job_from_stdin:  # started before its job was staged: the engine loads while the host prepares
+        if args.stop or args.job:
+            ap.error("--job-from-stdin takes the job (and not --stop) from stdin")
+        cache_dir = Path(args.cache_dir) if args.cache_dir else Path.cwd() / "cache"
+        cache_dir.mkdir(parents=True, exist_ok=True)
+        loaded = load_engine(args, cache_dir, None)  # its log goes to the host, which keeps the tail
+        if isinstance(loaded, int):
+            return loaded
+        runner = loaded
+        words = job_arguments(read_stdin_line())
+        if words is None:  # the host went away (or sent nonsense) before the job: nothing to run
+            return STOPPED_EXIT
+        args = ap.parse_args([*(a for a in argv if a != "--job-from-stdin"), *words])
+    if not args.job:
+        ap.error("--job is required")
 
     job_dir = Path(args.job).resolve()
     earlier = stop_earlier_runner(job_dir)
@@ -437,7 +528,7 @@ def main(argv: list[str] | None = None) -> int:
         return 0
     if args.exit_on_stdin_eof:
         exit_when_stdin_closes()
-    (job_dir / PID_FILE).write_text(f"{os.getpid()}\n", encoding="utf-8")
+    write_pid_file(job_dir)
     results_path = Path(args.results) if args.results else job_dir / "results.jsonl"
     cache_dir = Path(args.cache_dir) if args.cache_dir else job_dir / "cache"
     cache_dir.mkdir(parents=True, exist_ok=True)
@@ -450,15 +541,12 @@ def main(argv: list[str] | None = None) -> int:
         items = [JobItem.from_json(line) for line in f if line.strip()]
     pending = [it for it in items if it.id not in done]
 
-    identity = runtime_identity()  # the run stamp's runtime facts, for the host (READY, or FATAL)
-    try:
-        modalities = frozenset(args.modalities.split(",")) if args.modalities else None
-        runner = LiteRtRunner(
-            args.model, job_dir, args.backend, args.threads, str(cache_dir), args.max_num_tokens, modalities
-        )
-    except Exception as e:  # noqa: BLE001 - the runtime's reason is in its log, not in the exception
-        emit("FATAL", {"error": f"{type(e).__name__}: {e}", "detail": log.since(0), **identity})
-        return MODEL_UNLOADABLE_EXIT
+    if runner is None:
+        loaded = load_engine(args, cache_dir, log)
+        if isinstance(loaded, int):
+            return loaded
+        runner = loaded
+    runner.bind_job(job_dir)
     emit(
         "READY",
         {
@@ -466,7 +554,7 @@ def main(argv: list[str] | None = None) -> int:
             "vision": runner.vision,
             "audio": runner.audio,
             "pending": len(pending),
-            **identity,
+            **runner.identity,
         },
     )
     memory = MemorySampler(interval_s=args.sample_interval_ms / 1000.0)

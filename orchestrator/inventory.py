@@ -333,13 +333,33 @@ def _declared(inv: Inventory) -> list[Device]:
     return [KINDS.get(e["kind"])(e) for e in inv.entries if e["kind"] == "ssh" and not e.get("disabled")]
 
 
+def _hosts(inv: Inventory) -> tuple[list[Mapping[str, Any]], list[Device]]:
+    """The `kind: local` entries, and this host's devices: one per entry, else the default one.
+    Several `kind: local` entries are several devices on this host (other work folders, pythons,
+    threads); `local` means the first of them."""
+    entries = [e for e in inv.entries if e["kind"] == "local" and not e.get("disabled")]
+    return entries, [KINDS.get("local")(e) for e in entries] or [LocalDevice()]
+
+
+def hosts_chosen(inv: Inventory, spec: str) -> list[Device]:
+    """This host's devices that `spec` selects for certain, known without discovering phones or
+    probing boards (their runners can start before the rest of the run is prepared): `local`, this
+    host's names, and `all` when devices.yaml declares this host. (`all` without such an entry uses
+    this host only when nothing else is found; a phone named like a host entry takes the name.)"""
+    entries, hosts = _hosts(inv)
+    if spec == "all":
+        return hosts if entries else []
+    names = [n.strip() for n in spec.split(",") if n.strip()]
+    chosen = [h for h in hosts if h.name in names]
+    if "local" in names and hosts[0] not in chosen:
+        chosen.insert(0, hosts[0])
+    return chosen
+
+
 def select_devices(inv: Inventory, spec: str) -> Selection:
     """`all` | `local` | `NAME,NAME,...` -> the devices to run on, plus the ones found but unusable."""
     notes: list[str] = []
-    local_entries = [e for e in inv.entries if e["kind"] == "local" and not e.get("disabled")]
-    # Several `kind: local` entries are several devices on this host (other work folders, pythons,
-    # threads); `local` means the first of them.
-    hosts = [KINDS.get("local")(e) for e in local_entries] or [LocalDevice()]
+    local_entries, hosts = _hosts(inv)
     local = hosts[0]
     if spec == "local":
         return Selection((local,), (), ())

@@ -5,13 +5,13 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
+from .bundled import BUNDLED_MODEL
 from .devices.files import cached_sha256
 from .errors import ModelError
 from .memo import Memo
 from .model_facts import ModelFacts, read_model_facts
 
-REPO_ROOT = Path(__file__).resolve().parents[1]
-BUNDLED_MODEL = REPO_ROOT / "data" / "models" / "tiny-mm.litertlm"
+__all__ = ["BUNDLED_MODEL", "ModelSummary", "Section", "inspect_model", "read_sections"]
 
 
 @dataclass(frozen=True)

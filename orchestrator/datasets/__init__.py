@@ -10,12 +10,10 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
+from ..bundled import BUNDLED_DATASET
 from ..errors import DatasetError
 from ..registry import Registry
 from .types import Constraint, Dataset, ExpectedCall, Part, Problem, Sample, Turn
-
-REPO_ROOT = Path(__file__).resolve().parents[2]
-BUNDLED_DATASET = REPO_ROOT / "data" / "edgemmeval"
 
 
 @dataclass(frozen=True)

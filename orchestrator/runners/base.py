@@ -50,6 +50,14 @@ class RunOptions:
     warmup: int = 0  # --warmup: this many runs first, never counted
 
 
+def device_settings(
+    backend_override: str | None, threads_override: int | None
+) -> Callable[[Device], RunOptions]:
+    """Each device's backend and threads (the command line's over devices.yaml) before a run exists:
+    what groups identical devices (--shard) and what a runner started early loads its engine with."""
+    return lambda device: RunOptions(run_id="").for_device(device, backend_override, threads_override)
+
+
 @dataclass(frozen=True)
 class Staged:
     """Where things landed on the device."""

@@ -12,16 +12,18 @@ import json
 import re
 import signal
 import tempfile
+import threading
 from collections.abc import MutableMapping, Sequence
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from pathlib import Path, PurePosixPath
 
 from android_runner.contract import JobItem, SampleResult, parse_results
 from android_runner.status import MODEL_UNLOADABLE_EXIT, TIMEOUT_EXIT, Status, classify
 
-from ..devices.base import Device
+from ..devices.base import Device, StartedProcess
 from ..devices.ssh_info import runner_sha256
-from ..errors import DeviceError, ModelError
+from ..devices.types import Exit, LineSink, PushStats
+from ..errors import DeviceError, EdgefarmError, ModelError
 from ..model_facts import memory_refusal
 from ..models import ModelSummary
 from ..telemetry.energy import energy_fields
@@ -45,6 +47,7 @@ INIT_ALLOWANCE_S = 600.0
 # The run stamp's runtime facts: the runner reports them in its READY (or FATAL) line, as its
 # interpreter sees them (`runtime_identity` in litert_runner.py), so no probe process runs before.
 RUNTIME_KEYS = ("runtime_version", "runtime_lib", "runtime_sha256")
+EARLY_NOTE = "runner started early: its engine loaded while the run was prepared"
 
 
 def with_energy(r: SampleResult) -> SampleResult:
@@ -130,21 +133,18 @@ class PythonRunner:
 
     def stage(self, device: Device, bundle: Path, model: ModelSummary, opts: RunOptions) -> Staged:
         root = PurePosixPath(str(device.workdir))
-        model_remote = root / "models" / model.sha256[:16] / model.path.name
-        if model.facts is not None:  # before a multi-GB push: the model's predicted memory floor vs RAM
-            floor = model.facts.floor_bytes(opts.max_num_tokens or model.max_context_tokens)
-            reason = memory_refusal(device.info().ram_mb, floor)
-            if reason:
-                raise DeviceError(f"skipped: {reason}", where=device.name,
-                                  fix="free memory on the board or choose a smaller model / token limit")  # fmt: skip
+        reason = self._memory_refusal(device, model, opts)
+        if reason:
+            raise DeviceError(f"skipped: {reason}", where=device.name,
+                              fix="free memory on the board or choose a smaller model / token limit")  # fmt: skip
         self.modalities = model.modalities
-        model_push = device.push(model.path, model_remote)
-        other = device.push(bundle / "job.jsonl", root / "runs" / opts.run_id / "job" / "job.jsonl")
+        model_remote = self._model_remote(device, model)
+        early = _EARLY.get(device.name)
+        pushed = early.take_pushes(model_remote) if early is not None else None
+        model_push, other = pushed or self._push_engine(device, model, model_remote)
+        other += device.push(bundle / "job.jsonl", root / "runs" / opts.run_id / "job" / "job.jsonl")
         if (bundle / "media").is_dir():
             other += device.push(bundle / "media", root / "runs" / opts.run_id / "job" / "media")
-        for f in RUNNER_FILES:
-            other += device.push(PACKAGE_DIR / f, root / "runner" / "android_runner" / f)
-        other += device.push(PACKAGE_DIR / "entry.py", root / "runner" / "entry.py")
         return Staged(
             root=root,
             model=model_remote,
@@ -153,6 +153,55 @@ class PythonRunner:
             other_push=other,
             runner=self._identity(),
         )
+
+    def prestart(self, device: Device, model: ModelSummary, opts: RunOptions) -> bool:
+        """Start the device's runner before its job exists: it stages the model and the runner and
+        loads the engine while the host loads the dataset and prepares the run; `execute` then sends
+        it the job. Only for a device that can start a process and follow it later (`start`: this
+        host). Any failure leaves it to `stage`/`execute`, which report it as they always do."""
+        start = getattr(device, "start", None)
+        if start is None or device.name in _EARLY or self._memory_refusal(device, model, opts):
+            return False
+        self.modalities = model.modalities
+        model_remote = self._model_remote(device, model)
+        try:
+            model_push, other = self._push_engine(device, model, model_remote)
+        except EdgefarmError:
+            return False
+        argv = self._engine_argv(PurePosixPath(str(device.workdir)), model_remote, opts)
+        try:
+            process = start([*argv, "--job-from-stdin"])
+        except OSError:
+            return False
+        with _EARLY_LOCK:
+            _EARLY[device.name] = _EarlyRunner(argv, process, model_remote, (model_push, other))
+        return True
+
+    @staticmethod
+    def _memory_refusal(device: Device, model: ModelSummary, opts: RunOptions) -> str:
+        """Why the model cannot fit (its predicted memory floor vs the device's RAM), before a
+        multi-GB push; '' when it can."""
+        if model.facts is None:
+            return ""
+        floor = model.facts.floor_bytes(opts.max_num_tokens or model.max_context_tokens)
+        return memory_refusal(device.info().ram_mb, floor) or ""
+
+    @staticmethod
+    def _model_remote(device: Device, model: ModelSummary) -> PurePosixPath:
+        return PurePosixPath(str(device.workdir)) / "models" / model.sha256[:16] / model.path.name
+
+    @staticmethod
+    def _push_engine(
+        device: Device, model: ModelSummary, model_remote: PurePosixPath
+    ) -> tuple[PushStats, PushStats]:
+        """What the engine needs on the device: the model and the runner's files."""
+        root = PurePosixPath(str(device.workdir))
+        model_push = device.push(model.path, model_remote)
+        other = PushStats()
+        for f in RUNNER_FILES:
+            other += device.push(PACKAGE_DIR / f, root / "runner" / "android_runner" / f)
+        other += device.push(PACKAGE_DIR / "entry.py", root / "runner" / "entry.py")
+        return model_push, other
 
     def _identity(self) -> dict[str, str]:
         """The run stamp: the runner's hash (as the board's `info` computes it over its runner folder);
@@ -167,26 +216,18 @@ class PythonRunner:
             "python": self.python,
         }
 
-    def _argv(self, staged: Staged, opts: RunOptions) -> list[str]:
+    def _engine_argv(self, root: PurePosixPath, model: PurePosixPath, opts: RunOptions) -> list[str]:
+        """The runner's command line for its engine: what a runner started early was started with."""
         argv = [
             self.python,
-            str(staged.root / "runner" / "entry.py"),
+            str(root / "runner" / "entry.py"),
             "--model",
-            str(staged.model),
-            "--job",
-            str(staged.job),
+            str(model),
             "--backend",
             opts.backend,
             "--cache-dir",
-            str(staged.root / "cache" / staged.model.parent.name),
-            "--sample-timeout-s",
-            f"{opts.sample_timeout_s:g}",
+            str(root / "cache" / model.parent.name),
             "--exit-on-stdin-eof",
-            *(
-                ["--cooldown-c", f"{opts.cooldown_c:g}", "--cooldown-max-s", f"{opts.cooldown_max_s:g}"]
-                if opts.cooldown_c is not None
-                else []
-            ),
         ]
         if opts.threads:
             argv += ["--threads", str(opts.threads)]
@@ -195,6 +236,34 @@ class PythonRunner:
         if self.modalities:  # the runner then loads the engine without reading the model twice
             argv += ["--modalities", ",".join(self.modalities)]
         return argv
+
+    @staticmethod
+    def _job_argv(staged: Staged, opts: RunOptions) -> list[str]:
+        """The runner's arguments for its job (sent on stdin to a runner started early)."""
+        argv = ["--job", str(staged.job), "--sample-timeout-s", f"{opts.sample_timeout_s:g}"]
+        if opts.cooldown_c is not None:
+            argv += ["--cooldown-c", f"{opts.cooldown_c:g}", "--cooldown-max-s", f"{opts.cooldown_max_s:g}"]
+        return argv
+
+    def _run_runner(
+        self,
+        device: Device,
+        staged: Staged,
+        opts: RunOptions,
+        timeout_s: float,
+        events: RunnerEvents,
+        on_line: LineSink,
+    ) -> Exit:
+        """Run the runner to its end: the one started early for this device when its engine matches
+        (it gets the job now), else a new one."""
+        engine, job = self._engine_argv(staged.root, staged.model, opts), self._job_argv(staged, opts)
+        early = claim_early_runner(device.name)
+        if early is not None:
+            if early.argv == engine and early.process.send(json.dumps(job)):
+                events.note(EARLY_NOTE)
+                return early.process.follow(timeout_s=timeout_s, on_line=on_line, cancel=events.stop)
+            early.process.kill()
+        return device.run([*engine, *job], timeout_s=timeout_s, on_line=on_line, cancel=events.stop)
 
     @staticmethod
     def _pull_text(device: Device, remote: PurePosixPath) -> str | None:
@@ -234,7 +303,7 @@ class PythonRunner:
             on_line = state.on_line
             left = sum(1 for i in order if i not in results)
             deadline = INIT_ALLOWANCE_S + left * (opts.sample_timeout_s + opts.cooldown_wait_s + 5.0)
-            ex = device.run(self._argv(staged, opts), timeout_s=deadline, on_line=on_line, cancel=events.stop)
+            ex = self._run_runner(device, staged, opts, deadline, events, on_line)
             if ex.cancelled or events.stop.is_set():
                 self.stop(device, staged)
                 results.update(self._device_results(device, staged))
@@ -301,3 +370,38 @@ class PythonRunner:
                 device.pull(staged.job / name, out_dir / name)
             except DeviceError:
                 pass
+
+
+@dataclass
+class _EarlyRunner:
+    """A runner started before its job was staged (`PythonRunner.prestart`), loading its engine."""
+
+    argv: list[str]  # the engine's command line it was started with
+    process: StartedProcess
+    model: PurePosixPath  # where its model is on the device
+    pushes: tuple[PushStats, PushStats] | None  # (model, runner files) it pushed, until stage takes them
+
+    def take_pushes(self, model: PurePosixPath) -> tuple[PushStats, PushStats] | None:
+        """What the early start pushed for this run, once (stage counts it as its own)."""
+        if model != self.model:
+            return None
+        pushes, self.pushes = self.pushes, None
+        return pushes
+
+
+_EARLY: dict[str, _EarlyRunner] = {}  # device name -> its runner started early, until execute claims it
+_EARLY_LOCK = threading.Lock()
+
+
+def claim_early_runner(device_name: str) -> _EarlyRunner | None:
+    with _EARLY_LOCK:
+        return _EARLY.pop(device_name, None)
+
+
+def discard_early_runners() -> None:
+    """End every runner started early that no device claimed (the run failed or was stopped first)."""
+    with _EARLY_LOCK:
+        left = list(_EARLY.values())
+        _EARLY.clear()
+    for early in left:
+        early.process.kill()

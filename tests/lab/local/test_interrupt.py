@@ -20,7 +20,9 @@ LIMIT = 8
 
 
 def _runners(job: Path) -> list[int]:
-    """Live runner processes of this job (their command line names the job folder)."""
+    """Live runner processes of this job's device: their command line names the runner in the
+    device's work folder (a runner started early names no job: it gets it on stdin)."""
+    entry = str(job.parents[2] / "runner" / "entry.py").encode()
     found = []
     for proc in Path("/proc").iterdir():
         if not proc.name.isdigit():
@@ -30,7 +32,7 @@ def _runners(job: Path) -> list[int]:
             state = (proc / "stat").read_text().rsplit(")", 1)[-1].split()[0]
         except OSError:
             continue
-        if state != "Z" and str(job).encode() in cmd and any(a.endswith(b"entry.py") for a in cmd):
+        if state != "Z" and entry in cmd:
             found.append(int(proc.name))
     return found
 

@@ -28,6 +28,9 @@ class StandIn:
     def __init__(self, *args):
         self.init_ms, self.vision, self.audio, self.power = 1.5, False, False, None
 
+    def bind_job(self, job_dir):
+        self.job_dir = job_dir
+
     def run(self, item, memory, log):
         memory.reset()
         if item.id == "slow":
