@@ -8,6 +8,7 @@ from pathlib import Path
 from .bundled import BUNDLED_MODEL
 from .devices.files import cached_sha256
 from .errors import ModelError
+from .fsutil import stat_key
 from .memo import Memo
 from .model_facts import ModelFacts, read_model_facts
 
@@ -44,7 +45,7 @@ def inspect_model(path: Path) -> ModelSummary:
 
     ModelInfo reads the container header only; a model whose weights are broken can still pass this
     and abort the runner later (the runner is a child process for that reason). What it reads depends
-    only on the file's bytes and the runtime's version, so it is kept by both (memo.py, kind "models"):
+    only on the file's bytes and the installed runtime, so it is kept by both (memo.py, kind "models"):
     a model already inspected costs no runtime, builder or ai-edge-litert import (0.19 s on this host).
     """
     path = Path(path).expanduser()
@@ -54,7 +55,7 @@ def inspect_model(path: Path) -> ModelSummary:
             fix="pass --model PATH to a .litertlm file (default: the bundled tiny model)",
         )
     sha256 = cached_sha256(path)
-    memo, content = Memo("models"), {"sha256": sha256, "runtime": _runtime_version(), "layout": 1}
+    memo, content = Memo("models"), {"sha256": sha256, "runtime": _runtime_key(), "layout": 1}
     found = memo.get(content)
     if isinstance(found, dict):
         return ModelSummary(path=path.resolve(), size_bytes=path.stat().st_size, sha256=sha256, **found)
@@ -85,13 +86,17 @@ def inspect_model(path: Path) -> ModelSummary:
     return summary
 
 
-def _runtime_version() -> str:
-    from importlib import metadata
+def _runtime_key() -> list[tuple[int, int, int, int]]:
+    """The installed runtime, for the memo key: the stat of its package's __init__.py and library (an
+    install, upgrade or reinstall writes them anew). Found on sys.path without importing the runtime
+    or importlib.metadata, which cost ~20 ms before this host's runner can start."""
+    from importlib.machinery import PathFinder
 
-    try:
-        return metadata.version("litert-lm-api")
-    except metadata.PackageNotFoundError:
-        return "none"
+    spec = PathFinder.find_spec("litert_lm")
+    if spec is None or not spec.origin:
+        return []
+    init = Path(spec.origin)
+    return [stat_key(p.stat()) for p in (init, init.with_name("liblitert-lm.so")) if p.is_file()]
 
 
 def _facts(path: Path) -> ModelFacts | None:

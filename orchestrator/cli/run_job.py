@@ -232,12 +232,12 @@ def _prescore(fmt: str):
 
 def scorer_for(fmt: str, judge_url: str | None, judge_model: str | None):
     """The dataset format's scorer, followed by the LLM judge when one is asked for."""
-    from ..scoring import SCORERS  # imported here: nltk takes ~1 s to import, other commands need none of it
-    from ..scoring.judge import JudgeConfig, add_judge_accuracy
+    from ..scoring import SCORERS  # the registry: each scorer imports nltk & co. when it first scores
 
     base = SCORERS.get(fmt).score
     if not judge_url and not judge_model:
         return base
+    from ..scoring.judge import JudgeConfig, add_judge_accuracy
     if not (judge_url and judge_model):
         raise ConfigError(
             "--judge and --judge-model go together",

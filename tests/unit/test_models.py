@@ -40,8 +40,9 @@ def test_a_second_inspection_comes_from_the_cache_and_equals_the_first(tmp_path:
     monkeypatch.setenv("EDGEFARM_CACHE_DIR", str(tmp_path))
     first = inspect_model(BUNDLED_MODEL)
     assert len(list((tmp_path / "memo" / "models").glob("*.pickle"))) == 1
-    kept = {"sha256": first.sha256, "runtime": models._runtime_version(), "layout": 1}
-    assert models._runtime_version() == "0.18.1" and Memo("models").get(kept)["sections"] == first.sections
+    kept = {"sha256": first.sha256, "runtime": models._runtime_key(), "layout": 1}
+    assert len(models._runtime_key()) == 2  # the runtime's __init__.py and liblitert-lm.so
+    assert Memo("models").get(kept)["sections"] == first.sections
     monkeypatch.setitem(sys.modules, "litert_lm", None)  # importing the runtime now fails
     monkeypatch.setattr(models, "read_sections", lambda path: pytest.fail("the cache was not used"))
     assert inspect_model(BUNDLED_MODEL) == first
@@ -58,5 +59,23 @@ def test_a_damaged_cache_entry_is_inspected_again(tmp_path: Path, monkeypatch):
     (entry,) = (tmp_path / "memo" / "models").glob("*.pickle")
     entry.write_bytes(entry.read_bytes()[:40])  # truncated by hand
     assert inspect_model(TEXT_MODEL) == first
-    kept = {"sha256": first.sha256, "runtime": models._runtime_version(), "layout": 1}
+    kept = {"sha256": first.sha256, "runtime": models._runtime_key(), "layout": 1}
     assert Memo("models").get(kept)["sections"] == first.sections  # rewritten whole
+
+
+def test_the_inspection_is_kept_per_installed_runtime(tmp_path: Path, monkeypatch):
+    """Another or a reinstalled runtime (its files written anew) is another key: the model is read again."""
+    import os
+
+    from orchestrator import models
+
+    pkg = tmp_path / "site" / "litert_lm"
+    pkg.mkdir(parents=True)
+    (pkg / "__init__.py").write_text("")
+    (pkg / "liblitert-lm.so").write_bytes(b"v1")
+    installed = models._runtime_key()
+    monkeypatch.syspath_prepend(str(tmp_path / "site"))
+    first = models._runtime_key()
+    assert len(first) == 2 and first != installed
+    os.utime(pkg / "liblitert-lm.so", ns=(1, 1))  # the library replaced
+    assert models._runtime_key() != first
