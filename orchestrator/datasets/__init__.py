@@ -6,7 +6,7 @@ A format is a `DatasetFormat`: `detect(path)` says whether it can read what the 
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import importlib
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -18,26 +18,30 @@ from .types import Constraint, Dataset, ExpectedCall, Part, Problem, Sample, Tur
 
 @dataclass(frozen=True)
 class DatasetFormat:
+    """A dataset format: `detect(path)` says whether it reads what the user pointed at, `load(path,
+    subset)` returns the Dataset. Both live in the format's module, imported when first asked: a run
+    whose dataset comes from the host's memo (resolve.py) loads no format at all (25-30 ms)."""
+
     name: str
-    detect: Callable[[Path], bool]
-    load: Callable[[Path, str | None], Dataset]  # (path, subset) -> Dataset
+    module: str  # orchestrator.datasets.<module> defines detect and load
+
+    def _loaded(self):
+        return importlib.import_module(f"{__name__}.{self.module}")
+
+    def detect(self, path: Path) -> bool:
+        return self._loaded().detect(path)
+
+    def load(self, path: Path, subset: str | None) -> Dataset:
+        return self._loaded().load(path, subset)
 
 
 FORMATS = Registry[DatasetFormat]("dataset format")
 
-# Format modules register themselves here, in detection order (most specific first).
-# -- registrations --
-from . import edgemmeval
-
-FORMATS.add("edgemmeval", DatasetFormat("edgemmeval", edgemmeval.detect, edgemmeval.load))
-from . import evalscope_vmcq, evalscope_vqa
-
-FORMATS.add("general_vqa", DatasetFormat("general_vqa", evalscope_vqa.detect, evalscope_vqa.load))
-FORMATS.add("general_vmcq", DatasetFormat("general_vmcq", evalscope_vmcq.detect, evalscope_vmcq.load))
-from . import evalscope_fc
-
-FORMATS.add("general_fc", DatasetFormat("general_fc", evalscope_fc.detect, evalscope_fc.load))
-# -- end registrations --
+# In detection order (most specific first).
+FORMATS.add("edgemmeval", DatasetFormat("edgemmeval", "edgemmeval"))
+FORMATS.add("general_vqa", DatasetFormat("general_vqa", "evalscope_vqa"))
+FORMATS.add("general_vmcq", DatasetFormat("general_vmcq", "evalscope_vmcq"))
+FORMATS.add("general_fc", DatasetFormat("general_fc", "evalscope_fc"))
 
 
 def require_valid(ds: Dataset) -> Dataset:
