@@ -506,9 +506,9 @@ def main(argv: list[str] | None = None) -> int:
         ap.error("--model is required")
     runner: LiteRtRunner | None = None
     if args.job_from_stdin:  # started before its job was staged: the engine loads while the host prepares
-        if args.stop or args.job:
-            ap.error("--job-from-stdin takes the job (and not --stop) from stdin")
-        cache_dir = Path(args.cache_dir) if args.cache_dir else Path.cwd() / "cache"
+        if args.stop or args.job or not args.cache_dir:
+            ap.error("--job-from-stdin takes the job (and not --stop) from stdin, and needs --cache-dir")
+        cache_dir = Path(args.cache_dir)
         cache_dir.mkdir(parents=True, exist_ok=True)
         loaded = load_engine(args, cache_dir, None)  # its log goes to the host, which keeps the tail
         if isinstance(loaded, int):

@@ -18,14 +18,13 @@ from typing import TYPE_CHECKING, Any
 
 from android_runner.contract import SampleResult, read_results
 
+from .bundled import REPO_ROOT
 from .errors import ConfigError
 from .fsutil import write_json_atomic, write_text_atomic
 from .jsonio import DOCUMENT, read_json
 
 if TYPE_CHECKING:
     from .report.types import RunReport
-
-REPO_ROOT = Path(__file__).resolve().parents[1]
 
 
 def new_run_id(now: datetime) -> str:

@@ -32,8 +32,11 @@ def prestart_runners(
 ) -> None:
     """Start the runners that can load their engine before the job exists (this host's Python runner),
     so the engine loads while the host still imports, loads the dataset and prepares the run; the
-    device's session then hands its runner the job. Runners that cannot are started as usual."""
+    device's session then hands its runner the job. Runners that cannot are started as usual, and
+    devices that cannot start a command now and feed it later (phones, boards) are not asked."""
     for device in devices:
+        if getattr(device, "start", None) is None:
+            continue
         adapter = RUNNERS.get(device.runner)(device)
         prestart = getattr(adapter, "prestart", None)
         if prestart is not None:

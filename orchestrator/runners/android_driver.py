@@ -23,6 +23,7 @@ from android_runner.contract import JobItem, JobPart, SampleResult
 from android_runner.conversation import MEDIA_KINDS, unsupported_reason
 from android_runner.status import MODEL_UNLOADABLE_EXIT, SIGABRT, Status
 
+from ..bundled import REPO_ROOT
 from ..devices.base import Device
 from ..devices.files import cached_sha256, push_pairs
 from ..devices.types import DeviceInfo, Exit, PushStats
@@ -33,9 +34,8 @@ from . import android_upstream as upstream
 from .android_snapshots import SNAPSHOT_FILES
 from .base import RunnerEvents, RunOptions, Staged
 
-REPO = Path(__file__).resolve().parents[2]
-DRIVER = REPO / "android_runner" / "driver.sh"
-BUILD = REPO / "build" / "android_arm64"
+DRIVER = REPO_ROOT / "android_runner" / "driver.sh"
+BUILD = REPO_ROOT / "build" / "android_arm64"
 STORAGE_MARGIN_MB = 64.0  # runner, libs, media and outputs next to the model
 RAM_FRACTION = 0.8  # a model larger than this share of RAM will not run (weights + KV cache + OS)
 RUNNER_KINDS = ("native", "upstream")

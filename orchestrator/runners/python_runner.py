@@ -20,6 +20,7 @@ from pathlib import Path, PurePosixPath
 from android_runner.contract import JobItem, SampleResult, parse_results
 from android_runner.status import MODEL_UNLOADABLE_EXIT, TIMEOUT_EXIT, Status, classify
 
+from ..bundled import REPO_ROOT
 from ..devices.base import Device, StartedProcess
 from ..devices.ssh_info import runner_sha256
 from ..devices.types import Exit, LineSink, PushStats
@@ -40,7 +41,7 @@ RUNNER_FILES = (
     "thermal.py",
     "litert_runner.py",
 )
-PACKAGE_DIR = Path(__file__).resolve().parents[2] / "android_runner"
+PACKAGE_DIR = REPO_ROOT / "android_runner"
 PROTOCOL_PREFIX = "EDGEFARM "
 GLOG_ERROR = re.compile(r"^[EF]\d{4} ")  # glog ERROR/FATAL lines; the status continues on the next lines
 INIT_ALLOWANCE_S = 600.0
@@ -157,10 +158,10 @@ class PythonRunner:
     def prestart(self, device: Device, model: ModelSummary, opts: RunOptions) -> bool:
         """Start the device's runner before its job exists: it stages the model and the runner and
         loads the engine while the host loads the dataset and prepares the run; `execute` then sends
-        it the job. Only for a device that can start a process and follow it later (`start`: this
-        host). Any failure leaves it to `stage`/`execute`, which report it as they always do."""
-        start = getattr(device, "start", None)
-        if start is None or device.name in _EARLY or self._memory_refusal(device, model, opts):
+        it the job. For a device that can start a process and follow it later (`start`: this host;
+        `runners.prestart_runners` asks no other). Any failure leaves it to `stage`/`execute`, which
+        report it as they always do."""
+        if device.name in _EARLY or self._memory_refusal(device, model, opts):
             return False
         self.modalities = model.modalities
         model_remote = self._model_remote(device, model)
@@ -170,7 +171,7 @@ class PythonRunner:
             return False
         argv = self._engine_argv(PurePosixPath(str(device.workdir)), model_remote, opts)
         try:
-            process = start([*argv, "--job-from-stdin"])
+            process = device.start([*argv, "--job-from-stdin"])
         except OSError:
             return False
         with _EARLY_LOCK:

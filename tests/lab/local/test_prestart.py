@@ -138,3 +138,12 @@ def test_the_runner_stops_when_the_host_goes_before_the_job_or_sends_nonsense(tm
         out, _ = runner.communicate(line, timeout=120)  # then stdin closes
         assert runner.returncode == STOPPED_EXIT, (line, out)
         assert " READY " not in out
+
+
+def test_a_runner_started_early_needs_its_cache_folder_named():
+    """Before its job it has no job folder to default the runtime's cache to: --cache-dir is required."""
+    p = subprocess.run(
+        [sys.executable, str(REPO / "android_runner" / "entry.py"), "--model", str(TINY_MM), "--job-from-stdin"],
+        stdin=subprocess.DEVNULL, capture_output=True, text=True, timeout=60, check=False,
+    )  # fmt: skip
+    assert p.returncode == 2 and "--cache-dir" in p.stderr, p.stderr
