@@ -16,7 +16,6 @@ import glob
 import os
 import re
 import shutil
-import subprocess
 import threading
 import time
 from collections.abc import Callable
@@ -64,6 +63,8 @@ def _read_hwmon(files: list[str]) -> float | None:
 
 
 def _read_pmic() -> float | None:
+    import subprocess  # only a Pi gets here: not imported at the runner's start, which a sample waits on
+
     try:
         p = subprocess.run(
             ["vcgencmd", "pmic_read_adc"], capture_output=True, text=True, timeout=2, check=False

@@ -15,8 +15,10 @@ import os
 import queue
 import threading
 from collections.abc import Callable
+from typing import Generic, TypeVar
 
 LOWEST = 19
+T = TypeVar("T")
 
 
 def lower_this_thread() -> None:
@@ -60,3 +62,20 @@ def idle_worker() -> IdleWorker:
         if _shared is None:
             _shared = IdleWorker()
         return _shared
+
+
+class HeadStart(Generic[T]):
+    """A value the idle worker computes while the devices run (`submit(head_start.get)`), or whoever
+    asks for it first: a caller never waits on a starved nice-19 thread that has not begun it."""
+
+    def __init__(self, compute: Callable[[], T]) -> None:
+        self._compute = compute
+        self._lock = threading.Lock()
+        self._done = False
+        self._value: T | None = None
+
+    def get(self) -> T:
+        with self._lock:
+            if not self._done:
+                self._value, self._done = self._compute(), True
+            return self._value  # type: ignore[return-value]

@@ -12,7 +12,6 @@ import subprocess
 import sys
 from collections.abc import Mapping, Sequence
 from datetime import datetime, timezone
-from importlib import metadata
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -37,6 +36,10 @@ def device_folder(run_dir: Path, device_name: str) -> Path:
 
 
 def versions() -> dict[str, str]:
+    """The run stamp's package versions and edgefarm's git revision. run_job finds them on the idle
+    worker while the devices run: importlib.metadata's import and git took ~20 ms of a run's start."""
+    from importlib import metadata
+
     out = {"python": sys.version.split()[0]}
     for dist in ("edgefarm", "litert-lm-api", "adbutils", "asyncssh"):
         try:

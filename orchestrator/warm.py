@@ -10,6 +10,7 @@ stage that needs the module to report.
 from __future__ import annotations
 
 import importlib
+from collections.abc import Callable, Iterable
 
 from .idle import idle_worker
 
@@ -26,7 +27,12 @@ LATER_STAGES = (
 )
 
 
-def warm_later_stages(modules: tuple[str, ...] = LATER_STAGES) -> None:
+def warm_later_stages(
+    also: Iterable[Callable[[], object]] = (), modules: tuple[str, ...] = LATER_STAGES
+) -> None:
+    """Queue the later stages' imports, then `also` (other head starts), on the idle worker."""
     worker = idle_worker()
     for name in modules:
         worker.submit(lambda name=name: importlib.import_module(name))
+    for fn in also:
+        worker.submit(fn)

@@ -17,6 +17,7 @@ from ..errors import ConfigError, DeviceError, ModelError, OutputError
 from ..fallback import absent_named, run_stand_ins, stand_in_boards
 from ..farm import run_farm
 from ..fsutil import make_new_dir
+from ..idle import HeadStart
 from ..interrupt import INTERRUPTED_EXIT, stop_on_interrupt
 from ..inventory import Inventory, select_usable
 from ..jobs import JobOptions
@@ -129,7 +130,7 @@ def run_job(
         dataset_sha=dataset_sha,
         devices=devices,
         flags=flags,
-        versions=versions(),
+        versions={},  # written with the run's end (package_versions)
         host=host_info(),
         unusable=[dataclasses.asdict(u) for u in selection.unusable],
         notes=list(selection.notes),
@@ -147,6 +148,7 @@ def run_job(
     job_opts = JobOptions(
         max_output_tokens=max_output_tokens or 128, override=max_output_tokens is not None, refused=refused
     )
+    package_versions = HeadStart(versions)  # for run.json, found while the devices run
     with stop_on_interrupt(lambda message: err.print(f"[yellow]{message}[/]")) as stop:
         outcomes = run_farm(
             selection.devices,
@@ -161,7 +163,7 @@ def run_job(
             stop,
             assignment=shards.assignment if shards else None,
             prescore=_prescore(dataset.format),
-            on_staged=warm_later_stages,  # scoring and report imports load while the devices run
+            on_staged=lambda: warm_later_stages(also=[package_versions.get]),  # load while the devices run
         )
         # the rows a device without trouble wrote to its results.jsonl, for the report; a failed device
         # is read back from its folder (a stand-in or its own return after a loss may add rows there)
@@ -176,6 +178,7 @@ def run_job(
         ) if not stop.is_set() else []  # fmt: skip
 
     record["finished_at"] = utc_now().isoformat(timespec="seconds")
+    record["versions"] = package_versions.get()
     record["device_versions"] = device_versions({o.name: o.runner for o in outcomes})  # runners/stamp.py
     write_run_json(run_dir, record)
     report = load_report(run_dir, written)
@@ -238,6 +241,7 @@ def scorer_for(fmt: str, judge_url: str | None, judge_model: str | None):
     if not judge_url and not judge_model:
         return base
     from ..scoring.judge import JudgeConfig, add_judge_accuracy
+
     if not (judge_url and judge_model):
         raise ConfigError(
             "--judge and --judge-model go together",

@@ -5,6 +5,7 @@ from __future__ import annotations
 import hashlib
 import os
 import threading
+from collections.abc import Mapping
 from pathlib import Path, PurePosixPath
 
 from ..errors import DeviceError
@@ -71,3 +72,12 @@ def parse_sha256sum(out: str) -> dict[str, str]:
         if len(digest) == 64 and name:
             found[name] = digest
     return found
+
+
+def runner_sha256(files: Mapping[str, bytes]) -> str:
+    """What a board's runner probe (devices/ssh_info.py) prints for these files ({"./android_runner/x.py": content})."""
+    lines = "".join(
+        f"{hashlib.sha256(data).hexdigest()}  {path}\n"
+        for path, data in sorted(files.items(), key=lambda x: x[0].encode())
+    )
+    return hashlib.sha256(lines.encode()).hexdigest()

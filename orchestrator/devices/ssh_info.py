@@ -11,7 +11,6 @@ aarch64 Python says x86_64), and it is preferred over the shell's where both exi
 
 from __future__ import annotations
 
-import hashlib
 import json
 import re
 import shlex
@@ -296,12 +295,3 @@ def board_info(
             **(extra or {}),
         },
     )
-
-
-def runner_sha256(files: Mapping[str, bytes]) -> str:
-    """What the board's runner probe prints for these files ({"./android_runner/x.py": content})."""
-    lines = "".join(
-        f"{hashlib.sha256(data).hexdigest()}  {path}\n"
-        for path, data in sorted(files.items(), key=lambda x: x[0].encode())
-    )
-    return hashlib.sha256(lines.encode()).hexdigest()

@@ -22,7 +22,7 @@ from android_runner.status import MODEL_UNLOADABLE_EXIT, TIMEOUT_EXIT, Status, c
 
 from ..bundled import REPO_ROOT
 from ..devices.base import Device, StartedProcess
-from ..devices.ssh_info import runner_sha256
+from ..devices.files import runner_sha256
 from ..devices.types import Exit, LineSink, PushStats
 from ..errors import DeviceError, EdgefarmError, ModelError
 from ..model_facts import memory_refusal

@@ -8,9 +8,9 @@ import pytest
 
 from android_runner.contract import SampleResult
 from orchestrator.devices.types import DeviceInfo
+from orchestrator.devices_yaml import parse_inventory
 from orchestrator.errors import ConfigError
 from orchestrator.fallback import boards_for, needs, stand_in_boards
-from orchestrator.inventory import parse_inventory
 from orchestrator.session import DeviceOutcome
 
 INV = parse_inventory(

@@ -2,8 +2,9 @@ from pathlib import Path
 
 import pytest
 
+from orchestrator.devices_yaml import parse_inventory
 from orchestrator.errors import ConfigError
-from orchestrator.inventory import load_inventory, parse_inventory, select_devices
+from orchestrator.inventory import load_inventory, select_devices
 
 GOOD = """\
 adb_servers: [127.0.0.1:5037, farmhost-2.lab:5037]

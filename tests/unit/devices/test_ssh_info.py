@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 from pathlib import Path, PurePosixPath
 
+from orchestrator.devices.files import runner_sha256  # what the probe's command must agree with
 from orchestrator.devices.ssh_info import (
     MARKER,
     PROBES,
@@ -15,7 +16,6 @@ from orchestrator.devices.ssh_info import (
     parse_python_probe,
     parse_throttled,
     parse_vcgencmd_temp,
-    runner_sha256,
     soc_name,
     split_sections,
 )

@@ -3,6 +3,7 @@ READY, and the single watchdog ending a run with exactly one timeout row and exi
 
 from __future__ import annotations
 
+import base64
 import json
 import re
 import subprocess
@@ -80,6 +81,30 @@ def test_ready_carries_the_runtime_identity(tmp_path: Path):
     assert ready["runtime_lib"].endswith("/liblitert-lm.so") and Path(ready["runtime_lib"]).is_file()
     assert re.fullmatch(r"[0-9a-f]{64}", ready["runtime_sha256"])
     assert {k: ready[k] for k in ("runtime_version", "runtime_lib", "runtime_sha256")} == runtime_identity()
+
+
+def test_runtime_identity_agrees_with_importlib_metadata():
+    """The runner reads the dist-info folder itself (no importlib.metadata import at its start)."""
+    lib = next(f for f in metadata.files("litert-lm-api") if f.name == "liblitert-lm.so")
+    value = lib.hash.value
+    assert runtime_identity() == {
+        "runtime_version": metadata.version("litert-lm-api"),
+        "runtime_lib": str(Path(lib.locate()).resolve()),
+        "runtime_sha256": base64.urlsafe_b64decode(value + "=" * (-len(value) % 4)).hex(),
+    }
+    assert runtime_identity("LiteRT_LM.api") == runtime_identity()  # the name is normalised as pip does
+
+
+def test_runtime_identity_of_an_install_without_the_library_row(tmp_path: Path, monkeypatch):
+    info = tmp_path / "litert_lm_api-9.9.dist-info"
+    info.mkdir()
+    (info / "METADATA").write_text("Metadata-Version: 2.1\nName: litert-lm-api\nVersion: 9.9\n")
+    (info / "RECORD").write_text("litert_lm/__init__.py,sha256=AAAA,10\n")
+    monkeypatch.setattr(sys, "path", [str(tmp_path)])
+    assert runtime_identity() == {"runtime_version": "9.9", "runtime_lib": "", "runtime_sha256": ""}
+    (info / "RECORD").write_text('"litert_lm/liblitert-lm.so",md5=AAAA,10\n')  # not a sha256: not quoted
+    assert runtime_identity()["runtime_lib"] == str(tmp_path / "litert_lm/liblitert-lm.so")
+    assert runtime_identity()["runtime_sha256"] == ""
 
 
 def test_runtime_identity_of_a_missing_runtime_is_empty():
