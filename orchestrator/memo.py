@@ -8,7 +8,7 @@ files and the code are the same. A memo entry records what it depends on, the fi
 every one is unchanged; what is keyed by content (a sha256) depends on no file. Checks keep only
 outcomes without problems: a problem is reported by the full check, every time. Entries are pickles
 in `$EDGEFARM_CACHE_DIR/memo/<kind>/` (default ~/.cache/edgefarm), a folder as trusted as the runner
-edgefarm starts from `~/.cache/edgefarm/local`; a damaged or unreadable entry is a miss.
+edgefarm starts from `$EDGEFARM_CACHE_DIR/local`; a damaged or unreadable entry is a miss.
 """
 
 from __future__ import annotations

@@ -15,11 +15,11 @@ from pathlib import Path, PurePosixPath
 from typing import Any
 
 from ..errors import DeviceError
-from ..fsutil import link_new
+from ..fsutil import cache_dir, link_new
 from .files import cached_sha256, push_pairs
 from .types import DeviceInfo, Exit, LineSink, ProgressSink, PushStats
 
-DEFAULT_WORKDIR = Path("~/.cache/edgefarm/local")
+WORKDIR_IN_CACHE = "local"  # this host's work folder: $EDGEFARM_CACHE_DIR/local, else ~/.cache/edgefarm/local
 
 
 def _cpu_model() -> str:
@@ -62,13 +62,14 @@ class LocalDevice:
     def __init__(
         self,
         name: str = "this-host",
-        workdir: Path = DEFAULT_WORKDIR,
+        workdir: Path | None = None,
         python: str | None = None,
         backend: str = "cpu",
         threads: int | None = None,
     ) -> None:
         self.name = name
-        self.workdir = PurePosixPath(str(Path(workdir).expanduser()))
+        folder = Path(workdir).expanduser() if workdir else cache_dir() / WORKDIR_IN_CACHE
+        self.workdir = PurePosixPath(str(folder))
         self.python = python or os.environ.get("EDGEFARM_PYTHON") or _default_python()
         self.backend = backend
         self.threads = threads
@@ -78,7 +79,7 @@ class LocalDevice:
     def from_entry(cls, entry: Mapping[str, Any]) -> LocalDevice:
         return cls(
             name=entry.get("name", "this-host"),
-            workdir=Path(entry.get("workdir", str(DEFAULT_WORKDIR))),
+            workdir=Path(entry["workdir"]) if entry.get("workdir") else None,
             python=entry.get("python"),
             backend=entry.get("backend", "cpu"),
             threads=entry.get("threads"),

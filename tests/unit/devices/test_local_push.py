@@ -52,3 +52,13 @@ def test_another_file_system_gets_a_copy(tmp_path: Path):
         assert stats.files == 4
         copy = Path(str(dst)) / "media" / "0.png"
         assert not os.path.samefile(copy, src / "media" / "0.png") and copy.read_bytes() == bytes([0]) * 100
+
+
+def test_this_hosts_work_folder_is_in_edgefarms_cache_unless_devices_yaml_names_one(tmp_path, monkeypatch):
+    monkeypatch.setenv("EDGEFARM_CACHE_DIR", str(tmp_path / "cache"))
+    assert LocalDevice().workdir == PurePosixPath(str(tmp_path / "cache" / "local"))
+    assert LocalDevice.from_entry({"name": "h", "kind": "local"}).workdir == LocalDevice().workdir
+    named = LocalDevice.from_entry({"name": "h", "kind": "local", "workdir": str(tmp_path / "w")})
+    assert named.workdir == PurePosixPath(str(tmp_path / "w"))
+    monkeypatch.delenv("EDGEFARM_CACHE_DIR")
+    assert LocalDevice().workdir == PurePosixPath(str(Path("~/.cache/edgefarm/local").expanduser()))
