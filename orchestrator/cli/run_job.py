@@ -177,14 +177,16 @@ def run_job(
             wait_s=fallback_wait_s, score=score, console=err, stop=stop,
         ) if not stop.is_set() else []  # fmt: skip
 
-    record["finished_at"] = utc_now().isoformat(timespec="seconds")
-    record["versions"] = package_versions.get()
-    record["device_versions"] = device_versions({o.name: o.runner for o in outcomes})  # runners/stamp.py
-    write_run_json(run_dir, record)
-    report = load_report(run_dir, written)
-    paths = write_reports(run_dir, report)
-    _print_outcomes(outcomes, report, model_summary.path.name, err)
-    click.echo(str(paths["md"]))
+        # still under the handlers: a Ctrl-C while the reports are written stops nothing half-way (the
+        # first is noted, a second exits at once), never click's "Aborted!" with exit 1
+        record["finished_at"] = utc_now().isoformat(timespec="seconds")
+        record["versions"] = package_versions.get()
+        record["device_versions"] = device_versions({o.name: o.runner for o in outcomes})  # runners/stamp.py
+        write_run_json(run_dir, record)
+        report = load_report(run_dir, written)
+        paths = write_reports(run_dir, report)
+        _print_outcomes(outcomes, report, model_summary.path.name, err)
+        click.echo(str(paths["md"]))
     if stop.is_set():
         done = sum(len(o.results) for o in outcomes)
         err.print(

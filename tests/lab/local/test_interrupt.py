@@ -144,3 +144,34 @@ def test_resume_stops_a_runner_of_the_same_job_that_is_still_alive(tmp_path, loc
     finally:
         if stray.poll() is None:
             stray.kill()
+
+
+CTRL_C_IN_REPORTS = """
+import os, signal, sys
+import orchestrator.cli.run_job as run_job
+write_reports = run_job.write_reports
+def ctrl_c_then_write(*args, **kwargs):  # a Ctrl-C while the run's reports are being written
+    os.kill(os.getpid(), signal.SIGINT)
+    return write_reports(*args, **kwargs)
+run_job.write_reports = ctrl_c_then_write
+sys.argv = ["edgefarm", *sys.argv[1:]]
+from orchestrator.cli import entry
+entry()
+"""
+
+
+def test_a_ctrl_c_while_the_reports_are_written_still_writes_them_and_exits_130(tmp_path, local_inventory):
+    inv = local_inventory()
+    out = tmp_path / "runs"
+    p = subprocess.run(
+        [sys.executable, "-c", CTRL_C_IN_REPORTS, "run", "--devices", "local", "--inventory", str(inv),
+         "--modality", "text", "--limit", "3", "--out", str(out)],
+        check=False, cwd=REPO, env=dict(os.environ, COLUMNS="200"), capture_output=True, text=True, timeout=120,
+    )  # fmt: skip
+    assert p.returncode == INTERRUPTED_EXIT, p.stderr[-3000:]  # not click's "Aborted!" (exit 1)
+    assert "Aborted" not in p.stderr and "Traceback" not in p.stderr, p.stderr[-3000:]
+    (run_dir,) = out.iterdir()
+    assert json.loads((run_dir / "report.json").read_text())["devices"], "the reports were written"
+    run = json.loads((run_dir / "run.json").read_text())
+    assert run["finished_at"] and run["versions"]["litert-lm-api"]
+    assert f"--resume {run_dir}" in p.stderr
