@@ -25,10 +25,11 @@ from ..devices.ssh import SshDevice
 from ..devices.ssh_info import venv_python
 from ..devices.types import DeviceInfo
 from ..errors import DeviceError
+from ..fsutil import cache_dir
 from ..runners.python_runner import PACKAGE_DIR, RUNNER_FILES
 from .verdict import LITERT_PIN, WHEEL_PLATFORMS, Verdict, judge
 
-DEFAULT_WHEELS = Path("~/.cache/edgefarm/wheels")
+WHEELS_IN_CACHE = "wheels"  # downloaded wheels: $EDGEFARM_CACHE_DIR/wheels, else ~/.cache/edgefarm/wheels
 STEP_TIMEOUT_S = 900.0  # ensurepip + a 46 MB wheel on a slow SD card
 UNPACK = (
     "import sys,sysconfig,zipfile\n"
@@ -72,7 +73,7 @@ def setup_board(
     model_bytes: int,
     *,
     offline: bool,
-    wheels: Path = DEFAULT_WHEELS,
+    wheels: Path | None = None,
     log: Log = lambda _msg: None,
 ) -> SetupResult:
     """Verdict, env, runtime, runner, check. Raises DeviceError (one line + fix) at the first problem."""
@@ -100,7 +101,7 @@ def setup_board(
         result.steps.append(f"env {venv}")
         if offline:
             py_xy = ".".join(str(x.get("python_version")).split(".")[:2])
-            wheel = host_wheel(dev, before.abi, py_xy, wheels, log)
+            wheel = host_wheel(dev, before.abi, py_xy, wheels or cache_dir() / WHEELS_IN_CACHE, log)
             remote = dev.workdir / "wheels" / wheel.name
             log(f"pushing {wheel.name} ({wheel.stat().st_size / 2**20:.0f} MB)")
             dev.push(wheel, remote)

@@ -10,7 +10,7 @@ import click
 from rich.console import Console
 from rich.table import Table
 
-from ..boards.setup import DEFAULT_WHEELS, setup_board
+from ..boards.setup import setup_board
 from ..devices.ssh import SshDevice
 from ..errors import ConfigError, DeviceError
 from ..inventory import load_inventory
@@ -32,8 +32,8 @@ STATUS_STYLE = {"ok": "green", "warn": "yellow", "fail": "red"}
 @click.option(
     "--wheels",
     type=click.Path(path_type=Path, file_okay=False),
-    default=DEFAULT_WHEELS,
-    show_default=True,
+    default=None,
+    show_default="$EDGEFARM_CACHE_DIR/wheels, else ~/.cache/edgefarm/wheels",
     help="host folder of downloaded wheels (--offline); a wheel already there is not downloaded again",
 )
 @click.option(
@@ -44,7 +44,7 @@ STATUS_STYLE = {"ok": "green", "warn": "yellow", "fail": "red"}
     help="the model you will run: free disk and RAM are judged against its size",
 )
 @click.option("--json", "as_json", is_flag=True, help="print the result as JSON")
-def setup(names: str, inventory, offline: bool, wheels: Path, model: Path, as_json: bool) -> None:
+def setup(names: str, inventory, offline: bool, wheels: Path | None, model: Path, as_json: bool) -> None:
     """Prepare boards: a Python env in the board's work folder with litert-lm-api, and the runner.
 
     NAMES is `all` or board names from devices.yaml (kind: ssh), comma-separated."""
