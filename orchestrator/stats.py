@@ -1,0 +1,168 @@
+"""Intervals and paired tests for the report (pure, stdlib only: the runtime does not need scipy).
+
+- `bootstrap_ci`: percentile bootstrap of any statistic (a latency percentile, a mean) over the
+  samples; `bootstrap_ci_groups` resamples whole groups (the repeats of one sample under --repeat),
+  so repeats of one prompt are not counted as independent evidence.
+- `wilson_interval`: a pass rate's interval (Wilson score; sane at 0 and 100% and small n, where
+  the normal "Wald" interval collapses to zero width).
+- `mcnemar_exact`: pass/fail flips of two devices (or runs) on the same samples; only the
+  discordant pairs count (b: pass->fail, c: fail->pass); two-sided exact binomial p at 1/2.
+- `paired_ratio_ci`: B against A on the same samples as the geometric mean of the per-sample ratios
+  b_i/a_i with a bootstrap interval over the pairs: "1.00 (0.97-1.04)" holds 1, no difference.
+
+docs/run-directory.md says which interval each figure carries and why.
+"""
+
+from __future__ import annotations
+
+import math
+import random
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from statistics import NormalDist
+
+Stat = Callable[[Sequence[float]], float | None]
+LEVEL = 0.95
+N_BOOT = 2000
+ALPHA = 0.05  # a paired test "rejects" (a significant difference) below this p
+
+
+def quantile(values: Sequence[float], q: float) -> float | None:
+    """Linear-interpolated quantile (numpy's default), q in [0, 1]; None for no values."""
+    xs = sorted(values)
+    if not xs:
+        return None
+    pos = (len(xs) - 1) * q
+    lo, hi = math.floor(pos), math.ceil(pos)
+    return xs[lo] + (xs[hi] - xs[lo]) * (pos - lo)
+
+
+def mean(values: Sequence[float]) -> float | None:
+    return sum(values) / len(values) if values else None
+
+
+def median(values: Sequence[float]) -> float | None:
+    return quantile(values, 0.5)
+
+
+def percentile_stat(q: float) -> Stat:
+    """The statistic 'q-th percentile' (q in [0, 100]) for bootstrap_ci."""
+    return lambda xs: quantile(xs, q / 100.0)
+
+
+def _tails(stats: list[float], level: float) -> tuple[float, float]:
+    stats.sort()
+    a = (1.0 - level) / 2.0
+    lo, hi = quantile(stats, a), quantile(stats, 1.0 - a)
+    assert lo is not None and hi is not None
+    return lo, hi
+
+
+def bootstrap_ci(
+    values: Sequence[float], stat: Stat, *, n: int = N_BOOT, seed: int = 0, level: float = LEVEL
+) -> tuple[float, float] | None:
+    """Percentile bootstrap interval of `stat` over `values`; None with fewer than 2 values (no
+    spread to estimate). Seeded: the same values give the same interval in every report."""
+    xs = [float(v) for v in values if v is not None and not math.isnan(v)]
+    if len(xs) < 2:
+        return None
+    rng = random.Random(seed)
+    k = len(xs)
+    stats = []
+    for _ in range(n):
+        s = stat(rng.choices(xs, k=k))
+        if s is not None:
+            stats.append(s)
+    return _tails(stats, level) if stats else None
+
+
+def bootstrap_ci_groups(
+    groups: Sequence[Sequence[float]], stat: Stat, *, n: int = N_BOOT, seed: int = 0, level: float = LEVEL
+) -> tuple[float, float] | None:
+    """Cluster bootstrap: resample whole groups (a sample's first run and its --repeat runs) and
+    apply `stat` to the values of the drawn groups; None with fewer than 2 non-empty groups."""
+    gs = [[float(v) for v in g] for g in groups if g]
+    if len(gs) < 2:
+        return None
+    rng = random.Random(seed)
+    stats = []
+    for _ in range(n):
+        s = stat([v for g in rng.choices(gs, k=len(gs)) for v in g])
+        if s is not None:
+            stats.append(s)
+    return _tails(stats, level) if stats else None
+
+
+def wilson_interval(k: int, n: int, level: float = LEVEL) -> tuple[float, float] | None:
+    """Wilson score interval for k successes of n, as fractions in [0, 1]; None for n = 0."""
+    if n <= 0:
+        return None
+    if not 0 <= k <= n:
+        raise ValueError(f"wilson_interval: k={k} not in 0..n={n}")
+    z = NormalDist().inv_cdf(1.0 - (1.0 - level) / 2.0)
+    p = k / n
+    denom = 1.0 + z * z / n
+    centre = (p + z * z / (2 * n)) / denom
+    half = z * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / denom
+    return max(0.0, centre - half), min(1.0, centre + half)
+
+
+def mcnemar_exact(b: int, c: int) -> float:
+    """Exact two-sided McNemar p-value: b, c the discordant pairs (pass->fail, fail->pass). Under
+    no difference each discordant pair is a fair coin: p = P(Binomial(b+c, 1/2) as extreme), capped
+    at 1. No discordant pair: p = 1 (nothing to reject)."""
+    if b < 0 or c < 0:
+        raise ValueError(f"mcnemar_exact: negative count b={b} c={c}")
+    m = b + c
+    if m == 0:
+        return 1.0
+    k = min(b, c)
+    tail = sum(math.comb(m, i) for i in range(k + 1)) / 2.0**m
+    return min(1.0, 2.0 * tail)
+
+
+@dataclass(frozen=True)
+class Ratio:
+    """B/A on paired samples: the geometric mean of the per-sample ratios and its interval."""
+
+    ratio: float
+    lo: float | None
+    hi: float | None
+    pairs: int
+
+    @property
+    def significant(self) -> bool:
+        """The interval excludes 1 (no interval: never significant)."""
+        return self.lo is not None and self.hi is not None and (self.hi < 1.0 or self.lo > 1.0)
+
+
+def _geomean_ratio(logs: Sequence[float]) -> float | None:
+    return math.exp(sum(logs) / len(logs)) if logs else None
+
+
+def paired_ratio_ci(
+    a: Sequence[float | None],
+    b: Sequence[float | None],
+    *,
+    n: int = N_BOOT,
+    seed: int = 0,
+    level: float = LEVEL,
+) -> Ratio | None:
+    """B against A on the same samples (a[i] and b[i] are one sample): the geometric mean of b_i/a_i
+    with a bootstrap interval over the pairs. Pairs where either value is missing or not > 0 are
+    left out; None when no pair is left. One pair: the ratio without an interval."""
+    if len(a) != len(b):
+        raise ValueError(f"paired_ratio_ci: {len(a)} values of A against {len(b)} of B")
+    logs = [
+        math.log(y / x)
+        for x, y in zip(a, b, strict=True)
+        if x is not None and y is not None and x > 0 and y > 0
+    ]
+    if not logs:
+        return None
+    est = _geomean_ratio(logs)
+    assert est is not None
+    ci = bootstrap_ci(logs, mean, n=n, seed=seed, level=level)
+    if ci is None:
+        return Ratio(est, None, None, len(logs))
+    return Ratio(est, math.exp(ci[0]), math.exp(ci[1]), len(logs))

@@ -1,0 +1,121 @@
+"""orchestrator/stats.py against reference values (scipy, textbook examples)."""
+
+from __future__ import annotations
+
+import math
+import random
+
+import pytest
+
+from orchestrator import stats
+
+scipy_stats = pytest.importorskip("scipy.stats")
+
+
+@pytest.mark.parametrize("k,n", [(0, 10), (1, 10), (5, 10), (10, 10), (3, 50), (17, 200), (199, 200)])
+def test_wilson_matches_scipy(k, n):
+    ref = scipy_stats.binomtest(k, n).proportion_ci(confidence_level=0.95, method="wilson")
+    lo, hi = stats.wilson_interval(k, n)
+    assert lo == pytest.approx(ref.low, abs=1e-9)
+    assert hi == pytest.approx(ref.high, abs=1e-9)
+
+
+def test_wilson_textbook_value():
+    # Newcombe (1998), Table I: 81/263 -> 0.2553 to 0.3662 (Wilson, no continuity correction)
+    lo, hi = stats.wilson_interval(81, 263)
+    assert (round(lo, 4), round(hi, 4)) == (0.2553, 0.3662)
+    assert stats.wilson_interval(0, 0) is None
+    with pytest.raises(ValueError):
+        stats.wilson_interval(3, 2)
+
+
+@pytest.mark.parametrize("b,c", [(0, 0), (0, 1), (1, 0), (8, 0), (0, 8), (3, 5), (10, 2), (25, 40), (0, 100)])
+def test_mcnemar_matches_scipy_binomial(b, c):
+    ref = 1.0 if b + c == 0 else scipy_stats.binomtest(min(b, c), b + c, 0.5).pvalue
+    assert stats.mcnemar_exact(b, c) == pytest.approx(ref, rel=1e-12)
+
+
+def test_mcnemar_known_values():
+    # 8 flips one way, none the other: p = 2 / 2**8
+    assert stats.mcnemar_exact(8, 0) == pytest.approx(2 / 256)
+    assert stats.mcnemar_exact(4, 4) == 1.0  # symmetric: capped at 1
+    assert stats.mcnemar_exact(8, 0) < stats.ALPHA < stats.mcnemar_exact(4, 1)
+
+
+def test_bootstrap_mean_close_to_scipy_percentile_bootstrap():
+    rng = random.Random(7)
+    xs = [rng.gauss(100.0, 15.0) for _ in range(200)]
+    lo, hi = stats.bootstrap_ci(xs, stats.mean, n=4000)
+    ref = scipy_stats.bootstrap((xs,), lambda a, axis: a.mean(axis=axis), n_resamples=4000,
+                                method="percentile", random_state=0).confidence_interval  # fmt: skip
+    width = ref.high - ref.low
+    assert lo == pytest.approx(ref.low, abs=0.08 * width)
+    assert hi == pytest.approx(ref.high, abs=0.08 * width)
+    # and against the normal theory interval of a mean: mean +- 1.96 s / sqrt(n)
+    m, s = stats.mean(xs), math.sqrt(sum((x - stats.mean(xs)) ** 2 for x in xs) / (len(xs) - 1))
+    half = 1.96 * s / math.sqrt(len(xs))
+    assert lo == pytest.approx(m - half, abs=0.1 * half) and hi == pytest.approx(m + half, abs=0.1 * half)
+
+
+def test_bootstrap_median_close_to_scipy():
+    rng = random.Random(3)
+    xs = [rng.lognormvariate(4.0, 0.5) for _ in range(150)]
+    lo, hi = stats.bootstrap_ci(xs, stats.percentile_stat(50), n=4000)
+    ref = scipy_stats.bootstrap((xs,), lambda a, axis: __import__("numpy").median(a, axis=axis), n_resamples=4000,
+                                method="percentile", random_state=0).confidence_interval  # fmt: skip
+    width = ref.high - ref.low
+    assert lo == pytest.approx(ref.low, abs=0.15 * width) and hi == pytest.approx(ref.high, abs=0.15 * width)
+    assert lo < stats.median(xs) < hi
+
+
+def test_bootstrap_is_seeded_and_needs_two_values():
+    xs = [1.0, 2.0, 3.0, 10.0]
+    assert stats.bootstrap_ci(xs, stats.mean) == stats.bootstrap_ci(xs, stats.mean)
+    assert stats.bootstrap_ci([5.0], stats.mean) is None
+    assert stats.bootstrap_ci([], stats.mean) is None
+    assert stats.bootstrap_ci([4.0, 4.0, 4.0], stats.mean) == (4.0, 4.0)
+
+
+def test_group_bootstrap_is_wider_than_treating_repeats_as_independent():
+    # 20 prompts whose latency differs a lot between prompts, 5 near-identical repeats each:
+    # resampling whole prompts gives the honest (wider) interval
+    rng = random.Random(1)
+    groups = []
+    for _ in range(20):
+        base = rng.uniform(50, 150)
+        groups.append([base + rng.gauss(0, 0.5) for _ in range(5)])
+    flat = [v for g in groups for v in g]
+    lo_f, hi_f = stats.bootstrap_ci(flat, stats.mean)
+    lo_g, hi_g = stats.bootstrap_ci_groups(groups, stats.mean)
+    assert (hi_g - lo_g) > 1.8 * (hi_f - lo_f)
+    assert stats.bootstrap_ci_groups([[1.0, 2.0]], stats.mean) is None
+
+
+def test_paired_ratio_finds_a_known_factor():
+    rng = random.Random(5)
+    a = [rng.uniform(80, 120) for _ in range(40)]
+    b = [x * 2.0 * rng.uniform(0.98, 1.02) for x in a]
+    r = stats.paired_ratio_ci(a, b)
+    assert r.ratio == pytest.approx(2.0, rel=0.01)
+    assert r.lo < 2.0 < r.hi and r.lo > 1.9 and r.significant and r.pairs == 40
+
+
+def test_paired_ratio_of_identical_devices_holds_one():
+    rng = random.Random(9)
+    a = [rng.uniform(80, 120) for _ in range(40)]
+    b = [x * rng.uniform(0.95, 1.05) for x in a]
+    r = stats.paired_ratio_ci(a, b)
+    assert r.lo < 1.0 < r.hi and not r.significant
+
+
+def test_paired_ratio_skips_missing_pairs_and_checks_lengths():
+    r = stats.paired_ratio_ci([10.0, None, 0.0, 10.0], [20.0, 5.0, 3.0, 20.0])
+    assert r.pairs == 2 and r.ratio == pytest.approx(2.0)
+    assert stats.paired_ratio_ci([None], [1.0]) is None
+    one = stats.paired_ratio_ci([2.0], [3.0])
+    assert one.ratio == pytest.approx(1.5) and one.lo is None and not one.significant
+    with pytest.raises(ValueError):
+        stats.paired_ratio_ci([1.0], [1.0, 2.0])
+    # the log-ratio mean equals the log of the scipy geometric mean of the ratios
+    a, b = [1.0, 2.0, 4.0], [3.0, 2.0, 1.0]
+    assert stats.paired_ratio_ci(a, b).ratio == pytest.approx(scipy_stats.gmean([3.0, 1.0, 0.25]))
