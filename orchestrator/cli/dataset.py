@@ -27,7 +27,10 @@ def check(path: str, format_: str | None, subset: str | None, as_json: bool) -> 
     """Validate PATH (a folder, a rows file, or a hub id); exit 0 only when it has no problems.
 
     Every problem is listed with file:line, test id and field. Exit status 2 when there are any.
+    Warnings (a regex known to backtrack) are listed too and do not change the exit status.
     """
+    from ..datasets.patterns import pattern_warnings
+
     try:
         ds = load_dataset(path, format=format_, subset=subset)
     except EdgefarmError as e:
@@ -40,14 +43,15 @@ def check(path: str, format_: str | None, subset: str | None, as_json: bool) -> 
             "total": len(ds.samples),
             "by_modality": ds.by_modality,
             "errors": [str(p) for p in ds.problems],
+            "warnings": [str(p) for p in pattern_warnings(ds)],
         }
         click.echo(json.dumps(summary, ensure_ascii=False))
     else:
-        _print_summary(ds)
+        _print_summary(ds, pattern_warnings(ds))
     sys.exit(2 if ds.problems else 0)
 
 
-def _print_summary(ds: Dataset) -> None:
+def _print_summary(ds: Dataset, warnings: list) -> None:
     """Rich table of samples per modality, then every problem (plain text: messages hold brackets)."""
     console = Console(soft_wrap=True)
     table = Table(title=f"{ds.name} ({ds.format}) {ds.root}", title_justify="left")
@@ -59,6 +63,8 @@ def _print_summary(ds: Dataset) -> None:
     console.print(table)
     for problem in ds.problems:
         click.echo(f"  - {problem}")
+    for warning in warnings:
+        click.echo(f"  warning: {warning}")
     if ds.problems:
         click.echo(f"{len(ds.problems)} problem(s); rows with problems are not counted above.")
     else:

@@ -13,6 +13,7 @@ import re
 from collections.abc import Iterator, Sequence
 from typing import Any
 
+import regex
 from jsonschema import Draft202012Validator
 from jsonschema.exceptions import best_match
 
@@ -98,16 +99,37 @@ def check_json_schema(schema: Any, output: str) -> FormatCheck:
     return FormatCheck("json_schema", True, None, content)
 
 
+REGEX_TIMEOUT_S = 1.0  # one dataset pattern against one answer; the `regex` engine stops it there
+
+
+class RegexTimeout(ValueError):
+    """A dataset pattern that did not finish on an answer within REGEX_TIMEOUT_S: the sample's
+    scoring error (the row is named by the record that holds it), never a hung run."""
+
+
 def check_regex(pattern: str, output: str) -> FormatCheck:
-    """Valid when the trimmed output fully matches the pattern (no flags)."""
+    """Valid when the trimmed output fully matches the pattern (no flags).
+
+    Matched by the `regex` package with a time limit: Python's `re` backtracks without bound on
+    patterns such as `(\\w+\\s?)*`, and a C-level match cannot be interrupted by Ctrl-C."""
     text = output.strip()
     try:
-        matched = re.fullmatch(pattern, text)
-    except re.error as e:  # the loader rejects bad patterns; a hand-built Sample may not
+        matched = regex.fullmatch(pattern, text, timeout=REGEX_TIMEOUT_S)
+    except (re.error, regex.error) as e:  # the loader rejects bad patterns; a hand-built Sample may not
         return FormatCheck("regex", False, f"bad pattern /{pattern}/: {e}", text)
+    except TimeoutError:
+        raise RegexTimeout(
+            f"pattern /{clip_pattern(pattern)}/ did not finish within {REGEX_TIMEOUT_S:g} s on this "
+            f"output ({len(text)} characters): it backtracks catastrophically; rewrite it without "
+            "nested or overlapping repeats (see `edgefarm dataset check`)"
+        ) from None
     if matched is None:
         return FormatCheck("regex", False, f"output does not fully match /{pattern}/", text)
     return FormatCheck("regex", True, None, text)
+
+
+def clip_pattern(pattern: str, limit: int = 80) -> str:
+    return pattern if len(pattern) <= limit else pattern[: limit - 3] + "..."
 
 
 def _lines(output: str) -> list[str]:

@@ -487,3 +487,13 @@ def test_any_field_of_any_type_gives_problems_not_crashes(field: str, media_root
             assert isinstance(got, Sample), got
         else:  # FULL_ROW has both prompt and turns, so it never becomes a Sample
             assert isinstance(got, list) and got and all(isinstance(p, Problem) for p in got), (field, value)
+
+
+def test_patterns_known_to_backtrack_are_named_and_plain_ones_are_not():
+    from orchestrator.datasets.patterns import backtracking_risk
+
+    assert "nested quantifier" in backtracking_risk(r"(\w+\s?)*")
+    assert "nested quantifier" in backtracking_risk(r"(a+)+b")
+    assert "overlap" in backtracking_risk(r"(a|aa)+$")
+    for plain in (r"\d{4}-\d{2}-\d{2}", r"YES|NO", r"(ab|cd)+", r"[a-z0-9._]+@[a-z0-9.-]+\.[a-z]{2,}", "(["):
+        assert backtracking_risk(plain) is None, plain

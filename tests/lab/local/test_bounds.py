@@ -1,0 +1,82 @@
+"""Issue 24, "nothing hangs, nothing leaks": scoring bounded in time, through the real CLI.
+
+A dataset regex that backtracks catastrophically (`(\\w+\\s?)*` against 34 letters and a `!`) hung
+`edgefarm score` and the scoring inside `edgefarm run` for ever, past two Ctrl-Cs. Each test here
+hung or passed silently on the main of that day.
+"""
+
+from __future__ import annotations
+
+import json
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+from .conftest import REPO, edgefarm
+
+HANGS_RE = r"(\w+\s?)*"  # the issue's pattern: passes `dataset check`, hangs Python's `re`
+HANGS_REGEX = r"(a|aa)+$"  # hangs even the `regex` engine's smarter matcher: only its time limit ends it
+
+
+def rows_file(tmp_path: Path, *patterns: str) -> Path:
+    meta = tmp_path / "metadata.jsonl"
+    rows = [
+        {"test_id": f"STR-{i}", "modality": "structured_output", "task": "format", "prompt": "Say a word.",
+         "reference": "word", "constraint_type": "regex", "pattern": p}
+        for i, p in enumerate(patterns, start=1)
+    ]  # fmt: skip
+    meta.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    return meta
+
+
+def test_a_backtracking_pattern_is_warned_about_and_scoring_finishes(tmp_path: Path):
+    meta = rows_file(tmp_path, HANGS_RE, r"\d+")
+    p = edgefarm("dataset", "check", str(meta))
+    assert p.returncode == 0, p.stdout + p.stderr  # a warning, not a problem
+    assert f"warning: {meta}:1 STR-1 field 'pattern'" in p.stdout
+    assert "nested quantifier" in p.stdout and "STR-2" not in p.stdout
+
+    results = tmp_path / "results.json"
+    results.write_text(json.dumps({"STR-1": "a" * 34 + "!", "STR-2": "42"}))
+    p = edgefarm("score", str(results), "--dataset", str(meta), timeout=300)  # hung for ever before
+    assert p.returncode == 0, p.stderr
+    rows = {r["test_id"]: r for r in json.loads((tmp_path / "report.json").read_text())["samples"]}
+    assert rows["STR-1"]["format_valid"] is False and "does not fully match" in rows["STR-1"]["failed_check"]
+    assert rows["STR-2"]["format_valid"] is True
+
+
+def test_a_pattern_over_the_time_limit_is_that_samples_scoring_error(tmp_path: Path):
+    meta = rows_file(tmp_path, HANGS_REGEX, r"\d+")
+    results = tmp_path / "results.json"
+    results.write_text(json.dumps({"STR-1": "a" * 60 + "!", "STR-2": "42"}))
+    p = edgefarm("score", str(results), "--dataset", str(meta), timeout=300)
+    assert p.returncode == 0, p.stderr
+    assert "Traceback" not in p.stderr
+    rows = {r["test_id"]: r for r in json.loads((tmp_path / "report.json").read_text())["samples"]}
+    error = rows["STR-1"]["scoring_error"]
+    assert "RegexTimeout" in error and "did not finish within 1 s" in error and "(a|aa)+$" in error
+    assert rows["STR-1"]["passed"] is False and rows["STR-2"]["format_valid"] is True
+    assert "STR-1: RegexTimeout" in p.stderr  # the summary names the row
+
+
+def test_ctrl_c_stops_scoring_of_patterns_that_hang(tmp_path: Path):
+    meta = rows_file(tmp_path, *[HANGS_REGEX] * 40)
+    results = tmp_path / "results.json"
+    results.write_text(json.dumps({f"STR-{i}": "a" * 60 + "!" for i in range(1, 41)}))
+    child = subprocess.Popen(
+        [sys.executable, "-m", "orchestrator", "score", str(results), "--dataset", str(meta)],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=REPO,
+    )  # fmt: skip
+    try:
+        time.sleep(8)  # loaded and into the patterns (40 of them take minutes)
+        assert child.poll() is None, child.communicate()
+        child.send_signal(signal.SIGINT)
+        _out, err = child.communicate(timeout=120)  # one bounded match at most, then it stops
+    finally:
+        if child.poll() is None:
+            child.kill()
+            child.wait()
+    assert child.returncode != 0 and "Traceback" not in err, err
+    assert not (tmp_path / "report.json").exists()
