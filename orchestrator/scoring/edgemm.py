@@ -24,6 +24,7 @@ from .metrics import (
     verdict,
 )
 from .record import isolated
+from .strict import STRICT_METRICS, strict_pass
 from .structured import check_format, content_references
 from .toolcall import check_call
 from .types import CallCheck, FormatCheck, ModalityScore, SampleScore, ScoredSample, ScoreReport, ScoreSummary
@@ -97,6 +98,11 @@ def _detail(s: SampleScore) -> dict[str, Any]:
     return row
 
 
+def _strict(s: SampleScore, sample: Sample, output: str) -> dict[str, Any]:
+    """The strict content check beside the card's verdict (scoring/strict.py), free-text rows only."""
+    return {"strict_passed": strict_pass(output, sample.references)} if s.metric in STRICT_METRICS else {}
+
+
 _SCORED: dict[tuple[int, str], tuple[Sample, ScoredSample]] = {}  # (id(sample), output) -> its row
 
 
@@ -126,7 +132,7 @@ def _scored_sample(sample: Sample, output: str) -> ScoredSample:
             score=_round(s.score),
             passed=s.passed,
             reference=sample.reference,
-            detail=_detail(s),
+            detail=_detail(s) | _strict(s, sample, output),
         )
 
     def failed(reason: str) -> ScoredSample:

@@ -175,6 +175,7 @@ def test_missing_and_null_are_skipped_but_empty_string_is_scored_and_fails() -> 
             "metric": "bleu1",
             "score": 0.0,
             "passed": False,
+            "strict_passed": False,  # scoring/strict.py, beside the card's verdict
             "reference": "Paris",
         }
     ]

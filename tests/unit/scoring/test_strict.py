@@ -1,0 +1,71 @@
+"""The strict content check beside the card's verdict (scoring/strict.py)."""
+
+from __future__ import annotations
+
+import pytest
+
+from orchestrator.scoring import report_json
+from orchestrator.scoring.edgemm import score_edgemm
+from orchestrator.scoring.strict import normalised, strict_pass
+
+from pathlib import Path
+
+from orchestrator.datasets.types import Dataset, Part, Sample, Turn
+
+
+def sample(sid: str, modality: str = "text", task: str = "qa", refs=("Paris",)) -> Sample:
+    turn = Turn((Part("text", text="q?"),))
+    return Sample(
+        id=sid, modality=modality, task=task, turns=(turn,), reference=refs[0], references=tuple(refs)
+    )
+
+
+def dataset(*samples: Sample) -> Dataset:
+    return Dataset("t", "edgemmeval", Path("/tmp"), (), samples)
+
+
+QR = ("A QR code", "QR code", "It is a QR code.")  # IMG-013 of the bundled EdgeMMEval data
+
+
+def test_two_token_answer_passes_the_card_but_not_the_strict_check():
+    # issue 23: a run capped at 2 output tokens answered "a sh", and the card's BLEU-1 passed it
+    report = report_json(
+        score_edgemm(dataset(sample("IMG-013", "image", "classification", QR)), {"IMG-013": "a sh"})
+    )
+    row = report["samples"][0]
+    assert row["passed"] is True and row["strict_passed"] is False
+
+
+@pytest.mark.parametrize(
+    "output,refs,expected",
+    [
+        ("It is a QR code", QR, True),  # shares "qr", "code"
+        ("a barcode", QR, False),
+        ("Paris.", ("Paris",), True),  # short reference: normalised exact match
+        ("The answer is Paris", ("Paris",), False),  # short reference: the whole answer must match
+        ("three", ("3",), True),  # number words as digits
+        ("3.5", ("3.5",), True),
+        ("35", ("3.5",), False),
+        ("(B)", ("B",), True),  # options
+        ("option b", ("B",), True),
+        ("C.", ("B",), False),
+        ("", ("Paris",), False),
+        ("the", ("The cat",), False),  # an article shares no content
+        ("a cat sitting", ("The cat is on the mat", "cat"), True),
+        ("CAFÉ", ("café",), True),
+    ],
+)
+def test_strict_rules(output, refs, expected):
+    assert strict_pass(output, refs) is expected
+
+
+def test_normalised():
+    assert normalised("  The Eiffel Tower! ") == "eiffel tower"
+    assert normalised("(c)") == "c"
+    assert normalised("1,000") == "1000"
+
+
+def test_tool_rows_have_no_strict_verdict():
+    row = sample("TOOL-1", "tool_call", "tool", ("x",))
+    report = report_json(score_edgemm(dataset(row), {row.id: "{}"}))
+    assert "strict_passed" not in report["samples"][0]
