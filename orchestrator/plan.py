@@ -9,6 +9,7 @@ from typing import Any
 
 from .datasets.types import Dataset, Sample
 from .errors import ConfigError
+from .redact import redact_tree
 
 
 def select_samples(
@@ -155,7 +156,7 @@ def run_record(
             "sample_ids": [s.id for s in samples],
         },
         "devices": list(devices),
-        "flags": dict(flags),
+        "flags": redact_tree(dict(flags)),  # a --judge URL's password and api_key never written
         "versions": dict(versions),
         "host": dict(host),
         "unusable": list(unusable),

@@ -22,7 +22,12 @@ def dataset() -> None:
 @click.argument("path")
 @click.option("--format", "format_", metavar="F", help="Dataset format (default: detected).")
 @click.option("--subset", metavar="S", help="Subset / split to read (EdgeMMEval: the data/<split> folder).")
-@click.option("--json", "as_json", is_flag=True, help='Print {"total", "by_modality", "errors"} as JSON.')
+@click.option(
+    "--json",
+    "as_json",
+    is_flag=True,
+    help='Print {"total", "by_modality", "errors"} as JSON (and "warnings" when any).',
+)
 def check(path: str, format_: str | None, subset: str | None, as_json: bool) -> None:
     """Validate PATH (a folder, a rows file, or a hub id); exit 0 only when it has no problems.
 
@@ -43,8 +48,10 @@ def check(path: str, format_: str | None, subset: str | None, as_json: bool) -> 
             "total": len(ds.samples),
             "by_modality": ds.by_modality,
             "errors": [str(p) for p in ds.problems],
-            "warnings": [str(p) for p in pattern_warnings(ds)],
         }
+        warnings = pattern_warnings(ds)
+        if warnings:  # only then: a clean dataset's summary keeps its three keys
+            summary["warnings"] = [str(w) for w in warnings]
         click.echo(json.dumps(summary, ensure_ascii=False))
     else:
         _print_summary(ds, pattern_warnings(ds))

@@ -17,6 +17,7 @@ import click
 from click.core import ParameterSource
 
 from ..errors import ConfigError
+from ..redact import MASK, is_redacted, redact
 
 
 @dataclass(frozen=True)
@@ -67,6 +68,8 @@ def _same(param: str, given: Any, recorded: Any) -> bool:
         return Path(str(given)).expanduser().resolve() == Path(str(recorded)).expanduser().resolve()
     if isinstance(given, Path):
         given = str(given)
+    if isinstance(given, str) and is_redacted(given):
+        return redact(given) == recorded  # run.json keeps the value with its secrets masked
     return given == recorded
 
 
@@ -96,6 +99,12 @@ def resumed_params(ctx: click.Context, run: Mapping[str, Any], where: Path) -> d
             continue
         if not found:
             continue  # recorded by an older edgefarm: the flag's own default
+        if isinstance(recorded, str) and MASK in recorded:
+            raise ConfigError(
+                f"the recorded {r.flag} held a secret, which run.json does not keep: {recorded}",
+                where=f"{where / 'run.json'} field '{r.key}'",
+                fix=f"pass {r.flag} again with its full value (the same as the first run's)",
+            )
         params[r.param] = _checked(ctx, r, recorded, where)
     return params
 

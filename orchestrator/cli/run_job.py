@@ -242,7 +242,7 @@ def scorer_for(fmt: str, judge_url: str | None, judge_model: str | None):
     base = SCORERS.get(fmt).score
     if not judge_url and not judge_model:
         return base
-    from ..scoring.judge import JudgeConfig, add_judge_accuracy
+    from ..scoring.judge import JudgeConfig, add_judge_accuracy, endpoint
 
     if not (judge_url and judge_model):
         raise ConfigError(
@@ -257,6 +257,7 @@ def scorer_for(fmt: str, judge_url: str | None, judge_model: str | None):
             fix="drop --judge, or use a General-VQA dataset",
         )
     cfg = JudgeConfig(url=judge_url, model=judge_model, api_key=os.environ.get("EDGEFARM_JUDGE_API_KEY"))
+    endpoint(cfg)  # a URL with both a password and EDGEFARM_JUDGE_API_KEY fails before any folder exists
 
     def score(dataset, outputs):
         return add_judge_accuracy(base(dataset, outputs), dataset, cfg)

@@ -18,6 +18,7 @@ from typing import Any
 
 from ..datasets.types import Dataset, Sample
 from ..errors import ConfigError, EdgefarmError
+from ..redact import redact
 from .evalscope import metric_rows
 from .evalscope_metrics import ACCURACY
 from .types import MetricRow, ScoredSample, ScoreReport
@@ -48,25 +49,52 @@ class JudgeConfig:
 Post = Callable[[JudgeConfig, Mapping[str, Any]], Mapping[str, Any]]
 
 
+def endpoint(cfg: JudgeConfig) -> tuple[str, dict[str, str]]:
+    """(chat-completions URL, auth headers): `/chat/completions` joined to the path before any query
+    string, and the URL's userinfo (`http://user:PW@host/v1`) taken out of it as HTTP basic auth
+    (urllib cannot send it in the URL). A URL with userinfo and EDGEFARM_JUDGE_API_KEY is refused."""
+    import base64
+    from urllib.parse import unquote, urlsplit, urlunsplit
+
+    parts = urlsplit(cfg.url)
+    headers: dict[str, str] = {}
+    netloc = parts.netloc
+    if "@" in netloc:
+        userinfo, netloc = netloc.rsplit("@", 1)
+        if cfg.api_key:
+            raise ConfigError(
+                "the judge URL holds a user name and password and EDGEFARM_JUDGE_API_KEY is set too",
+                where=f"--judge {redact(cfg.url)}",
+                fix="give one: drop the user:password@ part of --judge, or unset EDGEFARM_JUDGE_API_KEY",
+            )
+        user, _, password = userinfo.partition(":")
+        token = base64.b64encode(f"{unquote(user)}:{unquote(password)}".encode()).decode("ascii")
+        headers["Authorization"] = f"Basic {token}"
+    elif cfg.api_key:
+        headers["Authorization"] = f"Bearer {cfg.api_key}"
+    path = parts.path.rstrip("/") + "/chat/completions"
+    return urlunsplit((parts.scheme, netloc, path, parts.query, "")), headers
+
+
 def post_chat(cfg: JudgeConfig, body: Mapping[str, Any]) -> Mapping[str, Any]:
-    """POST {url}/chat/completions with urllib; errors become a ConfigError naming the endpoint."""
+    """POST {url}/chat/completions with urllib; errors become a ConfigError naming the endpoint
+    (its secrets redacted)."""
     import urllib.error  # here: `edgefarm run` imports this module at start, a judge is rare
     import urllib.request
 
-    url = cfg.url.rstrip("/") + "/chat/completions"
-    headers = {"Content-Type": "application/json"}
-    if cfg.api_key:
-        headers["Authorization"] = f"Bearer {cfg.api_key}"
+    url, auth = endpoint(cfg)
+    shown = redact(url)
+    headers = {"Content-Type": "application/json", **auth}
     req = urllib.request.Request(url, data=json.dumps(body).encode(), headers=headers, method="POST")
     try:
         with urllib.request.urlopen(req, timeout=cfg.timeout_s) as resp:
             return json.loads(resp.read().decode("utf-8"))
     except urllib.error.HTTPError as e:
-        detail = e.read().decode("utf-8", "replace")[:200]
-        raise ConfigError(f"judge endpoint answered HTTP {e.code}: {detail}", where=url,
+        detail = redact(e.read().decode("utf-8", "replace")[:200])
+        raise ConfigError(f"judge endpoint answered HTTP {e.code}: {detail}", where=shown,
                           fix="check --judge (base URL ending in /v1) and --judge-model") from None  # fmt: skip
     except (urllib.error.URLError, OSError, json.JSONDecodeError) as e:
-        raise ConfigError(f"judge endpoint unusable: {e}", where=url,
+        raise ConfigError(f"judge endpoint unusable: {redact(str(e))}", where=shown,
                           fix="start the OpenAI-compatible server or fix --judge") from None  # fmt: skip
 
 
@@ -92,7 +120,7 @@ def judge_one(
     try:
         text = reply["choices"][0]["message"]["content"] or ""
     except (KeyError, IndexError, TypeError):
-        raise ConfigError(f"judge reply is not a chat completion: {str(reply)[:200]}", where=cfg.url,
+        raise ConfigError(f"judge reply is not a chat completion: {redact(str(reply)[:200])}", where=redact(cfg.url),
                           fix="point --judge at an OpenAI-compatible /v1 endpoint") from None  # fmt: skip
     return parse_verdict(text), text
 
