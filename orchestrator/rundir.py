@@ -69,7 +69,7 @@ def write_run_json(run_dir: Path, run: Mapping[str, Any]) -> None:
     write_json_atomic(run_dir / "run.json", dict(run))
 
 
-RUN_ID = re.compile(r"^\d{8}-\d{6}-[0-9a-f]{4,}$")  # what new_run_id makes
+RUN_ID = re.compile(r"\A[0-9]{8}-[0-9]{6}-[0-9a-f]{4,}\Z")  # what new_run_id makes: ASCII only, no "\n" after
 _RUN_FIX = "pass a folder made by `edgefarm run` (runs/<run-id>), untouched"
 
 

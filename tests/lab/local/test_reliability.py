@@ -285,6 +285,26 @@ def test_a_hostile_run_id_in_run_json_is_refused_at_resume(tmp_path: Path, run_i
     assert not Path("/tmp/edgefarm-pwned").exists() and not Path("/tmp/edgefarm-escape").exists()
 
 
+@pytest.mark.parametrize(
+    "run_id", ["20260101-000000-abcd\n", "\u0662\u0660\u0662\u0666\u0660\u0661\u0660\u0661-000000-abcd"]
+)
+def test_a_run_id_with_a_trailing_newline_or_non_ascii_digits_is_refused(tmp_path: Path, run_id):
+    """The folder is named as its run_id, so only the pattern can refuse it (before: `$` let a
+    trailing newline through and `\\d` took any script's digits; folders so named reached the phone)."""
+    run_dir = tmp_path / "runs" / run_id
+    run_dir.mkdir(parents=True)
+    record = {"schema_version": 1, "run_id": run_id, "started_at": "2026-01-01T00:00:00+00:00",
+              "flags": {"devices": "local", "limit": 1}, "devices": ["this-host"]}  # fmt: skip
+    (run_dir / "run.json").write_text(json.dumps(record))
+    before = sorted(p.name for p in tmp_path.rglob("*"))
+    for command in (("run", "--resume", str(run_dir)), ("report", str(run_dir))):
+        p = edgefarm(*command)
+        assert p.returncode == 2, (command, p.stderr)
+        no_traceback(p)
+        assert "is not a run id edgefarm makes" in p.stderr and "fix:" in p.stderr
+    assert sorted(p.name for p in tmp_path.rglob("*")) == before
+
+
 def test_a_run_json_copied_into_another_folder_is_refused_at_resume(tmp_path: Path, first_run):
     other = tmp_path / "runs" / "20260101-000000-ffff"
     shutil.copytree(first_run, other)
