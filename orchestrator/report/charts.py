@@ -23,9 +23,9 @@ from contextlib import contextmanager
 from html import escape
 from itertools import pairwise, repeat
 
+from .cells import modalities
 from .combine import percentile
 from .figures import DISTRIBUTIONS, ENERGY, series
-from .printers import modalities
 from .types import RunReport
 
 MAX_POINTS = 200

@@ -6,11 +6,14 @@ import hashlib
 import math
 from collections import Counter
 from collections.abc import Mapping, Sequence
+from dataclasses import replace
 from itertools import combinations
 from typing import TYPE_CHECKING, Any
 
 from android_runner.contract import SampleResult
 
+from .intervals import device_intervals, row_settings, run_settings
+from .paired import against_baseline
 from .types import (
     DeviceRow,
     Disagreement,
@@ -85,6 +88,8 @@ def device_row(
     metrics = {(f"{m.metric}/{m.subset}" if several else m.metric): m.score for m in metric_rows}
     backends = sorted({r.backend for r in results if r.backend})
     runner = _runner_identity(outcome)
+    strict = [s for s in (score.samples if score else ()) if s.status != "skipped" and "strict_passed" in s.detail]
+    strict_passed = sum(bool(s.detail["strict_passed"]) for s in strict)
     return DeviceRow(
         device=device.get("name", outcome.get("name", "?")),
         kind=device.get("kind", outcome.get("kind", "")),
@@ -132,6 +137,12 @@ def device_row(
         stand_in=_stand_in(outcome, all_rows, name),
         shards=_shards(device),
         figures_over=figures_over,
+        intervals=device_intervals(results, repeats, sm, (len(strict), strict_passed)),
+        strict_scored=len(strict),
+        strict_passed=strict_passed,
+        strict_pass_rate_pct=round(100.0 * strict_passed / len(strict), 1) if strict else None,
+        card_only=tuple(s.id for s in strict if s.passed and not s.detail["strict_passed"]),
+        **row_settings(results),
     )
 
 
@@ -237,6 +248,12 @@ def sample_rows(
                 energy_mj_per_token=_energy(r, "energy_mj_per_token"),
                 stood_in=bool(r.stood_in_for),
                 ran_on=r.ran_on,
+                strict_passed=(s.detail.get("strict_passed") if s is not None and s.status != "skipped" else None),
+                runner=getattr(r, "runner", "") or "",
+                max_output_tokens=getattr(r, "max_output_tokens", None),
+                backend_requested=getattr(r, "backend_requested", "") or "",
+                peak_method=getattr(r, "peak_method", "") or "",
+                mem_sample_ms=getattr(r, "mem_sample_ms", None),
             )
     return tuple(
         SampleRow(i, *meta.get(i, ("", "", ""))[:2], cells[i], meta.get(i, ("", "", ""))[2]) for i in order
@@ -277,6 +294,7 @@ def disagreements(rows: Sequence[DeviceRow], samples: Sequence[SampleRow]) -> Di
                 ok_groups = {key[n] for n in passed}
                 for g in {key[n] for n in failed} - ok_groups:
                     counter[g] += 1
+    found.sort(key=lambda x: not (x.passed_on and x.failed_on))  # verdict flips first, then run order
     return Disagreements(
         tuple(pairs), tuple(found), dict(by_backend.most_common()), dict(by_hw.most_common())
     )
@@ -304,6 +322,21 @@ def run_stamp(run: Mapping[str, Any], rows: Sequence[DeviceRow], finished_at: st
     )
 
 
+def _sharing(value: Any) -> tuple[Mapping[str, Any], ...]:
+    """run.json's host_sharing (core's record): one mapping or a list of them."""
+    if isinstance(value, Mapping):
+        return (value,)
+    return tuple(h for h in value or () if isinstance(h, Mapping)) if isinstance(value, list) else ()
+
+
+def with_run_settings(row: DeviceRow, run: Mapping[str, Any]) -> DeviceRow:
+    """The run's flags (threads, --repeat, quantization; the token cap and backend asked when the
+    rows do not carry their own) on a device row."""
+    settings = run_settings(run)
+    own = {k: getattr(row, k) for k in ("max_output_tokens", "backend_requested") if getattr(row, k) not in (None, "")}
+    return replace(row, **(settings | own))
+
+
 def build_report(
     run: Mapping[str, Any],
     rows: Sequence[DeviceRow],
@@ -311,7 +344,11 @@ def build_report(
     unusable: Sequence[Mapping[str, Any]] = (),
     notes: Sequence[str] = (),
     finished_at: str = "",
+    baseline: str = "",
 ) -> RunReport:
+    rows = [with_run_settings(r, run) for r in rows]
+    names = [r.device for r in rows]
+    baseline = baseline or (names[0] if names else "")
     return RunReport(
         schema_version=SCHEMA_VERSION,
         run_id=run.get("run_id", ""),
@@ -322,4 +359,7 @@ def build_report(
         notes=tuple(notes),
         stamp=run_stamp(run, rows, finished_at),
         disagreements=disagreements(rows, samples),
+        baseline=baseline,
+        paired=against_baseline(samples, names, baseline),
+        host_sharing=_sharing(run.get("host_sharing")),
     )

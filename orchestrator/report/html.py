@@ -7,30 +7,38 @@ from __future__ import annotations
 import html
 from urllib.parse import quote
 
-from .figures import ENERGY_NOTE
-from .printers import (
+from .cells import device_table, mod_cell, modalities
+from .facts import (
     FIGURES_NOTE,
-    _header,
-    _mod_cell,
-    _status_cell,
+    INTERVALS_NOTE,
     agreement_matrix,
-    modalities,
+    card_only_lines,
+    disagreement_answers,
+    paired_lines,
     problems,
+    sharing_text,
     stamp_items,
-    visible_columns,
     worst_pair_text,
 )
+from .figures import ENERGY_NOTE
 from .types import RunReport, SampleCell, SampleRow
 
 HTML_OUTPUT_CHARS = 400
-_CSP = "default-src 'none'; style-src 'unsafe-inline'; script-src 'unsafe-inline'; img-src data:"
+# media: the run folder's own copies (report/media.py), relative links; nothing from elsewhere
+_CSP = (
+    "default-src 'none'; style-src 'unsafe-inline'; script-src 'unsafe-inline'; img-src data: 'self' file:; "
+    "media-src 'self' file:"
+)
 _CSS = """body{font-family:system-ui,sans-serif;margin:1.5em 2em;color:#222;max-width:1400px}
 table{border-collapse:collapse;margin:.6em 0}td,th{border:1px solid #ccc;padding:.25em .5em;text-align:right;vertical-align:top}
 th{background:#f3f3f3}td:first-child,th:first-child{text-align:left}dl{display:grid;grid-template-columns:max-content 1fr;gap:.15em 1em}
 dt{font-weight:600}dd{margin:0;word-break:break-all}.pass{color:#176b2c}.fail{color:#a11}.skip{color:#777}
 figure{margin:1em 0}figcaption{font-weight:600}nav a{margin-right:1em}.out{text-align:left;white-space:pre-wrap;max-width:46em;font-family:ui-monospace,monospace;font-size:.85em}
 th:last-child{text-align:left}tr.sh th{text-align:left;background:#e8eef7;font-weight:normal}.err{color:#a11}#filters{position:sticky;top:0;background:#fff;padding:.4em 0;border-bottom:1px solid #ddd}
-svg{max-width:100%;height:auto}"""
+svg{max-width:100%;height:auto}td.best{background:#e6f4ea;font-weight:600}.note{color:#555;font-size:.9em}
+.prompt{text-align:left;white-space:pre-wrap;max-width:60em;font-family:ui-monospace,monospace;font-size:.85em;margin:.2em 0}
+img.thumb{max-height:120px;max-width:200px;border:1px solid #ccc;margin:.2em .4em .2em 0;vertical-align:top}
+#devices td{white-space:nowrap}"""
 _JS = """function applyFilters(){
 const v=id=>document.getElementById(id).value;const m=v('f-modality'),st=v('f-status'),d=v('f-device');
 const dis=document.getElementById('f-disagree').checked;let shown=0,total=0;
@@ -72,13 +80,23 @@ def _num(v: float | None, fmt: str = "{:.0f}") -> str:
     return "–" if v is None else fmt.format(v)
 
 
+def _media(path: str) -> str:
+    """A thumbnail (image) or a player (audio) of a file the run folder holds (report/media.py)."""
+    href = quote(path)
+    if path.rsplit(".", 1)[-1].lower() in ("wav", "mp3", "flac", "ogg", "m4a", "opus"):
+        return f"<audio controls preload='none' src='{href}'></audio>"
+    return f"<a href='{href}'><img class='thumb' loading='lazy' alt='{_e(path)}' src='{href}'></a>"
+
+
 def _sample_block(s: SampleRow, names: list[str], disagree: bool) -> str:
     ref = (
         f" — reference: <span class='out'>{_e(s.reference[:HTML_OUTPUT_CHARS])}</span>" if s.reference else ""
     )
+    prompt = f"<div class='prompt'>{_e(s.prompt[: 2 * HTML_OUTPUT_CHARS])}</div>" if s.prompt else ""
+    media = "".join(_media(m) for m in s.media)
     parts = [
         f"<tbody class='sample' id='s-{_e(s.id)}' data-modality='{_e(s.modality)}' data-disagree='{int(disagree)}'>",
-        f"<tr class='sh'><th colspan='8'><b>{_e(s.id)}</b> · {_e(s.modality)} · {_e(s.task)}{ref}</th></tr>",
+        f"<tr class='sh'><th colspan='9'><b>{_e(s.id)}</b> · {_e(s.modality)} · {_e(s.task)}{ref}{prompt}{media}</th></tr>",
     ]
     for n in names:
         c = s.cells.get(n)
@@ -86,12 +104,17 @@ def _sample_block(s: SampleRow, names: list[str], disagree: bool) -> str:
             continue
         verdict = _verdict(c)
         mark = _VERDICT_LABELS[verdict]
+        strict = {True: "✓", False: "✗", None: "·"}[c.strict_passed]
         text = c.output[:HTML_OUTPUT_CHARS] + ("…" if len(c.output) > HTML_OUTPUT_CHARS else "")
         detail = f"<div class='err'>{_e(c.scoring_error)}</div>" if c.scoring_error else ""
         cls = "err" if c.status != "ok" else ""
+        where = (" <i>(stand-in)</i>" if c.stood_in else "") + (
+            f" <i>(on {_e(c.ran_on)})</i>" if c.ran_on else ""
+        )
         parts.append(
             f"<tr class='cell' data-device='{_e(n)}' data-status='{_e(c.status)}' data-verdict='{verdict}'>"
-            f"<td>{_e(n)}{' <i>(stand-in)</i>' if c.stood_in else ''}{f' <i>(on {_e(c.ran_on)})</i>' if c.ran_on else ''}</td><td>{_e(c.status)}</td><td class='{verdict.split('-')[0]}'>{mark}</td>"
+            f"<td>{_e(n)}{where}</td><td>{_e(c.status)}</td><td class='{verdict.split('-')[0]}'>{mark}</td>"
+            f"<td class='{'fail' if c.strict_passed is False else 'pass' if c.strict_passed else 'skip'}'>{strict}</td>"
             f"<td>{_num(c.score, '{:.3f}')}</td><td>{_num(c.ttft_ms)}</td><td>{_num(c.decode_tps)}</td>"
             f"<td>{_num(c.wall_ms)}</td><td class='out {cls}'>{_e(text)}{detail}</td></tr>"
         )
@@ -123,7 +146,8 @@ def _drill_down(report: RunReport) -> str:
         for h in (
             "Device",
             "Status",
-            "Verdict",
+            "Card",
+            "Strict",
             "Score",
             "TTFT ms",
             "Decode tok/s",
@@ -136,17 +160,41 @@ def _drill_down(report: RunReport) -> str:
 
 
 def _devices(report: RunReport) -> str:
-    cols = visible_columns(report.devices)
-    rows = []
-    for r in report.devices:
+    headers, rows = device_table(report)
+    body = []
+    for r, row in zip(report.devices, rows, strict=True):
         folder = quote(f"devices/{r.folder}" if r.folder else "devices")
         links = f"<a href='{folder}/results.jsonl'>results</a> · <a href='{folder}/raw/'>raw</a>"
-        rows.append(
-            [_e(c.render(getattr(r, c.field))) for c in cols]
-            + [_e(r.verdict or "–"), _e(_status_cell(r)), links]
+        cells = "".join(
+            f"<td class='best'>{_e(c.text)} ★</td>" if c.best else f"<td>{_e(c.text)}</td>" for c in row
         )
-    return _table(
-        [_header(c) for c in cols] + ["Verdict", "Status", "Files"], rows, raw=True, attrs=" id='devices'"
+        body.append(f"<tr>{cells}<td>{links}</td></tr>")
+    head = "".join(f"<th>{_e(h)}</th>" for h in headers + ["Files"])
+    return f"<table id='devices'><thead><tr>{head}</tr></thead><tbody>{''.join(body)}</tbody></table>"
+
+
+def _paired(report: RunReport) -> str:
+    """Each device against the baseline on the same samples (the figures behind the speed-up)."""
+    if not report.paired:
+        return ""
+    items = "".join(f"<li>{_e(line)}</li>" for line in paired_lines(report))
+    return f"<h3 id='paired'>Against the baseline ({_e(report.baseline)}), on the same samples</h3><ul>{items}</ul>"
+
+
+def _card_only(report: RunReport) -> str:
+    lines = card_only_lines(report)
+    if not lines:
+        return ""
+    links = []
+    for r in report.devices:
+        if r.card_only:
+            ids = ", ".join(f"<a href='#s-{_e(i)}'>{_e(i)}</a>" for i in r.card_only)
+            links.append(f"<li>{_e(r.device)}: {len(r.card_only)} of {r.strict_scored}: {ids}</li>")
+    return (
+        "<h3 id='card-only'>Card passes that fail the strict content check</h3>"
+        "<p class='note'>The card's rule (BLEU-1 &ge; 0.5 against any reference variant) passes these answers; they "
+        "share no content word with the reference, or do not match a one-word reference (docs/scoring.md).</p>"
+        f"<ul>{''.join(links)}</ul>"
     )
 
 
@@ -168,24 +216,19 @@ def _disagreements(report: RunReport) -> str:
                 + "</p>"
             )
     if d.samples:
-        rows = [
-            [
-                f"<a href='#s-{_e(x.id)}'>{_e(x.id)}</a>",
-                _e(x.modality),
-                _e(", ".join(x.passed_on) or "–"),
-                _e(", ".join(x.failed_on) or "–"),
-                str(x.output_groups),
-            ]
-            for x in d.samples
-        ]
-        parts.append(
-            _table(
-                ["Sample", "Modality", "Passed on", "Failed on", "Distinct answers"],
-                rows,
-                raw=True,
-                attrs=" id='disagreeing'",
+        flips = sum(1 for x in d.samples if x.passed_on and x.failed_on)
+        parts.append(f"<p>{len(d.samples)} sample(s) disagree; the {flips} verdict flip(s) first.</p>")
+        rows = []
+        for x, ref, answers in disagreement_answers(report):
+            said = "".join(
+                f"<div><b>{_e(n)}</b> {'✓' if n in x.passed_on else '✗' if n in x.failed_on else '·'} "
+                f"<span class='out'>{_e(a[:200])}</span></div>"
+                for n, a in answers
             )
-        )
+            rows.append([f"<a href='#s-{_e(x.id)}'>{_e(x.id)}</a>", _e(x.modality), _e(", ".join(x.passed_on) or "–"),
+                         _e(", ".join(x.failed_on) or "–"), f"<span class='out'>{_e(ref[:200])}</span>", said])  # fmt: skip
+        parts.append(_table(["Sample", "Modality", "Passed on", "Failed on", "Reference", "Answers"], rows, raw=True,
+                            attrs=" id='disagreeing'"))  # fmt: skip
     else:
         parts.append("<p>Every device gave the same verdict and the same answer on every common sample.</p>")
     return "".join(parts)
@@ -205,18 +248,24 @@ def render_html(report: RunReport) -> str:
             f"<figure id='{key}' class='chart'><figcaption>{_e(caption)}</figcaption>{body}</figure>"
         )
     issues = problems(report)
+    sharing = sharing_text(report)
+    if sharing:
+        stamp += f"<dt>CPU sharing</dt><dd>{_e(sharing)}</dd>"
     parts = [
         f"<!doctype html><html lang='en'><head><meta charset='utf-8'><meta http-equiv='Content-Security-Policy' content=\"{_CSP}\">",
         f"<title>{title}</title><style>{_CSS}</style></head><body><h1>{title}</h1>",
         "<nav><a href='#devices-h'>Devices</a><a href='#charts'>Charts</a><a href='#disagreements'>Disagreements</a><a href='#drill'>Samples</a></nav>",
         f"<dl id='stamp'>{stamp}</dl>",
-        "<h2 id='devices-h'>Devices</h2>",
+        "<h2 id='devices-h'>Which device? <small class='note'>★ best per column; 95% interval in brackets</small></h2>",
         _devices(report),
+        f"<p class='note'>{_e(INTERVALS_NOTE)}</p>",
+        _paired(report),
+        _card_only(report),
     ]
     if mods:
         parts += [
             "<h3>Pass by modality (passed/scored)</h3>",
-            _table(["Device"] + mods, [[r.device] + [_mod_cell(r, m) for m in mods] for r in report.devices]),
+            _table(["Device"] + mods, [[r.device] + [mod_cell(r, m) for m in mods] for r in report.devices]),
         ]
     if issues:
         parts.append(

@@ -6,47 +6,28 @@ from __future__ import annotations
 import io
 
 from rich.console import Console, Group
+from rich.markup import escape
 from rich.table import Table
 from rich.text import Text
 
-from .printers import _mod_cell, _status_cell, modalities, worst_pair_text
+from .cells import TERMINAL_FIELDS, device_table, mod_cell, modalities
+from .facts import INTERVALS_NOTE, card_only_lines, paired_lines, sharing_text, worst_pair_text
 from .types import RunReport
-
-TERMINAL_FIELDS = (
-    "device",
-    "backend",
-    "samples",
-    "pass_rate_pct",
-    "init_ms",
-    "ttft_ms_p50",
-    "ttft_ms_p90",
-    "prefill_tps_p50",
-    "decode_tps_p50",
-    "peak_rss_mb",
-)
-
-
-def _short_header(c) -> str:
-    return f"{c.label}\n{c.unit}" if c.unit else c.label
 
 
 def device_tables(report: RunReport) -> Group:
-    from .types import COLUMNS
-
-    cols = [c for c in COLUMNS if c.field in TERMINAL_FIELDS]
+    """The "which device?" table (★ best per column, 95% intervals), pass by modality, the paired
+    comparison against the baseline, the card-only passes and the least agreeing pair."""
+    headers, rows = device_table(report, TERMINAL_FIELDS)
     table = Table(title=f"edgefarm run {report.run_id}", title_justify="left")
-    for c in cols:
-        table.add_column(_short_header(c), justify="left" if c.field in ("device", "backend") else "right")
-    table.add_column("Status")
-    for r in report.devices:
-        cells = [c.render(getattr(r, c.field)) for c in cols]
-        if r.verdict:
-            i = [c.field for c in cols].index("pass_rate_pct")
-            cells[i] = f"[{'green' if r.verdict.startswith('✓') else 'red'}]{cells[i]}[/]"
-        status = _status_cell(r) if not r.error else f"[red]failed[/] ({_status_cell(r)})"
-        status += f" [yellow]stand-in: {r.stand_in}[/]" if r.stand_in else ""
-        table.add_row(*cells, status)
-    parts = [table]
+    for i, h in enumerate(headers):
+        table.add_column(h, justify="left" if i == 0 else "right", overflow="fold")
+    for r, row in zip(report.devices, rows, strict=True):
+        cells = [f"[bold]{escape(c.text)} ★[/]" if c.best else escape(c.text) for c in row]
+        if r.error:
+            cells[-1] = f"[red]{cells[-1]}[/]"
+        table.add_row(*cells)
+    parts: list = [table, Text(INTERVALS_NOTE, style="dim")]
     mods = modalities(report)
     if mods:
         by_mod = Table(title="passed/scored by modality", title_justify="left")
@@ -54,11 +35,18 @@ def device_tables(report: RunReport) -> Group:
         for m in mods:
             by_mod.add_column(m.replace("_", "\n"), justify="right")
         for r in report.devices:
-            by_mod.add_row(r.device, *[_mod_cell(r, m) for m in mods])
+            by_mod.add_row(r.device, *[mod_cell(r, m) for m in mods])
         parts.append(by_mod)
     over = {r.figures_over for r in report.devices if r.figures_over}
     if over:  # --repeat / --warmup: say what TTFT and the speeds are distributions over
         parts.append(Text("figures over " + "; ".join(sorted(over))))
+    sharing = sharing_text(report)
+    if sharing:
+        parts.append(Text(f"CPU sharing: {sharing}", style="yellow"))
+    for line in paired_lines(report):
+        parts.append(Text(line))
+    for line in card_only_lines(report):
+        parts.append(Text(line[:300] + ("…" if len(line) > 300 else ""), style="yellow"))
     worst = worst_pair_text(report)
     if worst:
         n = len(report.disagreements.samples)

@@ -23,6 +23,13 @@ class Column:
         except (ValueError, TypeError):
             return str(value)
 
+    def render_ci(self, value: Any, interval: tuple[float, float] | None) -> str:
+        """The value and its 95% interval, `12.3 (11.8–13.1)`; the value alone without one."""
+        text = self.render(value)
+        if interval is None or value is None:
+            return text
+        return f"{text} ({self.render(interval[0])}–{self.render(interval[1])})"
+
 
 @dataclass(frozen=True)
 class DeviceRow:
@@ -68,6 +75,23 @@ class DeviceRow:
     energy_j_p50: float | None = None  # ok samples with a trusted reading
     energy_mj_per_token_p50: float | None = None
     scoring_problem: str = ""  # the judge failed, or the scorer failed as a whole
+    # 95% intervals, field -> (lo, hi): Wilson for pass rates, bootstrap for latency/speed/energy
+    # figures (over samples; whole samples with their repeats under --repeat); stats.py
+    intervals: Mapping[str, tuple[float, float]] = field(default_factory=dict)
+    # the strict content check (scoring/strict.py) beside the card's verdict
+    strict_scored: int = 0  # rows that have a strict verdict (bleu1/rougeL)
+    strict_passed: int = 0
+    strict_pass_rate_pct: float | None = None
+    card_only: tuple[str, ...] = ()  # ids the card passes and the strict check fails
+    # settings the figures depend on (issue 22): shown in every table, compared by `compare`
+    threads: str = ""  # --threads, "default" when the runtime chose
+    max_output_tokens: int | None = None  # the token cap of the rows
+    backend_requested: str = ""  # what was asked (`backend` is what ran)
+    runner_kind: str = ""  # python | native | upstream (the rows' `runner`)
+    peak_method: str = ""  # hwm_reset | sampled
+    mem_sample_ms: float | None = None
+    quantization: str = ""  # the model's (its largest section's), from run.json's model facts
+    repeat: int = 1  # --repeat
 
 
 COLUMNS: tuple[Column, ...] = (
@@ -75,14 +99,22 @@ COLUMNS: tuple[Column, ...] = (
     Column("hardware", "Hardware"),
     Column("soc", "SoC"),
     Column("backend", "Backend"),
+    Column("backend_requested", "Asked"),
+    Column("threads", "Threads"),
+    Column("runner_kind", "Runner"),
+    Column("max_output_tokens", "Token cap", fmt="{:d}"),
+    Column("quantization", "Quantization"),
     Column("samples", "Samples", fmt="{:d}"),
     Column("pass_rate_pct", "Pass", "%", "{:.1f}"),
+    Column("strict_pass_rate_pct", "Strict pass", "%", "{:.1f}"),
     Column("init_ms", "Init", "ms", "{:.0f}"),
     Column("ttft_ms_p50", "TTFT p50", "ms", "{:.1f}"),
     Column("ttft_ms_p90", "TTFT p90", "ms", "{:.1f}"),
     Column("prefill_tps_p50", "Prefill", "tok/s", "{:.0f}"),
     Column("decode_tps_p50", "Decode", "tok/s", "{:.0f}"),
     Column("peak_rss_mb", "Peak RSS", "MB", "{:.0f}"),
+    Column("peak_method", "Peak method"),
+    Column("mem_sample_ms", "Mem sampling", "ms", "{:g}"),
     Column("thermal_max_c", "Max temp", "°C", "{:.1f}"),
     Column("energy_j_p50", "Energy p50", "J", "{:.2f}"),
     Column("energy_mj_per_token_p50", "Energy/token p50", "mJ", "{:.1f}"),
@@ -117,10 +149,17 @@ class SampleCell:
     energy_mj_per_token: float | None = None
     stood_in: bool = False  # a stand-in board ran this sample for this phone
     ran_on: str = ""  # --shard: the serial of the phone of the group that ran it
+    strict_passed: bool | None = None  # the strict content check (None: the row has none)
+    runner: str = ""  # python | native | upstream
+    max_output_tokens: int | None = None
+    backend_requested: str = ""
+    peak_method: str = ""
+    mem_sample_ms: float | None = None
 
 
-SAMPLE_FIELDS = ("status", "passed", "score", "scoring_error", "ttft_ms", "prefill_tps", "decode_tps", "wall_ms",
-                 "peak_rss_mb", "peak_anon_mb", "peak_file_mb", "thermal_c", "backend", "stood_in", "ran_on", "error",
+SAMPLE_FIELDS = ("status", "passed", "strict_passed", "score", "scoring_error", "ttft_ms", "prefill_tps", "decode_tps", "wall_ms",
+                 "peak_rss_mb", "peak_anon_mb", "peak_file_mb", "thermal_c", "backend", "backend_requested", "runner",
+                 "max_output_tokens", "peak_method", "mem_sample_ms", "stood_in", "ran_on", "error",
                  "output")  # fmt: skip
 
 
@@ -131,6 +170,8 @@ class SampleRow:
     task: str
     cells: Mapping[str, SampleCell]  # device name -> cell
     reference: str = ""
+    prompt: str = ""  # the sample's text (every turn's), for the drill-down
+    media: tuple[str, ...] = ()  # its media, as paths relative to the run folder (report/media.py)
 
 
 @dataclass(frozen=True)
@@ -197,6 +238,41 @@ class Disagreements:
 
 
 @dataclass(frozen=True)
+class PairedFigure:
+    """B against A on the samples both ran ok: the geometric mean of the per-sample ratios B/A with
+    its 95% bootstrap interval (stats.paired_ratio_ci)."""
+
+    field: str  # SampleCell field: ttft_ms, decode_tps, wall_ms, energy_j...
+    label: str
+    higher_is_better: bool
+    ratio: float | None
+    lo: float | None
+    hi: float | None
+    pairs: int
+    significant: bool  # the interval excludes 1 and the ratio is beyond the noise threshold
+
+
+@dataclass(frozen=True)
+class Paired:
+    """Device (or run) B against A on the same samples: verdict flips with an exact McNemar test,
+    and each figure as a paired ratio."""
+
+    a: str
+    b: str
+    common: int  # samples scored on both
+    a_only: int  # passed on A, failed on B
+    b_only: int  # failed on A, passed on B
+    p_value: float  # exact McNemar on (a_only, b_only)
+    figures: tuple[PairedFigure, ...] = ()
+    strict_a_only: int = 0  # the same flips by the strict content check
+    strict_b_only: int = 0
+    strict_p_value: float = 1.0
+
+    def figure(self, field: str) -> PairedFigure | None:
+        return next((f for f in self.figures if f.field == field), None)
+
+
+@dataclass(frozen=True)
 class RunReport:
     schema_version: int
     run_id: str
@@ -207,3 +283,6 @@ class RunReport:
     notes: tuple[str, ...] = ()
     stamp: RunStamp = field(default_factory=RunStamp)
     disagreements: Disagreements = field(default_factory=Disagreements)
+    baseline: str = ""  # the device the others are compared with (--baseline; else the first)
+    paired: tuple[Paired, ...] = ()  # every other device against the baseline
+    host_sharing: tuple[Mapping[str, Any], ...] = ()  # run.json: devices sharing this host's CPU

@@ -2,15 +2,14 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
+from orchestrator.datasets.types import Dataset, Part, Sample, Turn
 from orchestrator.scoring import report_json
 from orchestrator.scoring.edgemm import score_edgemm
 from orchestrator.scoring.strict import normalised, strict_pass
-
-from pathlib import Path
-
-from orchestrator.datasets.types import Dataset, Part, Sample, Turn
 
 
 def sample(sid: str, modality: str = "text", task: str = "qa", refs=("Paris",)) -> Sample:
