@@ -5,7 +5,10 @@ yaml's import alone is ~11 ms before this host's runner can start."""
 from __future__ import annotations
 
 import hashlib
+import ipaddress
 import json
+import posixpath
+import re
 from typing import Any
 
 import yaml
@@ -191,6 +194,8 @@ def parse_inventory(text: str, where: str) -> Inventory:
     if data is None:
         data = {}
     problems = _schema_problems(data, node, where)
+    if not problems:  # values by what they are, once their types are right
+        problems = _value_problems(data, node, where)
     devices = data.get("devices") if isinstance(data, dict) else None
     names = [d.get("name") for d in (devices if isinstance(devices, list) else []) if isinstance(d, dict)]
     dupes = sorted({n for n in names if isinstance(n, str) and n and names.count(n) > 1})
@@ -232,3 +237,104 @@ def _schema_problems(data: Any, node: Any, where: str) -> list[str]:
     if not problems:
         memo.put(key, [], True)
     return problems
+
+
+# ---------------------------------------------------------------- values by what they are (issue 24)
+
+_PATH_CHARS = re.compile(r"[A-Za-z0-9_@%+=:,./~-]+")  # a path that needs no quoting anywhere
+_CONTROL = re.compile(r"[\x00-\x1f\x7f]")
+_HOSTNAME = re.compile(
+    r"(?=.{1,253}\.?\Z)[A-Za-z0-9_](?:[A-Za-z0-9_-]{0,61}[A-Za-z0-9_])?(?:\.[A-Za-z0-9_](?:[A-Za-z0-9_-]{0,61}[A-Za-z0-9_])?)*\.?\Z"
+)
+_USER = re.compile(r"[A-Za-z_][A-Za-z0-9_.-]{0,31}\Z")  # POSIX login names (useradd's rule, upper case too)
+_SERIAL = re.compile(r"[A-Za-z0-9._:-]{1,128}\Z")  # adb serials: R58M..., emulator-5554, 10.0.0.5:5555
+# folders a workdir may not be (the device's files would be deleted, or mixed into the system's)
+SYSTEM_FOLDERS = frozenset((
+    "/", "/bin", "/boot", "/dev", "/etc", "/home", "/lib", "/lib32", "/lib64", "/media", "/mnt", "/opt", "/proc",
+    "/root", "/run", "/sbin", "/srv", "/sys", "/tmp", "/usr", "/var", "/data", "/data/local", "/data/local/tmp",
+    "/sdcard", "/storage", "/system", "/vendor", "/product", "/apex",
+))  # fmt: skip
+_UNDER_SYSTEM = ("/bin/", "/boot/", "/dev/", "/etc/", "/lib/", "/lib64/", "/proc/", "/sbin/", "/sys/", "/usr/",
+                 "/system/", "/vendor/", "/apex/", "/product/")  # fmt: skip
+_OWN = {
+    "adb": "default: /data/local/tmp/edgefarm",
+    "ssh": "default: /home/<user>/edgefarm",
+    "local": "e.g. ~/edgefarm",
+}
+_FILE_FIELDS = ("python", "runner_path", "native_runner", "runtime_lib", "identity_file", "known_hosts")
+
+
+def workdir_problem(value: str, kind: str) -> str | None:
+    """Why `value` cannot be a device's work folder (pure), or None."""
+    if _CONTROL.search(value):
+        return f"{value!r} holds a control character; give a plain absolute path"
+    shown = value[2:] if kind == "local" and value.startswith("~/") else value  # this host expands ~
+    if not shown.startswith("/") and not (kind == "local" and value.startswith("~/")):
+        return f"{value!r} is not an absolute path; give one such as /home/pi/edgefarm"
+    if not _PATH_CHARS.fullmatch(value):
+        bad = sorted({c for c in value if not _PATH_CHARS.fullmatch(c)})
+        return f"{value!r} holds {' '.join(map(repr, bad))}; use letters, digits and _@%+=:,./~- only"
+    normal = posixpath.normpath(value)
+    if normal in SYSTEM_FOLDERS or f"{normal}/".startswith(_UNDER_SYSTEM):
+        return f"{value!r} is a system folder or inside one; give a folder of edgefarm's own ({_OWN[kind]})"
+    if normal != (value.rstrip("/") or "/") or "//" in value:
+        return f"{value!r} is not normalised (no '.', '..' or '//' parts); write it as {normal!r}"
+    return None
+
+
+def host_problem(value: str) -> str | None:
+    """Why `value` is not a host name or an IP address (pure), or None."""
+    try:
+        ipaddress.ip_address(value)
+        return None
+    except ValueError:
+        pass
+    if _HOSTNAME.match(value):
+        return None
+    return f"{value!r} is not a host name or an IP address"
+
+
+def _value_problems(data: Any, node: Any, where: str) -> list[str]:
+    """Workdirs, hosts, users, serials and file settings checked by what they are, with their lines."""
+    problems = []
+    devices = data.get("devices") if isinstance(data, dict) else None
+    for i, entry in enumerate(devices if isinstance(devices, list) else []):
+        kind = entry.get("kind")
+        found: list[tuple[str, str]] = []
+        if isinstance(entry.get("workdir"), str):
+            found.append(("workdir", workdir_problem(entry["workdir"], kind)))
+        if kind == "ssh":
+            found.append(("host", host_problem(entry["host"])))
+            if isinstance(entry.get("user"), str) and not _USER.match(entry["user"]):
+                found.append(("user", f"{entry['user']!r} is not a login name (letters, digits, _ . -)"))
+        if kind == "adb":
+            if not _SERIAL.match(entry["serial"]):
+                found.append(
+                    ("serial", f"{entry['serial']!r} is not an adb serial (letters, digits, . _ : -)")
+                )
+            if isinstance(entry.get("server"), str):
+                found.append(("server", _server_problem(entry["server"])))
+        for key in _FILE_FIELDS:
+            if isinstance(entry.get(key), str) and _CONTROL.search(entry[key]):
+                found.append((key, f"{entry[key]!r} holds a control character"))
+        for j, lib in enumerate(entry.get("libs") or []):
+            if isinstance(lib, str) and _CONTROL.search(lib):
+                found.append((f"libs[{j}]", f"{lib!r} holds a control character"))
+        for key, why in found:
+            if why:
+                path = ["devices", i, key.split("[")[0]]
+                line = _line_of(node, path) if node is not None else 1
+                problems.append(clip(f"{where}:{line} devices[{i}].{key}: {why}"))
+    for j, server in enumerate(data.get("adb_servers") or [] if isinstance(data, dict) else []):
+        why = _server_problem(server)
+        if why:
+            line = _line_of(node, ["adb_servers", j]) if node is not None else 1
+            problems.append(clip(f"{where}:{line} adb_servers[{j}]: {why}"))
+    return problems
+
+
+def _server_problem(value: str) -> str | None:
+    host, sep, port = value.rpartition(":")
+    if not sep or not port.isascii() or not port.isdigit() or not 0 < int(port) < 65536:
+        return f"{value!r} is not HOST:PORT"
+    return host_problem(host)

@@ -49,6 +49,12 @@ def inspect_model(path: Path) -> ModelSummary:
     a model already inspected costs no runtime, builder or ai-edge-litert import (0.19 s on this host).
     """
     path = Path(path).expanduser()
+    if any(ord(c) < 32 or ord(c) == 127 for c in path.name):  # it becomes a flag on the device's command line
+        raise ModelError(
+            f"the model's file name {path.name!r} holds a control character (a newline, a tab...)",
+            where=f"--model {str(path)!r}",
+            fix="rename the file to a plain name (letters, digits, . _ -) and pass that to --model",
+        )
     if not path.is_file():
         raise ModelError(
             f"model file not found: {path}",

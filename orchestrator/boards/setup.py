@@ -13,6 +13,7 @@ the verdict (architecture, glibc, Python, free disk, RAM vs the model) passes.
 
 from __future__ import annotations
 
+import shlex
 import subprocess
 import sys
 import time
@@ -114,7 +115,7 @@ def setup_board(
                 [env_py, "-m", "pip", "install", *PIP_QUIET, LITERT_PIN],
                 f"pip install {LITERT_PIN} on the board",
                 fix_extra="check the board's network and pip index (pip.conf, PIP_INDEX_URL), or run "
-                f"`edgefarm setup {dev.name} --offline`",
+                f"`edgefarm setup {shlex.quote(dev.name)} --offline`",
             )
             result.steps.append(f"pip install {LITERT_PIN}")
     log("pushing the runner")
@@ -129,7 +130,7 @@ def setup_board(
         raise DeviceError(
             f"litert_lm is still not importable after setup (python {after.extra.get('python_version')})",
             where=dev.where,
-            fix=f"on the board: `{env_py} -c 'import litert_lm'` shows why",
+            fix=f"on the board: `{shlex.quote(env_py)} -c 'import litert_lm'` shows why",
         )
     result.seconds = time.monotonic() - t0
     return result
@@ -146,7 +147,8 @@ def _step(dev: SshDevice, argv: list[str], what: str, fix_extra: str = "") -> st
         raise DeviceError(
             f"the board's disk is full while {what}",
             where=dev.where,
-            fix=f"free space on the board (`df -h {dev.workdir}`), or point workdir in devices.yaml at a bigger disk",
+            fix=f"free space on the board (`df -h {shlex.quote(str(dev.workdir))}`), or point workdir in devices.yaml "
+            "at a bigger disk",
         )
     last = next((ln.strip() for ln in reversed(text.splitlines()) if ln.strip()), "")
     code = ex.code if ex.code is not None else f"signal {ex.signal}"
@@ -181,7 +183,7 @@ def host_wheel(dev: SshDevice, abi: str, python: str, wheels: Path, log: Log) ->
             f"this host could not download {LITERT_PIN} for {tag}: {last[:200]}",
             where=dev.where,
             fix=f"on a machine with internet: `pip download --no-deps --only-binary=:all: --platform {tag} "
-            f"--python-version {python} -d WHEELS {LITERT_PIN}`, copy WHEELS here, then "
-            f"`edgefarm setup {dev.name} --offline --wheels WHEELS`",
+            f"--python-version {shlex.quote(python)} -d WHEELS {shlex.quote(LITERT_PIN)}`, copy WHEELS here, "
+            f"then `edgefarm setup {shlex.quote(dev.name)} --offline --wheels WHEELS`",
         )
     return found[-1]

@@ -100,18 +100,41 @@ def _send_parts(sock, parts: list) -> None:
                 views[0], n = views[0][n:], 0
 
 
-def _read_replies(c, pending: list[PurePosixPath], serial: str) -> None:
+def _read_exact(c, n: int, dst: PurePosixPath, serial: str) -> bytes:
+    """n bytes of a sync reply; a stream that ends first is a DeviceError, never a struct.error."""
+    try:
+        data = c.read(n)
+    except (OSError, adbutils.AdbError) as e:
+        data, why = b"", f" ({e})"
+    else:
+        why = ""
+    if len(data) != n:
+        raise DeviceError(
+            f"the adb sync connection closed in the middle of the reply for {dst}{why}: the phone went "
+            "away, the adb server was restarted, or another process is using the phone",
+            where=str(serial),
+            fix="check `adb devices` and that no other edgefarm run uses this phone; then rerun with --resume",
+        )
+    return data
+
+
+def read_sync_replies(c, pending: list[PurePosixPath], serial: str) -> None:
     """The sync replies of the files sent so far, in order: OKAY, or FAIL with the phone's reason."""
     while pending:
         dst = pending.pop(0)
-        status = c.read(4)
-        length = struct.unpack("<I", c.read(4))[0]
+        status = _read_exact(c, 4, dst, serial)
+        length = struct.unpack("<I", _read_exact(c, 4, dst, serial))[0]
         if status != b"OKAY":
-            msg = c.read(length).decode(errors="replace") if status == b"FAIL" and length else repr(status)
+            msg = (
+                _read_exact(c, length, dst, serial).decode(errors="replace")
+                if status == b"FAIL" and length
+                else repr(status)
+            )
             raise DeviceError(
                 f"push of {dst} refused: {msg}",
                 where=str(serial),
-                fix="check free space and that the folder is writable (/data/local/tmp)",
+                fix=f"check free space on the phone and that `workdir:` of this phone in devices.yaml "
+                f"({dst.parent}) is a folder the shell user may write (default: /data/local/tmp/edgefarm)",
             )
 
 
@@ -324,7 +347,7 @@ class AdbDevice:
             c.check_okay()
             for src, dst, mode in files:
                 if len(pending) >= PIPELINE:
-                    _read_replies(c, pending, dev.serial)
+                    read_sync_replies(c, pending, dev.serial)
                 size = src.stat().st_size
                 spec = f"{dst},{stat.S_IFREG | mode}".encode()
                 c.conn.sendall(b"SEND" + struct.pack("<I", len(spec)) + spec)
@@ -344,10 +367,10 @@ class AdbDevice:
                             sink(str(dst), sent, size)
                 c.conn.sendall(b"DONE" + struct.pack("<I", int(time.time())))
                 pending.append(dst)
-            _read_replies(c, pending, dev.serial)
+            read_sync_replies(c, pending, dev.serial)
         except OSError:
             if pending:  # the phone refused a file and hung up: its reply says why
-                _read_replies(c, pending, dev.serial)
+                read_sync_replies(c, pending, dev.serial)
             raise
         finally:
             c.close()

@@ -135,7 +135,7 @@ class SshDevice:
             what = f"no `{self.python_setting or 'python3'}` on the board"
         else:
             what = f"litert_lm is not installed for the board's python {version}"
-        setup = f"`edgefarm setup {self.name}` (installs litert-lm-api into {self.workdir}/venv)"
+        setup = f"`edgefarm setup {shlex.quote(self.name)}` (installs litert-lm-api into {self.workdir}/venv)"
         fix = (
             f"{setup}, or set `python:` in devices.yaml to an interpreter that has it"
             if version

@@ -60,25 +60,31 @@ class SshLink:
         return f"{self.name} (ssh {self.user}@{self.host}:{self.port})"
 
     @property
+    def target(self) -> str:
+        """`user@host`, quoted for a shell: every hint below pastes as exactly one command."""
+        return shlex.quote(f"{self.user}@{self.host}")
+
+    @property
     def fix_connect(self) -> str:
         return (
             f"check host/port in devices.yaml and that the board is on with sshd running "
-            f"(try `ssh -p {self.port} {self.user}@{self.host} true`)"
+            f"(try `ssh -p {self.port} {self.target} true`)"
         )
 
     @property
     def fix_auth(self) -> str:
-        key = f"-i {self.identity_file} " if self.identity_file else ""
+        key = f"-i {shlex.quote(str(self.identity_file))} " if self.identity_file else ""
         return (
-            f"install your public key on the board: `ssh-copy-id {key}-p {self.port} {self.user}@{self.host}` "
+            f"install your public key on the board: `ssh-copy-id {key}-p {self.port} {self.target}` "
             "(and set identity_file in devices.yaml to the private key)"
         )
 
     @property
     def fix_host_key(self) -> str:
+        known = shlex.quote(str(self.known_hosts_file))
         return (
-            f"if the board was reinstalled: `ssh-keygen -f {self.known_hosts_file} -R '{self.host_pattern}'`, "
-            f"then `ssh-keyscan -p {self.port} {self.host} >> {self.known_hosts_file}`; otherwise find out "
+            f"if the board was reinstalled: `ssh-keygen -f {known} -R {shlex.quote(self.host_pattern)}`, "
+            f"then `ssh-keyscan -p {self.port} {shlex.quote(self.host)} >> {known}`; otherwise find out "
             "who answers at that address"
         )
 

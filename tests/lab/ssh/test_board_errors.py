@@ -93,3 +93,29 @@ def test_too_little_free_disk_for_the_env_and_the_model_is_refused_with_the_fix(
     assert "pi-lab (ssh" in what and "disk is" in what and "MB free" in what
     assert "free space on the board" in fix and "workdir" in fix
     assert not (tmp_path / "work" / "venv").exists()
+
+
+def test_a_fix_hint_with_hostile_values_pastes_as_exactly_one_command(board, tmp_path):
+    """Issue 24: hints pasted values unquoted (`ssh -p P root@127.0.0.1;touch X true`). A key file in a
+    folder named `keys; touch HACKED` (a legal path) is refused by the board: the hint's command, run by
+    a shell with a stand-in `ssh-copy-id` first on PATH, is that one command with the path as one word."""
+    keys = tmp_path / "keys; touch HACKED $(touch HACKED2)"
+    keys.mkdir()
+    entry = {**board.entry("pi-lab", tmp_path / "work"), "identity_file": str(keygen(keys / "stranger"))}
+    inv = write_inventory(tmp_path / "devices.yaml", entry)
+    _what, fix = _error(edgefarm("setup", "pi-lab", "--inventory", str(inv)))
+    hint = fix.split("`")[1]
+    assert hint.startswith("ssh-copy-id "), fix
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    (bin_dir / "ssh-copy-id").write_text(
+        '#!/bin/sh\nfor a in "$@"; do printf "%s\\n" "$a"; done >> "$ARGS_FILE"\n'
+    )
+    (bin_dir / "ssh-copy-id").chmod(0o755)
+    args = tmp_path / "args"
+    run = subprocess.run(["sh", "-c", hint], cwd=tmp_path, capture_output=True, text=True, timeout=30, check=False,
+                         env={"PATH": f"{bin_dir}:/usr/bin:/bin", "ARGS_FILE": str(args)})  # fmt: skip
+    assert run.returncode == 0, run.stderr
+    assert args.read_text().splitlines() == ["-i", str(keys / "stranger"), "-p", str(board.port),
+                                             f"{board.user}@{board.host}"]  # fmt: skip
+    assert not (tmp_path / "HACKED").exists() and not (tmp_path / "HACKED2").exists()
