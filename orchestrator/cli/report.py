@@ -39,14 +39,22 @@ from ..rundir import load_report
     default=None,
     help="with --merge: also write report.json, report.md and report.html into this folder",
 )
-def report(run_dirs: tuple[Path, ...], fmt: str, merge: bool, out: Path | None) -> None:
+@click.option("--baseline", default="", help="the device the others are compared with (default: the first)")
+@click.option(
+    "--allow-different",
+    is_flag=True,
+    help="with --merge: merge runs whose token cap, backend, threads, runner or repeat differ (named in the report)",
+)
+def report(
+    run_dirs: tuple[Path, ...], fmt: str, merge: bool, out: Path | None, baseline: str, allow_different: bool
+) -> None:
     """Render a run folder's combined report to stdout (rebuilt from the device folders); with --merge,
     the runs of several controllers as one report."""
     if merge:
         from ..report.merge import merge_reports
         from ..rundir import write_reports
 
-        combined = merge_reports([load_report(d) for d in run_dirs])
+        combined = with_baseline(merge_reports([load_report(d) for d in run_dirs], allow_different), baseline)
         if out is not None:
             out.mkdir(parents=True, exist_ok=True)
             write_reports(out, combined)
@@ -59,7 +67,7 @@ def report(run_dirs: tuple[Path, ...], fmt: str, merge: bool, out: Path | None) 
             fix="pass one run folder, or --merge with every controller's run folder",
         )
     else:
-        combined = load_report(run_dirs[0])
+        combined = with_baseline(load_report(run_dirs[0]), baseline)
     text = PRINTERS.get(fmt)(combined)
     try:
         click.echo(text, nl=False)
@@ -80,33 +88,52 @@ def report(run_dirs: tuple[Path, ...], fmt: str, merge: bool, out: Path | None) 
 @click.command("compare")
 @click.argument("run_a", type=click.Path(path_type=Path, file_okay=False, exists=True))
 @click.argument("run_b", type=click.Path(path_type=Path, file_okay=False, exists=True))
-def compare(run_a: Path, run_b: Path) -> None:
-    """Compare two runs device by device (B against A) on the samples both ran; regressions first."""
+@click.option(
+    "--allow-different",
+    is_flag=True,
+    help="compare runs whose model, dataset slice, token cap, backend, threads, runner or repeat differ",
+)
+def compare(run_a: Path, run_b: Path, allow_different: bool) -> None:
+    """Compare two runs device by device (B against A) on the same samples: verdict flips with an exact
+    McNemar test, figures as paired ratios B/A with 95% intervals; significant changes for the worse first."""
     from ..report.compare import compare_runs, comparison_lines
 
-    c = compare_runs(load_report(run_a), load_report(run_b))
-    for w in c.warnings:
-        click.echo(f"warning: {w}", err=True)
-    table = Table(
-        title=f"{c.run_a} → {c.run_b}: B − A over {c.common_samples} common sample(s)", title_justify="left"
-    )
+    c = compare_runs(load_report(run_a), load_report(run_b), allow_different)
+    title = f"{c.run_a} → {c.run_b}: B against A on {c.common_samples} common sample(s), ratios B/A (95% interval)"
+    if c.differences:
+        title += "\nDIFFERENT SETTINGS (compared anyway): " + "; ".join(c.differences)
+    table = Table(title=escape(title), title_justify="left")
+    columns = (("wall_ms", "Sample time"), ("ttft_ms", "TTFT"), ("decode_tps", "Decode"),
+               ("prefill_tps", "Prefill"), ("energy_j", "Energy"))  # fmt: skip
+    shown = [(f, label) for f, label in columns if any(d.paired.figure(f) for d in c.devices)]
     table.add_column("Device")
     table.add_column("Samples", justify="right")
-    for f in c.devices[0].figures if c.devices else ():
-        table.add_column(f"{f.figure.label} ({f.figure.unit})", justify="right")
+    table.add_column("Pass (%)", justify="right")
+    for _, label in shown:
+        table.add_column(label, justify="right")
     for d in c.devices:
-        cells = []
-        for f in d.figures:
-            text = f.text()
-            if f.delta:
-                cells.append(f"[{'red' if f.regression else 'green'}]{escape(text)}[/]")
-            else:
-                cells.append(escape(text))
-        table.add_row(escape(d.device), str(d.common), *cells)
+        cells = [d.pass_text()] + [d.figure_text(f) for f, _ in shown]
+        styled = [escape(x) if "no significant" in x or x == "–" else f"[bold]{escape(x)}[/]" for x in cells]
+        table.add_row(escape(d.device), str(d.common), *styled)
     console = stdout_console()
     console.print(table)
     for line in comparison_lines(c):
         console.print(line, markup=False, highlight=False)
+
+
+def with_baseline(report, name: str):
+    """The report compared against device `name` (--baseline); the first device without one."""
+    if not name:
+        return report
+    from dataclasses import replace
+
+    from ..report.paired import against_baseline
+
+    names = [r.device for r in report.devices]
+    if name not in names:
+        raise ConfigError(f"no device {name!r} in run {report.run_id}", where="--baseline",
+                          fix=f"name one of the run's devices: {', '.join(names)}")  # fmt: skip
+    return replace(report, baseline=name, paired=against_baseline(report.samples, names, name))
 
 
 COMMANDS = [report, compare]

@@ -88,7 +88,9 @@ def device_row(
     metrics = {(f"{m.metric}/{m.subset}" if several else m.metric): m.score for m in metric_rows}
     backends = sorted({r.backend for r in results if r.backend})
     runner = _runner_identity(outcome)
-    strict = [s for s in (score.samples if score else ()) if s.status != "skipped" and "strict_passed" in s.detail]
+    strict = [
+        s for s in (score.samples if score else ()) if s.status != "skipped" and "strict_passed" in s.detail
+    ]
     strict_passed = sum(bool(s.detail["strict_passed"]) for s in strict)
     return DeviceRow(
         device=device.get("name", outcome.get("name", "?")),
@@ -248,7 +250,9 @@ def sample_rows(
                 energy_mj_per_token=_energy(r, "energy_mj_per_token"),
                 stood_in=bool(r.stood_in_for),
                 ran_on=r.ran_on,
-                strict_passed=(s.detail.get("strict_passed") if s is not None and s.status != "skipped" else None),
+                strict_passed=(
+                    s.detail.get("strict_passed") if s is not None and s.status != "skipped" else None
+                ),
                 runner=getattr(r, "runner", "") or "",
                 max_output_tokens=getattr(r, "max_output_tokens", None),
                 backend_requested=getattr(r, "backend_requested", "") or "",
@@ -333,8 +337,7 @@ def with_run_settings(row: DeviceRow, run: Mapping[str, Any]) -> DeviceRow:
     """The run's flags (threads, --repeat, quantization; the token cap and backend asked when the
     rows do not carry their own) on a device row."""
     settings = run_settings(run)
-    own = {k: getattr(row, k) for k in ("max_output_tokens", "backend_requested") if getattr(row, k) not in (None, "")}
-    return replace(row, **(settings | own))
+    return replace(row, **{k: v for k, v in settings.items() if getattr(row, k) in (None, "")})
 
 
 def build_report(

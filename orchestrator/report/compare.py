@@ -1,7 +1,10 @@
-"""Two runs side by side (B against A), on the samples both ran: a record, then its text. Pure.
+"""Two runs side by side (B against A), device by device, on the samples both ran: a record (pure).
 
-Convention, everywhere: delta = B − A in the figure's unit, and the change relative to A in %.
-A regression is a lower pass rate, or a latency/speed/memory figure more than TOLERANCE_PCT worse.
+Each device of both runs is paired with itself (report/paired.py): its verdict flips with an exact
+McNemar test, and its figures as paired ratios B/A with a bootstrap interval. A change is named only
+when the test rejects / the interval excludes 1 (and the ratio is past the noise threshold), never
+for any 5% move: two runs with identical settings moved TTFT p50 by 48.7%. The runs must share their
+model, dataset slice and settings (settings.py) unless --allow-different.
 """
 
 from __future__ import annotations
@@ -9,151 +12,76 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from .combine import percentile
-from .types import RunReport
-
-TOLERANCE_PCT = 5.0
-
-
-@dataclass(frozen=True)
-class Figure:
-    field: str
-    label: str
-    unit: str
-    fmt: str
-    higher_is_better: bool
-
-
-FIGURES = (
-    Figure("pass_rate_pct", "Pass", "%", "{:.1f}", True),
-    Figure("ttft_ms_p50", "TTFT p50", "ms", "{:.1f}", False),
-    Figure("prefill_tps_p50", "Prefill p50", "tok/s", "{:.0f}", True),
-    Figure("decode_tps_p50", "Decode p50", "tok/s", "{:.1f}", True),
-    Figure("peak_rss_mb", "Peak RSS", "MB", "{:.0f}", False),
-)
-
-
-@dataclass(frozen=True)
-class FigureDelta:
-    figure: Figure
-    a: float | None
-    b: float | None
-
-    @property
-    def delta(self) -> float | None:
-        return None if self.a is None or self.b is None else self.b - self.a
-
-    @property
-    def pct(self) -> float | None:
-        return None if self.delta is None or not self.a else 100.0 * self.delta / abs(self.a)
-
-    @property
-    def regression(self) -> bool:
-        if self.delta is None or self.delta == 0:
-            return False
-        worse = self.delta < 0 if self.figure.higher_is_better else self.delta > 0
-        if self.figure.field == "pass_rate_pct":
-            return worse
-        return worse and (self.pct is None or abs(self.pct) > TOLERANCE_PCT)
-
-    def text(self) -> str:
-        f = self.figure
-        a = "–" if self.a is None else f.fmt.format(self.a)
-        b = "–" if self.b is None else f.fmt.format(self.b)
-        if self.delta is None:
-            return f"{a} → {b}"
-        pct = f", {self.pct:+.1f}%" if self.pct is not None and f.unit != "%" else ""
-        return f"{a} → {b} ({self.delta:+.{1 if '.1f' in f.fmt else 0}f}{pct})"
+from ..stats import ALPHA
+from .paired import flips_text, pair, ratio_text
+from .settings import require_same
+from .types import Paired, PairedFigure, RunReport
 
 
 @dataclass(frozen=True)
 class DeviceDelta:
     device: str
-    common: int  # samples both runs have for this device
-    figures: tuple[FigureDelta, ...]
+    paired: Paired  # A = this device in run A, B = in run B
+    pass_a: float | None  # pass rate (%) over the common scored samples
+    pass_b: float | None
     to_fail: tuple[str, ...]  # passed in A, fail in B
     to_pass: tuple[str, ...]
 
     @property
-    def regressions(self) -> int:
-        return sum(f.regression for f in self.figures) + len(self.to_fail)
+    def common(self) -> int:
+        return self.paired.common
+
+    @property
+    def worse(self) -> int:
+        """Significant changes for the worse (flips, figures): the table lists these devices first."""
+        flips = self.paired.p_value < ALPHA and self.paired.a_only > self.paired.b_only
+        return int(flips) + sum(
+            1 for f in self.paired.figures if f.significant and (f.ratio > 1) != f.higher_is_better
+        )
+
+    def pass_text(self) -> str:
+        a = "–" if self.pass_a is None else f"{self.pass_a:.1f}"
+        b = "–" if self.pass_b is None else f"{self.pass_b:.1f}"
+        return f"{a} → {b}; {flips_text(self.paired)}"
+
+    def figure_text(self, field: str) -> str:
+        f: PairedFigure | None = self.paired.figure(field)
+        return "–" if f is None else ratio_text(f, "A", "B")
 
 
 @dataclass(frozen=True)
 class Comparison:
     run_a: str
     run_b: str
-    warnings: tuple[str, ...]
+    differences: tuple[str, ...]  # settings that differ (only with --allow-different)
     common_samples: int
-    devices: tuple[DeviceDelta, ...]  # regressions first
+    devices: tuple[DeviceDelta, ...]  # significant changes for the worse first
     only_a: tuple[str, ...] = ()  # devices in one run only
     only_b: tuple[str, ...] = ()
 
 
-def _figures(report: RunReport, device: str, ids: set[str]) -> dict[str, float | None]:
-    cells = [s.cells[device] for s in report.samples if s.id in ids and device in s.cells]
-    scored = [c for c in cells if c.passed is not None]
-    ok = [c for c in cells if c.status == "ok"]
-    return {
-        "pass_rate_pct": round(100.0 * sum(bool(c.passed) for c in scored) / len(scored), 2)
-        if scored
-        else None,
-        "ttft_ms_p50": percentile([c.ttft_ms for c in ok if c.ttft_ms is not None], 50),
-        "prefill_tps_p50": percentile([c.prefill_tps for c in ok if c.prefill_tps], 50),
-        "decode_tps_p50": percentile([c.decode_tps for c in ok if c.decode_tps], 50),
-        "peak_rss_mb": max((c.peak_rss_mb for c in cells if c.peak_rss_mb is not None), default=None),
-    }
-
-
-def compare_runs(a: RunReport, b: RunReport) -> Comparison:
-    ids_a = [s.id for s in a.samples]
+def compare_runs(a: RunReport, b: RunReport, allow_different: bool = False) -> Comparison:
+    diffs = require_same([a, b], "edgefarm compare", allow_different)
     ids_b = {s.id for s in b.samples}
-    common = {i for i in ids_a if i in ids_b}
-    warnings = []
-    if a.stamp.model_sha256 != b.stamp.model_sha256:
-        warnings.append(
-            f"the runs used different models ({a.stamp.model_sha256[:12] or '?'} vs "
-            f"{b.stamp.model_sha256[:12] or '?'}): differences are the model's, not only the devices'"
-        )
-    if a.stamp.dataset_sha256 != b.stamp.dataset_sha256 or set(ids_a) != ids_b:
-        warnings.append(
-            f"the runs used different samples ({len(ids_a)} vs {len(ids_b)}): comparing the "
-            f"{len(common)} they share only"
-        )
-    names_a = [r.device for r in a.devices]
-    names_b = [r.device for r in b.devices]
+    order = [s.id for s in a.samples if s.id in ids_b]
+    names_a, names_b = [r.device for r in a.devices], [r.device for r in b.devices]
     rows = []
     for name in [n for n in names_a if n in names_b]:
-        fa, fb = _figures(a, name, common), _figures(b, name, common)
-        by_id_a = {s.id: s.cells.get(name) for s in a.samples if s.id in common}
-        by_id_b = {s.id: s.cells.get(name) for s in b.samples if s.id in common}
-        order = [i for i in ids_a if i in common]
-        to_fail = tuple(
-            i
-            for i in order
-            if (x := by_id_a.get(i)) and x.passed and (y := by_id_b.get(i)) and y.passed is False
-        )
-        to_pass = tuple(
-            i
-            for i in order
-            if (x := by_id_a.get(i)) and x.passed is False and (y := by_id_b.get(i)) and y.passed
-        )
-        n = sum(1 for i in order if by_id_a.get(i) and by_id_b.get(i))
-        rows.append(
-            DeviceDelta(
-                name, n, tuple(FigureDelta(f, fa[f.field], fb[f.field]) for f in FIGURES), to_fail, to_pass
-            )
-        )
-    rows.sort(key=lambda d: (-d.regressions, d.figures[0].delta or 0.0))
-    return Comparison(
-        a.run_id,
-        b.run_id,
-        tuple(warnings),
-        len(common),
-        tuple(rows),
-        tuple(n for n in names_a if n not in names_b),
-        tuple(n for n in names_b if n not in names_a),
-    )
+        ca = {s.id: s.cells[name] for s in a.samples if name in s.cells and s.id in ids_b}
+        cb = {s.id: s.cells[name] for s in b.samples if name in s.cells and s.id in ca}
+        ca = {i: c for i, c in ca.items() if i in cb}
+        p = pair(name, name, ca, cb)
+        scored = [i for i in order if i in ca and ca[i].passed is not None and cb[i].passed is not None]
+        to_fail = tuple(i for i in scored if ca[i].passed and not cb[i].passed)
+        to_pass = tuple(i for i in scored if cb[i].passed and not ca[i].passed)
+
+        def rate(cells, ids=scored):
+            return round(100.0 * sum(bool(cells[i].passed) for i in ids) / len(ids), 1) if ids else None
+
+        rows.append(DeviceDelta(name, p, rate(ca), rate(cb), to_fail, to_pass))
+    rows.sort(key=lambda d: -d.worse)
+    return Comparison(a.run_id, b.run_id, tuple(diffs), len(order), tuple(rows),
+                      tuple(n for n in names_a if n not in names_b), tuple(n for n in names_b if n not in names_a))  # fmt: skip
 
 
 def comparison_lines(c: Comparison) -> Sequence[str]:

@@ -15,6 +15,7 @@ from typing import Any
 
 from ..errors import ConfigError
 from .combine import build_report
+from .settings import require_same
 from .types import RunReport, SampleRow
 
 
@@ -50,8 +51,9 @@ def _host(report: RunReport) -> str:
     return str(host.get("hostname") or report.run_id)
 
 
-def merge_reports(reports: Sequence[RunReport]) -> RunReport:
-    check_mergeable(reports)
+def merge_reports(reports: Sequence[RunReport], allow_different: bool = False) -> RunReport:
+    diffs = require_same(reports, "edgefarm report --merge", allow_different) if len(reports) > 1 else []
+    check_mergeable(reports)  # even with --allow-different: one model, one dataset, one selection
     seen: dict[str, int] = {}
     for r in reports:
         for d in r.devices:
@@ -93,6 +95,7 @@ def merge_reports(reports: Sequence[RunReport]) -> RunReport:
     run["started_at"] = min(starts) if starts else ""
     finished = max((r.stamp.finished_at for r in reports if r.stamp.finished_at), default="")
     notes = [f"merged from {len(reports)} runs: " + ", ".join(f"{r.run_id} ({_host(r)})" for r in reports)]
+    notes += [f"DIFFERENT SETTINGS (merged anyway): {d}" for d in diffs]
     notes += [n for r in reports for n in r.notes]
     return build_report(run, rows, [merged[i] for i in order], [u for r in reports for u in r.unusable], notes,
                         finished_at=finished)  # fmt: skip

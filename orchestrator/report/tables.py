@@ -13,10 +13,17 @@ from typing import Any
 
 from .types import SAMPLE_FIELDS, RunReport
 
+# the device's figures with their 95% intervals (the same on each of its rows): pandas can group
+# by device and read them without report.json
+DEVICE_FIGURES = ("pass_rate_pct", "strict_pass_rate_pct", "ttft_ms_p50", "ttft_ms_p90", "prefill_tps_p50",
+                  "decode_tps_p50", "energy_j_p50")  # fmt: skip
+DEVICE_SETTINGS = ("threads", "quantization", "repeat")
 ROW_FIELDS = (
     ("run_id", "device", "hardware", "soc", "device_backend", "sample_id", "modality", "task")
     + SAMPLE_FIELDS
     + ("reference",)
+    + DEVICE_SETTINGS
+    + tuple(f"device_{f}{end}" for f in DEVICE_FIGURES for end in ("", "_lo", "_hi"))
 )
 
 
@@ -37,6 +44,11 @@ def flat_rows(report: RunReport) -> Iterator[dict[str, Any]]:
             }
             row.update({f: getattr(c, f) for f in SAMPLE_FIELDS})
             row["reference"] = s.reference
+            row.update({f: getattr(d, f) if d else None for f in DEVICE_SETTINGS})
+            for f in DEVICE_FIGURES:
+                ci = d.intervals.get(f) if d else None
+                row[f"device_{f}"] = getattr(d, f) if d else None
+                row[f"device_{f}_lo"], row[f"device_{f}_hi"] = ci if ci else (None, None)
             yield row
 
 

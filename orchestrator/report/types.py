@@ -91,7 +91,7 @@ class DeviceRow:
     peak_method: str = ""  # hwm_reset | sampled
     mem_sample_ms: float | None = None
     quantization: str = ""  # the model's (its largest section's), from run.json's model facts
-    repeat: int = 1  # --repeat
+    repeat: int | None = None  # --repeat (1: each sample once)
 
 
 COLUMNS: tuple[Column, ...] = (

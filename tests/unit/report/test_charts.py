@@ -12,6 +12,7 @@ import xml.etree.ElementTree as ET
 import pytest
 
 from android_runner.contract import SampleResult
+from orchestrator.report.cells import MODALITY_ORDER
 from orchestrator.report.charts import (
     FONT_PT,
     TAB10,
@@ -23,7 +24,6 @@ from orchestrator.report.charts import (
     text_width_in,
 )
 from orchestrator.report.combine import build_report, device_row, sample_rows
-from orchestrator.report.cells import MODALITY_ORDER
 
 RUN = {"run_id": "20260101-000000-abcd", "model": {"path": "m.litertlm"}, "dataset": {"path": "d"}}
 SAMPLES = 40

@@ -7,9 +7,13 @@ import csv
 import io
 import json
 
+import pytest
+
 from android_runner.contract import SampleResult
+from orchestrator.errors import ConfigError
 from orchestrator.report.combine import build_report, device_row, sample_rows
 from orchestrator.report.compare import compare_runs
+from orchestrator.report.merge import merge_reports
 from orchestrator.report.printers import PRINTERS
 
 RUN = {
@@ -144,17 +148,47 @@ def test_term_names_the_worst_pair():
     assert "least agreement: a vs c" in PRINTERS.get("term")(_report())
 
 
-def test_compare_uses_the_common_samples_only_and_lists_flips():
+def test_compare_refuses_other_samples_and_compares_the_common_ones_when_allowed():
     a = _report()
     b = _report(run={**RUN, "run_id": "20260102-000000-abcd"}, ids=("s2", "s3", "s4"))
-    c = compare_runs(a, b)
-    assert c.common_samples == 2 and any("different samples (3 vs 3)" in w for w in c.warnings)
+    with pytest.raises(ConfigError) as e:
+        compare_runs(a, b)
+    assert "dataset slice: 3 samples (s1, s2, s3" in str(e.value) and "--allow-different" in str(e.value)
+    c = compare_runs(a, b, allow_different=True)
+    assert c.common_samples == 2 and c.differences and c.differences[0].startswith("dataset slice")
     dev_a = next(d for d in c.devices if d.device == "a")
-    assert dev_a.common == 2 and dev_a.to_fail == () and dev_a.figures[0].delta == 0.0
+    assert dev_a.common == 2 and dev_a.to_fail == () and dev_a.pass_a == dev_a.pass_b == 100.0
     same = compare_runs(a, a)
-    assert same.warnings == () and all(f.delta == 0 for d in same.devices for f in d.figures)
-    other_model = compare_runs(a, _report(run={**RUN, "model": {**RUN["model"], "sha256": "c" * 64}}))
-    assert any("different models" in w for w in other_model.warnings)
+    assert same.differences == () and all(d.worse == 0 for d in same.devices)
+    assert all("no significant difference" in d.pass_text() for d in same.devices)
+
+
+@pytest.mark.parametrize(
+    "change,named",
+    [
+        ({"flags": {**RUN["flags"], "max_output_tokens": 2}}, "token cap"),
+        ({"flags": {**RUN["flags"], "threads": 4}}, "threads: 4 in B, default in A"),
+        ({"flags": {**RUN["flags"], "backend": "gpu"}}, "backend: gpu in B, default in A"),
+        ({"flags": {**RUN["flags"], "repeat": 3}}, "repeat: 3 in B, 1 in A"),
+        (
+            {"model": {**RUN["model"], "sha256": "c" * 64}},
+            "model: cccccccccccccccc in B, aaaaaaaaaaaaaaaa in A",
+        ),
+    ],
+)
+def test_compare_and_merge_refuse_runs_whose_settings_differ_naming_both_values(change, named):
+    b = _report(run={**RUN, "run_id": "B", **change})
+    a = _report(run={**RUN, "run_id": "A"})
+    for command in (lambda: compare_runs(b, a), lambda: merge_reports([b, a])):
+        with pytest.raises(ConfigError) as e:
+            command()
+        text = str(e.value)
+        if named != "token cap":
+            assert named in text, text
+    if named == "token cap":  # run-level cap when the rows carry none: both values named
+        with pytest.raises(ConfigError) as e:
+            compare_runs(b, a)
+        assert "token cap: 2 in B, not recorded in A" in str(e.value) or "token cap: 2 in B" in str(e.value)
 
 
 def test_runner_identity_from_outcome_is_in_the_row_and_the_stamp():

@@ -1,0 +1,65 @@
+"""Paired comparisons and intervals in the report records (report/paired.py, report/intervals.py)."""
+
+from __future__ import annotations
+
+import json
+import random
+
+from android_runner.contract import SampleResult
+from orchestrator.report.combine import build_report, device_row, sample_rows
+from orchestrator.report.paired import flips_text, pair, ratio_text, speedup
+from orchestrator.report.printers import PRINTERS
+from orchestrator.report.types import SampleCell
+
+RUN = {"run_id": "r", "model": {"sha256": "a" * 64}, "dataset": {"sha256": "b" * 64}, "flags": {"threads": 4}}
+
+
+def _cell(ms: float, passed: bool = True, strict: bool | None = None) -> SampleCell:
+    return SampleCell("ok", passed, 1.0, ms / 2, 100.0, "x", wall_ms=ms, strict_passed=strict)
+
+
+def test_a_known_factor_is_significant_and_identical_devices_are_not():
+    rng = random.Random(2)
+    base = {f"s{i}": rng.uniform(80, 120) for i in range(30)}
+    a = {i: _cell(ms * rng.uniform(0.99, 1.01)) for i, ms in base.items()}
+    slow = {i: _cell(2 * ms * rng.uniform(0.99, 1.01)) for i, ms in base.items()}
+    twin = {i: _cell(ms * rng.uniform(0.99, 1.01)) for i, ms in base.items()}
+    p = pair("a", "slow", a, slow)
+    f = p.figure("wall_ms")
+    assert f.significant and 1.95 < f.lo < f.ratio < f.hi < 2.05
+    assert ratio_text(f, "a", "slow").endswith(": slow worse")
+    s = speedup(p)
+    assert 0.49 < s[0] < 0.51  # the slow device answers at half the baseline's speed
+    same = pair("a", "twin", a, twin).figure("wall_ms")
+    assert not same.significant and "no significant difference" in ratio_text(same, "a", "twin")
+
+
+def test_flips_use_an_exact_mcnemar_test():
+    a = {f"s{i}": _cell(10, passed=True) for i in range(20)}
+    b8 = {i: _cell(10, passed=n >= 8) for n, i in enumerate(a)}  # 8 flips one way
+    p = pair("a", "b", a, b8)
+    assert (p.a_only, p.b_only, round(p.p_value, 6)) == (8, 0, round(2 / 256, 6))
+    assert flips_text(p).endswith("a passes significantly more")
+    b2 = {i: _cell(10, passed=n >= 2) for n, i in enumerate(a)}
+    assert flips_text(pair("a", "b", a, b2)).endswith("no significant difference")
+
+
+def _rows(ms: float, n: int = 12, cap: int | None = None):
+    rng = random.Random(int(ms))
+    return [SampleResult(id=f"s{i}", status="ok", output="yes", ttft_ms=ms * rng.uniform(0.9, 1.1),
+                         wall_ms=2 * ms * rng.uniform(0.98, 1.02), decode_tps=20.0) for i in range(n)]  # fmt: skip
+
+
+def test_rows_carry_intervals_as_fields_and_the_report_pairs_against_the_baseline():
+    per = {"fast": (_rows(50), None), "slow": (_rows(100), None)}
+    rows = [device_row({"name": n}, {"name": n}, res, rep) for n, (res, rep) in per.items()]
+    report = build_report(RUN, rows, sample_rows(per))
+    fast = report.devices[0]
+    lo, hi = fast.intervals["ttft_ms_p50"]
+    assert lo <= fast.ttft_ms_p50 <= hi and fast.threads == "4"
+    assert report.baseline == "fast" and report.paired[0].figure("wall_ms").significant
+    data = json.loads(PRINTERS.get("json")(report))
+    assert data["devices"][0]["intervals"]["ttft_ms_p50"] == [lo, hi]
+    assert data["paired"][0]["b"] == "slow"
+    md = PRINTERS.get("md")(report)
+    assert "Speed-up vs fast" in md and "slow vs fast" in md and "slow worse" in md
