@@ -19,7 +19,7 @@ from dataclasses import dataclass, field, fields
 from typing import Any
 
 SCHEMA_VERSION = 1
-STATUSES = ("ok", "error", "timeout", "crash", "oom", "unsupported")
+STATUSES = ("ok", "error", "timeout", "crash", "oom", "killed", "unsupported")  # as status.Status
 # Bounds on one results.jsonl line read on the host: a runner's line is far smaller than this.
 RESULT_LINE_MAX_BYTES = 16 * 2**20
 RESULT_LINE_MAX_DEPTH = 32
@@ -143,14 +143,27 @@ class SampleResult:
     decode_tps: float | None = None  # last turn's decode speed
     infer_ms: float | None = None  # runtime time for all turns (prefill + decode)
     wall_ms: float | None = None  # whole sample on the device, conversation set-up included
-    peak_rss_mb: float | None = None  # max sampled VmRSS during the sample
-    peak_hwm_mb: float | None = None  # process VmHWM at the end of the sample
-    peak_anon_mb: float | None = None  # max sampled RssAnon (heap, KV cache, activations)
-    peak_file_mb: float | None = None  # max sampled RssFile (mmapped weights)
+    # Memory, one definition for every runner (docs/run-directory.md, "Figures and their
+    # definitions"). All are THIS SAMPLE's, in MB of the runner process, never the whole process
+    # life: peak_method says how the per-sample peak was made so.
+    peak_rss_mb: float | None = None  # the sample's peak resident memory: max(VmHWM of the sample,
+    #   max sampled VmRSS + VmSwap) -- RSS alone misses weights swapped to zram
+    peak_hwm_mb: float | None = None  # VmHWM at the end of the sample, the high-water mark having been
+    #   reset before it (peak_method "hwm_reset"); None when it could not be reset ("sampled")
+    peak_anon_mb: float | None = None  # max sampled RssAnon: anonymous memory (heap, KV cache, activations)
+    peak_file_mb: float | None = None  # max sampled RssFile: file-backed pages (the mmapped model weights)
     peak_swap_mb: float | None = None  # max sampled VmSwap
+    peak_method: str = ""  # "hwm_reset": VmHWM covers exactly this sample (reset by writing 5 to
+    #   /proc/self/clear_refs before it, or a fresh process per sample as with the upstream binary);
+    #   "sampled": only the max of VmRSS samples, which can miss a spike shorter than mem_sample_ms
+    mem_sample_ms: float | None = None  # interval between memory samples (RssAnon/RssFile/VmSwap/VmRSS)
     turns: tuple[TurnFigures, ...] = ()
-    backend: str = ""
-    threads: int | None = None
+    backend: str = ""  # the backend that REALLY ran, from the runtime's own log/API (android_runner/
+    #   backend.py); "" when nothing was answered; "cpu" on a fallback row (status error)
+    backend_requested: str = ""  # what was asked (--backend / the inventory's backend)
+    threads: int | None = None  # CPU threads asked of the runtime (None: the runtime's default)
+    runner: str = ""  # python | native | upstream: which runner produced the row
+    max_output_tokens: int | None = None  # the cap on generated tokens per turn applied to this row
     trace: str = ""  # trace file name in the device folder, if any
     cooldown_s: float | None = None  # waited before the sample for the device to cool (--cooldown-c)
     thermal_before: Mapping[str, Any] | None = None

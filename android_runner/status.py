@@ -7,6 +7,7 @@ ended with `classify` and nothing else. Stdlib only: this module is copied to bo
 
 from __future__ import annotations
 
+import re
 from enum import Enum
 
 
@@ -17,7 +18,10 @@ class Status(str, Enum):
     ERROR = "error"  # the runtime refused or failed the sample (its message is on the row)
     TIMEOUT = "timeout"  # no answer within the sample timeout
     CRASH = "crash"  # the runner died by a signal (SIGABRT, SIGSEGV, ...)
-    OOM = "oom"  # killed by SIGKILL (the low-memory killer) or the runtime ran out of memory
+    # out of memory, with evidence: the runtime's own out-of-memory words, the kernel's or the
+    # low-memory killer's record, or a peak near the device's available memory (memory_pressure)
+    OOM = "oom"
+    KILLED = "killed"  # SIGKILL without evidence of memory pressure (what was seen is on the row)
     UNSUPPORTED = "unsupported"  # the model or runtime cannot take this input: skipped, not failed
 
     def __str__(self) -> str:
@@ -44,17 +48,49 @@ def signal_from_shell_status(rc: int | None) -> int | None:
     return None
 
 
-def classify(exit_code: int | None, signal: int | None, failure: str = "") -> Status:
-    """(exit code, signal, the runtime's failure kind) -> the sample's status.
+# The kernel's OOM killer (mm/oom_kill.c "Out of memory: Killed process %d (%s)", older "Kill
+# process"; "invoked oom-killer") and Android's lmkd ("Kill '%s' (%d), uid %d, oom_score_adj %d to
+# free %ldkB rss", as logcat shows it under the lowmemorykiller tag; real captures:
+# tests/unit/fixtures/real/lmkd_*.txt).
+OOM_RECORD = re.compile(
+    r"Out of memory: Kill(?:ed)? process|invoked oom-killer|oom-kill:"
+    r"|lowmemorykiller\b.*\bKill '|\blmkd\b.*\bKill '"
+)
+# A peak this close to the memory the device had available counts as memory pressure.
+NEAR_AVAILABLE_FRACTION = 0.9
+
+
+def memory_pressure(
+    peak_mb: float | None = None, available_mb: float | None = None, log_text: str = ""
+) -> str:
+    """Evidence that a SIGKILL came from memory pressure, in words for the row; "" when there is none.
+
+    `log_text`: what the kernel or lmkd logged around the kill (dmesg, logcat); `available_mb`:
+    the memory the device had for the runner (MemAvailable before the run, else its RAM).
+    """
+    m = OOM_RECORD.search(log_text or "")
+    if m:
+        line = next((ln.strip() for ln in log_text.splitlines() if OOM_RECORD.search(ln)), m.group(0))
+        return f"memory pressure recorded: {line}"
+    if peak_mb and available_mb and peak_mb >= NEAR_AVAILABLE_FRACTION * available_mb:
+        return f"peak {peak_mb:.0f} MB of {available_mb:.0f} MB available"
+    return ""
+
+
+def classify(exit_code: int | None, signal: int | None, failure: str = "", pressure: str = "") -> Status:
+    """(exit code, signal, the runtime's failure kind, memory evidence) -> the sample's status.
 
     `failure` is a kind found in the runtime's own words ("oom", "context_overflow", ...; "" when
-    it said nothing): a SIGKILL is the low-memory killer (edgefarm never SIGKILLs a runner except
-    at a deadline, which is TIMEOUT_EXIT), any other signal is a crash.
+    it said nothing). A SIGKILL is `oom` only with evidence (`failure == "oom"`, or `pressure` from
+    memory_pressure), else `killed`: edgefarm never SIGKILLs a runner except at a deadline (which
+    is TIMEOUT_EXIT), but a user, a watchdog or a vendor's task killer can. Any other signal is a crash.
     """
     if exit_code == TIMEOUT_EXIT:
         return Status.TIMEOUT
-    if signal == SIGKILL or failure == "oom":
+    if failure == "oom" or (signal == SIGKILL and pressure):
         return Status.OOM
+    if signal == SIGKILL:
+        return Status.KILLED
     if signal is not None:
         return Status.CRASH
     if failure == "crash":

@@ -16,7 +16,7 @@ from typing import Any
 
 from android_runner.contract import JobItem, SampleResult, TurnFigures
 from android_runner.conversation import job_file_text, render, reply_text
-from android_runner.status import Status, classify, signal_from_shell_status
+from android_runner.status import Status, classify, memory_pressure, signal_from_shell_status
 
 from ..telemetry.energy import energy_fields, reading_to_json
 from ..telemetry.phases import prefill_ms, ttft_phases
@@ -72,8 +72,11 @@ def result_from_line(
     exit_code, signal = line.get("exit_code"), None
     if raw == DIED:
         signal = signal_from_shell_status(exit_code)
-        status = classify(None if signal else exit_code, signal)
+        pressure = memory_pressure(log_text=log_tail)  # oom only with evidence, else killed
+        status = classify(None if signal else exit_code, signal, "", pressure)
         how = f"signal {signal}" if signal else f"exit status {exit_code}"
+        if status in (Status.OOM, Status.KILLED):
+            how += f"; {pressure}" if pressure else "; no evidence of memory pressure"
         error = f"runner died during this sample ({how})" + (f":\n{log_tail}" if log_tail else "")
         exit_code = None if signal else exit_code
     else:

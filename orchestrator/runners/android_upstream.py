@@ -14,10 +14,11 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from itertools import pairwise
 from pathlib import Path, PurePosixPath
 
 from android_runner.contract import JobItem, SampleResult, TurnFigures
-from android_runner.status import TIMEOUT_EXIT, classify, signal_from_shell_status
+from android_runner.status import SIGKILL, TIMEOUT_EXIT, classify, memory_pressure, signal_from_shell_status
 
 from ..telemetry.benchmark_output import parse_benchmark_output
 from ..telemetry.energy import energy_fields, parse_power_tsv, reading_to_json
@@ -26,6 +27,7 @@ from .android_snapshots import SNAPSHOT_FILES, cooldown_s, dumpsys_power, therma
 from .base import RunOptions
 
 RUNNER_NAME = "litert_lm_advanced_main"
+RUNNER_KIND = "upstream"  # SampleResult.runner
 SAMPLE_FILES = ("stdout", "stderr", "trace.tsv", "power.tsv", *SNAPSHOT_FILES)
 
 
@@ -38,6 +40,7 @@ class Rendered:
     id: str
     turns: int
     skip_reason: str = ""  # set: not run on the phone (status unsupported)
+    max_output_tokens: int | None = None  # the cap written to index.tsv for this sample
 
 
 def _flat(text: str) -> str:
@@ -76,7 +79,7 @@ def render_job(
         # kind, so a structured-output score measures the model itself, comparably across devices.
         (folder / "flags").write_text("", encoding="utf-8")
         index.append(f"{n}\t{int(item.max_output_tokens)}\t{1 if multi else 0}\n")
-        rendered.append(Rendered(n, item.id, len(texts)))
+        rendered.append(Rendered(n, item.id, len(texts), max_output_tokens=int(item.max_output_tokens)))
     (out / "index.tsv").write_text("".join(index), encoding="utf-8")
     (out / "common_flags").write_text("".join(f + "\n" for f in common_flags), encoding="utf-8")
     return rendered
@@ -93,15 +96,20 @@ class TracePeaks:
     anon_mb: float | None = None
     file_mb: float | None = None
     rss_plus_swap_mb: float | None = None
+    sample_ms: float | None = None  # median interval between trace rows
 
 
 def parse_trace(text: str) -> TracePeaks:
-    """trace.tsv rows (uptime_ms, VmRSS, VmHWM, VmSwap, RssAnon, RssFile in kB) -> peaks in MB."""
+    """trace.tsv rows (time in centiseconds, VmRSS, VmHWM, VmSwap, RssAnon, RssFile in kB) -> peaks in
+    MB and the sampling interval (driver.sh `sample_status`, every $INTERVAL s)."""
     cols: list[list[int]] = [[], [], [], [], [], []]
+    times: list[int] = []
     for line in text.splitlines():
         cells = line.split("\t")
         if len(cells) < 3:
             continue
+        if cells[0].strip().isdigit():
+            times.append(int(cells[0]))
         rss = swap = None
         for i, cell in enumerate(cells[1:6]):
             if cell.strip().isdigit():
@@ -114,41 +122,64 @@ def parse_trace(text: str) -> TracePeaks:
     def mb(values: list[int]) -> float | None:
         return round(max(values) / 1024.0, 2) if values else None
 
-    return TracePeaks(mb(cols[0]), mb(cols[1]), mb(cols[2]), mb(cols[3]), mb(cols[4]), mb(cols[5]))
+    gaps = sorted(b - a for a, b in pairwise(times) if b > a)
+    sample_ms = round(gaps[len(gaps) // 2] * 10.0, 1) if gaps else None
+    return TracePeaks(mb(cols[0]), mb(cols[1]), mb(cols[2]), mb(cols[3]), mb(cols[4]), mb(cols[5]), sample_ms)
 
 
 def build_result(
-    r: Rendered, rc: int, wall_ms: float | None, files: Mapping[str, str], opts: RunOptions
+    r: Rendered,
+    rc: int,
+    wall_ms: float | None,
+    files: Mapping[str, str],
+    opts: RunOptions,
+    available_mb: float | None = None,
 ) -> SampleResult:
-    """One sample's driver outputs -> SampleResult. Peak = max(binary's figure, VmHWM, VmRSS+VmSwap)."""
-    bench = parse_benchmark_output(files.get("stdout", ""), files.get("stderr", ""))
+    """One sample's driver outputs -> SampleResult. Peak = max(binary's figure, VmHWM, VmRSS+VmSwap).
+
+    `available_mb`: the memory the phone had for the runner; a SIGKILL is `oom` only with evidence
+    (the runtime's words, a kernel/lmkd record in the sample's logs, or a peak near this figure),
+    else `killed` (android_runner/status.py).
+    """
+    stderr = files.get("stderr", "")
+    bench = parse_benchmark_output(files.get("stdout", ""), stderr, opts.backend)
     peaks = parse_trace(files.get("trace.tsv", ""))
     output = bench.answer
     lines = output.splitlines()
     if r.turns > 1 and len(lines) == r.turns:  # one answer line per turn: keep the last turn's
         output = lines[-1]
     sig = signal_from_shell_status(rc)
-    status = classify(None if sig else rc, sig, bench.failure)
+    candidates = [v for v in (bench.peak_ram_mb, peaks.hwm_mb, peaks.rss_plus_swap_mb, peaks.rss_mb) if v]
+    peak = max(candidates) if candidates else None
+    pressure = (
+        memory_pressure(peak, available_mb, stderr + "\n" + files.get("logcat", "")) if sig == SIGKILL else ""
+    )
+    status = classify(None if sig else rc, sig, bench.failure, pressure)
     error = ""
     if status != "ok":
         why = bench.failure or ("timed out" if rc == TIMEOUT_EXIT else f"exit code {rc}")
         if bench.failure and rc != 0:
             why += f" (exit code {rc})"
-        tail = "\n".join(files.get("stderr", "").strip().splitlines()[-8:])
+        if sig == SIGKILL:
+            why += (
+                f"; {pressure}"
+                if pressure
+                else (
+                    f"; killed by SIGKILL without evidence of memory pressure (peak {peak or 0:.0f} MB"
+                    + (f" of {available_mb:.0f} MB available)" if available_mb else ")")
+                )
+            )
+        tail = "\n".join(stderr.strip().splitlines()[-8:])
         error = f"{why}: {bench.detail}" if bench.detail else why
-        if tail and bench.detail not in tail:
+        if tail and (not bench.detail or bench.detail not in tail):  # never lose the runtime's last words
             error += f"\n{tail}"
     turns = tuple(
         TurnFigures(prefill_tokens=p.tokens if p else None, prefill_tps=p.tps if p else None,
                     decode_tokens=d.tokens if d else None, decode_tps=d.tps if d else None)
         for p, d in _zip_longest(bench.prefill, bench.decode)
     )  # fmt: skip
-    candidates = [v for v in (bench.peak_ram_mb, peaks.hwm_mb, peaks.rss_plus_swap_mb, peaks.rss_mb) if v]
-    backend = opts.backend
-    if "gpu_sampler_cpu_fallback" in bench.warnings:
-        backend = f"{backend} (sampler on cpu)"  # the model ran as asked; only sampling fell back
-    elif "npu_generic_path" in bench.warnings:
-        backend = f"{backend}->cpu"  # the model has no NPU section: the runtime ran it on CPU
+    if status == "ok" and bench.warnings:  # ran as asked, a part fell back: flagged in the runtime's words
+        error = f"warning: {', '.join(bench.warnings)}: {bench.backend_note}"
     power = parse_power_tsv(files.get("power.tsv", "")) or dumpsys_power(files, wall_ms)
     return SampleResult(
         id=r.id,
@@ -165,14 +196,22 @@ def build_result(
         decode_tps=bench.decode[-1].tps if bench.decode else None,
         infer_ms=bench.infer_ms,
         wall_ms=wall_ms,
-        peak_rss_mb=max(candidates) if candidates else None,
+        peak_rss_mb=peak,
         peak_hwm_mb=peaks.hwm_mb,
         peak_anon_mb=peaks.anon_mb,
         peak_file_mb=peaks.file_mb,
         peak_swap_mb=peaks.swap_mb,
+        # one process per sample: its VmHWM covers exactly this sample
+        peak_method="hwm_reset"
+        if peaks.hwm_mb is not None
+        else ("sampled" if peaks.rss_mb is not None else ""),
+        mem_sample_ms=peaks.sample_ms,
         turns=turns,
-        backend=backend,
+        backend=bench.backend,
+        backend_requested=opts.backend,
         threads=opts.threads,
+        runner=RUNNER_KIND,
+        max_output_tokens=r.max_output_tokens,
         trace=f"samples/{r.n}/trace.tsv",
         thermal_before=thermal_of(files, "before"),
         thermal_after=thermal_of(files, "after"),

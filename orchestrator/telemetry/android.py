@@ -20,7 +20,8 @@ def parse_getprop(text: str) -> dict[str, str]:
     props: dict[str, str] = {}
     key: str | None = None
     buf: list[str] = []
-    for line in text.splitlines():
+    for raw in text.splitlines():
+        line = raw.strip() if key is None else raw.rstrip()  # pasted/indented output (flutter#4009)
         m = _PROP.match(line)
         if m:
             props[m["key"]] = m["value"]
@@ -168,6 +169,12 @@ TEMPERATURE_TYPES = {
     19: "pogo",
 }
 NOT_TEMPERATURES = {6, 7, 8}  # BCL_VOLTAGE, BCL_CURRENT, BCL_PERCENTAGE
+# Virtual sensors (Pixel/Tensor thermal HAL: VIRTUAL-USB-THROTTLING, VIRTUAL-USB-UI, VIRTUAL-QI-BATT...)
+# are throttling states that read 0.0 while idle, or figures computed from the physical sensors (real:
+# tests/unit/fixtures/real/thermal_tensor_virtual_usb_skia.txt): left out. VIRTUAL-SKIN (type SKIN)
+# stays: it is the skin estimate Android's own thermal throttling reads.
+VIRTUAL_PREFIX = "VIRTUAL-"
+SKIN_TYPE = 3
 THERMAL_STATUS_NAMES = ("none", "light", "moderate", "severe", "critical", "emergency", "shutdown")
 
 _TEMP = re.compile(r"Temperature\{(?P<body>[^}]*)\}")
@@ -217,6 +224,8 @@ def parse_thermal(text: str) -> Thermal:
         name = kv.get("mName", "") or TEMPERATURE_TYPES.get(int(ttype), "sensor")
         if value <= -99 or value > 200:  # -99.9 marks a missing sensor
             continue
+        if name.upper().startswith(VIRTUAL_PREFIX) and int(ttype) != SKIN_TYPE:
+            continue  # a state or a figure derived from the physical sensors, not a temperature of its own
         temps[name] = value
     return Thermal(
         status=status,

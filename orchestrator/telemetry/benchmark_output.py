@@ -42,139 +42,51 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-# ------------------------------------------------------------------ failure kinds (decisive)
-# Checked in this order over the runtime's final error and then every line: the first kind that
-# matches names the failure. Kind names are plain strings (android_runner/status.classify reads
-# "oom" and "crash").
-FAILURE_PATTERNS: tuple[tuple[str, re.Pattern[str]], ...] = (
-    # AOSP bionic linker/linker_main.cpp `__linker_cannot_link`:
-    #   "CANNOT LINK EXECUTABLE \"%s\": %s\n" (aosp-mirror/platform_bionic @ 01cf2a98), the reason
-    #   from linker.cpp: "library \"%s\" not found: needed by main executable"
-    ("link_error", re.compile(r'CANNOT LINK EXECUTABLE "')),
-    (
-        "oom",
-        re.compile(
-            # libc++ std::bad_alloc::what() == "std::bad_alloc" (in the C++ runtime's terminate text)
-            r"std::bad_alloc"
-            # RT litert/cc/litert_macros.h:548: kErrorMemoryAllocationFailure -> absl
-            #   ResourceExhaustedError, printed by absl::Status as "RESOURCE_EXHAUSTED: ..."
-            r"|\bRESOURCE_EXHAUSTED: "
-            # RT tflite/delegates/gpu/cl/util.cc:39 / :43 (CLErrorCodeToString)
-            r"|Memory object allocation failure|Out of host memory"
-        ),
-    ),
-    (
-        "crash",
-        # ABSL absl/log/internal/log_format.cc:103/:176: the prefix's first letter is the
-        # severity; `F` = ABSL_LOG(FATAL) / CHECK failure, which aborts the process.
-        re.compile(r"^F(?:\d{4} \d\d:\d\d:\d\d\.\d{6}|0000 00:00:\d+\.\d{6})\s+-?\d+ [^\s\]]+:\d+\] "),
-    ),
-    (
-        "truncated_model",
-        # LM support/util/memory_mapped_file_posix.cc:115-119 / :122-124 (RET_CHECK):
-        #   "Length (N) and offset (M) are too large for file size (K)" [" and the file size is
-        #   not a multiple of the OS alignment requirement (4096). The file might not have
-        #   enough padding."]  (seen 0.18.1 on a truncated .litertlm)
-        re.compile(r"Length \(\d+\) and offset \(\d+\) are too large for file size \(\d+\)"),
-    ),
-    (
-        "context_overflow",
-        # LM runtime/core/tasks.cc:468-471 (and :751-754 for scoring), INVALID_ARGUMENT:
-        #   "Input token ids are too long. Exceeding the maximum number of tokens allowed: N >= M"
-        #   (seen 0.18.1)
-        re.compile(r"Input token ids are too long\."),
-    ),
-    (
-        "npu_dispatch_missing",
-        re.compile(
-            # RT litert/runtime/dispatch/dispatch_delegate.cc:129-131
-            r"Failed to create a dispatch delegate kernel: No usable Dispatch runtime found"
-            # RT litert/runtime/dispatch/dispatch_delegate.cc:115-116
-            r"|Failed to initialize Dispatch API: "
-            # RT litert/runtime/dispatch/litert_dispatch.cc:119-120
-            r"|No dispatch library found in "
-        ),
-    ),
-    (
-        "gpu_unavailable",
-        re.compile(
-            # RT litert/runtime/compiled_model.cc:1053-1058: a GPU-only compilation
-            #   (LM runtime/executor/llm_executor_settings_utils.cc:232 sets kGpu alone) with no
-            #   GPU delegate applied fails; there is no CPU fallback for the main model.
-            r"Some ops are not accelerated\. Add kLiteRtHwAcceleratorCpu"
-            # RT litert/runtime/gpu_environment.cc:205-206
-            r"|Failed to load OpenCL for LiteRT\."
-            # RT tflite/delegates/gpu/cl/opencl_wrapper.cc:170 (and :111 on Windows)
-            r"|Can not open OpenCL library on this device"
-            # RT ml_drift_delegate/delegate/delegate_opencl.cc:635
-            r"|Failed to open OpenCL library: "
-            # ml_drift's own loader (not public): the wording is in the 0.18.1 liblitert-lm.so
-            r"|Can not find OpenCL library on this device"
-            # RT ml_drift_delegate/delegate/delegate_webgpu.cc:285-286 (seen 0.18.1 on this host,
-            #   a WebGPU build with no GPU adapter: "... INTERNAL: No adapters found", then the
-            #   engine was not created)
-            r"|Failed to initialize WebGPU environment: "
-        ),
-    ),
-    (
-        "opencl_error",
-        # RT tflite/delegates/gpu/cl/util.cc:84 CLErrorCodeToString(CL_INVALID_COMMAND_QUEUE)
-        re.compile(r"Invalid command queue"),
-    ),
-    (
-        "model_load",
-        re.compile(
-            # RT litert/cc/internal/scoped_file_posix.h:41 absl::ErrnoToStatus(errno,
-            #   "open() failed: <path>") -> "open() failed: <path>: No such file or directory"
-            #   (seen 0.18.1)
-            r"open\(\) failed: "
-            # LM schema/core/litertlm_read.cc:79 (seen 0.18.1)
-            r"|Invalid magic number or failed to read: "
-            # LM runtime/components/model_resources_litert_lm.cc:126 / :153 (seen 0.18.1)
-            r"| not found in the model\."
-            # LM runtime/util/litert_lm_loader.cc:299 (WARNING, then the load fails)
-            r"|Failed to map section: "
-        ),
-    ),
+from android_runner.backend import (
+    FAILURE_KINDS,
+    FAILURE_PATTERNS,
+    FELL_BACK_TO_CPU,
+    SAMPLER_FELL_BACK,
+    LogLine,
+    classify_backend,
+    find_failure,
+    log_tail,
+    split_line,
 )
-FATAL_KINDS = tuple(kind for kind, _ in FAILURE_PATTERNS) + ("runtime_error",)
 
-# Lines that say a backend could not be had, but that every run prints for EVERY accelerator it
-# tries (the registry registers NPU, GPU and CPU at each environment creation, whatever the
-# backend): they only tell the story when that backend was the one chosen and the run failed.
-BACKEND_EVIDENCE: dict[str, re.Pattern[str]] = {
-    # RT litert/runtime/accelerators/gpu_registry.cc:130-131
-    "gpu": re.compile(r"GPU accelerator could not be loaded and registered\."),
-    # RT litert/runtime/accelerators/npu_registry.cc:32-34 (seen 0.18.1 as `npu_registry.cc:34`)
-    "npu": re.compile(r"NPU accelerator could not be loaded and registered: "),
-}
-BACKEND_FAILURE = {"gpu": "gpu_unavailable", "npu": "npu_dispatch_missing"}
+from .cli_benchmark import parse_cli_benchmark
 
-# Runs that succeed on a different engine than asked: warnings, with a note of what ran.
+# The failure kinds and backend evidence live in android_runner/backend.py (one classifier for every
+# runner). FAILURE_PATTERNS is re-exported for the tests that check each against upstream's strings.
+FATAL_KINDS = (*FAILURE_KINDS, "runtime_error", "backend_fallback")
+
+# Runs that succeed on a different engine than asked: each with a note of what ran.
 FALLBACK_PATTERNS: tuple[tuple[str, re.Pattern[str], str], ...] = (
     (
         "gpu_sampler_cpu_fallback",
-        # LM runtime/components/sampler_factory.cc:764-768 ABSL_LOG(WARNING); the 0.18.1 .so
-        # continues "To use GPU sampling, please make sure the sampler library matching the
-        # inference backend (...) is linked in or available at LD_LIBRARY_PATH on device."
-        re.compile(r"GPU sampler unavailable\. Falling back to CPU sampling\."),
+        SAMPLER_FELL_BACK,
         "main model on GPU; sampling fell back to CPU (GPU sampler library unavailable)",
     ),
     (
         "npu_generic_path",
-        # LM runtime/executor/llm_litert_compiled_model_executor_factory.cc:215-217 (seen 0.18.1)
-        re.compile(r"NPU backend requested, but TF_LITE_AUX is not packaged in the model\."),
+        dict(FELL_BACK_TO_CPU)["npu_generic_path"],
         "NPU requested but the model has no NPU section (TF_LITE_AUX): generic compiler-plugin path",
     ),
     (
         "npu_no_compiler_plugin",
-        # RT litert/runtime/compiled_model.cc:1244-1246 "Failed to apply compiler plugins: %s"
-        # with RT litert/compiler/plugin/compiler_plugin.cc:1018 "No compiler plugin found"
-        # (seen 0.18.1): no NPU compilation happened, XNNPACK ran the model on CPU
-        re.compile(r"Failed to apply compiler plugins: No compiler plugin found"),
+        dict(FELL_BACK_TO_CPU)["npu_no_compiler_plugin"],
         "no NPU compiler plugin found: the model ran on CPU",
     ),
 )
+_NOTES = {kind: note for kind, _, note in FALLBACK_PATTERNS}
+# absl::Status codes (ABSL absl/status/status.cc StatusCodeToString): what an exit status can be.
+_STATUS_CODES = frozenset(
+    {
+        "CANCELLED", "UNKNOWN", "INVALID_ARGUMENT", "DEADLINE_EXCEEDED", "NOT_FOUND", "ALREADY_EXISTS",
+        "PERMISSION_DENIED", "RESOURCE_EXHAUSTED", "FAILED_PRECONDITION", "ABORTED", "OUT_OF_RANGE",
+        "UNIMPLEMENTED", "INTERNAL", "UNAVAILABLE", "DATA_LOSS", "UNAUTHENTICATED",
+    }
+)  # fmt: skip
 
 # The runtime's last word on a failed run: the binary's own (LM litert_lm_advanced_main.cc:377),
 # or, in captures of the library through its C API, LM c/engine.cc:777 "Failed to create engine: "
@@ -185,19 +97,7 @@ _CHOOSE_BACKEND = re.compile(r"Choose backend: (\w+)")
 # LM runtime/engine/litert_lm_lib.cc:259 (stdout, before each --multi_turns turn)
 MULTI_TURN_PROMPT = "Please enter the prompt (or press Enter to end): "
 
-# ABSL absl/log/internal/log_format.cc:176 "%c%02d%02d %02d:%02d:%02d.%06d %7d %s:%d] " and,
-# before absl::InitializeLog, :103 "%c0000 00:00:%02d.%06d %7d " (then "file:line] ").
-_GLOG = re.compile(
-    r"^([IWEF])(?:\d{4} \d\d:\d\d:\d\d\.\d{6}|0000 00:00:\d+\.\d{6})\s+-?\d+\s+[^\s\]]+:\d+\]\s?"
-)
-# RT litert/c/internal/litert_logging.cc:76 "%s: " severity name, litert_logging.h:125
-# "[%s:%d] " file:line; TFLite's minimal logger prints "INFO: ..." the same way.
-_LITERT = re.compile(r"^(VERBOSE|DEBUG|INFO|WARNING|ERROR): (?:\[[^\]\s]+:\d+\] ?)?")
-_SEVERITY = {"VERBOSE": "I", "DEBUG": "I", "INFO": "I", "WARNING": "W", "ERROR": "E"}
-# RT litert/cc/litert_macros.h:629 (ErrorStatusBuilder::LogMessage): a nested error's text
-# continues on lines starting with "└ ".
-_CONTINUATION = "└"
-
+_GLOG = re.compile(r"^[IWEF](?:\d{4} \d\d:\d\d:\d\d\.\d{6}|0000 00:00:\d+\.\d{6})\s+-?\d+\s+[^\s\]]+:\d+\]")
 _NUM = r"(-?\d+(?:\.\d+)?(?:[eE][-+]?\d+)?)"
 # ABSL absl/time/duration.cc:731-765 FormatDuration: "72h3m0.5s", "1.2ms", "11.2us", "0";
 # older captures wrote "0.92 s" and "2min".
@@ -213,6 +113,7 @@ _MEMORY_LINE = re.compile(r"Peak (system ram usage|private footprint):\s*" + _NU
 _HEADER = "BenchmarkInfo"
 _TTFT = "Time to first token"
 _SEPARATOR = re.compile(r"^\s*-{10,}\s*$")
+_BLOCK_LINE = re.compile(r"^\s*(?:Init Phases|Time to first token|Prefill Turns|Decode Turns|- [^:]+: )")
 
 
 @dataclass(frozen=True)
@@ -238,7 +139,8 @@ class BenchmarkOutput:
     failure: str = ""  # one of FATAL_KINDS, "no_benchmark", or "" (fine)
     warnings: tuple[str, ...] = ()  # what ran differently than asked, e.g. gpu_sampler_cpu_fallback
     detail: str = ""  # on a failure: the runtime's own last error line(s)
-    backend: str = ""  # what the binary says it chose (`Choose backend: gpu`)
+    backend: str = ""  # what really ran (android_runner/backend.py); "" when nothing was answered
+    backend_requested: str = ""  # what was asked (--backend, else the binary's `Choose backend:`)
     backend_note: str = ""  # what really ran when it is not simply `backend`
     mark_durations_ms: tuple[tuple[str, float], ...] = ()  # e.g. vision_executor, audio_executor
     exit_status: str = ""  # the absl status code of the final error, e.g. INVALID_ARGUMENT
@@ -271,22 +173,6 @@ def duration_ms(text: str) -> float | None:
     if re.fullmatch(r"\s*0\s*", text):  # absl prints a zero duration as "0"
         return 0.0
     return None
-
-
-@dataclass(frozen=True)
-class _Line:
-    severity: str  # I W E F, or "" for unprefixed text
-    text: str  # without the log prefix
-
-
-def _split(line: str) -> _Line:
-    m = _GLOG.match(line)
-    if m:
-        return _Line(m.group(1), line[m.end() :])
-    m = _LITERT.match(line)
-    if m:
-        return _Line(_SEVERITY[m.group(1)], line[m.end() :])
-    return _Line("", line)
 
 
 def _benchmark_blocks(lines: list[str]) -> tuple[list[str], int]:
@@ -368,9 +254,11 @@ def _named_durations(lines: list[str]) -> list[tuple[str, float]]:
 def _answer(out_lines: list[str], iterations: int) -> str:
     """stdout without benchmark/memory lines and without the --multi_turns prompts."""
     lines: list[str] = []
-    for ln in out_lines:
-        if _HEADER in ln or re.match(r"^\s*(Init Phases|Time to first token)", ln):
+    for i, ln in enumerate(out_lines):
+        if _HEADER in ln or re.match(r"^\s*(Init Phases|Time to first token|Prefill Turns|Decode Turns)", ln):
             break  # an older build's block on stdout: the answer came before it
+        if _SEPARATOR.match(ln) and any(_BLOCK_LINE.match(x) for x in out_lines[i + 1 : i + 3]):
+            break  # a headerless --num_iterations block starts with its separator
         if _MEMORY_LINE.search(ln) or _GLOG.match(ln):
             continue
         while ln.startswith(MULTI_TURN_PROMPT):
@@ -386,48 +274,59 @@ def _answer(out_lines: list[str], iterations: int) -> str:
     return "\n".join(lines).strip("\n")
 
 
-def _final_error(lines: list[_Line]) -> tuple[str, str]:
-    """The runtime's own last error (with its `└ ` continuation lines) and its status code."""
+def _final_error(lines: list[LogLine]) -> tuple[str, str, bool]:
+    """The runtime's own last error (with its `└ ` continuation lines), its absl status code, and
+    whether it is a verdict (the binary's final line or a FATAL), not just the last ERROR line."""
     idx = None
     for i, ln in enumerate(lines):
         if _FINAL_ERROR.search(ln.text):
             idx = i
+    verdict = idx is not None
     if idx is None:  # no verdict line: the last FATAL, then ERROR, line (linker errors included)
         for level in ("F", "E"):
             found = [i for i, ln in enumerate(lines) if ln.severity == level]
             if found:
                 idx = found[-1]
+                verdict = level == "F"
                 break
         if idx is None:
             found = [i for i, ln in enumerate(lines) if FAILURE_PATTERNS[0][1].search(ln.text)]
             idx = found[-1] if found else None
     if idx is None:
-        return "", ""
+        return "", "", False
     text = lines[idx].text.strip()
     m = _FINAL_ERROR.search(text)
     if m:
         text = text[m.start() :]
     parts = [text]
     for ln in lines[idx + 1 :]:
-        if ln.severity or not ln.text.lstrip().startswith(_CONTINUATION):
+        if ln.severity or not ln.text.lstrip().startswith("\u2514"):
             break
         parts.append(ln.text.strip())
-    # absl::Status::ToString: "<CODE>: <message>" (ABSL absl/status/internal/status_internal.cc:147)
-    code = re.search(r"(?:^|: )([A-Z][A-Z_]{3,}): ", text)
-    return "\n".join(parts), code.group(1) if code else ""
+    # absl::Status::ToString: "<CODE>: <message>" (ABSL absl/status/internal/status_internal.cc:147);
+    # only a real status code counts: a log's "ERROR: " severity is not one.
+    codes = [c for c in re.findall(r"(?:^|: )([A-Z][A-Z_]{3,}): ", text) if c in _STATUS_CODES]
+    return "\n".join(parts), (codes[0] if codes and verdict else ""), verdict
 
 
-def parse_benchmark_output(stdout: str, stderr: str = "") -> BenchmarkOutput:
-    """Read the upstream binary's output; the BenchmarkInfo block may be on either stream."""
+def parse_benchmark_output(stdout: str, stderr: str = "", requested: str = "") -> BenchmarkOutput:
+    """Read the upstream binary's output (or `litert-lm benchmark`'s); the block may be on either stream.
+
+    `requested`: the backend the run asked for (`--backend`); without it, the binary's own
+    `Choose backend:` line. `backend` on the result is what RAN (android_runner/backend.py).
+    """
     raw_out = stdout.splitlines()
-    out_split = [_split(ln) for ln in raw_out]
-    err_split = [_split(ln) for ln in stderr.splitlines()]
+    out_split = [split_line(ln) for ln in raw_out]
+    err_split = [split_line(ln) for ln in stderr.splitlines()]
     out_lines = [ln.text for ln in out_split]
     err_lines = [ln.text for ln in err_split]
 
+    cli = parse_cli_benchmark("\n".join(out_lines + err_lines))
     in_stdout = any(_HEADER in ln or _TTFT in ln for ln in out_lines)
     block, iterations = _benchmark_blocks(out_lines if in_stdout else err_lines)
-    answer = _answer(raw_out, iterations)
+    if cli is not None and cli.has_results:  # `litert-lm benchmark`: its own layout, read below
+        block, iterations = [], 1
+    answer = "" if cli is not None else _answer(raw_out, iterations)
 
     phases: list[tuple[str, float]] = []
     marks: list[tuple[str, float]] = []
@@ -479,50 +378,48 @@ def parse_benchmark_output(stdout: str, stderr: str = "") -> BenchmarkOutput:
 
     all_lines = out_split + err_split
     texts = [ln.text for ln in all_lines]
-    raw = stdout.splitlines() + stderr.splitlines()
-    backend = ""
+    chosen = ""
     for t in texts:
         m = _CHOOSE_BACKEND.search(t)
         if m:
-            backend = m.group(1).lower()
-    final, exit_status = _final_error(all_lines)
-    has_verdict = bool(final) and bool(
-        _FINAL_ERROR.search(final) or any(ln.severity == "F" for ln in all_lines)
+            chosen = m.group(1).lower()
+    if cli is not None and cli.has_results:  # `litert-lm benchmark`: one turn each way
+        prefill = (TurnStat(1, cli.prefill_tokens, None, cli.prefill_tps),)
+        decode = (TurnStat(1, cli.decode_tokens, None, cli.decode_tps),)
+        ttft, init_total = cli.ttft_ms, cli.init_ms
+    requested = (requested or chosen or (cli.backend if cli else "")).lower()
+    final, exit_status, has_verdict = _final_error(all_lines)
+    has_benchmark = (bool(block) and not no_prefill and bool(prefill or decode)) or bool(
+        cli and cli.has_results
     )
-    has_benchmark = bool(block) and not no_prefill and bool(prefill or decode)
+    verdict = classify_backend(texts, requested, answered=has_benchmark and not has_verdict)
 
-    failure = ""
-    if has_verdict or not has_benchmark:
-        for kind, pattern in FAILURE_PATTERNS:
-            if pattern.search(final) or any(pattern.search(t) for t in raw):
-                failure = kind
-                break
-        if (
-            not failure
-            and backend in BACKEND_EVIDENCE
-            and any(BACKEND_EVIDENCE[backend].search(t) for t in texts)
-        ):
-            failure = BACKEND_FAILURE[backend]
-        if not failure:
-            failure = "runtime_error" if has_verdict else "no_benchmark"
-    detail = ""
-    if failure:
-        detail = final
-        if not detail and failure != "no_benchmark":
-            pattern = dict(FAILURE_PATTERNS).get(failure)
-            hit = next((i for i, t in enumerate(raw) if pattern and pattern.search(t)), None)
-            detail = texts[hit].strip() if hit is not None else ""
+    failure = detail = ""
+    found = (
+        find_failure(all_lines, final if has_verdict else "") if (has_verdict or not has_benchmark) else None
+    )
+    if found is not None:
+        failure = found.kind
+        detail = final if has_verdict else found.detail
+        if has_verdict and found.detail not in final:
+            detail = f"{final}\n{found.detail}"
+    elif verdict.failure and verdict.failure != "backend_fallback":
+        failure, detail = verdict.failure, (final if has_verdict else verdict.evidence)
+    elif has_verdict or not has_benchmark:
+        failure = "runtime_error" if has_verdict else "no_benchmark"
+        # LM io_types.cc:413 "No prefill turns recorded." is the block's own word for "nothing ran"
+        empty = [ln.strip() for ln in block if "turns recorded" in ln]
+        detail = final if has_verdict else ("\n".join(empty) if empty else log_tail(texts))
+    elif verdict.fell_back:
+        failure, detail = "backend_fallback", verdict.evidence
 
-    warnings: list[str] = []
-    notes: list[str] = []
-    for kind, pattern, note in FALLBACK_PATTERNS:
-        if any(pattern.search(t) for t in texts):
-            warnings.append(kind)
-            notes.append(note)
+    notes = [_NOTES[f] for f in verdict.flags if f in _NOTES]
     if failure == "gpu_unavailable":
         notes.insert(0, "GPU could not be used and the main model does not fall back to CPU")
     elif failure == "npu_dispatch_missing":
         notes.insert(0, "NPU dispatch runtime unusable: nothing ran")
+    elif failure == "backend_fallback":
+        notes.insert(0, f"{requested.upper()} requested but the model ran on CPU")
     return BenchmarkOutput(
         answer=answer,
         has_benchmark=has_benchmark,
@@ -535,9 +432,10 @@ def parse_benchmark_output(stdout: str, stderr: str = "") -> BenchmarkOutput:
         peak_private_mb=peak_private,
         iterations=max(iterations, 1),
         failure=failure,
-        warnings=tuple(warnings),
+        warnings=verdict.flags,
         detail=detail,
-        backend=backend,
+        backend=verdict.ran if not failure or failure == "backend_fallback" else "",
+        backend_requested=requested,
         backend_note="; ".join(notes),
         mark_durations_ms=tuple(marks),
         exit_status=exit_status if failure else "",

@@ -82,7 +82,8 @@ def test_unsupported_is_decided_the_same_for_every_runner():
 
 def test_one_classification_of_how_a_runner_ended():
     assert classify(124, None) is Status.TIMEOUT
-    assert classify(None, 9) is Status.OOM and classify(0, None, "oom") is Status.OOM
+    assert classify(None, 9) is Status.KILLED and classify(0, None, "oom") is Status.OOM  # oom needs evidence
+    assert classify(None, 9, "", "peak 7900 MB of 8000 MB available") is Status.OOM
     assert classify(None, 6) is Status.CRASH and classify(None, 11) is Status.CRASH
     assert classify(1, None) is Status.ERROR and classify(0, None, "context_overflow") is Status.ERROR
     assert classify(0, None) is Status.OK and Status.OK == "ok"

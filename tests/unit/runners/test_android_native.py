@@ -40,9 +40,12 @@ def test_error_and_timeout_lines_keep_the_runtimes_words():
     assert t.status == "timeout" and t.exit_code == 124
 
 
-def test_a_runner_death_recorded_by_the_driver_is_crash_or_oom():
-    oom = result_from_line({"n": 2, "status": "died", "exit_code": 137}, "a", OPTS, {}, log_tail="F0000 boom")
-    assert oom.status == "oom" and oom.signal == 9 and oom.exit_code is None and "boom" in oom.error
+def test_a_runner_death_recorded_by_the_driver_is_crash_killed_or_oom():
+    killed = result_from_line({"n": 2, "status": "died", "exit_code": 137}, "a", OPTS, {}, log_tail="F0000 boom")
+    assert killed.status == "killed" and killed.signal == 9 and killed.exit_code is None and "boom" in killed.error
+    lmk = "lowmemorykiller: Kill 'x' (1), uid 1, oom_score_adj 0 to free 1kB rss, 0kB swap"
+    oom = result_from_line({"n": 2, "status": "died", "exit_code": 137}, "a", OPTS, {}, log_tail=lmk)
+    assert oom.status == "oom" and "memory pressure recorded" in oom.error
     crash = result_from_line({"n": 2, "status": "died", "exit_code": 134}, "a", OPTS, {})
     assert crash.status == "crash" and crash.signal == 6
 

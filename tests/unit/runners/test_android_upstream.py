@@ -90,11 +90,15 @@ def test_build_result_statuses():
     opts = RunOptions(run_id="r", backend="gpu")
     one = Rendered(1, "S", 1)
     sampler = build_result(one, 0, None, _files("gpu_sampler_fallback"), opts)
-    assert sampler.status == "ok" and sampler.backend == "gpu (sampler on cpu)"  # the model ran on the GPU
+    assert sampler.status == "ok" and sampler.backend == "gpu"  # the model ran on the GPU
+    assert sampler.backend_requested == "gpu" and sampler.error.startswith("warning: gpu_sampler_cpu_fallback")
     crash = build_result(one, 139, None, {"stdout": "", "stderr": ""}, opts)  # SIGSEGV in a driver
     assert crash.status == "crash" and crash.signal == 11 and crash.exit_code is None
     assert build_result(one, 134, None, _files("oom"), opts).status == "oom"
-    assert build_result(one, 137, None, {"stdout": "", "stderr": ""}, opts).status == "oom"  # SIGKILL: LMK
+    killed = build_result(one, 137, None, {"stdout": "", "stderr": "", "trace.tsv": "1\t131072\t131072\t0\t1\t1\n"}, opts)
+    assert killed.status == "killed" and "without evidence of memory pressure (peak 128 MB" in killed.error
+    near = build_result(one, 137, None, {"stdout": "", "stderr": "", "trace.tsv": "1\t7500000\t7500000\t0\t1\t1\n"}, opts, 8000.0)
+    assert near.status == "oom" and "of 8000 MB available" in near.error  # a peak near the available memory
     assert build_result(one, 124, None, {"stdout": "", "stderr": ""}, opts).status == "timeout"
     link = build_result(one, 1, None, _files("link_error"), opts)
     assert link.status == "error" and "CANNOT LINK" in link.error

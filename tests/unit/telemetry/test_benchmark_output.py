@@ -118,11 +118,13 @@ def test_gpu_sampler_fallback_is_an_ok_row_with_a_note():
     assert "sampling fell back to CPU" in r.backend_note and "main model on GPU" in r.backend_note
 
 
-def test_npu_without_an_npu_section_runs_on_cpu_and_says_so():
+def test_npu_without_an_npu_section_ran_on_cpu_and_is_a_fallback_not_an_npu_row():
     # LM llm_litert_compiled_model_executor_factory.cc:215-217, RT compiled_model.cc:1244-1246 +
-    # compiler_plugin.cc:1018
+    # compiler_plugin.cc:1018: the answer is real, but it was computed on the CPU
     r = parse("npu_generic_path")
-    assert r.has_benchmark and r.failure == "" and r.backend == "npu"
+    assert r.has_benchmark and r.failure == "backend_fallback"
+    assert r.backend == "cpu" and r.backend_requested == "npu"
+    assert "TF_LITE_AUX is not packaged" in r.detail
     assert r.warnings == ("npu_generic_path", "npu_no_compiler_plugin")
     assert "ran on CPU" in r.backend_note
 
@@ -142,7 +144,8 @@ def test_context_overflow_puts_the_runtimes_error_in_detail():
 def test_gpu_without_accelerator_is_an_error_not_a_fallback():
     # RT gpu_registry.cc:130-131, then compiled_model.cc:1053-1058 for LM's kGpu-only compilation
     r = parse("gpu_no_accelerator")
-    assert r.failure == "gpu_unavailable" and not r.has_benchmark and r.backend == "gpu"
+    assert r.failure == "gpu_unavailable" and not r.has_benchmark
+    assert r.backend == "" and r.backend_requested == "gpu"  # nothing ran: no backend is claimed
     assert r.detail.startswith("Failed to run litert_lm: INTERNAL: ERROR: [")
     assert r.detail.splitlines()[-1] == (
         "└ Some ops are not accelerated. Add kLiteRtHwAcceleratorCpu to the compilation accelerator "
@@ -177,11 +180,13 @@ def test_the_gpu_registry_warning_alone_does_not_fail_a_cpu_run():
 def test_npu_dispatch_missing():
     # RT dispatch_delegate.cc:129-131 / :115-116, litert_dispatch.cc:119-120
     r = parse("npu_missing")
-    assert r.failure == "npu_dispatch_missing" and r.backend == "npu" and r.exit_status == "INTERNAL"
-    assert r.detail == (
+    assert r.failure == "npu_dispatch_missing" and r.backend_requested == "npu" and r.backend == ""
+    assert r.exit_status == "INTERNAL"
+    assert r.detail.startswith(  # the verdict, then the dispatch layer's own line that names the cause
         "Failed to run litert_lm: INTERNAL: ERROR: [external/litert/litert/cc/litert_compiled_model.h:1894]\n"
-        "└ Failed to modify graph with delegate"
+        "└ Failed to modify graph with delegate\n"
     )
+    assert "No dispatch library found in /data/local/tmp" in r.detail
 
 
 @pytest.mark.parametrize(
@@ -235,8 +240,9 @@ def test_real_runtime_captures_are_classified(name, kind, words):
     assert words in r.detail
 
 
-def test_real_runtime_npu_request_on_a_cpu_model_is_noted():
-    r = parse("host_0.18.1_npu_generic_path")
+def test_real_runtime_npu_request_on_a_cpu_model_is_a_fallback_row():
+    name = "host_0.18.1_npu_generic_path"
+    r = parse_benchmark_output((FIX / f"{name}.stdout").read_text(), (FIX / f"{name}.stderr").read_text(), "npu")
     assert r.warnings == ("npu_generic_path", "npu_no_compiler_plugin")
     assert r.answer == "a tiny picture"
 
@@ -251,7 +257,12 @@ UPSTREAM = {
         "Failed to clEnqueueNDRangeKernel - Memory object allocation failure",
         "Failed to clFinish - Out of host memory",
     ],
-    "crash": ["F0000 00:00:1796038000.104321   14823 litert_lm_advanced_main.cc:108] Only one of"],
+    "crash": [
+        "F0000 00:00:1796038000.104321   14823 litert_lm_advanced_main.cc:108] Only one of",
+        "Segmentation fault",
+        "signal 11 (SIGSEGV), code 2 (SEGV_ACCERR), fault addr 0x00000072231c1000",
+        "libc++abi: terminating due to uncaught exception of type",
+    ],
     "truncated_model": [
         "INTERNAL: false: Length (350120) and offset (65536) are too large for file size (200000).",
     ],
@@ -272,6 +283,13 @@ UPSTREAM = {
         "ERROR: [delegate_webgpu.cc:359] Failed to initialize WebGPU environment: INTERNAL: No adapters found",
     ],
     "opencl_error": ["Failed to clFinish - Invalid command queue"],
+    # real captures (tests/unit/fixtures/real/README.md): upstream's NPU dispatch / TFLite / absl words
+    "npu_context_error": [
+        "ERROR: [dispatch_api.cc:225] Failed to create context from context binary: Failed to restore model",
+        "ERROR: [qnn_manager.cc:494] Failed to create QNN context: 1002",
+    ],
+    "op_unsupported": ["Node number 68 (STABLEHLO_COMPOSITE) failed to prepare."],
+    "aborted": ["RuntimeError: ABORTED: ABORTED: The timeout was reached while reading back data."],
     "model_load": [
         "NOT_FOUND: open() failed: /m.litertlm: No such file or directory",
         "INVALID_ARGUMENT: Invalid magic number or failed to read: garbageg",
