@@ -1,13 +1,10 @@
 """The on-device Python runner (Linux boards and this host) on the `litert_lm` runtime.
 
     python3 entry.py --model M --job DIR [--results FILE] [--backend cpu] [--threads N] [--cache-dir D]
-    python3 entry.py --model M --job-from-stdin [...]     then, on stdin: ["--job", "DIR", ...]
 
 Loads the engine ONCE, runs every sample of DIR/job.jsonl not yet in the results file in a fresh
 conversation (turns in order, media as files), appends one SampleResult line per sample and
-flushes it. With --job-from-stdin the engine loads before the host has staged the job (the host
-starts the runner early, while it prepares the run) and the job's own arguments arrive as one JSON
-line on stdin; until then the runtime's log goes to the host, which keeps its tail. Progress goes to stdout as protocol lines the host streams:
+flushes it. Progress goes to stdout as protocol lines the host streams:
 
     EDGEFARM READY {"init_ms": ..., "runtime_version": ..., "runtime_lib": ..., "runtime_sha256": ...}
     EDGEFARM BEGIN "<id as JSON>"
@@ -177,7 +174,7 @@ class LiteRtRunner:
         self.init_ms = (time.perf_counter() - t0) * 1000.0
 
     def bind_job(self, job_dir: Path) -> None:
-        """The job this engine runs (known only after the load for a --job-from-stdin runner)."""
+        """The job this engine runs: media paths in its messages are under this folder."""
         self.media_root = str(job_dir.resolve())
 
     def _backend(self, name: str, threads: int | None):
@@ -385,7 +382,7 @@ def stop_earlier_runner(job_dir: Path) -> int | None:
     wait until it is gone, so a resume never runs a sample twice at once. Returns its pid.
 
     runner.pid holds the runner's pid and its start time (/proc/PID/stat): a live process with both
-    is that runner, whatever its command line says (a --job-from-stdin runner's names no job)."""
+    is that runner, whatever its command line says."""
     try:
         words = (job_dir / PID_FILE).read_text().split()
         pid = int(words[0])
@@ -443,13 +440,7 @@ def exit_when_stdin_closes() -> None:
 def _parser() -> argparse.ArgumentParser:
     ap = argparse.ArgumentParser(prog="edgefarm-runner", description=__doc__.splitlines()[0])
     ap.add_argument("--model", help="the .litertlm model (required unless --stop)")
-    ap.add_argument("--job", help="job bundle folder holding job.jsonl (required unless --job-from-stdin)")
-    ap.add_argument(
-        "--job-from-stdin",
-        action="store_true",
-        help="load the engine first, then read the job's own arguments (--job DIR ...) as a JSON list "
-        "from the first line of stdin: the host starts the runner before it has staged the job",
-    )
+    ap.add_argument("--job", help="job bundle folder holding job.jsonl")
     ap.add_argument("--results", help="results.jsonl to append to (default: JOB/results.jsonl)")
     ap.add_argument("--backend", default="cpu", choices=["cpu", "gpu", "npu"])
     ap.add_argument("--threads", type=int)
@@ -475,32 +466,7 @@ def _parser() -> argparse.ArgumentParser:
     return ap
 
 
-def read_stdin_line(max_bytes: int = 1 << 16) -> bytes | None:
-    """The first line of stdin, read from the raw fd (nothing is left in a buffer for the EOF watch
-    that follows); None at EOF or past max_bytes."""
-    data = b""
-    while not data.endswith(b"\n"):
-        chunk = os.read(0, 1)
-        if not chunk or len(data) >= max_bytes:
-            return None
-        data += chunk
-    return data
-
-
-def job_arguments(line: bytes | None) -> list[str] | None:
-    """The job's arguments the host sends a --job-from-stdin runner: a JSON list of strings."""
-    if line is None:
-        return None
-    try:
-        words = json.loads(line)
-    except ValueError:
-        return None
-    if not isinstance(words, list) or not all(isinstance(w, str) for w in words):
-        return None
-    return words
-
-
-def load_engine(args: argparse.Namespace, cache_dir: Path, log: StderrLog | None) -> LiteRtRunner | int:
+def load_engine(args: argparse.Namespace, cache_dir: Path, log: StderrLog) -> LiteRtRunner | int:
     """The engine, or FATAL emitted (with the runtime's facts and its log) and the exit code."""
     identity = runtime_identity()  # the run stamp's runtime facts, for the host (READY, or FATAL)
     try:
@@ -509,8 +475,7 @@ def load_engine(args: argparse.Namespace, cache_dir: Path, log: StderrLog | None
             args.model, args.backend, args.threads, str(cache_dir), args.max_num_tokens, modalities
         )
     except Exception as e:  # noqa: BLE001 - the runtime's reason is in its log, not in the exception
-        detail = log.since(0) if log is not None else ""
-        emit("FATAL", {"error": f"{type(e).__name__}: {e}", "detail": detail, **identity})
+        emit("FATAL", {"error": f"{type(e).__name__}: {e}", "detail": log.since(0), **identity})
         return MODEL_UNLOADABLE_EXIT
     runner.identity = identity
     return runner
@@ -522,20 +487,6 @@ def main(argv: list[str] | None = None) -> int:
     args = ap.parse_args(argv)
     if not args.model and not args.stop:
         ap.error("--model is required")
-    runner: LiteRtRunner | None = None
-    if args.job_from_stdin:  # started before its job was staged: the engine loads while the host prepares
-        if args.stop or args.job or not args.cache_dir:
-            ap.error("--job-from-stdin takes the job (and not --stop) from stdin, and needs --cache-dir")
-        cache_dir = Path(args.cache_dir)
-        cache_dir.mkdir(parents=True, exist_ok=True)
-        loaded = load_engine(args, cache_dir, None)  # its log goes to the host, which keeps the tail
-        if isinstance(loaded, int):
-            return loaded
-        runner = loaded
-        words = job_arguments(read_stdin_line())
-        if words is None:  # the host went away (or sent nonsense) before the job: nothing to run
-            return STOPPED_EXIT
-        args = ap.parse_args([*(a for a in argv if a != "--job-from-stdin"), *words])
     if not args.job:
         ap.error("--job is required")
 
@@ -559,11 +510,10 @@ def main(argv: list[str] | None = None) -> int:
         items = [JobItem.from_json(line) for line in f if line.strip()]
     pending = [it for it in items if it.id not in done]
 
-    if runner is None:
-        loaded = load_engine(args, cache_dir, log)
-        if isinstance(loaded, int):
-            return loaded
-        runner = loaded
+    loaded = load_engine(args, cache_dir, log)
+    if isinstance(loaded, int):
+        return loaded
+    runner = loaded
     runner.bind_job(job_dir)
     emit(
         "READY",

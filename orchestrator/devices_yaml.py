@@ -1,20 +1,17 @@
 """devices.yaml, parsed and checked: bounded YAML (no alias bombs, no deep nesting) and the JSON Schema
-of its entries, every problem with its line. Loaded only when a run has a devices.yaml (inventory.py):
-yaml's import alone is ~11 ms before this host's runner can start."""
+of its entries, every problem with its line."""
 
 from __future__ import annotations
 
-import hashlib
 import ipaddress
-import json
 import posixpath
 import re
 from typing import Any
 
 import yaml
 
+from .devices.types import Inventory, clip
 from .errors import ConfigError
-from .inventory import Inventory, clip
 
 _COMMON = {
     "name": {"type": "string", "pattern": r"^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$"},
@@ -215,16 +212,7 @@ def parse_inventory(text: str, where: str) -> Inventory:
 
 
 def _schema_problems(data: Any, node: Any, where: str) -> list[str]:
-    """What the inventory schema says of `data`, with the YAML line of each problem. Content that
-    passed before (same data, same schema and code) is not checked again (memo.py): jsonschema's
-    import alone is 46 ms of a run's start."""
-    from .memo import Memo, code_signature
-
-    memo = Memo("inventories")
-    text = json.dumps(data, sort_keys=True, default=str)
-    key = {"sha256": hashlib.sha256(text.encode()).hexdigest(), "code": code_signature("devices_yaml.py")}
-    if memo.get(key) is True:
-        return []
+    """What the inventory schema says of `data`, with the YAML line of each problem."""
     from jsonschema import Draft202012Validator
 
     errors = sorted(Draft202012Validator(SCHEMA).iter_errors(data), key=lambda e: list(map(str, e.path)))
@@ -234,8 +222,6 @@ def _schema_problems(data: Any, node: Any, where: str) -> list[str]:
             continue
         line = _line_of(node, list(e.path)) if node is not None else 1
         problems.append(clip(f"{where}:{line} {_json_path(list(e.path))}: {e.message}"))
-    if not problems:
-        memo.put(key, [], True)
     return problems
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import threading
 import time
 import traceback
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor, wait
 from pathlib import Path
 
@@ -37,14 +37,10 @@ def run_farm(
     score: Score,
     stop: threading.Event | None = None,
     assignment: Mapping[str, Sequence[Sample]] | None = None,
-    prescore: Callable[[Sample, str], object] | None = None,
-    on_staged: Callable[[], None] | None = None,
 ) -> list[DeviceOutcome]:
     """Every device's session in its own thread. Setting `stop` (Ctrl-C) makes every session stop
     its runner, keep what finished and return; the farm then returns all outcomes. `assignment`
-    (--shard) gives a device its own share of the samples; without it every device runs them all.
-    `on_staged` is called once, when no device is still being prepared or staged: host work that can
-    wait (warm.py) then does not compete with staging 16 phones for the interpreter."""
+    (--shard) gives a device its own share of the samples; without it every device runs them all."""
     stop = stop or threading.Event()
     share = {d.name: (assignment or {}).get(d.name, samples) for d in devices}
     runs = {
@@ -69,7 +65,6 @@ def run_farm(
                 clock=time.monotonic,
                 score=score,
                 stop=stop,
-                prescore=prescore,
             )
         except EdgefarmError as e:  # the device folder itself cannot be made (disk full, read-only)
             outcome = DeviceOutcome(name=device.name, kind=device.kind, error=str(e), error_code=e.exit_code)
@@ -89,16 +84,9 @@ def run_farm(
             while True:
                 for name, st in states.items():
                     bars.update(name, st.done, st.ok, st.failed, st.phase, st.current)
-                if on_staged is not None and not any(_preparing(st.phase) for st in states.values()):
-                    on_staged()
-                    on_staged = None
                 if not wait(futures.values(), timeout=0.1).not_done:  # returns the moment the last ends
                     break
             for name, st in states.items():
                 bars.update(name, st.done, st.ok, st.failed, st.phase)
             return [futures[d.name].result() for d in devices]
 
-
-def _preparing(phase: str) -> bool:
-    """A device phase before its runner starts (session.py sets them)."""
-    return phase in ("waiting", "info", "staging") or phase.startswith("pushing")

@@ -12,7 +12,8 @@ from typing import Any
 
 from .devices.base import Device
 from .devices.local import LocalDevice
-from .devices.types import DeviceInfo
+from .devices.types import DeviceInfo, Inventory, clip
+from .devices_yaml import parse_inventory
 from .errors import ConfigError, EdgefarmError, NeedsSetup
 from .registry import Registry
 
@@ -36,27 +37,7 @@ KINDS.add("adb", _adb_entry)
 KINDS.add("ssh", _ssh_entry)
 
 
-@dataclass(frozen=True)
-class Inventory:
-    """devices.yaml as read (devices_yaml.py parses and checks it); no file: attached phones + this host."""
-
-    path: Path | None
-    adb_servers: tuple[tuple[str, int], ...]
-    entries: tuple[Mapping[str, Any], ...]
-
-
 MAX_FILE_BYTES = 4 * 2**20  # devices.yaml read at most (a few kB for a large farm)
-MAX_MESSAGE_CHARS = 300  # one problem line; values in messages are cut, never printed whole
-
-
-def clip(text: str, limit: int = MAX_MESSAGE_CHARS) -> str:
-    """`text` cut to `limit` characters, saying how long it was."""
-    if len(text) <= limit:
-        return text
-    tail = f"... ({len(text)} chars)"
-    return text[: limit - len(tail)] + tail
-
-
 def load_inventory(path: Path | None) -> Inventory:
     if path is None:
         return Inventory(path=None, adb_servers=(), entries=())
@@ -82,8 +63,6 @@ def load_inventory(path: Path | None) -> Inventory:
             where=str(path),
             fix="check the file's permissions and that it is UTF-8 text",
         ) from None
-    from .devices_yaml import parse_inventory  # yaml and its checks load only when there is a file
-
     inv = parse_inventory(text, str(path))
     return Inventory(path=path, adb_servers=inv.adb_servers, entries=inv.entries)
 
@@ -123,21 +102,6 @@ def _hosts(inv: Inventory) -> tuple[list[Mapping[str, Any]], list[Device]]:
     threads); `local` means the first of them."""
     entries = [e for e in inv.entries if e["kind"] == "local" and not e.get("disabled")]
     return entries, [KINDS.get("local")(e) for e in entries] or [LocalDevice()]
-
-
-def hosts_chosen(inv: Inventory, spec: str) -> list[Device]:
-    """This host's devices that `spec` selects for certain, known without discovering phones or
-    probing boards (their runners can start before the rest of the run is prepared): `local`, this
-    host's names, and `all` when devices.yaml declares this host. (`all` without such an entry uses
-    this host only when nothing else is found; a phone named like a host entry takes the name.)"""
-    entries, hosts = _hosts(inv)
-    if spec == "all":
-        return hosts if entries else []
-    names = [n.strip() for n in spec.split(",") if n.strip()]
-    chosen = [h for h in hosts if h.name in names]
-    if "local" in names and hosts[0] not in chosen:
-        chosen.insert(0, hosts[0])
-    return chosen
 
 
 def select_devices(inv: Inventory, spec: str) -> Selection:

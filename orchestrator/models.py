@@ -8,8 +8,6 @@ from pathlib import Path
 from .bundled import BUNDLED_MODEL
 from .devices.files import cached_sha256
 from .errors import ModelError
-from .fsutil import stat_key
-from .memo import Memo
 from .model_facts import ModelFacts, read_model_facts
 
 __all__ = ["BUNDLED_MODEL", "ModelSummary", "Section", "inspect_model", "read_sections"]
@@ -44,9 +42,7 @@ def inspect_model(path: Path) -> ModelSummary:
     """Read sections/modalities with `litert_lm.ModelInfo`; a missing or unreadable file is a ModelError.
 
     ModelInfo reads the container header only; a model whose weights are broken can still pass this
-    and abort the runner later (the runner is a child process for that reason). What it reads depends
-    only on the file's bytes and the installed runtime, so it is kept by both (memo.py, kind "models"):
-    a model already inspected costs no runtime, builder or ai-edge-litert import (0.19 s on this host).
+    and abort the runner later (the runner is a child process for that reason).
     """
     path = Path(path).expanduser()
     if any(ord(c) < 32 or ord(c) == 127 for c in path.name):  # it becomes a flag on the device's command line
@@ -61,10 +57,6 @@ def inspect_model(path: Path) -> ModelSummary:
             fix="pass --model PATH to a .litertlm file (default: the bundled tiny model)",
         )
     sha256 = cached_sha256(path)
-    memo, content = Memo("models"), {"sha256": sha256, "runtime": _runtime_key(), "layout": 1}
-    found = memo.get(content)
-    if isinstance(found, dict):
-        return ModelSummary(path=path.resolve(), size_bytes=path.stat().st_size, sha256=sha256, **found)
     import litert_lm
 
     try:
@@ -77,7 +69,7 @@ def inspect_model(path: Path) -> ModelSummary:
             f"cannot read model {path}: {e}",
             fix="check that the file is a complete .litertlm (re-download or re-push it)",
         ) from e
-    summary = ModelSummary(
+    return ModelSummary(
         path=path.resolve(),
         size_bytes=path.stat().st_size,
         sha256=sha256,
@@ -87,22 +79,6 @@ def inspect_model(path: Path) -> ModelSummary:
         sections=read_sections(path),
         facts=_facts(path),
     )
-    kept = {f: getattr(summary, f) for f in ("vision", "audio", "max_context_tokens", "sections", "facts")}
-    memo.put(content, [], kept)  # keyed by content: depends on no file
-    return summary
-
-
-def _runtime_key() -> list[tuple[int, int, int, int]]:
-    """The installed runtime, for the memo key: the stat of its package's __init__.py and library (an
-    install, upgrade or reinstall writes them anew). Found on sys.path without importing the runtime
-    or importlib.metadata, which cost ~20 ms before this host's runner can start."""
-    from importlib.machinery import PathFinder
-
-    spec = PathFinder.find_spec("litert_lm")
-    if spec is None or not spec.origin:
-        return []
-    init = Path(spec.origin)
-    return [stat_key(p.stat()) for p in (init, init.with_name("liblitert-lm.so")) if p.is_file()]
 
 
 def _facts(path: Path) -> ModelFacts | None:

@@ -7,7 +7,6 @@ past the farm, so the other devices go on.
 
 from __future__ import annotations
 
-import functools
 import threading
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import asdict, dataclass, field, replace
@@ -22,7 +21,6 @@ from .devices.base import Device
 from .devices.types import DeviceInfo, PushStats
 from .errors import EdgefarmError
 from .fsutil import output_errors, write_json_atomic, write_text_atomic
-from .idle import idle_worker
 from .jobs import JobOptions, write_bundle
 from .measure import expand, split
 from .models import ModelSummary
@@ -109,10 +107,8 @@ def run_device(
     clock: Callable[[], float],
     score: Score,
     stop: threading.Event | None = None,
-    prescore: Callable[[Sample, str], object] | None = None,
 ) -> DeviceOutcome:
-    """Never raises for anything the device returns or the dataset holds: the failure is the outcome's.
-    `prescore` (the scorer's) scores each answer as it arrives, so scoring overlaps the device."""
+    """Never raises for anything the device returns or the dataset holds: the failure is the outcome's."""
     outcome = DeviceOutcome(name=device.name, kind=device.kind)
     streamed: dict[str, SampleResult] = {}  # what came back, kept even when the device fails later
     stop = stop or threading.Event()
@@ -136,8 +132,6 @@ def run_device(
             stream = open(dev_dir / STREAM_FILE, "a", encoding="utf-8")  # noqa: SIM115 - closed below
         with stream:
             events = _events(stream, streamed, progress, outcome, stop, where=dev_dir / STREAM_FILE)
-            if prescore is not None:
-                events.result = _prescoring(events.result, prescore, samples)
             outcome.results = adapter.execute(device, staged, items, opts, events)
         outcome.interrupted = stop.is_set() and len(outcome.results) < len(items)
         outcome.results = _keep_measurements(samples, outcome.results, dev_dir)
@@ -206,26 +200,6 @@ def _events(
     return RunnerEvents(
         ready=on_ready, begin=on_begin, result=on_result, note=outcome.notes.append, stop=stop
     )
-
-
-def _prescoring(
-    on_result: Callable[[SampleResult], None],
-    prescore: Callable[[Sample, str], object],
-    samples: Sequence[Sample],
-) -> Callable[[SampleResult], None]:
-    """on_result, then the answer queued to be scored ahead on the idle worker (idle.py: it takes no
-    CPU from a runtime on this host); the device's final score reuses what is done by then and scores
-    the rest itself. A prescore that fails changes nothing: the final score meets the answer again."""
-    by_id = {s.id: s for s in samples}
-    worker = idle_worker()
-
-    def on(r: SampleResult) -> None:
-        on_result(r)
-        output = outputs_for_scoring([r]).get(r.id)
-        if r.id in by_id and output is not None:
-            worker.submit(functools.partial(prescore, by_id[r.id], output))
-
-    return on
 
 
 def _keep_measurements(

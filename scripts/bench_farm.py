@@ -11,7 +11,14 @@ per sample: the phone's compute, which costs the host nothing. Everything else i
 - wall: the whole `edgefarm run` (start-up to exit), on a second run (the model already on the phones);
 - efficiency: wall at N=1 / wall at N (1.0 = the host adds nothing as phones are added);
 - host overhead per sample: (wall - samples x sample time) / samples (each phone runs every sample);
-- host CPU seconds (user + system) and peak RSS of the edgefarm process (wait4's rusage);
+- host CPU seconds (user + system) and peak RSS of the edgefarm process tree (wait4's rusage), and that
+  CPU per sample (samples x phones): edgefarm's own cost, apart from the lab's;
+- the lab's CPU seconds over the same run (this script's threads serving the emulated phones, the
+  phones' shells, the two adb servers): on 2 cores, 16 emulated phones compete with edgefarm;
+- idle: the machine's idle CPU fraction during the run (/proc/stat; `*` = saturated, < 5% idle; on
+  a shared machine other users' load counts too: load1 is printed beside it);
+- eff-lab: efficiency with the lab's CPU accounted for: each wall less lab_cpu / cores (the most the
+  lab could take from edgefarm), floored at the phones' compute time;
 - bytes pushed on the first run (model, other) and on the second (model must be 0).
 
 Then, on one phone: the first push of a 200 MB model by edgefarm (AdbDevice.push, the code `edgefarm
@@ -27,6 +34,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import resource
 import shutil
 import signal
 import subprocess
@@ -60,8 +68,28 @@ def build_standin(out: Path, sample_ms: int) -> tuple[Path, Path]:
     return runner, lib
 
 
-def timed(argv: list[str], env: dict[str, str], cwd: Path = REPO) -> dict:
-    """Run a command; wall time, and CPU seconds and peak RSS of it and its waited-for children."""
+def proc_cpu_s(pid: int) -> float:
+    """CPU seconds (user + system, its reaped children included) of a live process, from /proc."""
+    try:
+        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    except OSError:
+        return 0.0
+    return sum(int(x) for x in fields[11:15]) / os.sysconf("SC_CLK_TCK")
+
+
+def machine_idle_s() -> tuple[float, float]:
+    """(idle + iowait seconds summed over all CPUs, wall-clock seconds) from /proc/stat."""
+    cpu = Path("/proc/stat").read_text().splitlines()[0].split()[1:]
+    return (int(cpu[3]) + int(cpu[4])) / os.sysconf("SC_CLK_TCK"), time.monotonic()
+
+
+def timed(argv: list[str], env: dict[str, str], cwd: Path = REPO, lab_pids: tuple[int, ...] = ()) -> dict:
+    """Run a command. Wall time; CPU seconds and peak RSS of it and its waited-for children (edgefarm's
+    own process tree: wait4's rusage); the lab's CPU over the same time (this script's threads, which
+    serve the emulated phones, the phones' shells, and the adb servers); the machine's idle CPU."""
+    self0, kids0 = resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN)
+    servers0 = sum(proc_cpu_s(pid) for pid in lab_pids)
+    idle0, t_idle0 = machine_idle_s()
     t0 = time.perf_counter()
     with open(os.devnull, "wb") as devnull, tempfile.TemporaryFile() as err:
         p = subprocess.Popen(argv, cwd=cwd, env=env, stdout=devnull, stderr=err)
@@ -71,7 +99,20 @@ def timed(argv: list[str], env: dict[str, str], cwd: Path = REPO) -> dict:
         if p.returncode != 0:
             err.seek(0)
             raise SystemExit(f"{argv[:6]} failed ({p.returncode}):\n{err.read().decode()[-3000:]}")
-    return {"wall_s": wall, "cpu_s": ru.ru_utime + ru.ru_stime, "peak_rss_mb": ru.ru_maxrss / 1024.0}
+    idle1, t_idle1 = machine_idle_s()
+    self1, kids1 = resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN)
+    ours = ru.ru_utime + ru.ru_stime
+
+    def cpu(r: resource.struct_rusage) -> float:
+        return r.ru_utime + r.ru_stime
+
+    # RUSAGE_CHILDREN grew by every child reaped meanwhile: the phones' shells and edgefarm itself.
+    lab = (cpu(self1) - cpu(self0)) + (cpu(kids1) - cpu(kids0) - ours)
+    lab += sum(proc_cpu_s(pid) for pid in lab_pids) - servers0
+    cores = os.cpu_count() or 1
+    idle_fraction = (idle1 - idle0) / max(1e-9, (t_idle1 - t_idle0) * cores)
+    return {"wall_s": wall, "cpu_s": ours, "peak_rss_mb": ru.ru_maxrss / 1024.0, "lab_cpu_s": max(0.0, lab),
+            "idle_fraction": max(0.0, min(1.0, idle_fraction)), "load1": os.getloadavg()[0]}  # fmt: skip
 
 
 def pushed(run_dir: Path) -> dict:
@@ -123,7 +164,8 @@ class Farm:
         before = set(out.iterdir()) if out.is_dir() else set()
         argv = [sys.executable, "-m", "orchestrator", "run", "--devices", "all", "--inventory", str(self.inventory),
                 "--out", str(out), "--sample-timeout", "60", *extra]  # fmt: skip
-        figures = timed(argv, self.env())
+        pids = tuple(s.proc.pid for s in self.lab.servers if s.proc)
+        figures = timed(argv, self.env(), lab_pids=pids)
         (run_dir,) = set(out.iterdir()) - before
         return figures, run_dir
 
@@ -153,6 +195,10 @@ def scale(farm: Farm, sizes: list[int], repeat: int, sample_ms: int, limit: int 
             seconds.append((fig, pushed(run_dir)))
         farm.unplug(labels)
         wall, spread = best([f["wall_s"] for f, _ in seconds])
+        at_best = min((f for f, _ in seconds), key=lambda f: f["wall_s"])
+        compute_s = samples * sample_ms / 1000
+        # The lab's CPU could have taken at most lab_cpu_s / cores of the wall from edgefarm.
+        lab_free = max(compute_s, wall - at_best["lab_cpu_s"] / (os.cpu_count() or 1))
         rows.append({
             "phones": n,
             "samples_per_phone": samples,
@@ -164,13 +210,21 @@ def scale(farm: Farm, sizes: list[int], repeat: int, sample_ms: int, limit: int 
             "host_cpu_s": round(min(f["cpu_s"] for f, _ in seconds), 2),
             "host_cpu_spread_s": round(best([f["cpu_s"] for f, _ in seconds])[1], 2),
             "peak_rss_mb": round(min(f["peak_rss_mb"] for f, _ in seconds), 1),
+            "edgefarm_cpu_ms_per_sample": round(min(f["cpu_s"] for f, _ in seconds) / (samples * n) * 1000, 3),
+            "lab_cpu_s": round(at_best["lab_cpu_s"], 2),
+            "idle_fraction": round(at_best["idle_fraction"], 3),
+            "saturated": at_best["idle_fraction"] < 0.05,
+            "load1": round(at_best["load1"], 2),
+            "lab_free_wall_s": round(lab_free, 2),
             "first_run_bytes": first_bytes,
             "second_run_bytes": seconds[0][1],
         })  # fmt: skip
         print(f"N={n}: {rows[-1]}", file=sys.stderr, flush=True)
     one = rows[0]["wall_s"]
+    one_free = rows[0]["lab_free_wall_s"]
     for r in rows:
         r["efficiency"] = round(one / r["wall_s"], 3)
+        r["efficiency_lab_accounted"] = round(one_free / r["lab_free_wall_s"], 3)
     return rows
 
 
@@ -250,11 +304,14 @@ def shard(farm: Farm, repeat: int, limit: int | None) -> dict:
 
 
 def print_table(result: dict) -> None:
-    print(f"{'N':>3} {'wall s':>7} {'±':>5} {'eff':>5} {'ovh ms/s':>9} {'cpu s':>6} {'rss MB':>7} "
+    print(f"{'N':>3} {'wall s':>7} {'±':>5} {'eff':>5} {'eff-lab':>7} {'ovh ms/s':>9} {'cpu s':>6} "
+          f"{'cpu ms/smp':>10} {'lab cpu s':>9} {'idle':>5} {'load1':>5} {'rss MB':>7} "
           f"{'1st model B':>12} {'1st other B':>12} {'2nd model B':>12} {'1st wall s':>10}")  # fmt: skip
     for r in result["scale"]:
         print(f"{r['phones']:>3} {r['wall_s']:>7.2f} {r['wall_spread_s']:>5.2f} {r['efficiency']:>5.2f} "
-              f"{r['host_overhead_ms_per_sample']:>9.2f} {r['host_cpu_s']:>6.2f} {r['peak_rss_mb']:>7.1f} "
+              f"{r['efficiency_lab_accounted']:>7.2f} {r['host_overhead_ms_per_sample']:>9.2f} "
+              f"{r['host_cpu_s']:>6.2f} {r['edgefarm_cpu_ms_per_sample']:>10.3f} {r['lab_cpu_s']:>9.2f} "
+              f"{r['idle_fraction']:>5.2f}{'*' if r['saturated'] else ' '}{r['load1']:>5.2f} {r['peak_rss_mb']:>7.1f} "
               f"{r['first_run_bytes']['model_bytes']:>12} {r['first_run_bytes']['other_bytes']:>12} "
               f"{r['second_run_bytes']['model_bytes']:>12} {r['first_wall_s']:>10.2f}")  # fmt: skip
     rows = result["scale"]

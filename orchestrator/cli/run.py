@@ -1,9 +1,6 @@
 """`edgefarm run`: stage, run, collect, score, report — on every selected device in parallel.
 
-This module is the command line and the run's first step: the model, devices.yaml, and the runners
-of this host's devices started early (`runners.prestart_runners`), so their engines load while the
-rest of the run is imported (the dataset formats, the farm, the report: ~0.1 s) and prepared. The
-run itself is `run_job.py`.
+This module is the command line; the run itself is `run_job.py`.
 """
 
 from __future__ import annotations
@@ -14,10 +11,9 @@ from pathlib import Path
 import click
 
 from ..bundled import BUNDLED_DATASET, BUNDLED_MODEL
-from ..inventory import hosts_chosen, load_inventory
+from ..inventory import load_inventory
 from ..models import inspect_model
-from ..runners import discard_prestarted, prestart_runners
-from ..runners.base import device_settings
+from .run_job import run_job
 
 
 def inventory_option(f):
@@ -191,21 +187,15 @@ def run(
          judge_model) = (p[r.param] for r in RECORDED)  # fmt: skip
     model_summary = inspect_model(model)
     inv = load_inventory(inventory)
-    prestart_runners(hosts_chosen(inv, device_spec), model_summary, device_settings(backend, threads))
-    try:
-        from .run_job import run_job  # imported now: this host's runners load their engines meanwhile
-
-        run_job(
-            device_spec=device_spec, inventory=inventory, inv=inv, model_summary=model_summary,
-            dataset_spec=dataset_spec, fmt=fmt, subset=subset, limit=limit, per_modality=per_modality,
-            modalities=modalities, out=out, resume=resume, previous=previous,
-            max_output_tokens=max_output_tokens, backend=backend, threads=threads,
-            sample_timeout_s=sample_timeout_s, cooldown_c=cooldown_c, cooldown_max_s=cooldown_max_s,
-            judge_url=judge_url, judge_model=judge_model, fallback_boards=fallback_boards,
-            fallback_wait_s=fallback_wait_s, shard=shard, repeat=repeat, warmup=warmup,
-        )  # fmt: skip
-    finally:
-        discard_prestarted()  # a runner started early that no device took (the run failed first)
+    run_job(
+        device_spec=device_spec, inventory=inventory, inv=inv, model_summary=model_summary,
+        dataset_spec=dataset_spec, fmt=fmt, subset=subset, limit=limit, per_modality=per_modality,
+        modalities=modalities, out=out, resume=resume, previous=previous,
+        max_output_tokens=max_output_tokens, backend=backend, threads=threads,
+        sample_timeout_s=sample_timeout_s, cooldown_c=cooldown_c, cooldown_max_s=cooldown_max_s,
+        judge_url=judge_url, judge_model=judge_model, fallback_boards=fallback_boards,
+        fallback_wait_s=fallback_wait_s, shard=shard, repeat=repeat, warmup=warmup,
+    )  # fmt: skip
 
 
 COMMANDS = [run]

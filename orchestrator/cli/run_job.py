@@ -17,7 +17,6 @@ from ..errors import ConfigError, DeviceError, ModelError, OutputError
 from ..fallback import absent_named, run_stand_ins, stand_in_boards
 from ..farm import run_farm
 from ..fsutil import make_new_dir
-from ..idle import HeadStart
 from ..interrupt import INTERRUPTED_EXIT, stop_on_interrupt
 from ..inventory import Inventory, select_usable
 from ..jobs import JobOptions
@@ -25,11 +24,9 @@ from ..models import ModelSummary
 from ..plan import dataset_fingerprint, refused_samples, run_record, select_samples
 from ..progress import stderr_console
 from ..rundir import host_info, load_report, new_run_id, utc_now, versions, write_reports, write_run_json
-from ..runners import prestart_runners
 from ..runners.base import RunOptions, device_settings
 from ..runners.stamp import device_versions
 from ..shard import merge_shards, plan_shards
-from ..warm import warm_later_stages
 
 
 def run_job(
@@ -106,7 +103,6 @@ def run_job(
         err.print(f"[yellow]not sent:[/] {escape(sample_id)}: {escape(why)}", highlight=False)
 
     settings = device_settings(backend, threads)
-    prestart_runners(selection.devices, model_summary, settings)  # chosen only now: `all` meaning this host
     devices = [d.name for d in selection.devices]
     shards = None
     if shard:  # identical devices share the samples; the report gets one row per group
@@ -148,7 +144,6 @@ def run_job(
     job_opts = JobOptions(
         max_output_tokens=max_output_tokens or 128, override=max_output_tokens is not None, refused=refused
     )
-    package_versions = HeadStart(versions)  # for run.json, found while the devices run
     with stop_on_interrupt(lambda message: err.print(f"[yellow]{message}[/]")) as stop:
         outcomes = run_farm(
             selection.devices,
@@ -162,8 +157,6 @@ def run_job(
             score,
             stop,
             assignment=shards.assignment if shards else None,
-            prescore=_prescore(dataset.format),
-            on_staged=lambda: warm_later_stages(also=[package_versions.get]),  # load while the devices run
         )
         # the rows a device without trouble wrote to its results.jsonl, for the report; a failed device
         # is read back from its folder (a stand-in or its own return after a loss may add rows there)
@@ -180,13 +173,13 @@ def run_job(
         # still under the handlers: a Ctrl-C while the reports are written stops nothing half-way (the
         # first is noted, a second exits at once), never click's "Aborted!" with exit 1
         record["finished_at"] = utc_now().isoformat(timespec="seconds")
-        record["versions"] = package_versions.get()
+        record["versions"] = versions()
         record["device_versions"] = device_versions({o.name: o.runner for o in outcomes})  # runners/stamp.py
         write_run_json(run_dir, record)
         report = load_report(run_dir, written)
         paths = write_reports(run_dir, report)
         _print_outcomes(outcomes, report, model_summary.path.name, err)
-        click.echo(str(paths["md"]))
+        click.echo(str(paths["html"]))
     if stop.is_set():
         done = sum(len(o.results) for o in outcomes)
         err.print(
@@ -226,13 +219,6 @@ def _print_outcomes(outcomes, report, model_name: str, err: Console) -> None:
                 err.print(f"[yellow]{o.name}:[/] {note}")
         if o.error:
             err.print(f"[red]{o.name} failed:[/] {o.error}")
-
-
-def _prescore(fmt: str):
-    """The scorer's per-answer hook: answers are scored as they arrive, while the devices run."""
-    from ..scoring import SCORERS
-
-    return SCORERS.get(fmt).prescore
 
 
 def scorer_for(fmt: str, judge_url: str | None, judge_model: str | None):

@@ -6,42 +6,11 @@ A format is a `DatasetFormat`: `detect(path)` says whether it can read what the 
 
 from __future__ import annotations
 
-import importlib
-from dataclasses import dataclass
-from pathlib import Path
-
 from ..bundled import BUNDLED_DATASET
 from ..errors import DatasetError
-from ..registry import Registry
+from .formats import FORMATS, DatasetFormat
+from .resolve import load_dataset
 from .types import Constraint, Dataset, ExpectedCall, Part, Problem, Sample, Turn
-
-
-@dataclass(frozen=True)
-class DatasetFormat:
-    """A dataset format: `detect(path)` says whether it reads what the user pointed at, `load(path,
-    subset)` returns the Dataset. Both live in the format's module, imported when first asked: a run
-    whose dataset comes from the host's memo (resolve.py) loads no format at all (25-30 ms)."""
-
-    name: str
-    module: str  # orchestrator.datasets.<module> defines detect and load
-
-    def _loaded(self):
-        return importlib.import_module(f"{__name__}.{self.module}")
-
-    def detect(self, path: Path) -> bool:
-        return self._loaded().detect(path)
-
-    def load(self, path: Path, subset: str | None) -> Dataset:
-        return self._loaded().load(path, subset)
-
-
-FORMATS = Registry[DatasetFormat]("dataset format")
-
-# In detection order (most specific first).
-FORMATS.add("edgemmeval", DatasetFormat("edgemmeval", "edgemmeval"))
-FORMATS.add("general_vqa", DatasetFormat("general_vqa", "evalscope_vqa"))
-FORMATS.add("general_vmcq", DatasetFormat("general_vmcq", "evalscope_vmcq"))
-FORMATS.add("general_fc", DatasetFormat("general_fc", "evalscope_fc"))
 
 
 def require_valid(ds: Dataset) -> Dataset:
@@ -56,9 +25,6 @@ def require_valid(ds: Dataset) -> Dataset:
             problems=list(ds.problems),
         )
     return ds
-
-
-from .resolve import load_dataset  # after FORMATS: resolve.py imports it
 
 __all__ = [
     "BUNDLED_DATASET",

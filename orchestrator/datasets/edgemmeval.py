@@ -19,7 +19,7 @@ from ..jsonio import DATASET_ROW, JsonBoundError, describe, loads
 from .paths import resolve_media
 from .types import Constraint, Dataset, ExpectedCall, Part, Problem, Sample, Turn
 
-if TYPE_CHECKING:  # jsonschema is imported where rows are checked: a memoized load needs none of it
+if TYPE_CHECKING:  # jsonschema is imported where rows are checked
     from jsonschema import Draft202012Validator
     from jsonschema.exceptions import ValidationError
 

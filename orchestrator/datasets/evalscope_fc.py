@@ -18,35 +18,24 @@ import json
 from pathlib import Path
 from typing import Any
 
-from ..errors import DatasetError
 from .evalscope_files import Row, detect_columns, load_format
 from .evalscope_media import MediaContext
+from .evalscope_vqa import fc_refusal, function_calling
+from .evalscope_vqa import row_to_sample as vqa_row_to_sample
 from .types import Dataset, Sample
 
 FORMAT = "general_fc"
 DEFAULT_SPLIT = "test"  # evalscope's eval_split for general_fc
 TASK = "function_calling"
-FC_COLUMNS = frozenset({"tools", "should_call_tool"})
 SHOULD_CALL, SHOULD_NOT_CALL = "should_call_tool: true", "should_call_tool: false"  # scoring/evalscope_fc.py
 
 
-def fits(cols: set[str]) -> bool:
-    """evalscope's function-calling rows: `messages` plus `tools` or `should_call_tool`."""
-    return "messages" in cols and bool(FC_COLUMNS & cols)
+fits = function_calling  # `messages` plus `tools` or `should_call_tool`
+refusal = fc_refusal
 
 
 def detect(path: Path) -> bool:
     return detect_columns(path, fits)
-
-
-def refusal(path: Path) -> DatasetError:
-    """For `--format general_vqa` on such a file: it is not General-VQA."""
-    return DatasetError(
-        "this is evalscope's General-FunctionCalling format (`messages`, `tools`, `should_call_tool`), not "
-        "General-VQA: read as General-VQA every row would be scored against an empty answer",
-        fix="leave --format out (detected) or pass --format general_fc",
-        where=str(path),
-    )
 
 
 def _json_field(row: Row, ctx: MediaContext, name: str, default: Any) -> Any:
@@ -90,9 +79,7 @@ def _should_call(row: Row, ctx: MediaContext) -> bool:
 
 def row_to_sample(row: Row, ctx: MediaContext, subset: str) -> Sample:
     """One General-FunctionCalling row -> Sample (raises RowProblem)."""
-    from . import evalscope_vqa  # the messages are read exactly as General-VQA reads them
-
-    base = evalscope_vqa.row_to_sample(row, ctx, subset)
+    base = vqa_row_to_sample(row, ctx, subset)  # the messages are read exactly as General-VQA reads them
     label = SHOULD_CALL if _should_call(row, ctx) else SHOULD_NOT_CALL
     return dataclasses.replace(
         base, task=TASK, format=FORMAT, tools=_tools(row, ctx), reference=label, references=(label,)

@@ -12,8 +12,8 @@ import json
 from pathlib import Path
 from typing import Any
 
+from ..errors import DatasetError
 from ..jsonio import DATASET_ROW, JsonBoundError, describe, loads
-from . import evalscope_fc
 from .evalscope_files import Row, detect_columns, load_format
 from .evalscope_media import (
     KINDS,
@@ -36,8 +36,28 @@ _SYSTEM_ROLES = ("system", "developer")
 _SKIPPED_ROLES = ("assistant", "tool", "function")
 
 
+# evalscope's function-calling rows are `messages` plus one of these: General-FunctionCalling
+# (evalscope_fc.py, which reads the messages with this module), never General-VQA.
+FC_COLUMNS = frozenset({"tools", "should_call_tool"})
+
+
+def function_calling(cols: set[str]) -> bool:
+    """evalscope's function-calling rows: `messages` plus `tools` or `should_call_tool`."""
+    return "messages" in cols and bool(FC_COLUMNS & cols)
+
+
 def fits(cols: set[str]) -> bool:
-    return "messages" in cols and not evalscope_fc.fits(cols)  # function-calling rows are refused
+    return "messages" in cols and not function_calling(cols)  # function-calling rows are refused
+
+
+def fc_refusal(path: Path) -> DatasetError:
+    """For `--format general_vqa` on a function-calling file: it is not General-VQA."""
+    return DatasetError(
+        "this is evalscope's General-FunctionCalling format (`messages`, `tools`, `should_call_tool`), not "
+        "General-VQA: read as General-VQA every row would be scored against an empty answer",
+        fix="leave --format out (detected) or pass --format general_fc",
+        where=str(path),
+    )
 
 
 def _text_of(content: Any, ctx: MediaContext, field: str) -> str:
@@ -159,6 +179,6 @@ def load(
     cwd: Path | None = None,
 ) -> Dataset:
     """Load a General-VQA file or folder (+ subset); every bad row is a Problem on the Dataset."""
-    if Path(path).is_file() and evalscope_fc.detect(Path(path)):
-        raise evalscope_fc.refusal(Path(path))
+    if Path(path).is_file() and detect_columns(Path(path), function_calling):
+        raise fc_refusal(Path(path))
     return load_format(path, subset, FORMAT, fits, row_to_sample, split=split, cache_dir=cache_dir, cwd=cwd)

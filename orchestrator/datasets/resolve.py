@@ -7,7 +7,7 @@ import re
 from pathlib import Path
 
 from ..errors import DatasetError
-from . import FORMATS
+from .formats import FORMATS
 from .types import Dataset
 
 # `owner/name` as the Hugging Face Hub spells repository ids.
@@ -42,22 +42,7 @@ def load_dataset(
 
 
 def _load_checked(path: Path, format: str | None, subset: str | None) -> Dataset:
-    """The format's load, or what an earlier load of the same unchanged files returned (memo.py): a
-    dataset without problems is kept with the signature of its folder, every file it read and every
-    medium, and of the loaders' code. A dataset with problems is loaded, and reported, every time."""
-    from ..memo import Memo, code_signature
-
-    memo = Memo("datasets")
-    key = {"path": str(path.resolve()), "format": format, "subset": subset,
-           "code": code_signature("datasets/*.py", "datasets/*.json", "jsonio.py")}  # fmt: skip
-    found = memo.get(key)
-    if isinstance(found, Dataset):
-        return found
-    dataset = pick_format(path, format).load(path, subset)
-    if not dataset.problems:
-        files = {*dataset.files, *(p.path for s in dataset.samples for p in s.media if p.path)}
-        memo.put(key, [path, dataset.root, *sorted({f.parent for f in files}), *sorted(files)], dataset)
-    return dataset
+    return pick_format(path, format).load(path, subset)
 
 
 def pick_format(path: Path, format: str | None = None):

@@ -40,17 +40,3 @@ class Device(Protocol):
 
     def alive(self) -> bool: ...
 
-
-class StartedProcess(Protocol):
-    """A device command started now and followed later (`start` of a device that offers it: this
-    host), so a runner can load its engine while the host is still preparing the run."""
-
-    def send(self, line: str) -> bool:
-        """Write one line to the command's stdin; False when it is gone."""
-
-    def follow(
-        self, *, timeout_s: float, on_line: LineSink | None = None, cancel: threading.Event | None = None
-    ) -> Exit:
-        """As Device.run, from the start of the command's output."""
-
-    def kill(self) -> None: ...

@@ -184,29 +184,14 @@ class LocalDevice:
         on_line: LineSink | None = None,
         cancel: threading.Event | None = None,
     ) -> Exit:
-        """Run argv as a child in its own process group; stdout lines stream to on_line."""
-        return self.start(argv).follow(timeout_s=timeout_s, on_line=on_line, cancel=cancel)
+        """Run argv as a child in its own process group; stdout lines stream to on_line (killed after
+        timeout_s, or when cancel is set).
 
-    def start(self, argv: Sequence[str]) -> LocalProcess:
-        """Start argv now and follow it later (a runner that loads its engine while the host prepares)."""
-        return LocalProcess(argv, self.name)
-
-    def alive(self) -> bool:
-        return True
-
-
-class LocalProcess:
-    """A child of edgefarm in its own process group, started now and followed later.
-
-    Its stdin is a pipe only edgefarm holds: `send` writes a line to it, and when edgefarm dies, even
-    by SIGKILL, the pipe closes and a runner started with `--exit-on-stdin-eof` exits, so no runner
-    outlives its edgefarm. Its stderr is read from the start (the last lines are kept), so a child
-    that logs a lot while it waits to be followed never blocks on a full pipe.
-    """
-
-    def __init__(self, argv: Sequence[str], where: str) -> None:
-        self.where = where
-        self.proc = subprocess.Popen(
+        Its stdin is a pipe only edgefarm holds and never writes: when edgefarm dies, even by SIGKILL,
+        the pipe closes and a runner started with `--exit-on-stdin-eof` exits, so no runner outlives
+        its edgefarm. Its stderr is read from the start (the last lines are kept), so a child that
+        logs a lot never blocks on a full pipe."""
+        proc = subprocess.Popen(
             list(argv),
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
@@ -216,33 +201,11 @@ class LocalProcess:
             errors="replace",
             start_new_session=True,
         )
-        self._err_tail: deque[str] = deque(maxlen=40)
-        self._err_reader = threading.Thread(
-            target=lambda: self._err_tail.extend(self.proc.stderr), daemon=True, name=f"stderr:{where}"
+        err_tail: deque[str] = deque(maxlen=40)
+        err_reader = threading.Thread(
+            target=lambda: err_tail.extend(proc.stderr), daemon=True, name=f"stderr:{self.name}"
         )
-        self._err_reader.start()
-
-    def send(self, line: str) -> bool:
-        """Write one line to the child's stdin; False when the child is gone."""
-        try:
-            self.proc.stdin.write(line + "\n")
-            self.proc.stdin.flush()
-        except (OSError, ValueError):
-            return False
-        return True
-
-    def kill(self) -> None:
-        """End the child and its process group, and reap it."""
-        _kill_group(self.proc)
-        self.proc.wait()
-        self._close_stdin()
-
-    def follow(
-        self, *, timeout_s: float, on_line: LineSink | None = None, cancel: threading.Event | None = None
-    ) -> Exit:
-        """Stream the child's stdout lines to on_line until it exits (killed after timeout_s from now,
-        or when cancel is set)."""
-        proc = self.proc
+        err_reader.start()
         fired = threading.Event()
 
         def on_timeout() -> None:
@@ -261,7 +224,7 @@ class LocalProcess:
                         _kill_group(proc)
                         return
 
-            threading.Thread(target=watch_cancel, daemon=True, name=f"cancel:{self.where}").start()
+            threading.Thread(target=watch_cancel, daemon=True, name=f"cancel:{self.name}").start()
         try:
             for line in proc.stdout:
                 if on_line is not None:
@@ -272,20 +235,19 @@ class LocalProcess:
             if proc.poll() is None:
                 _kill_group(proc)
                 proc.wait()
-            self._close_stdin()
-        self._err_reader.join(timeout=1.0)
+            with contextlib.suppress(OSError):
+                proc.stdin.close()
+        err_reader.join(timeout=1.0)
         return Exit(
             code=rc if rc >= 0 else None,
             signal=-rc if rc < 0 else None,
             timed_out=fired.is_set(),
-            output_tail="".join(self._err_tail)[-2000:],
+            output_tail="".join(err_tail)[-2000:],
             cancelled=cancelled.is_set(),
         )
 
-    def _close_stdin(self) -> None:
-        if self.proc.stdin:
-            with contextlib.suppress(OSError):
-                self.proc.stdin.close()
+    def alive(self) -> bool:
+        return True
 
 
 def _kill_group(proc: subprocess.Popen) -> None:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 LineSink = Callable[[str], None]  # receives one line of a command's output (no newline)
@@ -56,3 +57,23 @@ class Exit:
     timed_out: bool = False
     output_tail: str = ""  # last lines of stderr/merged output, for error messages
     cancelled: bool = False  # the caller's cancel event ended it (Ctrl-C)
+
+
+@dataclass(frozen=True)
+class Inventory:
+    """devices.yaml as read (devices_yaml.py parses and checks it); no file: attached phones + this host."""
+
+    path: Path | None
+    adb_servers: tuple[tuple[str, int], ...]
+    entries: tuple[Mapping[str, Any], ...]
+
+
+MAX_MESSAGE_CHARS = 300  # one problem line; values in messages are cut, never printed whole
+
+
+def clip(text: str, limit: int = MAX_MESSAGE_CHARS) -> str:
+    """`text` cut to `limit` characters, saying how long it was."""
+    if len(text) <= limit:
+        return text
+    tail = f"... ({len(text)} chars)"
+    return text[: limit - len(tail)] + tail

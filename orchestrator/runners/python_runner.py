@@ -12,19 +12,18 @@ import json
 import re
 import signal
 import tempfile
-import threading
 from collections.abc import MutableMapping, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from pathlib import Path, PurePosixPath
 
 from android_runner.contract import JobItem, SampleResult, parse_results
 from android_runner.status import MODEL_UNLOADABLE_EXIT, TIMEOUT_EXIT, Status, classify
 
 from ..bundled import REPO_ROOT
-from ..devices.base import Device, StartedProcess
+from ..devices.base import Device
 from ..devices.files import runner_sha256
 from ..devices.types import Exit, LineSink, PushStats
-from ..errors import DeviceError, EdgefarmError, ModelError
+from ..errors import DeviceError, ModelError
 from ..model_facts import memory_refusal
 from ..models import ModelSummary
 from ..telemetry.energy import energy_fields
@@ -48,7 +47,6 @@ INIT_ALLOWANCE_S = 600.0
 # The run stamp's runtime facts: the runner reports them in its READY (or FATAL) line, as its
 # interpreter sees them (`runtime_identity` in litert_runner.py), so no probe process runs before.
 RUNTIME_KEYS = ("runtime_version", "runtime_lib", "runtime_sha256")
-EARLY_NOTE = "runner started early: its engine loaded while the run was prepared"
 
 
 def with_energy(r: SampleResult) -> SampleResult:
@@ -140,43 +138,26 @@ class PythonRunner:
                               fix="free memory on the board or choose a smaller model / token limit")  # fmt: skip
         self.modalities = model.modalities
         model_remote = self._model_remote(device, model)
-        early = _EARLY.get(device.name)
-        pushed = early.take_pushes(model_remote) if early is not None else None
-        model_push, other = pushed or self._push_engine(device, model, model_remote)
-        other += device.push(bundle / "job.jsonl", root / "runs" / opts.run_id / "job" / "job.jsonl")
+        model_push, other = self._push_engine(device, model, model_remote)
+        job = self._job_dir(device, opts)
+        other += device.push(bundle / "job.jsonl", job / "job.jsonl")
         if (bundle / "media").is_dir():
-            other += device.push(bundle / "media", root / "runs" / opts.run_id / "job" / "media")
+            other += device.push(bundle / "media", job / "media")
         return Staged(
             root=root,
             model=model_remote,
-            job=root / "runs" / opts.run_id / "job",
+            job=job,
             model_push=model_push,
             other_push=other,
             runner=self._identity(),
         )
 
-    def prestart(self, device: Device, model: ModelSummary, opts: RunOptions) -> bool:
-        """Start the device's runner before its job exists: it stages the model and the runner and
-        loads the engine while the host loads the dataset and prepares the run; `execute` then sends
-        it the job. For a device that can start a process and follow it later (`start`: this host;
-        `runners.prestart_runners` asks no other). Any failure leaves it to `stage`/`execute`, which
-        report it as they always do."""
-        if device.name in _EARLY or self._memory_refusal(device, model, opts):
-            return False
-        self.modalities = model.modalities
-        model_remote = self._model_remote(device, model)
-        try:
-            model_push, other = self._push_engine(device, model, model_remote)
-        except EdgefarmError:
-            return False
-        argv = self._engine_argv(PurePosixPath(str(device.workdir)), model_remote, opts)
-        try:
-            process = device.start([*argv, "--job-from-stdin"])
-        except OSError:
-            return False
-        with _EARLY_LOCK:
-            _EARLY[device.name] = _EarlyRunner(argv, process, model_remote, (model_push, other))
-        return True
+    @staticmethod
+    def _job_dir(device: Device, opts: RunOptions) -> PurePosixPath:
+        """The device's own job folder: several devices may share one work folder (every `kind: local`
+        device of a run uses this host's), and the job folder holds the runner's runner.pid, which a
+        runner starting on the same folder stops as stale."""
+        return PurePosixPath(str(device.workdir)) / "runs" / opts.run_id / device.name / "job"
 
     @staticmethod
     def _memory_refusal(device: Device, model: ModelSummary, opts: RunOptions) -> str:
@@ -218,7 +199,7 @@ class PythonRunner:
         }
 
     def _engine_argv(self, root: PurePosixPath, model: PurePosixPath, opts: RunOptions) -> list[str]:
-        """The runner's command line for its engine: what a runner started early was started with."""
+        """The runner's command line for its engine."""
         argv = [
             self.python,
             str(root / "runner" / "entry.py"),
@@ -240,7 +221,7 @@ class PythonRunner:
 
     @staticmethod
     def _job_argv(staged: Staged, opts: RunOptions) -> list[str]:
-        """The runner's arguments for its job (sent on stdin to a runner started early)."""
+        """The runner's arguments for its job."""
         argv = ["--job", str(staged.job), "--sample-timeout-s", f"{opts.sample_timeout_s:g}"]
         if opts.cooldown_c is not None:
             argv += ["--cooldown-c", f"{opts.cooldown_c:g}", "--cooldown-max-s", f"{opts.cooldown_max_s:g}"]
@@ -255,16 +236,9 @@ class PythonRunner:
         events: RunnerEvents,
         on_line: LineSink,
     ) -> Exit:
-        """Run the runner to its end: the one started early for this device when its engine matches
-        (it gets the job now), else a new one."""
-        engine, job = self._engine_argv(staged.root, staged.model, opts), self._job_argv(staged, opts)
-        early = claim_early_runner(device.name)
-        if early is not None:
-            if early.argv == engine and early.process.send(json.dumps(job)):
-                events.note(EARLY_NOTE)
-                return early.process.follow(timeout_s=timeout_s, on_line=on_line, cancel=events.stop)
-            early.process.kill()
-        return device.run([*engine, *job], timeout_s=timeout_s, on_line=on_line, cancel=events.stop)
+        """Run the runner to its end."""
+        argv = [*self._engine_argv(staged.root, staged.model, opts), *self._job_argv(staged, opts)]
+        return device.run(argv, timeout_s=timeout_s, on_line=on_line, cancel=events.stop)
 
     @staticmethod
     def _pull_text(device: Device, remote: PurePosixPath) -> str | None:
@@ -372,37 +346,3 @@ class PythonRunner:
             except DeviceError:
                 pass
 
-
-@dataclass
-class _EarlyRunner:
-    """A runner started before its job was staged (`PythonRunner.prestart`), loading its engine."""
-
-    argv: list[str]  # the engine's command line it was started with
-    process: StartedProcess
-    model: PurePosixPath  # where its model is on the device
-    pushes: tuple[PushStats, PushStats] | None  # (model, runner files) it pushed, until stage takes them
-
-    def take_pushes(self, model: PurePosixPath) -> tuple[PushStats, PushStats] | None:
-        """What the early start pushed for this run, once (stage counts it as its own)."""
-        if model != self.model:
-            return None
-        pushes, self.pushes = self.pushes, None
-        return pushes
-
-
-_EARLY: dict[str, _EarlyRunner] = {}  # device name -> its runner started early, until execute claims it
-_EARLY_LOCK = threading.Lock()
-
-
-def claim_early_runner(device_name: str) -> _EarlyRunner | None:
-    with _EARLY_LOCK:
-        return _EARLY.pop(device_name, None)
-
-
-def discard_early_runners() -> None:
-    """End every runner started early that no device claimed (the run failed or was stopped first)."""
-    with _EARLY_LOCK:
-        left = list(_EARLY.values())
-        _EARLY.clear()
-    for early in left:
-        early.process.kill()

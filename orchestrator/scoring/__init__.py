@@ -17,7 +17,7 @@ from .record import error_reason, read_report_json, report_json
 from .types import ScoredSample, ScoreReport, ScoreSummary
 
 if TYPE_CHECKING:
-    from ..datasets.types import Dataset, Sample
+    from ..datasets.types import Dataset
 
 ScoreFn = Callable[["Dataset", Mapping[str, "str | None"]], ScoreReport]
 
@@ -26,8 +26,6 @@ ScoreFn = Callable[["Dataset", Mapping[str, "str | None"]], ScoreReport]
 class Scorer:
     format: str  # dataset format name it scores
     score: ScoreFn
-    # scores one answer ahead of `score` (which then reuses the row), called as answers arrive; None: none
-    prescore: Callable[[Sample, str], object] | None = None
 
 
 SCORERS = Registry[Scorer]("scorer")
@@ -87,12 +85,6 @@ def score_vqa(dataset: Dataset, outputs: Mapping[str, str | None]) -> ScoreRepor
     return score(dataset, outputs)
 
 
-def prescore_edgemm(sample: Sample, output: str) -> object:
-    from .edgemm import scored_sample
-
-    return scored_sample(sample, output)
-
-
 def score_vmcq(dataset: Dataset, outputs: Mapping[str, str | None]) -> ScoreReport:
     from .evalscope import score_vmcq as score
 
@@ -105,7 +97,7 @@ def score_fc(dataset: Dataset, outputs: Mapping[str, str | None]) -> ScoreReport
     return score(dataset, outputs)
 
 
-SCORERS.add("edgemmeval", Scorer("edgemmeval", score_edgemm, prescore=prescore_edgemm))
+SCORERS.add("edgemmeval", Scorer("edgemmeval", score_edgemm))
 SCORERS.add("general_vqa", Scorer("general_vqa", score_vqa))
 SCORERS.add("general_vmcq", Scorer("general_vmcq", score_vmcq))
 SCORERS.add("general_fc", Scorer("general_fc", score_fc))

@@ -103,24 +103,8 @@ def _strict(s: SampleScore, sample: Sample, output: str) -> dict[str, Any]:
     return {"strict_passed": strict_pass(output, sample.references)} if s.metric in STRICT_METRICS else {}
 
 
-_SCORED: dict[tuple[int, str], tuple[Sample, ScoredSample]] = {}  # (id(sample), output) -> its row
-
-
 def scored_sample(sample: Sample, output: str) -> ScoredSample:
-    """One row scored into the record; if scoring raises, the row is a scoring error (fails, 0.0).
-
-    Remembered per (sample, output) for the process: `edgefarm run` scores each answer as it arrives
-    (while the devices still run), so the device's final score only collects rows; devices that gave
-    the same answer share the row. Pure: the same inputs always give the same row."""
-    hit = _SCORED.get((id(sample), output))
-    if hit is not None and hit[0] is sample:
-        return hit[1]
-    row = _scored_sample(sample, output)
-    _SCORED[(id(sample), output)] = (sample, row)
-    return row
-
-
-def _scored_sample(sample: Sample, output: str) -> ScoredSample:
+    """One row scored into the record; if scoring raises, the row is a scoring error (fails, 0.0)."""
 
     def one() -> ScoredSample:
         s = score_sample(sample, output)

@@ -9,7 +9,7 @@ import pytest
 
 from orchestrator.devices_yaml import parse_inventory
 from orchestrator.errors import ConfigError
-from orchestrator.inventory import MAX_MESSAGE_CHARS
+from orchestrator.devices.types import MAX_MESSAGE_CHARS
 
 
 def alias_bomb(levels: int = 9) -> str:

@@ -21,8 +21,8 @@ LIMIT = 8
 
 def _runners(job: Path) -> list[int]:
     """Live runner processes of this job's device: their command line names the runner in the
-    device's work folder (a runner started early names no job: it gets it on stdin)."""
-    entry = str(job.parents[2] / "runner" / "entry.py").encode()
+    device's work folder."""
+    entry = str(job.parents[3] / "runner" / "entry.py").encode()
     found = []
     for proc in Path("/proc").iterdir():
         if not proc.name.isdigit():
@@ -38,8 +38,8 @@ def _runners(job: Path) -> list[int]:
 
 
 def _device_job(tmp_path: Path, run_dir: Path) -> Path:
-    """The job folder on the device (this host's work folder), where the runner works."""
-    return tmp_path / "work" / "runs" / run_dir.name / "job"
+    """The device's job folder in its work folder, where the runner works."""
+    return tmp_path / "work" / "runs" / run_dir.name / "this-host" / "job"
 
 
 def _start(tmp_path: Path, local_inventory) -> tuple[subprocess.Popen, Path, Path]:

@@ -154,7 +154,7 @@ def test_a_phone_unplugged_mid_run_that_does_not_return_is_finished_on_its_stand
             and s["completed"]
             and s["reason"].startswith("lost")
         )
-        on_board = tmp_path / "board" / "runs" / f"{run['run_id']}-for-{LOST}" / "job" / "results.jsonl"
+        on_board = tmp_path / "board" / "runs" / f"{run['run_id']}-for-{LOST}" / "pi-lab" / "job" / "results.jsonl"
         assert [r["id"] for r in _jsonl(on_board)] == ids[k:]  # ran once on the board, own job folder
 
         report = json.loads((run_dir / "report.json").read_text())

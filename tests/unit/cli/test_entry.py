@@ -1,5 +1,4 @@
-"""The console script leaves as CPython would (threads joined, atexit run, streams flushed, status
-kept), only without tearing down every module."""
+"""The console script leaves as CPython does (threads joined, atexit run, streams flushed, status kept)."""
 
 import subprocess
 import sys

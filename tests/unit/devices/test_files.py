@@ -1,18 +1,18 @@
 """Host file hashes: computed once per content, across runs for big files, never trusted after a change."""
 
+import json
 import os
 from pathlib import Path
 
 from orchestrator.devices import files
 from orchestrator.devices.files import cached_sha256, sha256_file
-from orchestrator.memo import Memo
 
 
 def _fresh(monkeypatch, tmp_path: Path) -> Path:
     """A new process with its cache folder under tmp_path; returns the folder of the kept hashes."""
     monkeypatch.setenv("EDGEFARM_CACHE_DIR", str(tmp_path / "cache"))
     monkeypatch.setattr(files, "_cache", {})
-    return tmp_path / "cache" / "memo" / "sha256"
+    return tmp_path / "cache" / "sha256"
 
 
 def test_a_big_file_is_hashed_once_across_processes(tmp_path: Path, monkeypatch):
@@ -20,7 +20,7 @@ def test_a_big_file_is_hashed_once_across_processes(tmp_path: Path, monkeypatch)
     big.write_bytes(os.urandom(files.PERSIST_MIN_BYTES))
     kept = _fresh(monkeypatch, tmp_path)
     digest = cached_sha256(big)
-    assert digest == sha256_file(big) and len(list(kept.glob("*.pickle"))) == 1
+    assert digest == sha256_file(big) and len(list(kept.glob("*.json"))) == 1
     _fresh(monkeypatch, tmp_path)  # the next run reads the store instead of the file
     monkeypatch.setattr(files, "sha256_file", lambda p: (_ for _ in ()).throw(AssertionError("hashed again")))
     assert cached_sha256(big) == digest
@@ -51,13 +51,11 @@ def test_a_damaged_entry_is_hashed_again(tmp_path: Path, monkeypatch):
     big.write_bytes(b"x" * files.PERSIST_MIN_BYTES)
     kept = _fresh(monkeypatch, tmp_path)
     cached_sha256(big)
-    (entry,) = kept.glob("*.pickle")
-    entry.write_text("{not a pickle")
+    (entry,) = kept.glob("*.json")
+    entry.write_text("{not json")
     _fresh(monkeypatch, tmp_path)
     assert cached_sha256(big) == sha256_file(big)
-    assert Memo("sha256").get({"path": str(big.resolve())}) == sha256_file(
-        big
-    )  # rewritten with the new entry
+    assert json.loads(entry.read_text())["sha256"] == sha256_file(big)  # rewritten with the new entry
 
 
 def test_small_files_stay_out_of_the_store(tmp_path: Path, monkeypatch):

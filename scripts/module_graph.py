@@ -1,0 +1,160 @@
+#!/usr/bin/env python3
+"""The import graph of edgefarm's own modules: how many, how many arrows, which cycles.
+
+    python scripts/module_graph.py [--root REPO] [--arrows] [--top]
+
+Every `import` and `from ... import` of `orchestrator` and `android_runner`, at the top of a module or
+inside a function (an import hidden in a function is still an arrow), TYPE_CHECKING-only imports
+left out (they never run). A package's `__init__` counts as a module. Cycles are the strongly
+connected components of more than one module (Tarjan). Stdlib only: it reads the files with `ast`.
+`--arrows` lists every arrow; `--top` lists the modules that import from a later stage of the run
+(cli -> plan -> execute -> report).
+"""
+
+from __future__ import annotations
+
+import argparse
+import ast
+import sys
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[1]
+PACKAGES = ("orchestrator", "android_runner")
+
+
+def module_name(path: Path, root: Path = REPO) -> str:
+    parts = list(path.relative_to(root).with_suffix("").parts)
+    if parts[-1] == "__init__":
+        parts.pop()
+    return ".".join(parts)
+
+
+def _type_checking(node: ast.If) -> bool:
+    test = node.test
+    return (isinstance(test, ast.Name) and test.id == "TYPE_CHECKING") or (
+        isinstance(test, ast.Attribute) and test.attr == "TYPE_CHECKING"
+    )
+
+
+def imports(path: Path, name: str, known: set[str]) -> set[str]:
+    """The edgefarm modules `path` imports (a `from pkg import mod` names the module when it is one)."""
+    tree = ast.parse(path.read_text(encoding="utf-8"), str(path))
+    is_package = path.name == "__init__.py"
+    here = name.split(".") if is_package else name.split(".")[:-1]
+    skip: set[int] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.If) and _type_checking(node):
+            skip.update(id(n) for child in node.body for n in ast.walk(child))
+    out: set[str] = set()
+    for node in ast.walk(tree):
+        if id(node) in skip:
+            continue
+        if isinstance(node, ast.Import):
+            for alias in node.names:
+                out.add(alias.name)
+        elif isinstance(node, ast.ImportFrom):
+            if node.level:
+                base = here[: len(here) - (node.level - 1)]
+                target = ".".join(base + ([node.module] if node.module else []))
+            else:
+                target = node.module or ""
+            for alias in node.names:
+                sub = f"{target}.{alias.name}"
+                out.add(sub if sub in known else target)
+    found = set()
+    for target in out:
+        while target and target not in known:
+            target = target.rpartition(".")[0]
+        if target and target != name:
+            found.add(target)
+    return found
+
+
+def graph(root: Path = REPO) -> dict[str, set[str]]:
+    files = {module_name(p, root): p for pkg in PACKAGES for p in sorted((root / pkg).rglob("*.py"))}
+    known = set(files)
+    return {name: imports(path, name, known) for name, path in files.items()}
+
+
+def cycles(g: dict[str, set[str]]) -> list[list[str]]:
+    """Strongly connected components with more than one module (Tarjan, iterative)."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    on_stack: set[str] = set()
+    stack: list[str] = []
+    out: list[list[str]] = []
+    counter = 0
+    for root in sorted(g):
+        if root in index:
+            continue
+        work = [(root, iter(sorted(g[root])))]
+        index[root] = low[root] = counter
+        counter += 1
+        stack.append(root)
+        on_stack.add(root)
+        while work:
+            node, children = work[-1]
+            child = next(children, None)
+            if child is not None:
+                if child not in index:
+                    index[child] = low[child] = counter
+                    counter += 1
+                    stack.append(child)
+                    on_stack.add(child)
+                    work.append((child, iter(sorted(g.get(child, ())))))
+                elif child in on_stack:
+                    low[node] = min(low[node], index[child])
+                continue
+            work.pop()
+            if work:
+                low[work[-1][0]] = min(low[work[-1][0]], low[node])
+            if low[node] == index[node]:
+                component = []
+                while True:
+                    top = stack.pop()
+                    on_stack.discard(top)
+                    component.append(top)
+                    if top == node:
+                        break
+                if len(component) > 1:
+                    out.append(sorted(component))
+    return out
+
+
+STAGES = ("orchestrator.cli", "orchestrator.run.plan", "orchestrator.run.execute", "orchestrator.run.finish")
+
+
+def _stage(name: str) -> int | None:
+    for i, prefix in enumerate(STAGES):
+        if name == prefix or name.startswith(prefix + "."):
+            return i
+    return None
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--root", type=Path, default=REPO, help="the checkout to read (default: this one)")
+    ap.add_argument("--arrows", action="store_true", help="list every arrow")
+    ap.add_argument("--top", action="store_true", help="list arrows from an earlier stage's module to a later one's")
+    args = ap.parse_args()
+    g = graph(args.root.resolve())
+    found = cycles(g)
+    print(f"modules: {len(g)}")
+    print(f"arrows: {sum(len(v) for v in g.values())}")
+    print(f"cycles: {len(found)}")
+    for c in found:
+        print("  cycle: " + " <-> ".join(c))
+    if args.arrows:
+        for name in sorted(g):
+            for target in sorted(g[name]):
+                print(f"{name} -> {target}")
+    if args.top:
+        upward = [(a, b) for a in g for b in g[a] if (sa := _stage(a)) is not None and (sb := _stage(b)) is not None and sb < sa]
+        print(f"arrows back up the stages (cli -> plan -> execute -> finish): {len(upward)}")
+        for a, b in sorted(upward):
+            print(f"  {a} -> {b}")
+    return 1 if found else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
