@@ -7,9 +7,9 @@ import time
 
 import pytest
 
+from orchestrator.devices.types import MAX_MESSAGE_CHARS
 from orchestrator.devices_yaml import parse_inventory
 from orchestrator.errors import ConfigError
-from orchestrator.devices.types import MAX_MESSAGE_CHARS
 
 
 def alias_bomb(levels: int = 9) -> str:
