@@ -1,28 +1,18 @@
-"""The report's charts: SVG text written here, inlined into report.html (no JS, offline).
+"""The report's charts, drawn with report/svg.py and inlined into report.html (no JS, offline).
 
-Why SVG is written directly: the charts are a fixed layout computed here in inches, so drawing them
-needs only SVG primitives (rectangles, lines, dots, text). matplotlib drew them before, as a drawing
-and SVG-writing layer only, and importing it cost 0.26 s of CPU on every `edgefarm run` (0.42 s with
-numpy, which nltk imports anyway), on a 2-core host where the model's runtime competes for the CPU;
-drawing took 32 ms for one device and 85 ms for 16 (200 samples), now 2 ms and 15 ms.
-
-The layout (`_Panel`, `_legend`) is computed before drawing: the margins come from what is known in
-advance (the ticks, chosen here, a few per axis; the longest label, its width estimated high from its
-characters at the known font size so a browser's substitute font fits too; the legend, in a right
-margin of its own). `_Canvas` writes it at 72 user units per inch (width and height in pt, and a
-viewBox, as matplotlib's SVG backend does), y down; text stays text (DejaVu Sans, else the browser's
-sans-serif), ids are prefixed per chart so several SVGs can share one page, and line charts keep at
-most MAX_POINTS points per device. The colours are matplotlib's, hard-coded.
+Why SVG is written directly: see svg.py (matplotlib's import cost 0.26 s of CPU on every run). Axes
+are robust: a distribution's axis spans its values' 1st to 99th percentile (the boxes' p10-p90
+whiskers always inside), values beyond are drawn at the edge as open marks and counted in the axis
+label; memory axes start at 0.
 """
 
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Iterable, Iterator, Sequence
-from contextlib import contextmanager
-from html import escape
+from collections.abc import Callable
 from itertools import pairwise, repeat
 
+from . import svg
 from .cells import modalities
 from .combine import percentile
 from .figures import DISTRIBUTIONS, ENERGY, series
@@ -30,331 +20,6 @@ from .types import RunReport
 
 MAX_POINTS = 200
 QUANTILES = (0, 10, 25, 50, 75, 90, 100)  # a box: min and max dots, p10-p90 line, p25-p75 box, median
-FONT_PT = 9  # every text but the legend's
-LEGEND_PT = 7
-FONT_FAMILY = "'DejaVu Sans', sans-serif"  # DejaVu Sans' widths are what text_width_in covers
-# em: DejaVu Sans' ascent (the top of "l") and descent (the bottom of "p"); a text line
-_ASCENT, _DESCENT, _LINE_EM = 0.76, 0.24, 1.25
-# inches: a text line; a tick mark; a tick mark with the pad to its label; the gap between a tick
-# label and the axis label; the figure's edge; room above a panel for its top tick label
-_LINE = _LINE_EM * FONT_PT / 72
-_MARK = 3.5 / 72
-_TICK = 7 / 72
-_PAD = 0.03
-_EDGE = 0.08
-_TOP = 0.12
-_ROW = 0.24  # one device's row in the horizontal charts
-_LEGEND_ROW = 1.5 * LEGEND_PT / 72
-_SWATCH = 2.0 * LEGEND_PT / 72  # a legend entry's colour, then a pad to its label
-_SWATCH_PAD = 0.8 * LEGEND_PT / 72
-_LEGEND_GAP = 0.2  # between the plot (its last tick label) and the legend
-# DejaVu Sans advance widths rounded up into a few classes (em); 5% more for a substitute font
-_NARROW = frozenset("ijlIJ'\",. /:;\\|f-t()[]!r")
-_WIDE = frozenset("mwMW@%#<>^~+=")
-# matplotlib's `tab10` and `tab20` colour maps (the Tableau palettes): one colour per device
-TAB10 = ("#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b", "#e377c2", "#7f7f7f", "#bcbd22",
-         "#17becf")  # fmt: skip
-TAB20 = ("#1f77b4", "#aec7e8", "#ff7f0e", "#ffbb78", "#2ca02c", "#98df8a", "#d62728", "#ff9896", "#9467bd",
-         "#c5b0d5", "#8c564b", "#c49c94", "#e377c2", "#f7b6d2", "#7f7f7f", "#c7c7c7", "#bcbd22", "#dbdb8d",
-         "#17becf", "#9edae5")  # fmt: skip
-# the tick steps tried, times a power of ten: MaxNLocator's staircase for steps [1, 2, 2.5, 5, 10]
-_STAIRCASE = (0.1, 0.2, 0.25, 0.5, 1.0, 2.0, 2.5, 5.0, 10.0, 20.0)
-
-
-def text_width_in(text: str, size_pt: float = FONT_PT) -> float:
-    """The width of the widest line of `text` in inches, estimated high from its characters."""
-    best = 0.0
-    for line in text.split("\n"):
-        em = 0.0
-        for ch in line:
-            if ch in _NARROW:
-                em += 0.42
-            elif ch in _WIDE or not ch.isascii():
-                em += 1.0
-            elif ch.isupper():
-                em += 0.8
-            else:
-                em += 0.65
-        best = max(best, em)
-    return 1.05 * best * size_pt / 72
-
-
-def nice_ticks(lo: float, hi: float, bins: int = 4, integer: bool = False) -> tuple[list[float], list[str]]:
-    """A few round ticks covering [lo, hi] (an axis spans its first to its last) and their labels."""
-    if not (math.isfinite(lo) and math.isfinite(hi)):
-        lo, hi = 0.0, 1.0
-    lo, hi = min(lo, hi), max(lo, hi)
-    if hi - lo <= 1e-9 * max(1.0, abs(hi)):
-        pad = abs(hi) * 0.1 or 1.0
-        lo, hi = lo - pad, hi + pad
-    raw = round_ticks(lo, hi, bins, integer)
-    step = raw[1] - raw[0]
-    locs = [0.0 if abs(t) < 1e-9 * step else float(t) for t in raw]
-    digits = next(d for d in range(7) if abs(step - round(step, d)) <= 1e-6 * step or d == 6)
-    return locs, [f"{t:,.{digits}f}".replace("-", "−") for t in locs]
-
-
-def round_ticks(lo: float, hi: float, bins: int, integer: bool = False) -> list[float]:
-    """matplotlib's `MaxNLocator(bins, steps=[1, 2, 2.5, 5, 10], integer=integer).tick_values(lo, hi)`
-    for lo < hi, float for float: the smallest step of the staircase not below (hi - lo) / bins (or
-    smaller ones, till at least two ticks fall within [lo, hi]), ticks from the last one at or below
-    lo to the first at or above hi. Far from zero the range is first shifted by a power of ten."""
-    span, mean = hi - lo, (hi + lo) / 2
-    offset = 0.0 if abs(mean) / span < 100 else math.copysign(10 ** (math.log10(abs(mean)) // 1), mean)
-    scale = 10 ** (math.log10(span / bins) // 1)
-    lo, hi = lo - offset, hi - offset
-    steps = [s * scale for s in _STAIRCASE]
-    if integer:
-        steps = [s for s in steps if s < 1 or abs(s - round(s)) < 0.001]
-    largest = next((i for i, s in enumerate(steps) if s >= span / bins), len(steps) - 1)
-    ticks: list[float] = []
-    for step in reversed(steps[: largest + 1]):
-        if integer and math.floor(hi) - math.ceil(lo) >= 1:
-            step = max(1, step)
-        base = (lo // step) * step
-        first, last = _multiples(lo - base, hi - base, step, offset)
-        ticks = [k * step + base for k in range(first, last + 1)]
-        if sum(lo <= t <= hi for t in ticks) >= 2:
-            break
-    return [t + offset for t in ticks]
-
-
-def _multiples(lo: float, hi: float, step: float, offset: float) -> tuple[int, int]:
-    """The largest n with n * step <= lo and the smallest with n * step >= hi, a remainder within
-    rounding error of a whole step counting as one (matplotlib's `_Edge_integer`): the slack grows
-    with the offset the values were shifted by."""
-    tol = min(0.4999, max(1e-10, 10 ** (math.log10(abs(offset) / step) - 12))) if offset else 1e-10
-    n, rest = divmod(lo, step)
-    first = n + 1 if abs(rest / step - 1) < tol else n
-    n, rest = divmod(hi, step)
-    last = n if abs(rest / step) < tol else n + 1
-    return int(first), int(last)
-
-
-def fitting_ticks(lo: float, hi: float, width_in: float, integer: bool = False):
-    """nice_ticks with as many ticks (up to 4 bins) as fit side by side on width_in inches."""
-    for bins in (4, 3, 2, 1):
-        locs, labels = nice_ticks(lo, hi, bins, integer)
-        if width_in / (len(locs) - 1) >= _widest(labels) + 0.1:
-            break
-    return locs, labels
-
-
-def _widest(labels: Sequence[str], size_pt: float = FONT_PT) -> float:
-    return max((text_width_in(t, size_pt) for t in labels), default=0.0)
-
-
-def _left(labels: Sequence[str], ylabel: bool) -> float:
-    """The margin left of a panel: its tick labels, and its y label when it has one."""
-    return _EDGE + (_LINE + _PAD if ylabel else 0.0) + _TICK + _widest(labels)
-
-
-def _bottom(labels: Sequence[str]) -> float:
-    """The margin below a panel: its tick labels (the most lines) and the x label."""
-    lines = max((t.count("\n") + 1 for t in labels), default=1)
-    return _TICK + lines * _LINE + _PAD + _LINE + _EDGE
-
-
-def _overhang(label: str) -> float:
-    """How far an x tick label centred on a panel's end reaches past it."""
-    return text_width_in(label) / 2
-
-
-def _legend_width(labels: Sequence[str]) -> float:
-    return _LEGEND_GAP + _SWATCH + _SWATCH_PAD + _widest(labels, LEGEND_PT) + _EDGE
-
-
-def _legend_height(n: int) -> float:
-    return _TOP + n * _LEGEND_ROW + _EDGE
-
-
-def _num(v: float) -> str:
-    """A coordinate in the SVG: to 0.01 pt, no trailing zeros."""
-    s = f"{v:.2f}".rstrip("0").rstrip(".")
-    return "0" if s == "-0" else s
-
-
-def _unbroken(points: Iterable[tuple[float, float]]) -> Iterator[list[tuple[float, float]]]:
-    """The runs of points between NaN points: a NaN is a gap in the line, as matplotlib's Line2D
-    draws it (a crashed sample has no figure)."""
-    run: list[tuple[float, float]] = []
-    for x, y in points:
-        if math.isnan(x) or math.isnan(y):
-            if run:
-                yield run
-            run = []
-        else:
-            run.append((x, y))
-    if run:
-        yield run
-
-
-class _Canvas:
-    """An SVG picture of width x height inches, drawn in inches from its bottom-left corner (as the
-    layout computes them) and written at 72 user units per inch from its top-left corner.
-    `key` prefixes every id, so that the charts of one page never share one."""
-
-    def __init__(self, key: str, width: float, height: float):
-        self.key, self.width, self.height = key, width, height
-        self._parts: list[str] = []
-        self._ids: dict[str, int] = {}
-
-    def _x(self, x: float) -> str:
-        return _num(72 * x)
-
-    def _y(self, y: float) -> str:
-        return _num(72 * (self.height - y))
-
-    @contextmanager
-    def group(self, name: str):
-        """A <g> of class `name` around what is drawn inside; its id is `key-name`, numbered from the
-        second group of that name on."""
-        n = self._ids[name] = self._ids.get(name, 0) + 1
-        gid = f"{self.key}-{name}" if n == 1 else f"{self.key}-{name}-{n}"
-        self._parts.append(f'<g id="{gid}" class="{name}">')
-        yield
-        self._parts.append("</g>")
-
-    def rect(self, x0: float, y0: float, x1: float, y1: float, fill: str, stroke: str = "", width: float = 0):
-        x, y = min(x0, x1), max(y0, y1)
-        edge = f' stroke="{stroke}" stroke-width="{_num(width)}"' if stroke else ""
-        self._parts.append(
-            f'<rect x="{self._x(x)}" y="{self._y(y)}" width="{_num(72 * abs(x1 - x0))}" '
-            f'height="{_num(72 * abs(y1 - y0))}" fill="{fill}"{edge}/>'
-        )
-
-    def polylines(self, lines: Iterable[Iterable[tuple[float, float]]], stroke: str, width: float) -> None:
-        """Lines as one <path>, a subpath per unbroken run of points (a lone point draws nothing)."""
-        d = [
-            "M" + " L".join(f"{self._x(x)} {self._y(y)}" for x, y in run)
-            for line in lines
-            for run in _unbroken(line)
-            if len(run) > 1
-        ]
-        if d:
-            self._parts.append(
-                f'<path d="{" ".join(d)}" fill="none" stroke="{stroke}" stroke-width="{_num(width)}"/>'
-            )
-
-    def circle(self, x: float, y: float, r: float, fill: str) -> None:
-        self._parts.append(f'<circle cx="{self._x(x)}" cy="{self._y(y)}" r="{_num(72 * r)}" fill="{fill}"/>')
-
-    def text(self, x: float, y: float, text: str, size: float = FONT_PT, ha: str = "left", va: str = "baseline",
-             rotation: int = 0) -> None:  # fmt: skip
-        """`text` at (x, y), a <text> per line, aligned as matplotlib's ha (left, center, right) and
-        va (baseline; top, bottom: of the lines' ascent and descent; center_baseline: half the ascent
-        above the baseline) say, then turned `rotation` degrees counterclockwise about (x, y) (its
-        rotation_mode "anchor"). The font's ascent and descent are DejaVu Sans'."""
-        lines = text.split("\n")
-        pitch = _LINE_EM * size
-        block = _ASCENT * size + (len(lines) - 1) * pitch  # the first line's top to the last baseline
-        drop = {  # pt from (x, y) down to the first baseline, before turning
-            "baseline": 0.0,
-            "top": _ASCENT * size,
-            "bottom": _ASCENT * size - block - _DESCENT * size,
-            "center_baseline": _ASCENT * size - block / 2,
-        }[va]
-        anchor = {"left": "start", "center": "middle", "right": "end"}[ha]
-        x0, y0 = self._x(x), self._y(y)
-        turn = f' transform="rotate({-rotation} {x0} {y0})"' if rotation else ""
-        for i, line in enumerate(lines):
-            yi = _num(72 * (self.height - y) + drop + i * pitch)
-            self._parts.append(
-                f'<text x="{x0}" y="{yi}" font-size="{_num(size)}" text-anchor="{anchor}"{turn}>{escape(line)}</text>'
-            )
-
-    def svg(self) -> str:
-        w, h = _num(72 * self.width), _num(72 * self.height)
-        head = (
-            f'<svg xmlns="http://www.w3.org/2000/svg" width="{w}pt" height="{h}pt" viewBox="0 0 {w} {h}" '
-            f'font-family="{FONT_FAMILY}" stroke-linejoin="round" stroke-linecap="butt">'
-        )
-        background = f'<rect width="{w}" height="{h}" fill="#ffffff"/>'
-        return "\n".join([head, background, *self._parts, "</svg>"])
-
-
-class _Panel:
-    """A plot area of a canvas, `left`..`bottom` in inches, showing data xlim by ylim (ylim from high
-    to low: rows top down). Data are drawn in data units, each call one group; spines, tick marks and
-    labels in inches."""
-
-    def __init__(self, canvas: _Canvas, left: float, bottom: float, width: float, height: float, xlim, ylim):
-        self.canvas, self.left, self.bottom, self.width, self.height = canvas, left, bottom, width, height
-        self.xlim, self.ylim = xlim, ylim
-        top, right = bottom + height, left + width
-        self._marks = [[(left, top), (left, bottom), (right, bottom)]]  # the left and bottom spines
-
-    def x(self, v: float) -> float:
-        (x0, x1) = self.xlim
-        return self.left + (v - x0) / (x1 - x0) * self.width
-
-    def y(self, v: float) -> float:
-        (y0, y1) = self.ylim
-        return self.bottom + (v - y0) / (y1 - y0) * self.height
-
-    def rects(self, name: str, boxes: Iterable[tuple[float, float, float, float]], fills: Iterable[str],
-              stroke: str = "", width: float = 0) -> None:  # fmt: skip
-        """(x0, x1, y0, y1) rectangles, a fill each."""
-        with self.canvas.group(name):
-            for (x0, x1, y0, y1), fill in zip(boxes, fills):
-                self.canvas.rect(self.x(x0), self.y(y0), self.x(x1), self.y(y1), fill, stroke, width)
-
-    def lines(
-        self, name: str, lines: Iterable[Iterable[tuple[float, float]]], color: str, width: float
-    ) -> None:
-        """Lines of points, broken where a point is NaN."""
-        with self.canvas.group(name):
-            self.canvas.polylines([[(self.x(a), self.y(b)) for a, b in line] for line in lines], color, width)
-
-    def dots(self, name: str, points: Iterable[tuple[float, float]], color: str, size_pt: float) -> None:
-        with self.canvas.group(name):
-            for a, b in points:
-                self.canvas.circle(self.x(a), self.y(b), size_pt / 144, color)
-
-    def xticks(self, locs: Sequence[float], labels: Sequence[str], label: str = "") -> None:
-        b = self.bottom
-        for v, text in zip(locs, labels):
-            x = self.x(v)
-            self._marks.append([(x, b), (x, b - _MARK)])
-            self.canvas.text(x, b - _TICK, text, ha="center", va="top")
-        if label:  # its bottom on the figure's bottom edge
-            self.canvas.text(self.left + self.width / 2, _EDGE, label, ha="center", va="bottom")
-
-    def yticks(self, locs: Sequence[float], labels: Sequence[str], label: str = "") -> None:
-        le = self.left
-        for v, text in zip(locs, labels):
-            y = self.y(v)
-            self._marks.append([(le, y), (le - _MARK, y)])
-            self.canvas.text(le - _TICK, y, text, ha="right", va="center_baseline")
-        if label:  # turned a quarter, left of the tick labels: its top side faces left
-            x = le - _TICK - _widest(labels) - _PAD - _LINE
-            self.canvas.text(x, self.bottom + self.height / 2, label, ha="center", va="top", rotation=90)
-
-    def finish(self) -> None:
-        """The spines and tick marks, as one path."""
-        with self.canvas.group("axes"):
-            self.canvas.polylines(self._marks, "#000000", 0.8)
-
-
-def _legend(canvas: _Canvas, x: float, entries: Sequence[tuple[str, str]], lines: bool = False) -> None:
-    """A legend from `x` inches to the figure's right edge, top down: a swatch (or a line) and a label
-    per entry, in a group of class "legend"."""
-    top = canvas.height - _TOP
-    x1, h = x + _SWATCH, 0.35 * LEGEND_PT / 72
-    with canvas.group("legend"):
-        for i, (label, color) in enumerate(entries):
-            y = top - (i + 0.5) * _LEGEND_ROW
-            if lines:
-                canvas.polylines([[(x, y), (x1, y)]], color, 1)
-            else:
-                canvas.rect(x, y - h, x1, y + h, color)
-            canvas.text(x1 + _SWATCH_PAD, y, label, size=LEGEND_PT, va="center_baseline")
-
-
-def _colors(n: int) -> tuple[str, ...]:
-    """A colour per device: tab10's, or tab20's past ten devices (repeating past twenty)."""
-    palette = TAB20 if n > 10 else TAB10
-    return tuple(palette[i % len(palette)] for i in range(n))
 
 
 def _in_run_order(report: RunReport, device: str, field: str) -> list[float]:
@@ -387,18 +52,24 @@ def pass_by_modality(report: RunReport) -> str | None:
     devices = [r for r in report.devices if r.by_modality]
     if not mods or not devices:
         return None
-    names, colors = [r.device for r in devices], _colors(len(devices))
+    names, colors = [r.device for r in devices], svg.colors(len(devices))
     xlabels = [m.replace("_", "\n") for m in mods]
     ylocs, ylabels = [0.0, 20.0, 40.0, 60.0, 80.0, 100.0], ["0", "20", "40", "60", "80", "100"]
-    left, bottom, legend = _left(ylabels, True), _bottom(xlabels), _legend_width(names)
-    slot = max(0.9, _widest(xlabels) + 0.15)  # a modality's room: at least its label's
+    left, bottom, legend = svg.left_margin(ylabels, True), svg.bottom_margin(xlabels), svg.legend_width(names)
+    slot = max(0.9, svg.widest(xlabels) + 0.15)  # a modality's room: at least its label's
     width = max(
         min(11.0, left + (slot + 0.1 * len(devices)) * len(mods) + legend), left + slot * len(mods) + legend
     )
-    height = max(3.2, _legend_height(len(names)))
-    canvas = _Canvas("pass", width, height)
-    p = _Panel(
-        canvas, left, bottom, width - left - legend, height - _TOP - bottom, (-0.5, len(mods) - 0.5), (0, 100)
+    height = max(3.2, svg.legend_height(len(names)))
+    canvas = svg.Canvas("pass", width, height)
+    p = svg.Panel(
+        canvas,
+        left,
+        bottom,
+        width - left - legend,
+        height - svg.TOP - bottom,
+        (-0.5, len(mods) - 0.5),
+        (0, 100),
     )
     bar, boxes, fills = 0.8 / len(devices), [], []
     for i, (r, color) in enumerate(zip(devices, colors)):
@@ -412,7 +83,60 @@ def pass_by_modality(report: RunReport) -> str | None:
     p.yticks(ylocs, ylabels, "pass rate (%)")
     p.xticks(range(len(mods)), xlabels)
     p.finish()
-    _legend(canvas, width - legend + _LEGEND_GAP, list(zip(names, colors)))
+    svg.legend(canvas, width - legend + svg.LEGEND_GAP, list(zip(names, colors)))
+    return canvas.svg()
+
+
+def _label(canvas, p, placed: list, x: float, y: float, text: str) -> None:
+    """A point's name beside it (right, else left), unless it would cover another name or leave the
+    panel: the legend names every point anyway."""
+    w, h = svg.text_width_in(text), 1.2 * svg.FONT_PT / 72
+    for x0 in (x + 0.08, x - 0.08 - w):
+        box = (x0, y + 0.04, x0 + w, y + 0.04 + h)
+        inside = p.left <= box[0] and box[2] <= p.left + p.width and box[3] <= p.bottom + p.height
+        if inside and not any(
+            b[0] < box[2] and box[0] < b[2] and b[1] < box[3] and box[1] < b[3] for b in placed
+        ):
+            placed.append(box)
+            canvas.text(box[0], y + 0.05, text)
+            return
+
+
+def accuracy_latency(report: RunReport) -> str | None:
+    """Which device? One point per device: its pass rate (Wilson 95% interval, vertical bar) against
+    its median TTFT (bootstrap 95% interval, horizontal bar). Up and to the left is better."""
+    rows = [r for r in report.devices if r.pass_rate_pct is not None and r.ttft_ms_p50 is not None]
+    if not rows:
+        return None
+    names = [r.device for r in rows]
+    colors = dict(zip([r.device for r in report.devices], svg.colors(len(report.devices))))
+    xs = [v for r in rows for v in (r.ttft_ms_p50, *r.intervals.get("ttft_ms_p50", ()))]
+    lo, hi = min(xs), max(xs)
+    pad = (hi - lo) * 0.08 or abs(hi) * 0.1 or 1.0
+    xlocs, xlabels = svg.fitting_ticks(max(0.0, lo - pad), hi + pad, 4.0)
+    ylocs, ylabels = [0.0, 20.0, 40.0, 60.0, 80.0, 100.0], ["0", "20", "40", "60", "80", "100"]
+    left, bottom, legend = svg.left_margin(ylabels, True), svg.bottom_margin(xlabels), svg.legend_width(names)
+    width, height = max(7.0, left + 5.0 + legend), max(3.4, svg.legend_height(len(names)))
+    canvas = svg.Canvas("acc", width, height)
+    right = svg.overhang(xlabels[-1]) + legend
+    p = svg.Panel(
+        canvas, left, bottom, width - left - right, height - svg.TOP - bottom, (xlocs[0], xlocs[-1]), (0, 100)
+    )
+    placed: list[tuple[float, float, float, float]] = []
+    for r in rows:
+        c, x, y = colors[r.device], r.ttft_ms_p50, r.pass_rate_pct
+        bars = []
+        if "ttft_ms_p50" in r.intervals:
+            bars.append([(r.intervals["ttft_ms_p50"][0], y), (r.intervals["ttft_ms_p50"][1], y)])
+        if "pass_rate_pct" in r.intervals:
+            bars.append([(x, r.intervals["pass_rate_pct"][0]), (x, r.intervals["pass_rate_pct"][1])])
+        p.lines("intervals", bars, c, 1.5)
+        p.dots("points", [(x, y)], c, 9)
+        _label(canvas, p, placed, p.x(x), p.y(y), r.device)
+    p.xticks(xlocs, xlabels, "TTFT p50 (ms), 95% interval; left is faster")
+    p.yticks(ylocs, ylabels, "pass rate (%), 95% interval")
+    p.finish()
+    svg.legend(canvas, width - legend + svg.LEGEND_GAP, [(n, colors[n]) for n in names])
     return canvas.svg()
 
 
@@ -426,38 +150,52 @@ def _boxes(report: RunReport, fields: tuple[tuple[str, str, str], ...], key: str
         quantiles[field] = [(y, [percentile(v, q) for q in QUANTILES]) for y, v in enumerate(xs) if v]
     if not any(quantiles.values()):
         return None
-    spans = [
-        (min((q[0] for _, q in quantiles[f]), default=0), max((q[6] for _, q in quantiles[f]), default=1))
-        for f, _, _ in fields
-    ]
-    left, bottom, plot_h = _left(names, False), _bottom(["0"]), max(0.9, _ROW * len(names))
+    spans = [_robust_span(report, names, f, quantiles[f]) for f, _, _ in fields]
+    left, bottom, plot_h = (
+        svg.left_margin(names, False),
+        svg.bottom_margin(["0"]),
+        max(0.9, svg.ROW * len(names)),
+    )
     ticks, plot_w = [], 2.2
     for _ in range(3):  # the ticks that fit the panels, then the panels around those ticks, till they agree
-        fitted = [fitting_ticks(lo, hi, plot_w) for lo, hi in spans]
+        fitted = [svg.fitting_ticks(lo, hi, plot_w) for lo, hi in spans]
         if fitted == ticks:
             break
         ticks = fitted
         # between two panels: half the first one's last tick label and half the next one's first
-        gaps = [_overhang(a[1][-1]) + _overhang(b[1][0]) + 2 * _EDGE for a, b in pairwise(ticks)]
-        right = _overhang(ticks[-1][1][-1]) + _EDGE
+        gaps = [svg.overhang(a[1][-1]) + svg.overhang(b[1][0]) + 2 * svg.EDGE for a, b in pairwise(ticks)]
+        right = svg.overhang(ticks[-1][1][-1]) + svg.EDGE
         width = max(11.0 if len(fields) > 2 else 8.0, left + sum(gaps) + right + 2.2 * len(fields))
         plot_w = (width - left - sum(gaps) - right) / len(fields)
-    canvas = _Canvas(key, width, _TOP + plot_h + bottom)
+    canvas = svg.Canvas(key, width, svg.TOP + plot_h + bottom)
     x = left
     for i, ((field, label, unit), (locs, labels), gap) in enumerate(zip(fields, ticks, [*gaps, 0.0])):
-        p = _Panel(canvas, x, bottom, plot_w, plot_h, (locs[0], locs[-1]), (len(names) - 0.5, -0.5))
+        p = svg.Panel(canvas, x, bottom, plot_w, plot_h, (locs[0], locs[-1]), (len(names) - 0.5, -0.5))
         rows = quantiles[field]
         p.lines("whiskers", [[(q[1], y), (q[5], y)] for y, q in rows], "#555555", 1)
         boxes = [(q[2], q[4], y - 0.275, y + 0.275) for y, q in rows]
         p.rects("boxes", boxes, repeat("#9ecae1"), "#3182bd", 0.8)
         p.lines("medians", [[(q[3], y - 0.3), (q[3], y + 0.3)] for y, q in rows], "#d62728", 1.5)
-        p.dots("extremes", [(q[k], y) for k in (0, 6) for y, q in rows], "#555555", 3)
-        p.xticks(locs, labels, f"{label} ({unit})")
+        inside = [(q[k], y) for k in (0, 6) for y, q in rows if locs[0] <= q[k] <= locs[-1]]
+        p.dots("extremes", inside, "#555555", 3)
+        pooled = [v for n in names for v in series(report, n, field, ok_only=True)]
+        beyond = sum(1 for v in pooled if not locs[0] <= v <= locs[-1])
+        p.xticks(locs, labels, f"{label} ({unit})" + (f"; {beyond} beyond the axis" if beyond else ""))
         if i == 0:  # the device names, for every panel
             p.yticks(range(len(names)), names)
         p.finish()
         x += plot_w + gap
     return canvas.svg()
+
+
+def _robust_span(report: RunReport, names, field: str, rows) -> tuple[float, float]:
+    """The axis of a distribution panel: the pooled values' 1st to 99th percentile, widened to hold
+    every device's p10-p90 whisker; one slow outlier no longer squeezes every box to the left."""
+    if not rows:
+        return 0.0, 1.0
+    pooled = [v for n in names for v in series(report, n, field, ok_only=True)]
+    lo, hi = percentile(pooled, 1), percentile(pooled, 99)
+    return min(lo, *(q[1] for _, q in rows)), max(hi, *(q[5] for _, q in rows))
 
 
 def distributions(report: RunReport) -> str | None:
@@ -484,12 +222,12 @@ def memory(report: RunReport) -> str | None:
     if any(total):
         parts.append(("RSS (no split reported)", "#9d9d9d", [(0.0, t) for t in total]))
     peak = max(max(f + a, t) for f, a, t in zip(file_mb, anon_mb, total)) or 1.0
-    locs, labels = fitting_ticks(0.0, peak, 3.0)  # the panel is 3 in or wider
-    left, bottom = _left(names, False), _bottom(labels)
-    right = _overhang(labels[-1]) + _legend_width([label for label, _, _ in parts])
-    width, plot_h = max(7.0, left + 3.0 + right), max(0.9, _ROW * len(rows))
-    canvas = _Canvas("mem", width, max(_TOP + plot_h + bottom, _legend_height(len(parts))))
-    p = _Panel(
+    locs, labels = svg.fitting_ticks(0.0, peak, 3.0)  # the panel is 3 in or wider
+    left, bottom = svg.left_margin(names, False), svg.bottom_margin(labels)
+    right = svg.overhang(labels[-1]) + svg.legend_width([label for label, _, _ in parts])
+    width, plot_h = max(7.0, left + 3.0 + right), max(0.9, svg.ROW * len(rows))
+    canvas = svg.Canvas("mem", width, max(svg.TOP + plot_h + bottom, svg.legend_height(len(parts))))
+    p = svg.Panel(
         canvas, left, bottom, width - left - right, plot_h, (locs[0], locs[-1]), (len(rows) - 0.5, -0.5)
     )
     boxes = [
@@ -499,7 +237,9 @@ def memory(report: RunReport) -> str | None:
     p.xticks(locs, labels, "peak memory (MB)")
     p.yticks(range(len(rows)), names)
     p.finish()
-    _legend(canvas, width - right + _overhang(labels[-1]) + _LEGEND_GAP, [(t, c) for t, c, _ in parts])
+    svg.legend(
+        canvas, width - right + svg.overhang(labels[-1]) + svg.LEGEND_GAP, [(t, c) for t, c, _ in parts]
+    )
     return canvas.svg()
 
 
@@ -512,28 +252,30 @@ def over_the_run(report: RunReport) -> str | None:
         return None
     temp = {n: _thin(_in_run_order(report, n, "thermal_c")) for n in names if series(report, n, "thermal_c")}
     panels = [(mem, "peak RSS (MB)")] + ([(temp, "temperature (°C)")] if temp else [])
-    xlocs, xlabels = fitting_ticks(
+    xlocs, xlabels = svg.fitting_ticks(
         1.0, float(max(len(report.samples), 2)), 3.0, integer=True
     )  # 3 in or wider
     yticks = []
     for d, _ in panels:
         values = [v for _, ys in d.values() for v in ys if not math.isnan(v)]
-        yticks.append(nice_ticks(min(values), max(values)))
+        # memory from 0 (a 2 MB wobble at 90 MB is not a climb); temperature around its readings
+        lo = 0.0 if d is mem else min(values)
+        yticks.append(svg.nice_ticks(lo, max(values)))
     shown = [n for n in names if n in mem]  # the legend: the memory panel's lines
-    legend = _legend_width(shown)
-    lefts = [_left(labels, True) for _, labels in yticks]
-    gap = _overhang(xlabels[-1]) + _EDGE
+    legend = svg.legend_width(shown)
+    lefts = [svg.left_margin(labels, True) for _, labels in yticks]
+    gap = svg.overhang(xlabels[-1]) + svg.EDGE
     width = max(11.0, sum(lefts) + gap * len(panels) + legend + 3.0 * len(panels))
-    height = max(2.8, _legend_height(len(shown)))
-    bottom = _bottom(xlabels)
+    height = max(2.8, svg.legend_height(len(shown)))
+    bottom = svg.bottom_margin(xlabels)
     plot_w = (width - sum(lefts) - gap * len(panels) - legend) / len(panels)
-    canvas = _Canvas("run", width, height)
-    colors = dict(zip(names, _colors(len(names))))
+    canvas = svg.Canvas("run", width, height)
+    colors = dict(zip(names, svg.colors(len(names))))
     x = 0.0
     for (d, ylabel), (ylocs, ylabels), left in zip(panels, yticks, lefts):
         x += left
-        p = _Panel(
-            canvas, x, bottom, plot_w, height - _TOP - bottom, (xlocs[0], xlocs[-1]), (ylocs[0], ylocs[-1])
+        p = svg.Panel(
+            canvas, x, bottom, plot_w, height - svg.TOP - bottom, (xlocs[0], xlocs[-1]), (ylocs[0], ylocs[-1])
         )
         for n, (xs, ys) in d.items():
             p.lines("series", [list(zip(xs, ys))], colors[n], 1)
@@ -541,11 +283,19 @@ def over_the_run(report: RunReport) -> str | None:
         p.yticks(ylocs, ylabels, ylabel)
         p.finish()
         x += plot_w + gap
-    _legend(canvas, width - legend + _LEGEND_GAP, [(n, colors[n]) for n in shown], lines=True)
+    svg.legend(canvas, width - legend + svg.LEGEND_GAP, [(n, colors[n]) for n in shown], lines=True)
     return canvas.svg()
 
 
 CHARTS: tuple[tuple[str, str, Callable[[RunReport], str | None]], ...] = (
+    (
+        "chart-acc",
+        (
+            "Which device? Pass rate against median TTFT, one point per device with its 95% intervals "
+            "(up and to the left is better)"
+        ),
+        accuracy_latency,
+    ),
     ("chart-pass", "Pass rate per modality and device", pass_by_modality),
     (
         "chart-dist",

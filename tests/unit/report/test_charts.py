@@ -13,17 +13,9 @@ import pytest
 
 from android_runner.contract import SampleResult
 from orchestrator.report.cells import MODALITY_ORDER
-from orchestrator.report.charts import (
-    FONT_PT,
-    TAB10,
-    TAB20,
-    _Canvas,
-    nice_ticks,
-    render_charts,
-    round_ticks,
-    text_width_in,
-)
+from orchestrator.report.charts import render_charts
 from orchestrator.report.combine import build_report, device_row, sample_rows
+from orchestrator.report.svg import FONT_PT, TAB10, TAB20, Canvas, nice_ticks, round_ticks, text_width_in
 
 RUN = {"run_id": "20260101-000000-abcd", "model": {"path": "m.litertlm"}, "dataset": {"path": "d"}}
 SAMPLES = 40
@@ -236,10 +228,10 @@ def test_series_are_those_of_the_figures(rendered):
 
 def test_a_nan_breaks_a_line_and_a_lone_point_draws_nothing():
     nan = float("nan")
-    c = _Canvas("t", 2.0, 1.0)
+    c = Canvas("t", 2.0, 1.0)
     c.polylines([[(0, 0), (1, 1), (nan, 0.5), (1.5, 0), (2, 1), (0, nan), (2, 0)]], "#000", 1)
     assert 'd="M0 72 L72 0 M108 72 L144 0"' in c.svg()
-    c = _Canvas("t", 2.0, 1.0)
+    c = Canvas("t", 2.0, 1.0)
     c.polylines([[(0, 0), (nan, nan), (1, 1)]], "#000", 1)
     assert "<path" not in c.svg()
 
@@ -247,7 +239,7 @@ def test_a_nan_breaks_a_line_and_a_lone_point_draws_nothing():
 def test_text_is_aligned_as_matplotlib_aligns_it():
     """(1, 0.5) in inches on a 1-inch-high canvas is (72, 36); 9 pt DejaVu Sans: ascent 6.84 pt,
     descent 2.16 pt, a line 11.25 pt."""
-    c = _Canvas("t", 2.0, 1.0)
+    c = Canvas("t", 2.0, 1.0)
     c.text(1, 0.5, "top", ha="center", va="top")
     c.text(1, 0.5, "bottom", ha="right", va="bottom")
     c.text(1, 0.5, "middle", va="center_baseline")

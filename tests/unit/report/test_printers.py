@@ -139,7 +139,9 @@ def test_json_is_the_whole_record():
 
 def test_html_is_self_contained_with_charts_and_filters():
     page = PRINTERS.get("html")(_report())
-    assert page.count("<svg") == 4 and "Content-Security-Policy" in page
+    assert (
+        page.count("<svg") == 5 and "Content-Security-Policy" in page
+    )  # accuracy-latency, pass, dist, mem, run
     assert "http://" not in page.replace("http://www.w3.org", "") and "https://" not in page
     assert page.count("class='cell'") == 9 and "id='f-device'" in page and "id='agreement'" in page
 
