@@ -15,6 +15,18 @@ class EdgefarmError(Exception):
         prefix = f"{where}: " if where else ""
         super().__init__(f"{prefix}{what}\n  fix: {fix}")
 
+    def __reduce__(self):
+        """Pickle by fields (keyword-only `fix` defeats Exception's default): errors raised on a
+        farm host reach the controller through Ray (docs/cluster.md)."""
+        return (_rebuild, (type(self), self.what, self.fix, self.where, dict(self.__dict__)))
+
+
+def _rebuild(cls: type, what: str, fix: str, where: str, state: dict) -> EdgefarmError:
+    err = cls.__new__(cls)
+    EdgefarmError.__init__(err, what, fix=fix, where=where)
+    err.__dict__.update(state)
+    return err
+
 
 class ConfigError(EdgefarmError):
     """A broken devices.yaml, flag or model path."""

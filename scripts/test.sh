@@ -13,6 +13,7 @@ command -v mksh >/dev/null || need+=(mksh)              # the lab phones' /syste
 command -v toybox >/dev/null || need+=(toybox)          # ... and their coreutils (Android's toybox)
 command -v cc >/dev/null || need+=(gcc)                 # builds the native phone runner for the lab
 command -v aarch64-linux-gnu-gcc >/dev/null || need+=(gcc-aarch64-linux-gnu)  # ... and for aarch64 (qemu-user)
+command -v ip >/dev/null || need+=(iproute2)            # the Ray lab cluster's private network namespace
 command -v qemu-aarch64-static >/dev/null || need+=(qemu-user-static)  # the aarch64 lab board (Pi userland)
 [ -f /usr/share/keyrings/debian-archive-keyring.gpg ] || need+=(debian-archive-keyring)  # its arm64 .debs
 if [ ${#need[@]} -gt 0 ]; then
@@ -22,7 +23,7 @@ if [ ${#need[@]} -gt 0 ]; then
 fi
 
 [ -x .venv/bin/python ] || python3 -m venv .venv
-.venv/bin/python -m pip install -q --disable-pip-version-check -e '.[test]'
+.venv/bin/python -m pip install -q --disable-pip-version-check -e '.[test,cluster]'  # cluster: Ray, for tests/lab/cluster
 
 # pytest exits 5 when it collected no test: with `set -e` that fails the script, as it should.
 exec .venv/bin/python -m pytest -q "$@"

@@ -1,0 +1,54 @@
+"""The agent on a farm host: one long-lived Ray actor per host, pinned by its `farmhost:NAME`
+resource. A plain class here (Ray wraps it in `connect.start_agents`), so it is tested without Ray."""
+
+from __future__ import annotations
+
+import os
+import socket
+from pathlib import Path
+
+from ..fsutil import cache_dir
+from .hostcache import CACHE_IN_CACHE_DIR, HostCache
+from .types import Blob, Received
+
+
+class FarmHostAgent:
+    def __init__(self, host: str, cache_root: Path | None = None) -> None:
+        self.host = host
+        self._cache_root = cache_root
+        self._taken: dict[str, tuple[int, int]] = {}  # sha256 -> (bytes, chunks) received this life
+
+    @property
+    def cache(self) -> HostCache:
+        return HostCache(self._cache_root or cache_dir() / CACHE_IN_CACHE_DIR, self.host)
+
+    def hello(self) -> dict[str, object]:
+        """Who and where the agent is (for `edgefarm devices --cluster` and the run's host list)."""
+        return {"host": self.host, "pid": os.getpid(), "hostname": socket.gethostname(),
+                "cache": str(self.cache.root)}  # fmt: skip
+
+    # -- the model and media, once per host ------------------------------------------------------
+    def offer(self, blob: Blob) -> bool:
+        """True when the host needs the file's chunks; False when its cache already holds it."""
+        if self.cache.holds(blob):
+            return False
+        self.cache.begin(blob)
+        self._taken[blob.sha256] = (0, 0)
+        return True
+
+    def take_chunk(self, blob: Blob, index: int, data: bytes) -> int:
+        n = self.cache.write_chunk(blob, index, data)
+        got, chunks = self._taken.get(blob.sha256, (0, 0))
+        self._taken[blob.sha256] = (got + n, chunks + 1)
+        return n
+
+    def finish(self, blob: Blob) -> Received:
+        """Verify and rename a file that was sent; a file already held is reported as 0 bytes."""
+        if blob.sha256 not in self._taken:
+            return Received(self.host, blob.sha256, 0, 0, already_held=True)
+        got, chunks = self._taken.pop(blob.sha256)
+        self.cache.commit(blob)
+        return Received(self.host, blob.sha256, got, chunks, already_held=False)
+
+    def cached_path(self, blob: Blob) -> str:
+        return str(self.cache.path(blob.sha256))

@@ -1,0 +1,71 @@
+"""Join a Ray cluster as its controller, find its farm hosts, start one agent on each.
+
+The only module (with transfer.py) that imports Ray at module level; only `--cluster` imports it."""
+
+from __future__ import annotations
+
+import logging
+
+import ray
+
+from .agent import FarmHostAgent
+from .types import FARMHOST_PREFIX, ClusterError, FarmHost
+
+AGENT_START_S = 120.0  # an agent waits for its host's `farmhost:` resource; a busy host is slow
+NAMESPACE = "edgefarm"
+
+
+def connect(address: str) -> None:
+    """Join the cluster at `address` (host:port of its head) as a driver."""
+    try:
+        ray.init(address=address, namespace=NAMESPACE, logging_level=logging.WARNING,
+                 log_to_driver=False, configure_logging=False)  # fmt: skip
+    except (ConnectionError, RuntimeError, ValueError) as e:
+        raise ClusterError(
+            f"cannot join the Ray cluster at {address}: {e}",
+            where=f"--cluster {address}",
+            fix="start the head with `ray start --head --port=6379` and give its address; "
+            "the controller's Python and Ray versions must equal the cluster's (docs/cluster.md)",
+        ) from e
+
+
+def farm_hosts() -> list[FarmHost]:
+    """Every node that offers a `farmhost:NAME` resource, alive or dead (dead ones say so)."""
+    found = []
+    for node in ray.nodes():
+        for key in node.get("Resources", {}) or {}:
+            if key.startswith(FARMHOST_PREFIX):
+                name = key[len(FARMHOST_PREFIX) :]
+                found.append(
+                    FarmHost(name, node["NodeID"], node.get("NodeManagerAddress", ""), bool(node["Alive"]))
+                )
+    return sorted(found, key=lambda h: h.name)
+
+
+def start_agents(hosts: list[str], *, max_restarts: int = 1) -> dict[str, object]:
+    """One agent actor per farm host, pinned by its resource; waits until each answers."""
+    if not hosts:
+        raise ClusterError(
+            "the cluster has no farm host",
+            where="--cluster",
+            fix="on each USB host: `ray start --address=HEAD:6379 --resources='{\"farmhost:NAME\": 1}'`",
+        )
+    remote = ray.remote(FarmHostAgent)
+    agents = {
+        h: remote.options(
+            resources={f"{FARMHOST_PREFIX}{h}": 1}, num_cpus=0, max_restarts=max_restarts
+        ).remote(h)
+        for h in hosts
+    }
+    pending = {agents[h].hello.remote(): h for h in hosts}
+    ready, _ = ray.wait(list(pending), num_returns=len(pending), timeout=AGENT_START_S)
+    late = sorted(pending[r] for r in pending if r not in ready)
+    if late:
+        raise ClusterError(
+            f"no agent started on farm host(s) {', '.join(late)} within {AGENT_START_S:.0f} s",
+            where="--cluster",
+            fix="another controller may hold the host (one run per farm host at a time), or the host is "
+            "down: `ray status` on the head lists the nodes",
+        )
+    ray.get(ready)
+    return agents

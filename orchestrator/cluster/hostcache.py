@@ -1,0 +1,81 @@
+"""A farm host's cache of big files (models, media), keyed by sha256.
+
+A file arrives in chunks into `<sha>.part`; each chunk is checked against the sha256 the
+controller announced before it is written, the whole file again before it is renamed into
+place, so the cache never holds a file whose name is not its content's hash."""
+
+from __future__ import annotations
+
+import hashlib
+import os
+from pathlib import Path
+
+from .types import Blob, TransferRefused
+
+CACHE_IN_CACHE_DIR = "cluster"  # $EDGEFARM_CACHE_DIR/cluster, else ~/.cache/edgefarm/cluster
+
+
+class HostCache:
+    def __init__(self, root: Path, host: str) -> None:
+        self.root = root
+        self.host = host
+
+    def path(self, sha256: str) -> Path:
+        return self.root / "blobs" / sha256[:2] / sha256
+
+    def holds(self, blob: Blob) -> bool:
+        """The file is in place with the announced size (its name is its hash, checked on arrival)."""
+        try:
+            return self.path(blob.sha256).stat().st_size == blob.size
+        except FileNotFoundError:
+            return False
+
+    def _part(self, blob: Blob) -> Path:
+        return self.root / "incoming" / f"{blob.sha256}.part"
+
+    def begin(self, blob: Blob) -> None:
+        """Make room for the whole file; chunks may then arrive in any order."""
+        part = self._part(blob)
+        part.parent.mkdir(parents=True, exist_ok=True)
+        with open(part, "wb") as f:
+            f.truncate(blob.size)
+
+    def write_chunk(self, blob: Blob, index: int, data: bytes) -> int:
+        """Check chunk `index` against its announced sha256, then write it at its offset."""
+        if not 0 <= index < blob.chunks:
+            raise TransferRefused(
+                f"chunk {index} of {blob.name} is outside its {blob.chunks} chunks",
+                where=f"farm host {self.host}",
+                fix="a bug in the controller: report it with the run folder",
+            )
+        if hashlib.sha256(data).hexdigest() != blob.chunk_sha256[index]:
+            raise TransferRefused(
+                f"chunk {index} of {blob.name} ({blob.sha256[:12]}) arrived with a different sha256; refused",
+                where=f"farm host {self.host}",
+                fix="rerun: the chunk is sent again; if it repeats, check the farm host's memory and disk",
+            )
+        fd = os.open(self._part(blob), os.O_WRONLY)
+        try:
+            os.pwrite(fd, data, index * blob.chunk_bytes)
+        finally:
+            os.close(fd)
+        return len(data)
+
+    def commit(self, blob: Blob) -> Path:
+        """Check the whole file's sha256 and rename it into place (atomic)."""
+        part = self._part(blob)
+        digest = hashlib.sha256()
+        with open(part, "rb") as f:
+            while data := f.read(1 << 20):
+                digest.update(data)
+        if digest.hexdigest() != blob.sha256:
+            part.unlink(missing_ok=True)
+            raise TransferRefused(
+                f"{blob.name} assembled to a different sha256 than {blob.sha256[:12]}; removed",
+                where=f"farm host {self.host}",
+                fix="rerun: the file is sent again",
+            )
+        dst = self.path(blob.sha256)
+        dst.parent.mkdir(parents=True, exist_ok=True)
+        os.replace(part, dst)
+        return dst

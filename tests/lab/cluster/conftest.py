@@ -1,0 +1,143 @@
+"""The cluster lab: a Ray head and 3 farm hosts on this machine, inside a private network namespace.
+
+Each farm host is a real `ray start --address=... --resources='{"farmhost:NAME": 1}'` node (as
+docs/cluster.md tells a user to start one) with its own cache folder (EDGEFARM_CACHE_DIR) and its
+own real adb server with lab phones (tests/lab/adb), handed to the node's processes through the
+environment exactly as a farm host's local adb server would be. Everything (Ray, adb servers,
+phones, the `edgefarm` commands under test) lives in one network namespace with only loopback, so
+no connection leaves this machine and no port clashes with anyone else's; teardown kills exactly
+the processes in that namespace (never `ray stop`, which would stop every Ray of the user).
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+from ..adb.conftest import Lab, _require_tools
+from ..adb.sandbox import GALAXY_S24, PIXEL_8, REDMI_NOTE_13
+from ..adb.server import AdbServer
+from .netns import NetNs
+
+HEAD_PORT = 6379  # Ray's default: free inside the private namespace
+OBJECT_STORE_BYTES = 100 * 1024 * 1024  # the note's bound: 2 cores and 6 other people on this box
+HOST_PHONES = {"h1": [("pixel8", PIXEL_8), ("s24", GALAXY_S24)], "h2": [("redmi", REDMI_NOTE_13)], "h3": []}
+READY_S = 180.0  # a busy 2-core box needs ~30 s for 4 Ray nodes; generous so it never flakes
+BIN = Path(sys.executable).parent
+
+
+@dataclass
+class FarmHostLab:
+    name: str
+    cache: Path
+    adb: AdbServer
+    phones: list[str]
+
+
+@dataclass
+class ClusterLab:
+    ns: NetNs
+    tmp: Path
+    address: str
+    hosts: dict[str, FarmHostLab]
+    phones: Lab
+
+    def python(self, script: Path, *args: str, timeout_s: float = 300) -> subprocess.CompletedProcess:
+        """A controller-side Python script, run inside the namespace."""
+        return self.ns.run([sys.executable, str(script), *args], capture_output=True, text=True,
+                           timeout=timeout_s, env=self.controller_env())  # fmt: skip
+
+    def edgefarm(self, *args: str, timeout_s: float = 300, **env: str) -> subprocess.CompletedProcess:
+        """The real CLI, run inside the namespace (the controller)."""
+        return self.ns.run([str(BIN / "edgefarm"), *args], capture_output=True, text=True,
+                           timeout=timeout_s, env=self.controller_env(**env))  # fmt: skip
+
+    def controller_env(self, **extra: str) -> dict[str, str]:
+        env = self.phones.env(
+            EDGEFARM_CACHE_DIR=str(self.tmp / "controller-cache"), RAY_USAGE_STATS_ENABLED="0"
+        )
+        env.pop("ANDROID_ADB_SERVER_PORT", None)  # the controller has no phones of its own
+        env.update(extra)
+        return env
+
+
+def _ray_start(ns: NetNs, tmp: Path, name: str, args: list[str], env: dict[str, str]) -> subprocess.Popen:
+    """`ray start --block` for one node, waiting until it says it is up. Nodes start one at a time,
+    and a node that times out in Ray's fixed 30 s registration (a loaded 2-core box) is started again."""
+    for attempt in range(3):
+        log_path = tmp / f"ray-{name}-{attempt}.log"
+        log = open(log_path, "wb")  # noqa: SIM115 - lives as long as the node
+        proc = ns.popen([str(BIN / "ray"), "start", "--block", "--disable-usage-stats",
+                         f"--object-store-memory={OBJECT_STORE_BYTES}", *args],
+                        env=env, stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL)  # fmt: skip
+        deadline = time.monotonic() + READY_S
+        while proc.poll() is None and time.monotonic() < deadline:
+            if b"will now block" in log_path.read_bytes():
+                return proc
+            time.sleep(0.5)
+        proc.kill()
+        proc.wait()
+    raise RuntimeError(f"Ray node {name} did not start 3 times: {log_path.read_text()[-3000:]}")
+
+
+def _wait_ready(ns: NetNs, address: str, hosts: list[str], env: dict[str, str]) -> None:
+    code = (
+        "import json, sys, time, ray\n"
+        f"ray.init(address={address!r}, logging_level='ERROR', log_to_driver=False)\n"
+        f"want = {sorted(f'farmhost:{h}' for h in hosts)!r}\n"
+        f"deadline = time.monotonic() + {READY_S}\n"
+        "while time.monotonic() < deadline:\n"
+        "    have = sorted({k for n in ray.nodes() if n['Alive'] for k in n['Resources'] if k.startswith('farmhost:')})\n"
+        "    if have == want: sys.exit(0)\n"
+        "    time.sleep(0.5)\n"
+        "print('farm hosts seen:', have, file=sys.stderr); sys.exit(1)\n"
+    )
+    p = ns.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, timeout=READY_S + 60)
+    if p.returncode != 0:
+        raise RuntimeError(f"the lab cluster did not come up: {p.stderr[-3000:]}")
+
+
+@pytest.fixture(scope="session")
+def cluster_lab(tmp_path_factory):
+    """A head and 3 farm hosts (h1: 2 phones, h2: 1 phone, h3: none), for the whole session."""
+    _require_tools()
+    if not shutil.which("ip"):
+        pytest.fail("`ip` (iproute2) is missing: `apt-get install iproute2`; the cluster lab needs it")
+    tmp = tmp_path_factory.mktemp("cluster-lab")
+    # Ray's unix sockets live under its temp dir: keep that path short (sun_path is 108 bytes).
+    ray_tmp = Path(tempfile.mkdtemp(prefix="efray-", dir="/tmp"))
+    ns = NetNs()
+    lab = None
+    try:
+        servers = {h: ns.call(AdbServer(tmp / h / "adb").start) for h in HOST_PHONES}
+        lab = Lab(tmp=tmp, servers=list(servers.values()))
+        for i, (host, phones) in enumerate(HOST_PHONES.items()):
+            for label, spec in phones:
+                ns.call(lab.add_phone, label, spec, server=i)
+        address = f"127.0.0.1:{HEAD_PORT}"
+        base = lab.env(RAY_USAGE_STATS_ENABLED="0")
+        _ray_start(ns, tmp, "head", ["--head", f"--port={HEAD_PORT}", "--num-cpus=0",
+                                     "--include-dashboard=false", f"--temp-dir={ray_tmp}"], base)  # fmt: skip
+        hosts = {}
+        for host, phones in HOST_PHONES.items():
+            cache = tmp / host / "cache"
+            env = dict(base, EDGEFARM_CACHE_DIR=str(cache), ANDROID_ADB_SERVER_PORT=str(servers[host].port))
+            _ray_start(ns, tmp, host, [f"--address={address}", "--num-cpus=1",
+                                       f"--resources={json.dumps({f'farmhost:{host}': 1})}"], env)  # fmt: skip
+            hosts[host] = FarmHostLab(host, cache, servers[host], [label for label, _ in phones])
+        cl = ClusterLab(ns=ns, tmp=tmp, address=address, hosts=hosts, phones=lab)
+        _wait_ready(ns, address, list(hosts), cl.controller_env())
+        yield cl
+    finally:
+        for phone in list(lab.phones.values()) if lab else []:
+            phone.vanish()
+        ns.close()  # every process in the namespace: Ray nodes, their workers, adb servers, bwrap
+        shutil.rmtree(ray_tmp, ignore_errors=True)
