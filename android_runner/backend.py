@@ -302,3 +302,21 @@ def log_tail(texts: Sequence[str], n: int = 3) -> str:
     """The last n non-empty lines: the runtime's last words when none matched a known failure."""
     kept = [t.strip() for t in texts if t.strip()]
     return "\n".join(kept[-n:])
+
+
+# Failures that mean "this device cannot give the backend asked", not "this model is broken".
+BACKEND_UNAVAILABLE_KINDS = ("gpu_unavailable", "npu_dispatch_missing", "npu_context_error")
+
+
+def engine_failure(log_text: str, requested: str, exception: str = "") -> tuple[str, str]:
+    """Why an engine was not created: (failure kind or "", the runtime's words) from its log.
+
+    The words are the line that names the kind (with its continuation lines), then the log's last
+    lines (the engine's own verdict)."""
+    lines = split_lines(log_text)
+    found = find_failure(lines, exception)
+    verdict = classify_backend([ln.text for ln in lines], requested, answered=False)
+    kind = found.kind if found is not None else verdict.failure
+    words = found.detail if found is not None else verdict.evidence
+    last = log_tail([ln.raw for ln in lines], 6)
+    return kind, "\n".join(x for x in (words, last) if x) or exception

@@ -30,11 +30,12 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
+from .backend import BACKEND_UNAVAILABLE_KINDS, BackendVerdict, classify_backend, engine_failure, split_lines
 from .contract import JobItem, SampleResult, TurnFigures, read_results
 from .conversation import render, reply_text, unsupported_reason
-from .memory import MemorySampler
+from .memory import MemorySampler, sample_peaks_mb
 from .power import PowerSampler, find_power_reader
-from .status import MODEL_UNLOADABLE_EXIT, TIMEOUT_EXIT, Status
+from .status import BACKEND_UNAVAILABLE_EXIT, MODEL_UNLOADABLE_EXIT, TIMEOUT_EXIT, Status
 from .thermal import cool_down, thermal_snapshot, with_clocks
 
 PROTOCOL_PREFIX = "EDGEFARM"
@@ -122,11 +123,6 @@ class StderrLog:
         return "\n".join(lines)[-max_chars:]
 
 
-def _mb(peaks: Mapping[str, float], key: str) -> float | None:
-    value = peaks.get(key)
-    return round(value, 2) if value is not None else None
-
-
 def _round(x: float | None, nd: int = 3) -> float | None:
     return None if x is None else round(float(x), nd)
 
@@ -153,6 +149,8 @@ class LiteRtRunner:
         self.identity: dict[str, str] = {}  # the runtime's facts for the run stamp (load_engine)
         self.power: PowerSampler | None = None  # set by main() when the board has a power sensor
         self.backend_name = backend
+        # what really ran, from the runtime's own log around engine creation (load_engine)
+        self.verdict = BackendVerdict(requested=backend, ran=backend)
         self.threads = threads
         if modalities is not None:
             self.vision, self.audio = "image" in modalities, "audio" in modalities
@@ -192,8 +190,11 @@ class LiteRtRunner:
             "id": item.id,
             "status": Status.OK,
             "init_ms": _round(self.init_ms),
-            "backend": self.backend_name,
+            "backend": "",  # set in _finish when the runtime answered
+            "backend_requested": self.backend_name,
             "threads": self.threads,
+            "runner": RUNNER_KIND,
+            "max_output_tokens": item.max_output_tokens,
             "thermal_before": with_clocks(thermal_snapshot()),
         }
         if item.refused:
@@ -254,6 +255,13 @@ class LiteRtRunner:
     def _finish(self, row: dict[str, Any], text, turns, ttft_ms, infer_s, t_start, memory) -> SampleResult:
         peaks = memory.peaks()
         last = turns[-1] if turns else None
+        v = self.verdict
+        if row["status"] == Status.OK:
+            row["backend"] = v.ran
+            if v.fell_back:  # asked GPU/NPU, answered on the CPU: not a row of the backend asked
+                row.update(status=Status.ERROR, error=f"backend_fallback: {v.evidence}")
+            elif v.flags:  # ran as asked, a part fell back: flagged in the runtime's words
+                row["error"] = f"warning: {', '.join(v.flags)}: {v.evidence}"
         return SampleResult(
             output=text,
             ttft_ms=_round(ttft_ms),
@@ -263,11 +271,9 @@ class LiteRtRunner:
             decode_tps=last.decode_tps if last else None,
             infer_ms=_round(infer_s * 1000.0) if turns else None,
             wall_ms=_round((time.perf_counter() - t_start) * 1000.0),
-            peak_rss_mb=_mb(peaks, "VmRSS"),
-            peak_hwm_mb=_mb(peaks, "VmHWM"),
-            peak_anon_mb=_mb(peaks, "RssAnon"),
-            peak_file_mb=_mb(peaks, "RssFile"),
-            peak_swap_mb=_mb(peaks, "VmSwap"),
+            **sample_peaks_mb(peaks, memory.peak_method),
+            peak_method=memory.peak_method,
+            mem_sample_ms=memory.interval_ms,
             turns=tuple(turns),
             power=self.power.reading() if self.power is not None else None,
             thermal_after=with_clocks(thermal_snapshot()),
@@ -357,14 +363,17 @@ class Watchdog:
                     status=Status.TIMEOUT,
                     error=f"no answer within {self._timeout_s:g} s (sample timeout)",
                     exit_code=self.EXIT_CODE,
-                    peak_rss_mb=_mb(peaks, "VmRSS"),
-                    peak_hwm_mb=_mb(peaks, "VmHWM"),
+                    **sample_peaks_mb(peaks, self._memory.peak_method),
+                    peak_method=self._memory.peak_method,
+                    mem_sample_ms=self._memory.interval_ms,
+                    runner=RUNNER_KIND,
                 )
             )
         finally:
             self._exit(self.EXIT_CODE)
 
 
+RUNNER_KIND = "python"  # SampleResult.runner
 PID_FILE = "runner.pid"
 STOPPED_EXIT = 143  # stopped because edgefarm went away (128 + SIGTERM, as a shell would report it)
 
@@ -467,16 +476,26 @@ def _parser() -> argparse.ArgumentParser:
 
 
 def load_engine(args: argparse.Namespace, cache_dir: Path, log: StderrLog) -> LiteRtRunner | int:
-    """The engine, or FATAL emitted (with the runtime's facts and its log) and the exit code."""
+    """The engine, or FATAL emitted (with the runtime's facts and its log) and the exit code.
+
+    The runtime writes its log to fd 2, which is runner.log: what it said while the engine was
+    created decides the backend that really runs (android_runner/backend.py), and a failure to get
+    the backend asked is BACKEND_UNAVAILABLE_EXIT with the runtime's words, not a broken model.
+    """
     identity = runtime_identity()  # the run stamp's runtime facts, for the host (READY, or FATAL)
+    start = log.offset()
     try:
         modalities = frozenset(args.modalities.split(",")) if args.modalities else None
         runner = LiteRtRunner(
             args.model, args.backend, args.threads, str(cache_dir), args.max_num_tokens, modalities
         )
     except Exception as e:  # noqa: BLE001 - the runtime's reason is in its log, not in the exception
-        emit("FATAL", {"error": f"{type(e).__name__}: {e}", "detail": log.since(0), **identity})
-        return MODEL_UNLOADABLE_EXIT
+        words = log.since(start, max_chars=1 << 16)
+        kind, detail = engine_failure(words, args.backend, str(e))
+        emit("FATAL", {"error": f"{type(e).__name__}: {e}", "detail": detail, "kind": kind, **identity})
+        return BACKEND_UNAVAILABLE_EXIT if kind in BACKEND_UNAVAILABLE_KINDS else MODEL_UNLOADABLE_EXIT
+    words = log.since(start, max_chars=1 << 16)
+    runner.verdict = classify_backend([ln.text for ln in split_lines(words)], args.backend, answered=True)
     runner.identity = identity
     return runner
 

@@ -3,6 +3,12 @@
 LiteRT-LM maps weights from the model file, so file-backed (RssFile) and anonymous (RssAnon)
 memory are kept apart; VmSwap matters where zram holds part of the heap. Stdlib only.
 
+Per-sample peak (android_runner/contract.py, `peak_method`): `reset()` before each sample writes
+"5" to /proc/<pid>/clear_refs, which resets the kernel's VmHWM to the current RSS (Linux >= 4.0,
+Documentation/filesystems/proc.rst "clear_refs"), so VmHWM read at the end covers this sample
+alone and catches a spike between two samples ("hwm_reset"). Where the kernel refuses it, only the
+sampled maximum is per sample ("sampled"), and VmHWM (the process's whole life) is not reported.
+
 The sampler thread wakes every few ms and holds the GIL while it reads, so each reading is kept
 cheap: the status file stays open and is re-read from offset 0 (procfs regenerates it), as bytes,
 and only our few fields are looked up in it.
@@ -17,6 +23,38 @@ FIELDS_KB = ("VmRSS", "VmHWM", "RssAnon", "RssFile", "VmSwap")
 _NEEDLES = tuple((f"\n{key}:".encode(), key) for key in FIELDS_KB)
 _MAX_KB = 1 << 40  # some kernels print overflowed garbage: ignore it
 _READ_BYTES = 1 << 16  # far more than a status file holds
+
+
+RSS_PLUS_SWAP = "VmRSS+VmSwap"  # a derived key of the sampler's peaks
+
+
+def reset_hwm(pid: int | str = "self") -> bool:
+    """Reset the process's VmHWM to its current RSS (write "5" to clear_refs); False where refused."""
+    try:
+        with open(f"/proc/{pid}/clear_refs", "w", encoding="ascii") as f:
+            f.write("5")
+        return True
+    except OSError:
+        return False
+
+
+def sample_peaks_mb(peaks: dict[str, float], method: str) -> dict[str, float | None]:
+    """A sample's memory figures (SampleResult field -> MB) by the one definition of contract.py."""
+
+    def mb(key: str) -> float | None:
+        v = peaks.get(key)
+        return round(v, 2) if v is not None else None
+
+    hwm = mb("VmHWM") if method == "hwm_reset" else None
+    sampled = mb(RSS_PLUS_SWAP) or mb("VmRSS")
+    candidates = [v for v in (hwm, sampled) if v is not None]
+    return {
+        "peak_rss_mb": max(candidates) if candidates else None,
+        "peak_hwm_mb": hwm,
+        "peak_anon_mb": mb("RssAnon"),
+        "peak_file_mb": mb("RssFile"),
+        "peak_swap_mb": mb("VmSwap"),
+    }
 
 
 def parse_status(text: str | bytes) -> dict[str, float]:
@@ -41,7 +79,9 @@ class MemorySampler:
     """A background thread keeping the peaks of one process's memory fields since `reset()`."""
 
     def __init__(self, pid: int | str = "self", interval_s: float = 0.005) -> None:
+        self._pid = pid
         self._path = f"/proc/{pid}/status"
+        self.peak_method = ""  # of the sample since the last reset(): "hwm_reset" | "sampled"
         self._interval_s = interval_s
         self._lock = threading.Lock()
         self._peaks: dict[str, float] = {}
@@ -59,7 +99,13 @@ class MemorySampler:
         if self._thread is not None:
             self._thread.join(timeout=1.0)
 
+    @property
+    def interval_ms(self) -> float:
+        return round(self._interval_s * 1000.0, 3)
+
     def reset(self) -> None:
+        """Start a sample: forget the peaks and reset the kernel's high-water mark."""
+        self.peak_method = "hwm_reset" if reset_hwm(self._pid) else "sampled"
         with self._lock:
             self._peaks = {}
         self.sample()
@@ -78,6 +124,8 @@ class MemorySampler:
             now = parse_status(self._read())
         except OSError:
             return
+        if "VmRSS" in now:  # RSS alone misses what zram holds: the peak is of resident + swapped
+            now[RSS_PLUS_SWAP] = now["VmRSS"] + now.get("VmSwap", 0.0)
         with self._lock:
             peaks = self._peaks
             for k, v in now.items():

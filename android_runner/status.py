@@ -34,6 +34,7 @@ FAILED_STATUSES = tuple(s.value for s in Status if s not in (Status.OK, Status.U
 
 TIMEOUT_EXIT = 124  # a sample ran past its timeout (the runners' own watchdogs and coreutils' timeout)
 MODEL_UNLOADABLE_EXIT = 65  # the engine could not be created from the model (the host's ModelError)
+BACKEND_UNAVAILABLE_EXIT = 69  # sysexits EX_UNAVAILABLE: the backend asked (gpu/npu) cannot be had here
 USAGE_EXIT = 2  # the runner was started wrongly (missing job, bad flag)
 DEFAULT_MAX_OUTPUT_TOKENS = 128  # the cap on generated tokens per turn when neither row nor flag sets one
 

@@ -56,6 +56,39 @@ class ModelError(EdgefarmError):
     exit_code = 4
 
 
+class BackendUnavailable(EdgefarmError):
+    """The backend asked for (gpu, npu) cannot be had on a device: the runtime said so.
+
+    Not a broken model: the same model runs on another backend. `what` carries the runtime's own
+    words, `fix` names the backend; `backend` and `kind` (gpu_unavailable, npu_dispatch_missing, ...)
+    are kept for the run's report."""
+
+    exit_code = 6
+
+    def __init__(self, what: str, *, fix: str, where: str = "", backend: str = "", kind: str = "") -> None:
+        super().__init__(what, fix=fix, where=where)
+        self.backend = backend
+        self.kind = kind
+
+
+def backend_unavailable(backend: str, kind: str, words: str, where: str) -> BackendUnavailable:
+    """The one message for a backend the runtime could not have (every runner's host side raises it)."""
+    fixes = {
+        "gpu": "run with --backend cpu, or give this device the GPU runtime: its OpenCL/WebGPU driver and "
+        "LiteRT-LM's GPU accelerator libraries (prebuilt/<platform>/libLiteRt*Accelerator.*) next to the "
+        "runner or on LD_LIBRARY_PATH",
+        "npu": "run with --backend cpu (or gpu), or give this device the NPU runtime: the vendor's dispatch "
+        "library (libLiteRtDispatch_<vendor>.so) and a model compiled for this SoC's NPU",
+    }
+    return BackendUnavailable(
+        f"the {backend} backend is not available on this device ({kind}); the runtime said:\n{words}",
+        where=where,
+        fix=fixes.get(backend, f"run with another --backend than {backend}"),
+        backend=backend,
+        kind=kind,
+    )
+
+
 class DeviceError(EdgefarmError):
     """A device that cannot be reached or that failed during setup."""
 

@@ -16,14 +16,21 @@ from collections.abc import MutableMapping, Sequence
 from dataclasses import replace
 from pathlib import Path, PurePosixPath
 
+from android_runner.backend import BACKEND_UNAVAILABLE_KINDS, engine_failure
 from android_runner.contract import JobItem, SampleResult, parse_results
-from android_runner.status import MODEL_UNLOADABLE_EXIT, TIMEOUT_EXIT, Status, classify
+from android_runner.status import (
+    BACKEND_UNAVAILABLE_EXIT,
+    MODEL_UNLOADABLE_EXIT,
+    TIMEOUT_EXIT,
+    Status,
+    classify,
+)
 
 from ..bundled import REPO_ROOT
 from ..devices.base import Device
 from ..devices.files import runner_sha256
 from ..devices.types import Exit, LineSink, PushStats
-from ..errors import DeviceError, ModelError
+from ..errors import DeviceError, ModelError, backend_unavailable
 from ..model_facts import memory_refusal
 from ..models import ModelSummary
 from ..telemetry.energy import energy_fields
@@ -85,6 +92,8 @@ class _RunnerStream:
         self.identity = identity
         self.ready = False
         self.fatal: str | None = None
+        self.fatal_kind = ""  # the runtime's failure kind at engine creation (android_runner/backend.py)
+        self.fatal_detail = ""  # and its words
         self.in_flight: str | None = None
 
     def _stamp(self, info: dict) -> None:
@@ -113,6 +122,8 @@ class _RunnerStream:
         elif kind == "FATAL" and isinstance(data, dict):
             self._stamp(data)
             self.fatal = data.get("error", "")
+            self.fatal_kind = str(data.get("kind") or "")
+            self.fatal_detail = str(data.get("detail") or "")
         elif kind == "BEGIN":
             self.in_flight = data
             self.events.begin(str(data))
@@ -290,6 +301,13 @@ class PythonRunner:
                 break
             if not state.ready:
                 tail = self._log_tail(device, staged) or ex.output_tail.strip()
+                kind, words = state.fatal_kind, state.fatal_detail
+                if not kind:  # a runner started before its job logs to us: classify what it said here
+                    kind, words = engine_failure(f"{ex.output_tail}\n{tail}", opts.backend, state.fatal or "")
+                if ex.code == BACKEND_UNAVAILABLE_EXIT or kind in BACKEND_UNAVAILABLE_KINDS:
+                    # the backend asked, not the model: its own message and exit code
+                    where = f"{device.name} (model {staged.model})"
+                    raise backend_unavailable(opts.backend, kind, words or tail, where)
                 how = f"signal {ex.signal}" if ex.signal else f"exit code {ex.code}"
                 unloadable = ex.signal == signal.SIGABRT or ex.code == MODEL_UNLOADABLE_EXIT
                 kind = ModelError if unloadable else DeviceError

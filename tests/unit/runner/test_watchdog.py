@@ -12,6 +12,9 @@ from android_runner.status import TIMEOUT_EXIT
 
 
 class FakeMemory:
+    peak_method = "hwm_reset"  # the high-water mark was reset when the sample started
+    interval_ms = 5.0
+
     def peaks(self) -> dict[str, float]:
         return {"VmRSS": 123.456, "VmHWM": 150.0}
 
@@ -44,7 +47,7 @@ def test_a_sample_past_its_deadline_is_one_timeout_record_and_exit_124():
     (r,) = rec.records
     assert (r.id, r.status, r.exit_code) == ("slow", "timeout", TIMEOUT_EXIT)
     assert r.error == "no answer within 0.05 s (sample timeout)"
-    assert (r.peak_rss_mb, r.peak_hwm_mb) == (123.46, 150.0)
+    assert (r.peak_rss_mb, r.peak_hwm_mb, r.peak_method, r.mem_sample_ms) == (150.0, 150.0, "hwm_reset", 5.0)
 
 
 def test_samples_finishing_in_time_are_never_recorded_by_the_watchdog():
