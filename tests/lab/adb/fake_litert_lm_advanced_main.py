@@ -304,12 +304,32 @@ def contents_of(lm, text: str, flags: dict[str, str]):
     return lm.Contents.of(*parts)
 
 
-FAULTS_FILE = "/data/local/tmp/edgefarm-lab-faults"  # lab only: `hang TEXT` / `kill TEXT` / `sleep S`
+FAULTS_FILE = "/data/local/tmp/edgefarm-lab-faults"  # lab only: `hang|kill|segv|abort TEXT` / `sleep S`
+# What real runs printed just before dying, verbatim from public captures (tests/unit/fixtures/real/):
+SEGV_LAST_WORDS = (  # LiteRT-LM#1857 (lm1857_windows_gpu_segfault.log): a GPU run's last lines before SIGSEGV
+    "Created LiteRT GpuEnvironment.",
+    "# of threads to upload weights = 2",
+    "# of threads to compile kernels = 1",
+)
+ABORT_LAST_WORDS = (  # LiteRT#9250 (rt9250_d8300_npu_abort.log): libc++abi's terminate, then SIGABRT
+    "libc++abi: terminating due to uncaught exception of type",
+    "N5armnn29ClRuntimeUnavailableExceptionE: Could not initialize the CL runtime.",
+    "Error description: clGetPlatformIDs. CL error code: -1001",
+)
+
+
+def _die(words: tuple[str, ...], sig: int) -> None:
+    sys.stdout.flush()
+    sys.stderr.write("".join(w + "\n" for w in words))
+    sys.stderr.flush()
+    os.kill(os.getpid(), sig)
 
 
 def inject_fault(turns: list[str]) -> None:
-    """Lab fault injection: hang (a stuck GPU/driver) or die by SIGKILL (the low-memory killer)
-    when a prompt contains the given text; `sleep SECONDS` slows every sample (a slow phone)."""
+    """Lab fault injection when a prompt contains the given text: hang (a stuck GPU/driver), die by
+    SIGKILL from outside (a task killer, or the low-memory killer: the row says which only with
+    evidence), by SIGSEGV or SIGABRT after a real run's last words; `sleep SECONDS` slows every
+    sample (a slow phone)."""
     try:
         with open(FAULTS_FILE, encoding="utf-8") as f:
             rules = [ln.rstrip("\n").split(" ", 1) for ln in f if " " in ln]
@@ -323,7 +343,11 @@ def inject_fault(turns: list[str]) -> None:
             if action == "hang":
                 time.sleep(3600)
             elif action == "kill":
-                os.kill(os.getpid(), 9)  # SIGKILL, as the low-memory killer sends
+                os.kill(os.getpid(), 9)  # SIGKILL, as a task killer or the low-memory killer sends
+            elif action == "segv":
+                _die(SEGV_LAST_WORDS, 11)
+            elif action == "abort":
+                _die(ABORT_LAST_WORDS, 6)
 
 
 # ---------------------------------------------------------------------------------- the run
@@ -348,7 +372,7 @@ def create_environment(backend: str, dispatch_dir: str) -> None:
         Log.litert("INFO", "gpu_registry.cc:101", f"Attempting to load GPU accelerator({lib}).")
     Log.litert(
         "WARNING", "gpu_registry.cc:131", "GPU accelerator could not be loaded and registered."
-    )  # :130-131
+    )  # :130-131; the same words in real runs: LiteRT-LM#1448, react-native-litert-lm#1 (fixtures/real)
     Log.litert("INFO", "cpu_registry.cc:75", "XNNPACK CPU accelerator registered.")  # RT cpu_registry.cc:75
     if backend == "gpu":
         # LM runtime/executor/llm_executor_settings_utils.cc:232 compiles the main model for kGpu
@@ -368,6 +392,8 @@ def create_environment(backend: str, dispatch_dir: str) -> None:
         # message: the LITERT_RETURN_IF_ERROR at :175-176), dispatch_delegate.cc:129-131; the
         # kernel-less delegate fails RT compiled_model.cc:1038-1043 (kErrorRuntimeFailure ->
         # INTERNAL, litert_macros.h:550-551).
+        # the same words in real runs: LiteRT#7787 (No dispatch library found in ...), LiteRT-LM#1466
+        # (Failed to initialize Dispatch API / ... No usable Dispatch runtime found): fixtures/real
         Log.litert("ERROR", "litert_dispatch.cc:120", f"No dispatch library found in {dispatch_dir}")
         Log.litert("ERROR", "dispatch_delegate.cc:116", "Failed to initialize Dispatch API: "
                    "ERROR: [external/litert/litert/runtime/dispatch/dispatch_delegate.cc:175]")  # fmt: skip

@@ -156,10 +156,13 @@ def test_missing_runner_binary_names_the_fix(adb_lab, model, tmp_path):
 
 def test_a_hung_binary_times_out_and_a_killed_one_is_killed_not_oom_and_the_rest_still_run(adb_lab, model, tmp_path):
     ds = load_dataset(BUNDLED_DATASET)
-    texts = [s for s in ds.samples if s.modality == "text"][:3]
+    texts = [s for s in ds.samples if s.modality == "text"][:4]
     faults = adb_lab.device_root("s24") / "local" / "tmp" / "edgefarm-lab-faults"
     faults.parent.mkdir(parents=True, exist_ok=True)
-    faults.write_text(f"hang {texts[0].turns[0].text[:40]}\nkill {texts[1].turns[0].text[:40]}\n")
+    faults.write_text(
+        f"hang {texts[0].turns[0].text[:40]}\nkill {texts[1].turns[0].text[:40]}\n"
+        f"segv {texts[3].turns[0].text[:40]}\n"
+    )
     try:
         dev = phone(adb_lab, "s24")
         opts = RunOptions(run_id="lab-faults", sample_timeout_s=3)
@@ -174,7 +177,10 @@ def test_a_hung_binary_times_out_and_a_killed_one_is_killed_not_oom_and_the_rest
     assert killed.status == "killed" and killed.signal == 9, killed
     assert "without evidence of memory pressure" in killed.error, killed.error
     assert by_id[texts[2].id].status == "ok" and by_id[texts[2].id].ttft_ms is not None
-    assert len(streamed) == 3
+    segv = by_id[texts[3].id]  # a real GPU run's last words (LiteRT-LM#1857), then SIGSEGV
+    assert segv.status == "crash" and segv.signal == 11 and "Created LiteRT GpuEnvironment." in segv.error
+    assert segv.backend == "" and segv.backend_requested == "cpu"
+    assert len(streamed) == 4
 
 
 def test_cooldown_gate_waits_on_the_battery_temperature(adb_lab, model, tmp_path):
