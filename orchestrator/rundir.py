@@ -187,8 +187,10 @@ def _figures_over(run: Mapping[str, Any], samples: int) -> str:
 
 
 def write_reports(run_dir: Path, report: RunReport) -> dict[str, Path]:
+    from .report.media import with_samples
     from .report.printers import PRINTERS
 
+    report = with_samples(report, run_dir)  # the drill-down's prompts, and media copied under media/
     paths = {}
     for fmt, name in (("json", "report.json"), ("md", "report.md"), ("html", "report.html")):
         write_text_atomic(run_dir / name, PRINTERS.get(fmt)(report))

@@ -67,7 +67,9 @@ def report(
             fix="pass one run folder, or --merge with every controller's run folder",
         )
     else:
-        combined = with_baseline(load_report(run_dirs[0]), baseline)
+        from ..report.media import with_samples
+
+        combined = with_samples(with_baseline(load_report(run_dirs[0]), baseline), run_dirs[0], write=False)
     text = PRINTERS.get(fmt)(combined)
     try:
         click.echo(text, nl=False)

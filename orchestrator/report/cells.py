@@ -81,26 +81,54 @@ TERMINAL_FIELDS = frozenset({"device", "backend", "backend_requested", "threads"
                              "peak_rss_mb", "energy_j_p50"})  # fmt: skip
 
 
+SETTINGS = ("hardware", "soc", "backend", "backend_requested", "threads", "runner_kind", "max_output_tokens",
+            "quantization", "peak_method", "mem_sample_ms")  # fmt: skip
+
+
+def shared_settings(report: RunReport) -> list[tuple[str, str]]:
+    """(field, "Label value") of the settings every device shares, said once above the table instead
+    of a column repeating it (with two devices or more; one device keeps its columns)."""
+    rows = report.devices
+    if len(rows) < 2:
+        return []
+    out = []
+    for c in COLUMNS:
+        if c.field in SETTINGS:
+            values = {c.render(getattr(r, c.field)) for r in rows}
+            if len(values) == 1 and (v := values.pop()) != "–":
+                out.append((c.field, f"{c.label} {v}"))
+    return out
+
+
 def device_table(report: RunReport, only: frozenset[str] | None = None) -> tuple[list[str], list[list[Cell]]]:
     """The "which device?" table: a row per device with its settings, each figure with its 95%
     interval, the best value per column marked, the speed-up against the baseline, the status."""
     rows = report.devices
-    cols = [c for c in visible_columns(rows) if only is None or c.field in only]
+    shared = {f for f, _ in shared_settings(report)}
+    cols = [c for c in visible_columns(rows) if (only is None or c.field in only) and c.field not in shared]
     speed = _speedups(report)
     values = {c.field: [getattr(r, c.field) for r in rows] for c in cols}
     values["speedup"] = [speed.get(r.device, (None,))[0] for r in rows]
-    best = {f: _best(v, HIGHER_IS_BETTER[f]) for f, v in values.items() if f in HIGHER_IS_BETTER}
+    render = {c.field: c.render for c in cols} | {"speedup": SPEEDUP.render}
+    best = {}  # field -> the best value as shown; none when every device shows the same
+    for f, v in values.items():
+        b = _best(v, HIGHER_IS_BETTER[f]) if f in HIGHER_IS_BETTER else None
+        if b is not None and len({render[f](x) for x in v if x is not None}) > 1:
+            best[f] = render[f](b)
     headers = [header(c) for c in cols]
     if speed:
-        headers.append(f"Speed-up vs {report.baseline} (x, sample time)")
+        headers.append(f"Speed-up vs {report.baseline} (x)")
     headers += ["Card-only passes", "Status"]
     out = []
     for i, r in enumerate(rows):
         line = []
         for c in cols:
             v = getattr(r, c.field)
+            shown = c.render(v) if v is not None else None
             line.append(
-                Cell(c.render_ci(v, r.intervals.get(c.field)), v is not None and v == best.get(c.field))
+                Cell(
+                    c.render_ci(v, r.intervals.get(c.field)), shown is not None and shown == best.get(c.field)
+                )
             )
         if speed:
             s = speed.get(r.device)
@@ -110,7 +138,7 @@ def device_table(report: RunReport, only: frozenset[str] | None = None) -> tuple
                 line.append(Cell("1.00 (baseline)"))
             else:
                 ci = (s[1], s[2]) if s[1] is not None and s[2] is not None else None
-                line.append(Cell(SPEEDUP.render_ci(s[0], ci), values["speedup"][i] == best.get("speedup")))
+                line.append(Cell(SPEEDUP.render_ci(s[0], ci), SPEEDUP.render(s[0]) == best.get("speedup")))
         line.append(Cell(f"{len(r.card_only)} of {r.strict_scored}" if r.strict_scored else "–"))
         line.append(Cell(status_cell(r) if not r.error else f"failed ({status_cell(r)})"))
         out.append(line)

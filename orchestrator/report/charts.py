@@ -91,14 +91,19 @@ def _label(canvas, p, placed: list, x: float, y: float, text: str) -> None:
     """A point's name beside it (right, else left), unless it would cover another name or leave the
     panel: the legend names every point anyway."""
     w, h = svg.text_width_in(text), 1.2 * svg.FONT_PT / 72
-    for x0 in (x + 0.08, x - 0.08 - w):
-        box = (x0, y + 0.04, x0 + w, y + 0.04 + h)
+    for x0, y0 in (
+        (x + 0.08, y + 0.04),
+        (x + 0.08, y - 0.04 - h),
+        (x - 0.08 - w, y + 0.04),
+        (x - 0.08 - w, y - 0.04 - h),
+    ):
+        box = (x0, y0, x0 + w, y0 + h)
         inside = p.left <= box[0] and box[2] <= p.left + p.width and box[3] <= p.bottom + p.height
         if inside and not any(
             b[0] < box[2] and box[0] < b[2] and b[1] < box[3] and box[1] < b[3] for b in placed
         ):
             placed.append(box)
-            canvas.text(box[0], y + 0.05, text)
+            canvas.text(box[0], y0 + 0.01, text)
             return
 
 

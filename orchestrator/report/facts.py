@@ -15,7 +15,8 @@ INTERVALS_NOTE = (
     "Intervals: 95%. Pass rates: Wilson score interval. Latency, speed and energy medians/p90: percentile "
     "bootstrap over the samples (whole samples with their repeats under --repeat), 2000 resamples, seed 0. "
     "Paired comparisons: geometric mean of per-sample ratios with a bootstrap interval; verdict flips: exact "
-    "McNemar. See docs/run-directory.md."
+    "McNemar. Speed-up: the baseline's time per sample over the device's, on the same samples. See "
+    "docs/run-directory.md."
 )
 
 
@@ -101,7 +102,7 @@ def paired_lines(report: RunReport) -> list[str]:
     for p in report.paired:
         figs = "; ".join(f"{f.label} {ratio_text(f, p.a, p.b)}" for f in p.figures)
         out.append(f"{p.b} vs {p.a}: verdicts {flips_text(p)}" + (f"; {figs}" if figs else ""))
-        if p.strict_a_only or p.strict_b_only:
+        if (p.strict_a_only, p.strict_b_only) != (p.a_only, p.b_only):  # only when it tells more
             out.append(f"{p.b} vs {p.a}, strict check: {p.strict_a_only} pass→fail, {p.strict_b_only} fail→pass "
                        f"(McNemar p={p.strict_p_value:.3g})")  # fmt: skip
     return out
@@ -140,6 +141,9 @@ def disagreement_answers(report: RunReport) -> list[tuple[Disagreement, str, lis
     for x in report.disagreements.samples:
         s = by_id.get(x.id)
         cells = s.cells.items() if s is not None else ()
-        answers = [(n, c.output if c.status == "ok" else f"[{c.status}] {c.error}") for n, c in cells]
+        answers = [
+            (n, c.output if c.status == "ok" else f"[{c.status}] {(c.error.splitlines() or [''])[0]}")
+            for n, c in cells
+        ]
         out.append((x, s.reference if s is not None else "", answers))
     return out

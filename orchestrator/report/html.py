@@ -7,7 +7,7 @@ from __future__ import annotations
 import html
 from urllib.parse import quote
 
-from .cells import device_table, mod_cell, modalities
+from .cells import device_table, mod_cell, modalities, shared_settings
 from .facts import (
     FIGURES_NOTE,
     INTERVALS_NOTE,
@@ -38,7 +38,7 @@ th:last-child{text-align:left}tr.sh th{text-align:left;background:#e8eef7;font-w
 svg{max-width:100%;height:auto}td.best{background:#e6f4ea;font-weight:600}.note{color:#555;font-size:.9em}
 .prompt{text-align:left;white-space:pre-wrap;max-width:60em;font-family:ui-monospace,monospace;font-size:.85em;margin:.2em 0}
 img.thumb{max-height:120px;max-width:200px;border:1px solid #ccc;margin:.2em .4em .2em 0;vertical-align:top}
-#devices td{white-space:nowrap}"""
+#disagreeing td{text-align:left}.ci{color:#666;font-size:.8em;font-weight:normal;white-space:nowrap}#shared{margin:.3em 0}"""
 _JS = """function applyFilters(){
 const v=id=>document.getElementById(id).value;const m=v('f-modality'),st=v('f-status'),d=v('f-device');
 const dis=document.getElementById('f-disagree').checked;let shown=0,total=0;
@@ -166,11 +166,20 @@ def _devices(report: RunReport) -> str:
         folder = quote(f"devices/{r.folder}" if r.folder else "devices")
         links = f"<a href='{folder}/results.jsonl'>results</a> · <a href='{folder}/raw/'>raw</a>"
         cells = "".join(
-            f"<td class='best'>{_e(c.text)} ★</td>" if c.best else f"<td>{_e(c.text)}</td>" for c in row
+            f"<td class='best'>{_figure(c.text)} ★</td>" if c.best else f"<td>{_figure(c.text)}</td>"
+            for c in row
         )
         body.append(f"<tr>{cells}<td>{links}</td></tr>")
     head = "".join(f"<th>{_e(h)}</th>" for h in headers + ["Files"])
-    return f"<table id='devices'><thead><tr>{head}</tr></thead><tbody>{''.join(body)}</tbody></table>"
+    shared = " · ".join(text for _, text in shared_settings(report))
+    same = f"<p id='shared'>Same on every device: {_e(shared)}</p>" if shared else ""
+    return f"{same}<table id='devices'><thead><tr>{head}</tr></thead><tbody>{''.join(body)}</tbody></table>"
+
+
+def _figure(text: str) -> str:
+    """A figure with its interval under it, smaller: `12.3` over `(11.8–13.1)`."""
+    value, sep, rest = text.partition(" (")
+    return f"{_e(value)}<br><span class='ci'>({_e(rest)}</span>" if sep else _e(text)
 
 
 def _paired(report: RunReport) -> str:
@@ -178,7 +187,10 @@ def _paired(report: RunReport) -> str:
     if not report.paired:
         return ""
     items = "".join(f"<li>{_e(line)}</li>" for line in paired_lines(report))
-    return f"<h3 id='paired'>Against the baseline ({_e(report.baseline)}), on the same samples</h3><ul>{items}</ul>"
+    return (
+        f"<section id='paired'><h3>Against the baseline ({_e(report.baseline)}), on the same samples</h3>"
+        f"<ul>{items}</ul></section>"
+    )
 
 
 def _card_only(report: RunReport) -> str:

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from .cells import Cell, device_table, mod_cell, modalities, sample_cell
+from .cells import Cell, device_table, mod_cell, modalities, sample_cell, shared_settings
 from .facts import (
     FIGURES_NOTE,
     INTERVALS_NOTE,
@@ -46,6 +46,9 @@ def to_markdown(report: RunReport) -> str:
         lines.append(f"- CPU sharing: {sharing}")
     headers, rows = device_table(report)
     lines += ["", "## Which device? (★ best per column; 95% interval in brackets)", ""]
+    shared = shared_settings(report)
+    if shared:
+        lines += ["Same on every device: " + " · ".join(text for _, text in shared), ""]
     lines += _md_table(headers, [[_md_cell(c) for c in row] for row in rows])
     lines += ["", INTERVALS_NOTE]
     paired = paired_lines(report)

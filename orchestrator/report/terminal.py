@@ -10,7 +10,7 @@ from rich.markup import escape
 from rich.table import Table
 from rich.text import Text
 
-from .cells import TERMINAL_FIELDS, device_table, mod_cell, modalities
+from .cells import TERMINAL_FIELDS, device_table, mod_cell, modalities, shared_settings
 from .facts import INTERVALS_NOTE, card_only_lines, paired_lines, sharing_text, worst_pair_text
 from .types import RunReport
 
@@ -27,7 +27,9 @@ def device_tables(report: RunReport) -> Group:
         if r.error:
             cells[-1] = f"[red]{cells[-1]}[/]"
         table.add_row(*cells)
-    parts: list = [table, Text(INTERVALS_NOTE, style="dim")]
+    shared = shared_settings(report)
+    parts: list = [Text("same on every device: " + " · ".join(t for _, t in shared))] if shared else []
+    parts += [table, Text(INTERVALS_NOTE, style="dim")]
     mods = modalities(report)
     if mods:
         by_mod = Table(title="passed/scored by modality", title_justify="left")

@@ -69,12 +69,58 @@ def lab(tmp_path_factory):
     return {"root": root, "ds": ds, "run_dir": run_dir}
 
 
-def test_report_html_in_headless_chromium(lab):
+SCREENS = Path("/work/wt/screens")  # the lead's copy of the screenshots, when that folder exists
+
+
+def _which_device_parts(page, shots: Path) -> None:
+    """The parts that answer "which device?", checked and photographed: the top table (settings,
+    intervals, the best value marked), the accuracy-against-latency chart, the disagreements (flips
+    first, answers inline) and the drill-down (prompt, reference, the image and the audio player)."""
+    top = page.locator("#devices")
+    header = top.locator("thead").inner_text()
+    for column in ("Pass (%)", "Strict pass (%)", "TTFT p50 (ms)", "Speed-up vs cpu-a"):
+        assert column in header, (column, header)
+    shared = page.locator("#shared").inner_text()  # settings every device shares: said once, above
+    assert "Threads default" in shared and "Token cap 16" in shared and "Backend cpu" in shared, shared
+    assert top.locator("td.best").count() >= 1  # the best value of a column is marked
+    assert "(" in top.locator("tbody tr").first.inner_text()  # an interval beside the figures
+    paired = page.locator("#paired").inner_text()  # cpu-b and flaky against the baseline cpu-a
+    assert "cpu-b vs cpu-a: verdicts 0 pass→fail, 0 fail→pass of 8" in paired and "flaky vs cpu-a" in paired
+    acc = page.locator("#chart-acc svg")
+    assert acc.count() == 1 and acc.locator("g.points circle").count() == 3
+    rows = page.locator("#disagreeing tbody tr")
+    assert rows.count() == len(CRASHED) and all(i in rows.nth(k).inner_text() for k, i in enumerate(CRASHED))
+    assert "flaky ✗" in rows.first.inner_text()  # the answers inline, each device's verdict
+    image = page.locator("tbody.sample:has(img.thumb)").first
+    image.scroll_into_view_if_needed()
+    assert (
+        image.locator("img.thumb").evaluate("i => i.complete && i.naturalWidth") == 64
+    )  # the 64x48 test image
+    assert "reference:" in image.locator("tr.sh").inner_text() and image.locator(".prompt").inner_text()
+    audio = page.locator("tbody.sample:has(audio)").first
+    assert audio.locator("audio").get_attribute("src").startswith("media/")
+    shots.mkdir(parents=True, exist_ok=True)
+    page.set_viewport_size({"width": 1400, "height": 900})
+    for name, locator in (("top", page.locator("#devices-h")), ("chart", page.locator("#chart-acc")),
+                          ("disagreements", page.locator("#disagreements")), ("drill-down", image)):  # fmt: skip
+        locator.scroll_into_view_if_needed()
+        page.evaluate(
+            "el => { el.scrollIntoView({block: 'start'}); window.scrollBy(0, -60); }",
+            locator.element_handle(),
+        )
+        page.screenshot(path=str(shots / f"report-{name}.png"))
+    if SCREENS.is_dir():
+        for png in shots.glob("report-*.png"):
+            shutil.copyfile(png, SCREENS / png.name)
+
+
+def test_report_html_in_headless_chromium(lab, tmp_path):
     if not Path(CHROMIUM).exists():
         pytest.fail("Debian `chromium` is not installed: apt-get install -y chromium (scripts/test.sh does)")
     from playwright.sync_api import sync_playwright
 
     run_dir: Path = lab["run_dir"]
+    shots = tmp_path / "screenshots"
     page_url = (run_dir / "report.html").resolve().as_uri()
     requests, errors = [], []
     with sync_playwright() as pw:
@@ -128,6 +174,7 @@ def test_report_html_in_headless_chromium(lab):
             assert visible() == 3 * len(CRASHED)
             page.uncheck("#f-disagree")
             page.screenshot(path=str(run_dir / "report.png"), full_page=True)
+            _which_device_parts(page, shots)
         finally:
             browser.close()
     assert not errors, errors
