@@ -19,7 +19,6 @@ from dataclasses import dataclass, field, fields
 from typing import Any
 
 SCHEMA_VERSION = 1
-STATUSES = ("ok", "error", "timeout", "crash", "oom", "killed", "unsupported")  # as status.Status
 # Bounds on one results.jsonl line read on the host: a runner's line is far smaller than this.
 RESULT_LINE_MAX_BYTES = 16 * 2**20
 RESULT_LINE_MAX_DEPTH = 32
@@ -130,7 +129,7 @@ class SampleResult:
     """One finished sample on one device. Units are in the names; None = not measured."""
 
     id: str
-    status: str  # one of STATUSES
+    status: str  # one of android_runner.status.STATUSES (the one list)
     output: str = ""
     error: str = ""
     exit_code: int | None = None

@@ -79,7 +79,7 @@ class Progress:
 
 
 def outputs_for_scoring(results: Sequence[SampleResult]) -> dict[str, str | None]:
-    """EdgeMMEval results.json: ok -> its text; error/timeout/crash/oom -> "" (scored, fails);
+    """EdgeMMEval results.json: ok -> its text; error/timeout/crash/oom/killed -> "" (scored, fails);
     unsupported -> None (skipped)."""
     out: dict[str, str | None] = {}
     for r in results:

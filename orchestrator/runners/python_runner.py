@@ -1,9 +1,10 @@
 """Host side of the Python runner (`android_runner/litert_runner.py`) on this host and Linux boards.
 
-The runner is a child process. When it dies mid-run (SIGABRT from a broken model or runtime, the
-OOM killer's SIGKILL) the sample in flight is recorded as crash/oom, merged into the device's
-results file, and the runner is started again for the samples left. A death before the engine
-is ready is a device error: nothing would get further.
+The runner is a child process. When it dies mid-run (SIGABRT from a broken model or runtime, a
+SIGKILL) the sample in flight is recorded as crash/killed (oom only with evidence: status.py),
+merged into the device's results file, and the runner is started again for the samples left. A
+death before the engine is ready is a device error (BackendUnavailable when the runtime could not
+have the backend asked): nothing would get further.
 """
 
 from __future__ import annotations
