@@ -18,6 +18,7 @@ from pathlib import Path
 
 import pytest
 
+from android_runner.backend import BACKEND_UNAVAILABLE_KINDS, engine_failure
 from android_runner.memory import parse_status
 from android_runner.status import memory_pressure
 from orchestrator.devices.ssh_info import parse_throttled, parse_vcgencmd_temp
@@ -112,6 +113,18 @@ def test_each_real_log_gives_the_right_row(name, backend, rc, status, kind, word
     assert words in row.error  # kept on the row, not only in a log file
     assert row.backend == ""  # nothing was answered: no backend is claimed
     assert row.backend_requested == backend and row.runner == "upstream" and row.max_output_tokens == 64
+
+
+@pytest.mark.parametrize("name,backend,rc,status,kind,words", LOGS, ids=[row[0] for row in LOGS])
+def test_the_python_runner_reads_the_same_log_the_same_way(name, backend, rc, status, kind, words):
+    """The Python runner classifies its runtime's log at engine creation with the same classifier:
+    a backend the device cannot give exits 69 (BackendUnavailable on the host), anything else 65."""
+    got, detail = engine_failure(text(name), backend, "RuntimeError: Failed to create engine")
+    assert got == ("" if kind == "no_benchmark" else kind)
+    assert words in detail
+    assert (got in BACKEND_UNAVAILABLE_KINDS) == (
+        kind in ("gpu_unavailable", "npu_dispatch_missing", "npu_context_error")
+    )
 
 
 def test_a_severity_prefix_is_not_an_exit_status_and_an_unrelated_npu_line_is_not_the_detail():
