@@ -135,7 +135,7 @@ def device_table(report: RunReport, only: frozenset[str] | None = None) -> tuple
             if s is None:
                 line.append(Cell("–"))
             elif r.device == report.baseline:
-                line.append(Cell("1.00 (baseline)"))
+                line.append(Cell("1.00 (baseline)", best.get("speedup") == SPEEDUP.render(1.0)))
             else:
                 ci = (s[1], s[2]) if s[1] is not None and s[2] is not None else None
                 line.append(Cell(SPEEDUP.render_ci(s[0], ci), SPEEDUP.render(s[0]) == best.get("speedup")))
