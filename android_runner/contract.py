@@ -22,6 +22,9 @@ SCHEMA_VERSION = 1
 # Bounds on one results.jsonl line read on the host: a runner's line is far smaller than this.
 RESULT_LINE_MAX_BYTES = 16 * 2**20
 RESULT_LINE_MAX_DEPTH = 32
+# The cap on one answer's UTF-8 bytes, on every runner (android_runner/answer_text.py; the native
+# runner's OUTPUT_MAX_BYTES): the rest is dropped and counted in `output_truncated_bytes`.
+OUTPUT_MAX_BYTES = 2**20
 
 # A JSON string (skipped whole) or one bracket; anything else is not matched.
 _JSON_TOKEN = re.compile(r'"[^"\\]*(?:\\.[^"\\]*)*"|[\[\]{}]')
@@ -179,6 +182,14 @@ class SampleResult:
     # where TTFT went, ms (orchestrator/telemetry/phases.py): encoder marks where the runtime reports
     # them (upstream binary), text_prefill or prefill (encoders included), after_prefill
     ttft_phases_ms: Mapping[str, float] | None = None
+    # Native runner (docs/android.md): how the peak was taken, "hwm_reset" (VmHWM reset per sample via
+    # /proc/self/clear_refs, read at the end) or "sampled" (max of VmRSS read every mem_sample_ms).
+    runner: str = ""  # python | native | upstream
+    peak_method: str = ""
+    mem_sample_ms: float | None = None  # memory sampling interval of the row, ms
+    invalid_utf8_bytes: int = 0  # bytes of invalid UTF-8 in the model's output, replaced by U+FFFD
+    output_truncated_bytes: int = 0  # bytes dropped because the answer exceeded OUTPUT_MAX_BYTES
+    runtime_override: str = ""  # non-empty: --allow-runtime let a non-pinned runtime library run (which one)
 
     def to_json(self) -> str:
         """The same text as `json.dumps(asdict(self), ...)`, without asdict's deep copy of every value

@@ -1,34 +1,39 @@
 /*
  * edgefarm's native phone runner: ONE LiteRT-LM engine for a whole job, a fresh conversation per
- * sample, on LiteRT-LM's own C API (liblitert-lm.so, dlopen'ed: the litert-lm-api wheels ship it
- * for Android arm64, Linux aarch64 and x86_64; signatures as in the wheel's litert_lm/_ffi.py).
+ * sample, on LiteRT-LM's own C API (liblitert-lm.so, dlopen'ed), compiled against upstream's own
+ * header c/engine.h at the commit build.py pins (UPSTREAM_HEADER_COMMIT): every function pointer
+ * below has the type the header declares, so a changed signature does not compile.
  *
  *   edgefarm_runner --lib LIBLITERT_LM --model M --job JOB.conv --results RESULTS.jsonl
  *                   [--backend cpu|gpu|npu] [--vision-backend cpu] [--audio-backend cpu]
  *                   [--threads N] [--cache-dir D] [--max-num-tokens N] [--sample-timeout-s S]
- *                   [--hook DRIVER.sh] [--state-dir DIR] [--log-level N] [--power-dir DIR]
+ *                   [--hook DRIVER.sh] [--hook-timeout-s S] [--state-dir DIR] [--log-level N]
+ *                   [--power-dir DIR] [--allow-runtime]
  *
  * The host renders every sample into the job file (android_runner/conversation.py) as the exact
  * JSON the C API takes, so this program needs no JSON parser: it only escapes strings it writes.
  * Per sample it appends ONE JSON line to RESULTS (one write(2), O_APPEND) keyed by the sample's
- * number `n`, and prints protocol lines on stdout:
- *   EDGEFARM READY {"init_ms":..,"pid":..}   EDGEFARM BEGIN n   EDGEFARM RESULT {...}   EDGEFARM DONE
- * State files in --state-dir (default: the job file's folder): `inflight` holds the number of the
- * sample being run (the driver records a crash for it if we die), `loads.tsv` gets one line per
- * engine load, `samples/<n>/` is where the hook writes its before/after snapshots.
- * --power-dir (a power-supply folder, e.g. /sys/class/power_supply/battery): each watchdog tick
- * (20 ms) and at a sample's start and end, read current_now (else current_avg), voltage_now and
- * status there, and put the RAW trapezoid integral of I*V over the sample in its result line
- * ("power": units and sign are decided on the host, orchestrator/telemetry/energy.py).
- * Exit: 0 done, 2 usage, 3 runtime library unusable, 65 model unloadable, 124 sample timeout.
+ * number `n`, and prints protocol lines on stdout, each ONE write(2):
+ *   EDGEFARM READY {...}  EDGEFARM BEGIN n  EDGEFARM RESULT {...}  EDGEFARM NOTE text  EDGEFARM DONE {...}
+ *   EDGEFARM FATAL {"error":..,"fix":..,"exit_code":..}   (every fatal error, in this one format)
+ * A sample is finished (answer kept, figures taken, its line written) before anything else runs:
+ * the `after` hook runs outside the sample's deadline, under its own (--hook-timeout-s).
+ * At start the runtime library's sha256 and version (the VERSION file beside it) must be the ones
+ * this runner was built for (the pinned wheel's RECORD); --allow-runtime runs another one and says
+ * which on every row ("runtime_override").
+ * Memory: per sample, /proc/self/clear_refs ("5") resets VmHWM where the kernel allows, and VmHWM at
+ * the end is the sample's peak ("peak_method":"hwm_reset"); else the max of VmRSS read every
+ * MEM_SAMPLE_MS ("sampled").
+ * Exit: 0 done, 2 usage or bad job file, 3 runtime library unusable or not the pinned one,
+ * 65 model unloadable, 70 out of memory, 124 sample timeout (the driver restarts the runner).
  */
 #define _GNU_SOURCE
 #include <dlfcn.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <poll.h>
 #include <pthread.h>
 #include <signal.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -38,190 +43,192 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "engine.h" /* upstream LiteRT-LM c/engine.h (build.py: UPSTREAM_HEADER_COMMIT) */
+#include "sha256.h"
+#include "text.h"
+
+#ifndef EF_PINNED_SHA256
+#error "build with -DEF_PINNED_SHA256=\"<hex>\" (android_runner/native/build.py does)"
+#endif
+#ifndef EF_PINNED_VERSION
+#error "build with -DEF_PINNED_VERSION=\"<version>\" (android_runner/native/build.py does)"
+#endif
+
 #define EXIT_USAGE 2
 #define EXIT_RUNTIME 3
 #define EXIT_MODEL_UNLOADABLE 65 /* android_runner/status.py MODEL_UNLOADABLE_EXIT */
 #define EXIT_TIMEOUT 124         /* android_runner/status.py TIMEOUT_EXIT */
-#define SAMPLER_TOP_P 2          /* TOP_K (1) and GREEDY (3) fail at send with UNIMPLEMENTED */
-#define MAX_TURNS 64
+#define OUTPUT_MAX_BYTES (1L << 20) /* android_runner/contract.py OUTPUT_MAX_BYTES: one answer's cap */
+#define MEM_SAMPLE_MS 20
+#define MAX_SAMPLE_N 1000000L
+#define FIX_RUNTIME "push the pinned library: `python scripts/build_native_runner.py --android` puts it in " \
+  "build/android_arm64/; or run this one anyway with EDGEFARM_ALLOW_RUNTIME=1 (every row then names it)"
 
-/* ------------------------------------------------------------------ the C API, by dlsym */
-typedef void *ptr;
+/* ------------------------------------------------------------------ the C API, typed by the header */
+#define FN(name) __typeof__(&name) name
 static struct {
-  void (*set_min_log_level)(int);
-  ptr (*settings_create)(const char *, const char *, const char *, const char *);
-  void (*settings_delete)(ptr);
-  void (*settings_enable_benchmark)(ptr);
-  void (*settings_set_cache_dir)(ptr, const char *);
-  void (*settings_set_num_threads)(ptr, int);
-  void (*settings_set_max_num_tokens)(ptr, int);
-  ptr (*engine_create)(ptr);
-  void (*engine_delete)(ptr);
-  ptr (*sampler_create)(int);
-  void (*sampler_delete)(ptr);
-  void (*sampler_top_k)(ptr, int);
-  void (*sampler_top_p)(ptr, float);
-  void (*sampler_temperature)(ptr, float);
-  void (*sampler_seed)(ptr, int);
-  ptr (*session_config_create)(void);
-  void (*session_config_delete)(ptr);
-  void (*session_config_max_output_tokens)(ptr, int);
-  void (*session_config_sampler)(ptr, ptr);
-  ptr (*conv_config_create)(void);
-  void (*conv_config_delete)(ptr);
-  void (*conv_config_session)(ptr, ptr);
-  void (*conv_config_system)(ptr, const char *);
-  void (*conv_config_tools)(ptr, const char *);
-  ptr (*conv_create)(ptr, ptr);
-  void (*conv_delete)(ptr);
-  ptr (*conv_send)(ptr, const char *, const char *, ptr);
-  const char *(*response_string)(ptr);
-  void (*response_delete)(ptr);
-  ptr (*conv_benchmark)(ptr);
-  void (*bench_delete)(ptr);
-  double (*bench_init_s)(ptr);
-  double (*bench_ttft_s)(ptr);
-  int (*bench_prefill_turns)(ptr);
-  int (*bench_decode_turns)(ptr);
-  int (*bench_prefill_tokens_at)(ptr, int);
-  int (*bench_decode_tokens_at)(ptr, int);
-  double (*bench_prefill_tps_at)(ptr, int);
-  double (*bench_decode_tps_at)(ptr, int);
-  int (*last_error_code)(void);
-  const char *(*last_error_message)(void);
-  void (*clear_last_error)(void);
+  FN(litert_lm_set_min_log_level);
+  FN(litert_lm_engine_settings_create);
+  FN(litert_lm_engine_settings_delete);
+  FN(litert_lm_engine_settings_enable_benchmark);
+  FN(litert_lm_engine_settings_set_cache_dir);
+  FN(litert_lm_engine_settings_set_num_threads);
+  FN(litert_lm_engine_settings_set_max_num_tokens);
+  FN(litert_lm_engine_create);
+  FN(litert_lm_engine_delete);
+  FN(litert_lm_sampler_params_create);
+  FN(litert_lm_sampler_params_delete);
+  FN(litert_lm_sampler_params_set_top_k);
+  FN(litert_lm_sampler_params_set_top_p);
+  FN(litert_lm_sampler_params_set_temperature);
+  FN(litert_lm_sampler_params_set_seed);
+  FN(litert_lm_session_config_create);
+  FN(litert_lm_session_config_delete);
+  FN(litert_lm_session_config_set_max_output_tokens);
+  FN(litert_lm_session_config_set_sampler_params);
+  FN(litert_lm_conversation_config_create);
+  FN(litert_lm_conversation_config_delete);
+  FN(litert_lm_conversation_config_set_session_config);
+  FN(litert_lm_conversation_config_set_system_message);
+  FN(litert_lm_conversation_config_set_tools);
+  FN(litert_lm_conversation_create);
+  FN(litert_lm_conversation_delete);
+  FN(litert_lm_conversation_send_message);
+  FN(litert_lm_json_response_get_string);
+  FN(litert_lm_json_response_delete);
+  FN(litert_lm_conversation_get_benchmark_info);
+  FN(litert_lm_benchmark_info_delete);
+  FN(litert_lm_benchmark_info_get_time_to_first_token);
+  FN(litert_lm_benchmark_info_get_num_prefill_turns);
+  FN(litert_lm_benchmark_info_get_num_decode_turns);
+  FN(litert_lm_benchmark_info_get_prefill_token_count_at);
+  FN(litert_lm_benchmark_info_get_decode_token_count_at);
+  FN(litert_lm_benchmark_info_get_prefill_tokens_per_sec_at);
+  FN(litert_lm_benchmark_info_get_decode_tokens_per_sec_at);
+  FN(litert_lm_get_last_error_message);
 } api;
+#undef FN
 
 static const char *load_api(const char *path) {
   void *h = dlopen(path, RTLD_NOW | RTLD_LOCAL);
   if (!h) return dlerror();
-#define SYM(field, name)                              \
-  do {                                                \
-    *(void **)(&api.field) = dlsym(h, name);          \
-    if (!api.field) return "missing symbol " name;    \
+#define SYM(name)                                   \
+  do {                                              \
+    *(void **)(&api.name) = dlsym(h, #name);        \
+    if (!api.name) return "missing symbol " #name;  \
   } while (0)
-  SYM(set_min_log_level, "litert_lm_set_min_log_level");
-  SYM(settings_create, "litert_lm_engine_settings_create");
-  SYM(settings_delete, "litert_lm_engine_settings_delete");
-  SYM(settings_enable_benchmark, "litert_lm_engine_settings_enable_benchmark");
-  SYM(settings_set_cache_dir, "litert_lm_engine_settings_set_cache_dir");
-  SYM(settings_set_num_threads, "litert_lm_engine_settings_set_num_threads");
-  SYM(settings_set_max_num_tokens, "litert_lm_engine_settings_set_max_num_tokens");
-  SYM(engine_create, "litert_lm_engine_create");
-  SYM(engine_delete, "litert_lm_engine_delete");
-  SYM(sampler_create, "litert_lm_sampler_params_create");
-  SYM(sampler_delete, "litert_lm_sampler_params_delete");
-  SYM(sampler_top_k, "litert_lm_sampler_params_set_top_k");
-  SYM(sampler_top_p, "litert_lm_sampler_params_set_top_p");
-  SYM(sampler_temperature, "litert_lm_sampler_params_set_temperature");
-  SYM(sampler_seed, "litert_lm_sampler_params_set_seed");
-  SYM(session_config_create, "litert_lm_session_config_create");
-  SYM(session_config_delete, "litert_lm_session_config_delete");
-  SYM(session_config_max_output_tokens, "litert_lm_session_config_set_max_output_tokens");
-  SYM(session_config_sampler, "litert_lm_session_config_set_sampler_params");
-  SYM(conv_config_create, "litert_lm_conversation_config_create");
-  SYM(conv_config_delete, "litert_lm_conversation_config_delete");
-  SYM(conv_config_session, "litert_lm_conversation_config_set_session_config");
-  SYM(conv_config_system, "litert_lm_conversation_config_set_system_message");
-  SYM(conv_config_tools, "litert_lm_conversation_config_set_tools");
-  SYM(conv_create, "litert_lm_conversation_create");
-  SYM(conv_delete, "litert_lm_conversation_delete");
-  SYM(conv_send, "litert_lm_conversation_send_message");
-  SYM(response_string, "litert_lm_json_response_get_string");
-  SYM(response_delete, "litert_lm_json_response_delete");
-  SYM(conv_benchmark, "litert_lm_conversation_get_benchmark_info");
-  SYM(bench_delete, "litert_lm_benchmark_info_delete");
-  SYM(bench_init_s, "litert_lm_benchmark_info_get_total_init_time_in_second");
-  SYM(bench_ttft_s, "litert_lm_benchmark_info_get_time_to_first_token");
-  SYM(bench_prefill_turns, "litert_lm_benchmark_info_get_num_prefill_turns");
-  SYM(bench_decode_turns, "litert_lm_benchmark_info_get_num_decode_turns");
-  SYM(bench_prefill_tokens_at, "litert_lm_benchmark_info_get_prefill_token_count_at");
-  SYM(bench_decode_tokens_at, "litert_lm_benchmark_info_get_decode_token_count_at");
-  SYM(bench_prefill_tps_at, "litert_lm_benchmark_info_get_prefill_tokens_per_sec_at");
-  SYM(bench_decode_tps_at, "litert_lm_benchmark_info_get_decode_tokens_per_sec_at");
-  /* exported, per thread; signatures per upstream c/engine.h */
-  SYM(last_error_code, "litert_lm_get_last_error_code");
-  SYM(last_error_message, "litert_lm_get_last_error_message");
-  SYM(clear_last_error, "litert_lm_clear_last_error");
+  SYM(litert_lm_set_min_log_level);
+  SYM(litert_lm_engine_settings_create);
+  SYM(litert_lm_engine_settings_delete);
+  SYM(litert_lm_engine_settings_enable_benchmark);
+  SYM(litert_lm_engine_settings_set_cache_dir);
+  SYM(litert_lm_engine_settings_set_num_threads);
+  SYM(litert_lm_engine_settings_set_max_num_tokens);
+  SYM(litert_lm_engine_create);
+  SYM(litert_lm_engine_delete);
+  SYM(litert_lm_sampler_params_create);
+  SYM(litert_lm_sampler_params_delete);
+  SYM(litert_lm_sampler_params_set_top_k);
+  SYM(litert_lm_sampler_params_set_top_p);
+  SYM(litert_lm_sampler_params_set_temperature);
+  SYM(litert_lm_sampler_params_set_seed);
+  SYM(litert_lm_session_config_create);
+  SYM(litert_lm_session_config_delete);
+  SYM(litert_lm_session_config_set_max_output_tokens);
+  SYM(litert_lm_session_config_set_sampler_params);
+  SYM(litert_lm_conversation_config_create);
+  SYM(litert_lm_conversation_config_delete);
+  SYM(litert_lm_conversation_config_set_session_config);
+  SYM(litert_lm_conversation_config_set_system_message);
+  SYM(litert_lm_conversation_config_set_tools);
+  SYM(litert_lm_conversation_create);
+  SYM(litert_lm_conversation_delete);
+  SYM(litert_lm_conversation_send_message);
+  SYM(litert_lm_json_response_get_string);
+  SYM(litert_lm_json_response_delete);
+  SYM(litert_lm_conversation_get_benchmark_info);
+  SYM(litert_lm_benchmark_info_delete);
+  SYM(litert_lm_benchmark_info_get_time_to_first_token);
+  SYM(litert_lm_benchmark_info_get_num_prefill_turns);
+  SYM(litert_lm_benchmark_info_get_num_decode_turns);
+  SYM(litert_lm_benchmark_info_get_prefill_token_count_at);
+  SYM(litert_lm_benchmark_info_get_decode_token_count_at);
+  SYM(litert_lm_benchmark_info_get_prefill_tokens_per_sec_at);
+  SYM(litert_lm_benchmark_info_get_decode_tokens_per_sec_at);
+  SYM(litert_lm_get_last_error_message);
 #undef SYM
   return NULL;
 }
 
-/* ------------------------------------------------------------------ small helpers */
-typedef struct {
-  char *buf;
-  size_t len, cap;
-} sbuf;
+/* ------------------------------------------------------------------ output: one write(2) per line */
+static pthread_mutex_t out_lock = PTHREAD_MUTEX_INITIALIZER;
 
-static void sb_grow(sbuf *s, size_t more) {
-  if (s->len + more + 1 <= s->cap) return;
-  size_t cap = s->cap ? s->cap : 1024;
-  while (cap < s->len + more + 1) cap *= 2;
-  char *b = realloc(s->buf, cap);
-  if (!b) _exit(EXIT_RUNTIME);
-  s->buf = b;
-  s->cap = cap;
-}
-
-static void sb_add(sbuf *s, const char *data, size_t n) {
-  sb_grow(s, n);
-  memcpy(s->buf + s->len, data, n);
-  s->len += n;
-  s->buf[s->len] = 0;
-}
-
-static void sb_printf(sbuf *s, const char *fmt, ...) {
-  va_list ap;
-  va_start(ap, fmt);
-  int n = vsnprintf(NULL, 0, fmt, ap);
-  va_end(ap);
-  if (n < 0) return;
-  sb_grow(s, (size_t)n);
-  va_start(ap, fmt);
-  vsnprintf(s->buf + s->len, (size_t)n + 1, fmt, ap);
-  va_end(ap);
-  s->len += (size_t)n;
-}
-
-/* A JSON string literal (quotes included); invalid UTF-8 bytes pass through as they are. */
-static void sb_json_string(sbuf *s, const char *text) {
-  sb_add(s, "\"", 1);
-  for (const unsigned char *p = (const unsigned char *)(text ? text : ""); *p; p++) {
-    switch (*p) {
-      case '"': sb_add(s, "\\\"", 2); break;
-      case '\\': sb_add(s, "\\\\", 2); break;
-      case '\n': sb_add(s, "\\n", 2); break;
-      case '\r': sb_add(s, "\\r", 2); break;
-      case '\t': sb_add(s, "\\t", 2); break;
-      default:
-        if (*p < 0x20) sb_printf(s, "\\u%04x", *p);
-        else sb_add(s, (const char *)p, 1);
+static int write_all(int fd, const char *data, size_t n) {
+  while (n > 0) {
+    ssize_t w = write(fd, data, n);
+    if (w < 0) {
+      if (errno == EINTR) continue;
+      return -1;
     }
+    data += w;
+    n -= (size_t)w;
   }
-  sb_add(s, "\"", 1);
+  return 0;
 }
 
-static void sb_number(sbuf *s, const char *key, double v) {
-  if (v != v || v > 1e300 || v < -1e300) sb_printf(s, ",\"%s\":null", key); /* NaN / inf */
-  else sb_printf(s, ",\"%s\":%.4f", key, v);
+/* "EDGEFARM <kind> <payload>\n" as ONE write on stdout (a pipe keeps writes up to PIPE_BUF whole;
+ * longer ones are never interleaved with another line of ours: out_lock). */
+static void emit(const char *kind, const char *payload, size_t len) {
+  static char small[512];
+  size_t klen = strlen(kind), need = 9 + klen + 1 + len + 1;
+  char *line = need <= sizeof small ? NULL : malloc(need);
+  pthread_mutex_lock(&out_lock);
+  char *buf = line ? line : small;
+  if (need > sizeof small && !line) { /* no memory for the copy: two writes rather than none */
+    write_all(1, "EDGEFARM ", 9), write_all(1, kind, klen), write_all(1, " ", 1);
+    write_all(1, payload, len), write_all(1, "\n", 1);
+  } else {
+    memcpy(buf, "EDGEFARM ", 9);
+    memcpy(buf + 9, kind, klen);
+    buf[9 + klen] = ' ';
+    memcpy(buf + 10 + klen, payload, len);
+    buf[need - 1] = '\n';
+    write_all(1, buf, need);
+  }
+  pthread_mutex_unlock(&out_lock);
+  free(line);
+}
+
+static void note(const char *text) { emit("NOTE", text, strlen(text)); }
+
+/* The one format of every fatal error; no allocation (it also reports a failed one). */
+static void fatal(int code, const char *error, const char *fix) {
+  static char buf[8192];
+  size_t n = (size_t)snprintf(buf, sizeof buf, "{\"error\":\"");
+  for (const char *p = error; *p && n < sizeof buf - 600; p++) {
+    unsigned char c = (unsigned char)*p;
+    if (c == '"' || c == '\\') buf[n++] = '\\', buf[n++] = (char)c;
+    else if (c < 0x20 || c >= 0x7f) n += (size_t)snprintf(buf + n, 8, "\\u%04x", c < 0x80 ? c : 0xfffd);
+    else buf[n++] = (char)c;
+  }
+  n += (size_t)snprintf(buf + n, sizeof buf - n, "\",\"fix\":\"%s\",\"exit_code\":%d}", fix, code);
+  emit("FATAL", buf, n);
+  _exit(code);
+}
+
+void fatal_nomem(void) { fatal(EXIT_NOMEM, "out of memory in the runner", "free memory on the device; rerun with --resume"); }
+
+static void usage_fatal(const char *why) {
+  fatal(EXIT_USAGE, why, "edgefarm_runner --lib LIB --model M --job JOB.conv --results R [--backend B] "
+        "[--vision-backend B] [--audio-backend B] [--threads 1..256] [--cache-dir D] [--max-num-tokens 1..10000000] "
+        "[--sample-timeout-s 0.001..86400] [--hook DRIVER] [--hook-timeout-s 0.001..86400] [--state-dir DIR] "
+        "[--log-level 0..5|1000] [--power-dir DIR] [--allow-runtime]");
 }
 
 static double now_s(void) {
   struct timespec ts;
   clock_gettime(CLOCK_MONOTONIC, &ts);
   return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
-
-static void write_all(int fd, const char *data, size_t n) {
-  while (n > 0) {
-    ssize_t w = write(fd, data, n);
-    if (w < 0) {
-      if (errno == EINTR) continue;
-      return;
-    }
-    data += w;
-    n -= (size_t)w;
-  }
 }
 
 static void write_file(const char *path, const char *text) {
@@ -231,15 +238,27 @@ static void write_file(const char *path, const char *text) {
   close(fd);
 }
 
-static char *read_file(const char *path, size_t *len) {
-  FILE *f = fopen(path, "rb");
-  if (!f) return NULL;
+/* A regular file's bytes (at most max_len: anything longer is refused), or NULL. */
+static char *read_file(const char *path, size_t *len, size_t max_len) {
+  int fd = open(path, O_RDONLY);
+  if (fd < 0) return NULL;
+  struct stat st;
+  if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode) || (size_t)st.st_size > max_len) {
+    close(fd);
+    errno = EFBIG;
+    return NULL;
+  }
   sbuf s = {0};
   char chunk[65536];
-  size_t n;
-  while ((n = fread(chunk, 1, sizeof chunk, f)) > 0) sb_add(&s, chunk, n);
-  fclose(f);
-  if (!s.buf) sb_grow(&s, 1);
+  for (;;) {
+    ssize_t n = read(fd, chunk, sizeof chunk);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) break;
+    sb_add(&s, chunk, (size_t)n);
+    if (s.len > max_len) break; /* grew while read */
+  }
+  close(fd);
+  if (!s.buf) sb_add(&s, "", 0);
   *len = s.len;
   return s.buf;
 }
@@ -247,19 +266,21 @@ static char *read_file(const char *path, size_t *len) {
 /* ------------------------------------------------------------------ the job file */
 /* "EFJOB 1\n" then per sample:
  *   S <n>\n  Y <len>\n<system>\n  T <len>\n<tools json>\n  P <top_k> <top_p> <temperature> <seed>\n
- *   O <max_output_tokens>\n  M <len>\n<message json>\n (one per turn)  E\n
- * Y and T are optional; byte lengths, so any text goes through untouched. */
+ *   O <max_output_tokens>\n  M <len>\n<message json>\n (one per turn, any number)  E\n
+ * Y and T are optional; byte lengths, so any text goes through untouched. Every number is range-checked;
+ * anything else is the whole job refused (one FATAL line, exit 2): the host wrote it, so it is a bug. */
 typedef struct {
-  int n;
+  long n;
   const char *system, *tools;
-  int top_k, seed, max_output_tokens;
-  float top_p, temperature;
-  int turns;
-  const char *messages[MAX_TURNS];
+  long top_k, seed, max_output_tokens;
+  double top_p, temperature;
+  size_t turns, cap;
+  const char **messages;
 } sample;
 
 static char *next_line(char **cur, char *end) {
   char *line = *cur;
+  if (line >= end) return NULL;
   char *nl = memchr(line, '\n', (size_t)(end - line));
   if (!nl) return NULL;
   *nl = 0;
@@ -267,81 +288,108 @@ static char *next_line(char **cur, char *end) {
   return line;
 }
 
-/* A length-prefixed field: the header line was "<tag> <len>"; the bytes and a newline follow. */
-static const char *take_field(char **cur, char *end, const char *header) {
-  long len = atol(header + 2);
-  if (len < 0 || *cur + len + 1 > end) return NULL;
-  char *data = *cur;
-  data[len] = 0; /* overwrites the newline after the field */
-  *cur += len + 1;
-  return data;
+static int job_error(char *why, size_t why_n, long line_no, const char *what, const char *line) {
+  snprintf(why, why_n, "job file line %ld: %s: %.60s", line_no, what, line ? line : "");
+  return -1;
 }
 
-static int parse_job(char *buf, size_t size, sample **out, int *count, char *why, size_t why_n) {
+static int parse_job(char *buf, size_t size, sample **out, size_t *count, char *why, size_t why_n) {
   char *cur = buf, *end = buf + size;
+  long line_no = 1;
   char *line = next_line(&cur, end);
-  if (!line || strcmp(line, "EFJOB 1") != 0) {
-    snprintf(why, why_n, "not an edgefarm job file (no 'EFJOB 1' header)");
-    return -1;
-  }
-  int cap = 64, k = 0;
-  sample *list = calloc((size_t)cap, sizeof *list);
+  if (!line || strcmp(line, "EFJOB 1") != 0) return job_error(why, why_n, 1, "not an edgefarm job file (no 'EFJOB 1' header)", line);
+  size_t cap = 64, k = 0;
+  sample *list = xmalloc(cap * sizeof *list);
   sample *s = NULL;
   while ((line = next_line(&cur, end)) != NULL) {
-    if (line[0] == 'S') {
+    line_no++;
+    char tag = line[0];
+    if (tag == 0) return job_error(why, why_n, line_no, "empty line", line);
+    if (tag != 'E' && line[1] != ' ') return job_error(why, why_n, line_no, "malformed record", line);
+    if (tag == 'S') {
+      if (s) return job_error(why, why_n, line_no, "sample not closed with E", line);
+      long n;
+      if (parse_long(line + 2, 1, MAX_SAMPLE_N, &n) != 0) return job_error(why, why_n, line_no, "sample number not in 1..1000000", line);
+      for (size_t i = 0; i < k; i++)
+        if (list[i].n == n) return job_error(why, why_n, line_no, "sample number repeated", line);
       if (k == cap) {
         cap *= 2;
-        list = realloc(list, (size_t)cap * sizeof *list);
+        list = xrealloc(list, cap * sizeof *list);
       }
       s = &list[k++];
       memset(s, 0, sizeof *s);
-      s->n = atoi(line + 2);
+      s->n = n;
       s->top_k = 1;
-      s->top_p = 0.95f;
-      s->temperature = 1.0f;
+      s->top_p = 0.95;
+      s->temperature = 1.0;
     } else if (!s) {
-      snprintf(why, why_n, "record before the first sample: %.40s", line);
-      return -1;
-    } else if (line[0] == 'Y' || line[0] == 'T' || line[0] == 'M') {
-      const char *data = take_field(&cur, end, line);
-      if (!data) {
-        snprintf(why, why_n, "sample %d: field %c runs past the end of the file", s->n, line[0]);
-        return -1;
+      return job_error(why, why_n, line_no, "record outside a sample", line);
+    } else if (tag == 'Y' || tag == 'T' || tag == 'M') {
+      long len;
+      if (parse_long(line + 2, 0, (long)(end - cur) - 1, &len) != 0 || cur[len] != '\n')
+        return job_error(why, why_n, line_no, "field length not a number that fits the file", line);
+      char *data = cur;
+      data[len] = 0; /* overwrites the newline after the field */
+      cur += len + 1;
+      line_no++;
+      for (char *p = data; p < data + len; p++) line_no += *p == '\n';
+      if (memchr(data, 0, (size_t)len)) return job_error(why, why_n, line_no, "NUL byte in a field", line);
+      if (tag == 'Y') s->system = data;
+      else if (tag == 'T') s->tools = data;
+      else {
+        if (s->turns == s->cap) {
+          s->cap = s->cap ? s->cap * 2 : 4;
+          s->messages = xrealloc(s->messages, s->cap * sizeof *s->messages);
+        }
+        s->messages[s->turns++] = data;
       }
-      if (line[0] == 'Y') s->system = data;
-      else if (line[0] == 'T') s->tools = data;
-      else if (s->turns < MAX_TURNS) s->messages[s->turns++] = data;
-    } else if (line[0] == 'P') {
-      if (sscanf(line + 2, "%d %f %f %d", &s->top_k, &s->top_p, &s->temperature, &s->seed) != 4) {
-        snprintf(why, why_n, "sample %d: bad sampler line", s->n);
-        return -1;
-      }
-    } else if (line[0] == 'O') {
-      s->max_output_tokens = atoi(line + 2);
-    } else if (line[0] == 'E') {
+    } else if (tag == 'P') {
+      char *f[5] = {0};
+      int nf = 0;
+      for (char *tok = strtok(line + 2, " "); tok && nf < 5; tok = strtok(NULL, " ")) f[nf++] = tok;
+      if (nf != 4 || parse_long(f[0], 1, 1000000, &s->top_k) || parse_double(f[1], 0.0, 1.0, &s->top_p) ||
+          parse_double(f[2], 0.0, 100.0, &s->temperature) || parse_long(f[3], -2147483647L - 1, 2147483647L, &s->seed))
+        return job_error(why, why_n, line_no, "sampler line not 'P top_k(1..1e6) top_p(0..1) temperature(0..100) seed(int32)'", line);
+    } else if (tag == 'O') {
+      if (parse_long(line + 2, 0, 10000000, &s->max_output_tokens) != 0)
+        return job_error(why, why_n, line_no, "max output tokens not in 0..10000000", line);
+    } else if (tag == 'E' && line[1] == 0) {
+      if (s->turns == 0) return job_error(why, why_n, line_no, "sample without a message", line);
       s = NULL;
+    } else {
+      return job_error(why, why_n, line_no, "unknown record", line);
     }
   }
+  if (s) return job_error(why, why_n, line_no, "last sample not closed with E", "");
+  if (cur != end) return job_error(why, why_n, line_no + 1, "last line has no newline", cur);
   *out = list;
   *count = k;
   return 0;
 }
 
-/* Sample numbers already in the results file (a rerun resumes after them). */
-static unsigned char *done_set(const char *path, int max_n, int *torn) {
-  unsigned char *done = calloc((size_t)max_n + 2, 1);
+/* Sample numbers already in the results file (a rerun resumes after them); done has max_n + 1 bytes. */
+static unsigned char *done_set(const char *path, long max_n, int *torn) {
+  unsigned char *done = xmalloc((size_t)max_n + 1);
+  memset(done, 0, (size_t)max_n + 1);
   size_t len = 0;
-  char *text = read_file(path, &len);
+  char *text = read_file(path, &len, (size_t)1 << 30);
   *torn = 0;
   if (!text) return done;
   if (len > 0 && text[len - 1] != '\n') *torn = 1; /* killed mid-write: start on a new line */
-  for (char *p = text; p && *p;) {
-    char *nl = strchr(p, '\n');
-    if (nl && strncmp(p, "{\"n\":", 5) == 0) {
-      int n = atoi(p + 5);
-      if (n > 0 && n <= max_n) done[n] = 1;
+  char *p = text, *end = text + len;
+  while (p < end) {
+    char *nl = memchr(p, '\n', (size_t)(end - p));
+    if (!nl) break; /* a torn last line does not count */
+    *nl = 0;
+    if (strncmp(p, "{\"n\":", 5) == 0) {
+      char *comma = strchr(p + 5, ',');
+      long n;
+      if (comma) {
+        *comma = 0;
+        if (parse_long(p + 5, 1, max_n, &n) == 0) done[n] = 1;
+      }
     }
-    p = nl ? nl + 1 : NULL;
+    p = nl + 1;
   }
   free(text);
   return done;
@@ -355,11 +403,12 @@ typedef struct {
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
 static mem_kb peaks;
 static double deadline;   /* monotonic seconds; 0 = no sample running */
-static int current_n;     /* sample in flight */
-static int finished;      /* the sample's line was written (by the main thread or the watchdog) */
-static double timeout_s = 300.0;
-static int results_fd = -1;
+static long current_n;    /* sample in flight */
+static int finished;      /* the sample's line is being or was written (by the main thread or the watchdog) */
+static double timeout_s = 300.0, hook_timeout_s = 600.0;
+static int results_fd = -1, results_torn;
 static double sample_t0;
+static const char *runtime_override; /* non-NULL: --allow-runtime let a non-pinned library run */
 
 static void read_status(mem_kb *m) {
   char buf[4096];
@@ -374,8 +423,9 @@ static void read_status(mem_kb *m) {
   for (int i = 0; i < 5; i++) {
     char *p = strstr(buf, keys[i]);
     if (!p) continue;
-    long v = atol(p + strlen(keys[i]));
-    if (v >= 0 && v < (1L << 40)) *dst[i] = v; /* some kernels print overflowed garbage */
+    char *end;
+    long v = strtol(p + strlen(keys[i]), &end, 10);
+    if (end != p + strlen(keys[i]) && v >= 0 && v < (1L << 40)) *dst[i] = v; /* some kernels print garbage */
   }
 }
 
@@ -389,6 +439,15 @@ static void sample_memory(void) {
   if (m.file > peaks.file) peaks.file = m.file;
   if (m.swap > peaks.swap) peaks.swap = m.swap;
   pthread_mutex_unlock(&lock);
+}
+
+/* Reset VmHWM for this sample: 1 when the kernel took it (then VmHWM at the end is this sample's peak). */
+static int reset_hwm(void) {
+  int fd = open("/proc/self/clear_refs", O_WRONLY);
+  if (fd < 0) return 0;
+  int ok = write(fd, "5", 1) == 1;
+  close(fd);
+  return ok;
 }
 
 /* ------------------------------------------------------------------ battery power (raw) */
@@ -409,7 +468,7 @@ static int read_number(const char *path, double *out) {
   buf[n] = 0;
   char *end;
   double v = strtod(buf, &end);
-  if (end == buf) return 0;
+  if (end == buf || !(v == v)) return 0;
   *out = v;
   return 1;
 }
@@ -461,8 +520,8 @@ static void power_start(void) {
   pthread_mutex_unlock(&lock);
 }
 
-static void add_power(sbuf *s) {
-  pthread_mutex_lock(&lock);
+/* The sample's power sums; called with `lock` held. */
+static void add_power_locked(sbuf *s) {
   power_tick_locked();
   pw.on = 0;
   if (power_src && pw.n > 0) {
@@ -470,44 +529,63 @@ static void add_power(sbuf *s) {
               "\"v_mean\":%.6g,\"pos\":%d,\"neg\":%d,\"charging\":%d,\"src\":\"%s\"}", pw.integral, pw.n,
               pw.t_last - pw.t_first, pw.i_sum / pw.n, pw.v_sum / pw.n, pw.pos, pw.neg, pw.charging, power_src);
   }
-  pthread_mutex_unlock(&lock);
 }
 
-static void add_peaks(sbuf *s, const mem_kb *m) {
+static int hwm_reset_ok; /* this sample's VmHWM was reset at its start */
+
+static void add_row_common(sbuf *s, const mem_kb *m) {
   sb_printf(s, ",\"peak_rss_kb\":%ld,\"peak_hwm_kb\":%ld,\"peak_anon_kb\":%ld,\"peak_file_kb\":%ld,"
-            "\"peak_swap_kb\":%ld", m->rss, m->hwm, m->anon, m->file, m->swap);
+            "\"peak_swap_kb\":%ld,\"peak_method\":\"%s\",\"mem_sample_ms\":%d,\"runner\":\"native\"",
+            m->rss, m->hwm, m->anon, m->file, m->swap, hwm_reset_ok ? "hwm_reset" : "sampled", MEM_SAMPLE_MS);
+  if (runtime_override) {
+    sb_str(s, ",\"runtime_override\":");
+    sb_json_string(s, runtime_override);
+  }
+  sb_printf(s, ",\"pid\":%d}", (int)getpid());
 }
 
+/* The sample's line: ONE write to the results file, ONE write of the RESULT line. A write the file
+ * refused (full storage) is said in a NOTE; the RESULT line still carries the row to the host. */
 static void emit_result(sbuf *line) {
   sb_add(line, "\n", 1);
-  write_all(results_fd, line->buf, line->len); /* one write: a kill loses at most this line */
-  fputs("EDGEFARM RESULT ", stdout);
-  fwrite(line->buf, 1, line->len, stdout);
-  fflush(stdout);
+  const char *data = line->buf;
+  size_t len = line->len;
+  if (results_torn) { /* an earlier line was cut short: this one starts on a fresh line */
+    if (write_all(results_fd, "\n", 1) == 0) results_torn = 0;
+  }
+  ssize_t w = write(results_fd, data, len);
+  if (w != (ssize_t)len) {
+    int e = errno;
+    if (w > 0) results_torn = 1;
+    char msg[256];
+    snprintf(msg, sizeof msg, "warning: the results file refused sample %ld's line (%s): the RESULT line "
+             "below is its only copy", current_n, w < 0 ? strerror(e) : "short write");
+    note(msg);
+  }
+  emit("RESULT", data, len - 1);
 }
 
 static void *watchdog(void *arg) {
   (void)arg;
   for (;;) {
-    usleep(20000);
+    usleep(MEM_SAMPLE_MS * 1000);
     sample_memory();
     pthread_mutex_lock(&lock);
     power_tick_locked();
     int fire = deadline > 0 && !finished && now_s() > deadline;
     if (fire) finished = 1;
     mem_kb m = peaks;
-    int n = current_n;
+    long n = current_n;
     double wall_ms = (now_s() - sample_t0) * 1000.0;
     pthread_mutex_unlock(&lock);
     if (fire) {
       sbuf s = {0};
-      sb_printf(&s, "{\"n\":%d,\"status\":\"timeout\",\"exit_code\":%d,\"error\":", n, EXIT_TIMEOUT);
+      sb_printf(&s, "{\"n\":%ld,\"status\":\"timeout\",\"exit_code\":%d,\"error\":", n, EXIT_TIMEOUT);
       char why[96];
       snprintf(why, sizeof why, "no answer within %g s (sample timeout)", timeout_s);
       sb_json_string(&s, why);
       sb_number(&s, "wall_ms", wall_ms);
-      add_peaks(&s, &m);
-      sb_printf(&s, ",\"pid\":%d}", (int)getpid());
+      add_row_common(&s, &m);
       emit_result(&s);
       _exit(EXIT_TIMEOUT); /* a runtime call cannot be interrupted: the driver restarts us */
     }
@@ -515,168 +593,267 @@ static void *watchdog(void *arg) {
   return NULL;
 }
 
-/* ------------------------------------------------------------------ one sample */
+/* ------------------------------------------------------------------ the hook, under its own deadline */
 static const char *hook_path;
 static char state_dir[4096];
 
-static void run_hook(int n, const char *phase) {
+/* Run `sh HOOK hook SAMPLE_DIR PHASE`; its `EDGEFARM NOTE` lines are passed on (one write each), the
+ * rest of its stdout dropped; past hook_timeout_s its process group is killed and a NOTE says so. */
+static void run_hook(long n, const char *phase) {
   if (!hook_path) return;
-  char dir[4200];
-  snprintf(dir, sizeof dir, "%s/samples/%d", state_dir, n);
-  char parent[4200];
+  char dir[4200], parent[4200];
   snprintf(parent, sizeof parent, "%s/samples", state_dir);
+  snprintf(dir, sizeof dir, "%s/samples/%ld", state_dir, n);
   mkdir(parent, 0755);
   mkdir(dir, 0755);
+  int fds[2];
+  if (pipe(fds) != 0) return;
   pid_t pid = fork();
   if (pid == 0) {
+    setpgid(0, 0);
     int devnull = open("/dev/null", O_RDWR);
-    if (devnull >= 0) {
-      dup2(devnull, 0);
-      dup2(devnull, 1); /* stdout is the protocol stream: keep the hook off it */
-    }
+    if (devnull >= 0) dup2(devnull, 0);
+    dup2(fds[1], 1); /* stdout is the protocol stream: only the hook's NOTE lines reach it, through us */
+    close(fds[0]);
+    close(fds[1]);
     execlp("sh", "sh", hook_path, "hook", dir, phase, (char *)NULL);
     _exit(127);
   }
-  if (pid > 0) {
-    int st;
-    while (waitpid(pid, &st, 0) < 0 && errno == EINTR) {
+  close(fds[1]);
+  if (pid < 0) {
+    close(fds[0]);
+    return;
+  }
+  setpgid(pid, pid);
+  double end = now_s() + hook_timeout_s;
+  char buf[2048];
+  size_t have = 0;
+  int killed = 0;
+  for (;;) {
+    double left = end - now_s();
+    if (left <= 0) {
+      kill(-pid, SIGKILL);
+      kill(pid, SIGKILL);
+      killed = 1;
+      break;
     }
+    struct pollfd p = {fds[0], POLLIN, 0};
+    int r = poll(&p, 1, left > 1.0 ? 1000 : (int)(left * 1000) + 1);
+    if (r < 0 && errno == EINTR) continue;
+    if (r <= 0) continue;
+    ssize_t k = read(fds[0], buf + have, sizeof buf - 1 - have);
+    if (k <= 0) break;
+    have += (size_t)k;
+    char *nl;
+    while ((nl = memchr(buf, '\n', have)) != NULL) {
+      *nl = 0;
+      if (strncmp(buf, "EDGEFARM NOTE ", 14) == 0) note(buf + 14);
+      size_t used = (size_t)(nl + 1 - buf);
+      memmove(buf, nl + 1, have - used);
+      have -= used;
+    }
+    if (have == sizeof buf - 1) have = 0; /* an overlong line: dropped */
+  }
+  close(fds[0]);
+  int st;
+  while (waitpid(pid, &st, 0) < 0 && errno == EINTR) {
+  }
+  if (killed) {
+    char msg[200];
+    snprintf(msg, sizeof msg, "warning: the %s hook of sample %ld ran past its %g s limit and was stopped",
+             phase, n, hook_timeout_s);
+    note(msg);
   }
 }
 
-static const char *error_text(const char *what) {
-  static char buf[2048];
-  const char *msg = api.last_error_message ? api.last_error_message() : NULL;
-  int code = api.last_error_code ? api.last_error_code() : 0;
-  if (msg && *msg) snprintf(buf, sizeof buf, "%s (status %d): %s", what, code, msg);
-  else snprintf(buf, sizeof buf, "%s (status %d)", what, code);
-  return buf;
+/* ------------------------------------------------------------------ one sample */
+static void add_error_text(sbuf *s, const char *what) {
+  const char *msg = api.litert_lm_get_last_error_message();
+  sbuf t = {0};
+  sb_str(&t, what);
+  if (msg && *msg) sb_str(&t, ": "), sb_str(&t, msg);
+  sb_json_string(s, t.buf);
+  free(t.buf);
 }
 
-static void run_sample(ptr engine, const sample *s, double init_ms) {
-  sbuf line = {0}, turns = {0};
-  const char *error = NULL;
+static void run_sample(LiteRtLmEngine *engine, const sample *s, double init_ms) {
+  sbuf line = {0}, turns = {0}, error = {0};
   char *response = NULL;
+  size_t response_len = 0;
   double ttft_ms = -1.0, infer_ms = 0.0;
-  api.clear_last_error();
 
-  ptr sampler = api.sampler_create(SAMPLER_TOP_P);
-  api.sampler_top_k(sampler, s->top_k);
-  api.sampler_top_p(sampler, s->top_p);
-  api.sampler_temperature(sampler, s->temperature);
-  api.sampler_seed(sampler, s->seed);
-  ptr session = api.session_config_create();
-  api.session_config_sampler(session, sampler);
-  api.sampler_delete(sampler);
-  if (s->max_output_tokens > 0) api.session_config_max_output_tokens(session, s->max_output_tokens);
-  ptr config = api.conv_config_create();
-  api.conv_config_session(config, session);
-  api.session_config_delete(session);
-  if (s->system && *s->system) api.conv_config_system(config, s->system);
-  if (s->tools && *s->tools) api.conv_config_tools(config, s->tools);
-  ptr conv = api.conv_create(engine, config);
-  api.conv_config_delete(config);
-  if (!conv) error = error_text("the conversation could not be created");
+  LiteRtLmConversation *conv = NULL;
+  LiteRtLmSamplerParams *sampler = api.litert_lm_sampler_params_create(kLiteRtLmSamplerTypeTopP);
+  LiteRtLmSessionConfig *session = sampler ? api.litert_lm_session_config_create() : NULL;
+  LiteRtLmConversationConfig *config = session ? api.litert_lm_conversation_config_create() : NULL;
+  if (!config) {
+    add_error_text(&error, "the conversation's settings could not be created");
+  } else {
+    api.litert_lm_sampler_params_set_top_k(sampler, (int32_t)s->top_k);
+    api.litert_lm_sampler_params_set_top_p(sampler, (float)s->top_p);
+    api.litert_lm_sampler_params_set_temperature(sampler, (float)s->temperature);
+    api.litert_lm_sampler_params_set_seed(sampler, (int32_t)s->seed);
+    api.litert_lm_session_config_set_sampler_params(session, sampler);
+    if (s->max_output_tokens > 0) api.litert_lm_session_config_set_max_output_tokens(session, (int)s->max_output_tokens);
+    api.litert_lm_conversation_config_set_session_config(config, session);
+    if (s->system && *s->system) api.litert_lm_conversation_config_set_system_message(config, s->system);
+    if (s->tools && *s->tools) api.litert_lm_conversation_config_set_tools(config, s->tools);
+    conv = api.litert_lm_conversation_create(engine, config);
+    if (!conv) add_error_text(&error, "the conversation could not be created");
+  }
+  if (sampler) api.litert_lm_sampler_params_delete(sampler);
+  if (session) api.litert_lm_session_config_delete(session);
+  if (config) api.litert_lm_conversation_config_delete(config);
 
-  for (int i = 0; conv && i < s->turns && !error; i++) {
+  for (size_t i = 0; conv && i < s->turns && !error.len; i++) {
     double t0 = now_s();
-    ptr resp = api.conv_send(conv, s->messages[i], "{}", NULL);
+    LiteRtLmJsonResponse *resp = api.litert_lm_conversation_send_message(conv, s->messages[i], "{}", NULL);
     double wall = (now_s() - t0) * 1000.0;
     infer_ms += wall;
     if (!resp) {
-      error = error_text("the runtime refused the message");
+      add_error_text(&error, "the runtime refused the message");
       break;
     }
-    const char *text = api.response_string(resp);
+    const char *text = api.litert_lm_json_response_get_string(resp);
     free(response);
-    response = strdup(text ? text : "");
-    api.response_delete(resp);
-    ptr bench = api.conv_benchmark(conv);
+    response_len = text ? strlen(text) : 0;
+    response = xmalloc(response_len + 1);
+    memcpy(response, text ? text : "", response_len + 1);
+    api.litert_lm_json_response_delete(resp);
+    LiteRtLmBenchmarkInfo *bench = api.litert_lm_conversation_get_benchmark_info(conv);
     if (bench) {
-      int np = api.bench_prefill_turns(bench), nd = api.bench_decode_turns(bench);
-      if (i == 0) ttft_ms = api.bench_ttft_s(bench) * 1000.0;
+      int np = api.litert_lm_benchmark_info_get_num_prefill_turns(bench);
+      int nd = api.litert_lm_benchmark_info_get_num_decode_turns(bench);
+      if (i == 0) ttft_ms = api.litert_lm_benchmark_info_get_time_to_first_token(bench) * 1000.0;
       sb_printf(&turns, "%s{\"prefill_tokens\":%d", i ? "," : "",
-                np > 0 ? api.bench_prefill_tokens_at(bench, np - 1) : 0);
-      sb_number(&turns, "prefill_tps", np > 0 ? api.bench_prefill_tps_at(bench, np - 1) : 0.0);
-      sb_printf(&turns, ",\"decode_tokens\":%d", nd > 0 ? api.bench_decode_tokens_at(bench, nd - 1) : 0);
-      sb_number(&turns, "decode_tps", nd > 0 ? api.bench_decode_tps_at(bench, nd - 1) : 0.0);
+                np > 0 ? api.litert_lm_benchmark_info_get_prefill_token_count_at(bench, np - 1) : 0);
+      sb_number(&turns, "prefill_tps", np > 0 ? api.litert_lm_benchmark_info_get_prefill_tokens_per_sec_at(bench, np - 1) : 0.0);
+      sb_printf(&turns, ",\"decode_tokens\":%d", nd > 0 ? api.litert_lm_benchmark_info_get_decode_token_count_at(bench, nd - 1) : 0);
+      sb_number(&turns, "decode_tps", nd > 0 ? api.litert_lm_benchmark_info_get_decode_tokens_per_sec_at(bench, nd - 1) : 0.0);
       sb_number(&turns, "wall_ms", wall);
       sb_add(&turns, "}", 1);
-      api.bench_delete(bench);
+      api.litert_lm_benchmark_info_delete(bench);
     }
   }
-  if (conv) api.conv_delete(conv);
-
+  /* The answer is in hand: the sample is finished now, before the conversation is torn down or any
+   * hook runs, so nothing after this point can turn it into a timeout. */
   sample_memory();
-  sbuf power = {0};
-  add_power(&power); /* the last reading closes the integral before the hook's dumpsys calls */
-  pthread_mutex_lock(&lock);
-  mem_kb m = peaks;
-  double wall_ms = (now_s() - sample_t0) * 1000.0;
-  pthread_mutex_unlock(&lock);
-  run_hook(s->n, "after"); /* before the line: the host reads the snapshots when it sees the result */
   pthread_mutex_lock(&lock);
   int mine = !finished;
   finished = 1;
+  deadline = 0;
+  mem_kb m = peaks;
+  double wall_ms = (now_s() - sample_t0) * 1000.0;
+  sbuf power = {0};
+  add_power_locked(&power);
   pthread_mutex_unlock(&lock);
   if (mine) {
-    sb_printf(&line, "{\"n\":%d,\"status\":\"%s\",\"error\":", s->n, error ? "error" : "ok");
-    sb_json_string(&line, error ? error : "");
-    sb_add(&line, ",\"response\":", 12);
-    if (response) sb_json_string(&line, response);
-    else sb_add(&line, "null", 4);
+    long invalid = 0, dropped = 0;
+    sb_printf(&line, "{\"n\":%ld,\"status\":\"%s\",\"error\":", s->n, error.len ? "error" : "ok");
+    if (error.len) sb_add(&line, error.buf, error.len);
+    else sb_add(&line, "\"\"", 2);
+    sb_str(&line, ",\"response\":");
+    if (response) sb_json_text(&line, response, response_len, OUTPUT_MAX_BYTES, &invalid, &dropped);
+    else sb_str(&line, "null");
+    sb_printf(&line, ",\"invalid_utf8_bytes\":%ld,\"output_truncated_bytes\":%ld", invalid, dropped);
     sb_number(&line, "init_ms", init_ms);
     if (ttft_ms >= 0) sb_number(&line, "ttft_ms", ttft_ms);
     sb_number(&line, "infer_ms", infer_ms);
     sb_number(&line, "wall_ms", wall_ms);
-    add_peaks(&line, &m);
     if (power.buf) sb_add(&line, power.buf, power.len);
-    sb_printf(&line, ",\"turns\":[%s],\"pid\":%d}", turns.buf ? turns.buf : "", (int)getpid());
+    sb_printf(&line, ",\"turns\":[%s]", turns.buf ? turns.buf : "");
+    add_row_common(&line, &m);
     emit_result(&line);
   }
+  if (conv) api.litert_lm_conversation_delete(conv);
   free(response);
   free(power.buf);
   free(line.buf);
   free(turns.buf);
+  free(error.buf);
+}
+
+/* ------------------------------------------------------------------ the runtime library check */
+static void check_runtime(const char *lib, int allow) {
+  static char hex[65], version[64] = "unknown", why[1600], which[400];
+  if (sha256_file(lib, hex) != 0) {
+    snprintf(why, sizeof why, "cannot read the LiteRT-LM runtime library %s: %s", lib, strerror(errno));
+    fatal(EXIT_RUNTIME, why, FIX_RUNTIME);
+  }
+  char stamp[4200];
+  snprintf(stamp, sizeof stamp, "%s", lib);
+  char *slash = strrchr(stamp, '/');
+  snprintf(slash ? slash + 1 : stamp, sizeof stamp - (size_t)(slash ? slash + 1 - stamp : 0), "VERSION");
+  size_t len = 0;
+  char *text = read_file(stamp, &len, 4096); /* "litert-lm-api 0.18.1 (...)" written by build.py */
+  if (text) {
+    char name[64] = {0}, v[64] = {0};
+    if (sscanf(text, "%63s %63s", name, v) == 2 && strcmp(name, "litert-lm-api") == 0) snprintf(version, sizeof version, "%s", v);
+    free(text);
+  }
+  int same = strcmp(hex, EF_PINNED_SHA256) == 0 && strcmp(version, EF_PINNED_VERSION) == 0;
+  if (same) return;
+  snprintf(which, sizeof which, "%s: sha256 %s, version %s", lib, hex, version);
+  if (allow) {
+    runtime_override = which;
+    return;
+  }
+  snprintf(why, sizeof why, "the runtime library is not the pinned one: %s; this runner was built for litert-lm-api %s "
+           "(sha256 %s, from the wheel's RECORD)", which, EF_PINNED_VERSION, EF_PINNED_SHA256);
+  fatal(EXIT_RUNTIME, why, FIX_RUNTIME);
 }
 
 /* ------------------------------------------------------------------ main */
-static void usage(const char *why) {
-  fprintf(stderr, "EDGEFARM FATAL %s\nusage: edgefarm_runner --lib LIB --model M --job JOB.conv --results R "
-          "[--backend cpu|gpu|npu] [--vision-backend B] [--audio-backend B] [--threads N] [--cache-dir D] "
-          "[--max-num-tokens N] [--sample-timeout-s S] [--hook DRIVER] [--state-dir DIR] [--log-level N] "
-          "[--power-dir DIR]\n",
-          why);
-  exit(EXIT_USAGE);
+static long opt_long(const char *name, const char *v, long lo, long hi) {
+  long out;
+  if (parse_long(v, lo, hi, &out) != 0) {
+    char why[200];
+    snprintf(why, sizeof why, "%s must be a whole number in %ld..%ld, not '%.40s'", name, lo, hi, v);
+    usage_fatal(why);
+  }
+  return out;
+}
+
+static double opt_seconds(const char *name, const char *v) {
+  double out;
+  if (parse_double(v, 0.001, 86400.0, &out) != 0) {
+    char why[200];
+    snprintf(why, sizeof why, "%s must be seconds in 0.001..86400, not '%.40s'", name, v);
+    usage_fatal(why);
+  }
+  return out;
 }
 
 int main(int argc, char **argv) {
   const char *lib = NULL, *model = NULL, *job = NULL, *results = NULL, *backend = "cpu";
   const char *vision = NULL, *audio = NULL, *cache_dir = ":nocache", *state = NULL, *power_dir = NULL;
-  int threads = 0, max_num_tokens = 0, log_level = 2;
+  long threads = 0, max_num_tokens = 0, log_level = kLiteRtLmLogSeverityInfo;
+  int allow_runtime = 0;
   for (int i = 1; i < argc; i++) {
     const char *a = argv[i];
     const char *v = i + 1 < argc ? argv[i + 1] : NULL;
 #define OPT(name) (strcmp(a, name) == 0 && v && (++i, 1))
-    if (OPT("--lib")) lib = v;
+    if (strcmp(a, "--allow-runtime") == 0) allow_runtime = 1;
+    else if (OPT("--lib")) lib = v;
     else if (OPT("--model")) model = v;
     else if (OPT("--job")) job = v;
     else if (OPT("--results")) results = v;
     else if (OPT("--backend")) backend = v;
     else if (OPT("--vision-backend")) vision = v;
     else if (OPT("--audio-backend")) audio = v;
-    else if (OPT("--threads")) threads = atoi(v);
+    else if (OPT("--threads")) threads = opt_long("--threads", v, 1, 256);
     else if (OPT("--cache-dir")) cache_dir = v;
-    else if (OPT("--max-num-tokens")) max_num_tokens = atoi(v);
-    else if (OPT("--sample-timeout-s")) timeout_s = atof(v);
+    else if (OPT("--max-num-tokens")) max_num_tokens = opt_long("--max-num-tokens", v, 1, 10000000);
+    else if (OPT("--sample-timeout-s")) timeout_s = opt_seconds("--sample-timeout-s", v);
+    else if (OPT("--hook-timeout-s")) hook_timeout_s = opt_seconds("--hook-timeout-s", v);
     else if (OPT("--hook")) hook_path = v;
     else if (OPT("--state-dir")) state = v;
-    else if (OPT("--log-level")) log_level = atoi(v);
+    else if (OPT("--log-level")) log_level = opt_long("--log-level", v, 0, 1000);
     else if (OPT("--power-dir")) power_dir = v;
-    else usage("unknown or incomplete option");
+    else usage_fatal("unknown or incomplete option");
 #undef OPT
   }
-  if (!lib || !model || !job || !results) usage("--lib, --model, --job and --results are required");
+  if (!lib || !model || !job || !results) usage_fatal("--lib, --model, --job and --results are required");
   signal(SIGPIPE, SIG_IGN); /* a host that went away must not kill a sample mid-write */
   if (state) snprintf(state_dir, sizeof state_dir, "%s", state);
   else {
@@ -685,91 +862,93 @@ int main(int argc, char **argv) {
     if (slash) *slash = 0;
     else snprintf(state_dir, sizeof state_dir, ".");
   }
-
+  char why[512];
   size_t job_len = 0;
-  char *job_text = read_file(job, &job_len);
+  char *job_text = read_file(job, &job_len, (size_t)1 << 30);
   if (!job_text) {
-    fprintf(stderr, "EDGEFARM FATAL cannot read the job file %s: %s\n", job, strerror(errno));
-    return EXIT_USAGE;
+    snprintf(why, sizeof why, "cannot read the job file %s (a regular file of at most 1 GiB): %s", job, strerror(errno));
+    fatal(EXIT_USAGE, why, "rerun: the host pushes the job file again");
   }
   sample *samples = NULL;
-  int count = 0;
-  char why[256];
-  if (parse_job(job_text, job_len, &samples, &count, why, sizeof why) != 0) {
-    fprintf(stderr, "EDGEFARM FATAL %s: %s\n", job, why);
-    return EXIT_USAGE;
-  }
-  int max_n = 0;
-  for (int i = 0; i < count; i++)
+  size_t count = 0;
+  if (parse_job(job_text, job_len, &samples, &count, why, sizeof why) != 0)
+    fatal(EXIT_USAGE, why, "this is an edgefarm bug: report it with the job file");
+  long max_n = 0;
+  for (size_t i = 0; i < count; i++)
     if (samples[i].n > max_n) max_n = samples[i].n;
   int torn = 0;
   unsigned char *done = done_set(results, max_n, &torn);
   results_fd = open(results, O_WRONLY | O_CREAT | O_APPEND, 0644);
   if (results_fd < 0) {
-    fprintf(stderr, "EDGEFARM FATAL cannot open %s: %s\n", results, strerror(errno));
-    return EXIT_USAGE;
+    snprintf(why, sizeof why, "cannot open the results file %s: %s", results, strerror(errno));
+    fatal(EXIT_USAGE, why, "check the device's storage (full or read-only?)");
   }
-  if (torn) write_all(results_fd, "\n", 1);
+  results_torn = torn;
 
+  check_runtime(lib, allow_runtime);
   const char *bad = load_api(lib);
   if (bad) {
-    fprintf(stderr, "EDGEFARM FATAL cannot use the LiteRT-LM runtime library %s: %s\n", lib, bad);
-    return EXIT_RUNTIME;
+    snprintf(why, sizeof why, "cannot use the LiteRT-LM runtime library %s: %s", lib, bad);
+    fatal(EXIT_RUNTIME, why, FIX_RUNTIME);
   }
-  api.set_min_log_level(log_level);
+  /* INFO and up reach stderr (the driver keeps it as runner.log): the runtime names the backend it
+   * really used there, and its errors say why a model or backend failed. */
+  api.litert_lm_set_min_log_level((LiteRtLmLogSeverity)log_level);
+  if (runtime_override) {
+    char msg[600];
+    snprintf(msg, sizeof msg, "warning: running a runtime library that is not the pinned one (--allow-runtime): %s", runtime_override);
+    note(msg);
+  }
 
   power_setup(power_dir);
   pthread_t dog;
-  pthread_create(&dog, NULL, watchdog, NULL);
+  if (pthread_create(&dog, NULL, watchdog, NULL) != 0) fatal(EXIT_NOMEM, "cannot start the watchdog thread", "free memory on the device");
 
   double t0 = now_s();
-  ptr settings = api.settings_create(model, backend, vision, audio);
+  LiteRtLmEngineSettings *settings = api.litert_lm_engine_settings_create(model, backend, vision, audio);
   if (!settings) {
-    printf("EDGEFARM FATAL {\"error\":");
     sbuf e = {0};
-    sb_json_string(&e, error_text("engine settings could not be created"));
-    printf("%s}\n", e.buf);
-    fflush(stdout);
-    return EXIT_MODEL_UNLOADABLE;
+    sb_str(&e, "engine settings could not be created: ");
+    sb_str(&e, api.litert_lm_get_last_error_message() ? api.litert_lm_get_last_error_message() : "");
+    fatal(EXIT_MODEL_UNLOADABLE, e.buf, "check the model file and the backend");
   }
-  api.settings_enable_benchmark(settings);
-  api.settings_set_cache_dir(settings, cache_dir);
-  if (threads > 0) api.settings_set_num_threads(settings, threads);
-  if (max_num_tokens > 0) api.settings_set_max_num_tokens(settings, max_num_tokens);
-  ptr engine = api.engine_create(settings);
-  api.settings_delete(settings);
+  api.litert_lm_engine_settings_enable_benchmark(settings);
+  api.litert_lm_engine_settings_set_cache_dir(settings, cache_dir);
+  if (threads > 0) api.litert_lm_engine_settings_set_num_threads(settings, (int)threads);
+  if (max_num_tokens > 0) api.litert_lm_engine_settings_set_max_num_tokens(settings, (int)max_num_tokens);
+  LiteRtLmEngine *engine = api.litert_lm_engine_create(settings);
+  const char *engine_error = engine ? "" : api.litert_lm_get_last_error_message();
+  sbuf e = {0};
+  if (!engine) sb_str(&e, "the engine could not be created from the model: "), sb_str(&e, engine_error ? engine_error : "");
+  api.litert_lm_engine_settings_delete(settings);
   double init_ms = (now_s() - t0) * 1000.0;
-  if (!engine) {
-    sbuf e = {0};
-    sb_json_string(&e, error_text("the engine could not be created from the model"));
-    printf("EDGEFARM FATAL {\"error\":%s}\n", e.buf);
-    fflush(stdout);
-    return EXIT_MODEL_UNLOADABLE;
-  }
-  char loads[4200], inflight[4200], line[256];
+  if (!engine) fatal(EXIT_MODEL_UNLOADABLE, e.buf, "check that the model file is a complete .litertlm for this runtime");
+  char loads[4200], inflight[4200], small[256];
   snprintf(loads, sizeof loads, "%s/loads.tsv", state_dir);
   snprintf(inflight, sizeof inflight, "%s/inflight", state_dir);
   int lfd = open(loads, O_WRONLY | O_CREAT | O_APPEND, 0644);
   if (lfd >= 0) {
-    snprintf(line, sizeof line, "%d\t%.3f\n", (int)getpid(), init_ms);
-    write_all(lfd, line, strlen(line));
+    snprintf(small, sizeof small, "%d\t%.3f\n", (int)getpid(), init_ms);
+    if (write_all(lfd, small, strlen(small)) != 0) note("warning: cannot record the model load in loads.tsv (storage full?)");
     close(lfd);
   }
-  int pending = 0;
-  for (int i = 0; i < count; i++) pending += !done[samples[i].n];
-  printf("EDGEFARM READY {\"init_ms\":%.3f,\"pid\":%d,\"pending\":%d}\n", init_ms, (int)getpid(), pending);
-  fflush(stdout);
+  long pending = 0;
+  for (size_t i = 0; i < count; i++) pending += !done[samples[i].n];
+  int k = snprintf(small, sizeof small, "{\"init_ms\":%.3f,\"pid\":%d,\"pending\":%ld}", init_ms, (int)getpid(), pending);
+  emit("READY", small, (size_t)k);
 
-  for (int i = 0; i < count; i++) {
+  for (size_t i = 0; i < count; i++) {
     const sample *s = &samples[i];
     if (done[s->n]) continue;
     run_hook(s->n, "before");
-    snprintf(line, sizeof line, "%d\n", s->n);
-    write_file(inflight, line);
-    printf("EDGEFARM BEGIN %d\n", s->n);
-    fflush(stdout);
+    snprintf(small, sizeof small, "%ld\n", s->n);
+    write_file(inflight, small);
+    k = snprintf(small, sizeof small, "%ld", s->n);
+    emit("BEGIN", small, (size_t)k);
+    int reset = reset_hwm();
     pthread_mutex_lock(&lock);
     memset(&peaks, 0, sizeof peaks);
+    hwm_reset_ok = reset;
     current_n = s->n;
     finished = 0;
     sample_t0 = now_s();
@@ -777,14 +956,12 @@ int main(int argc, char **argv) {
     pthread_mutex_unlock(&lock);
     power_start();
     run_sample(engine, s, init_ms);
-    pthread_mutex_lock(&lock);
-    deadline = 0;
-    pthread_mutex_unlock(&lock);
-    write_file(inflight, "");
+    run_hook(s->n, "after"); /* outside the sample's deadline, under its own */
+    write_file(inflight, ""); /* after the hook: a death in it is still this sample's (its row is kept) */
   }
-  api.engine_delete(engine);
+  api.litert_lm_engine_delete(engine);
   unlink(inflight);
-  printf("EDGEFARM DONE {\"samples\":%d}\n", pending);
-  fflush(stdout);
+  k = snprintf(small, sizeof small, "{\"samples\":%ld}", pending);
+  emit("DONE", small, (size_t)k);
   return 0;
 }

@@ -10,7 +10,6 @@ dataset is pasted into a command string.
 
 from __future__ import annotations
 
-import json
 import os
 import secrets
 import tempfile
@@ -19,7 +18,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path, PurePosixPath
 from typing import Any, Protocol
 
-from android_runner.contract import JobItem, JobPart, SampleResult
+from android_runner.contract import JobItem, JobPart, SampleResult, loads_bounded
 from android_runner.conversation import MEDIA_KINDS, unsupported_reason
 from android_runner.status import MODEL_UNLOADABLE_EXIT, SIGABRT, Status
 
@@ -70,6 +69,7 @@ class RunnerChoice:
     binary: Path
     lib: Path | None = None  # the runtime library (native)
     note: str = ""
+    allow_runtime: bool = False  # EDGEFARM_ALLOW_RUNTIME=1: run a runtime library that is not the pinned one
 
 
 def _first_file(*candidates: Path | str | None) -> Path | None:
@@ -88,7 +88,8 @@ def choose_runner(device: Phone, env: Mapping[str, str] = os.environ) -> RunnerC
     if asked not in ("", *RUNNER_KINDS):
         raise DeviceError(f"unknown phone runner {asked!r}", where=device.name, fix="use native or upstream")
     if asked != "upstream" and binary and lib:
-        return RunnerChoice("native", binary, lib)
+        allow = env.get("EDGEFARM_ALLOW_RUNTIME", "") not in ("", "0")
+        return RunnerChoice("native", binary, lib, allow_runtime=allow)
     if asked == "native":
         missing = "the native runner" if not binary else "the runtime library liblitert-lm.so"
         raise DeviceError(f"{missing} for phones is not built", where=device.name, fix=FIX_BUILD_NATIVE)
@@ -138,6 +139,8 @@ class AndroidRunner:
         self.rendered: list[upstream.Rendered] = []
         self.native_lines: dict[str, tuple[dict, str]] = {}  # id -> (result line, log tail): snapshots later
         self.collected: dict[str, str] | None = None  # the phone's files read at the end of execute
+        self.streamed: set[int] = set()  # sample numbers whose RESULT line came over stdout (native)
+        self._events_note: Callable[[str], None] = lambda _text: None
 
     # ---------------------------------------------------------------- stage
 
@@ -171,6 +174,8 @@ class AndroidRunner:
             pushes = [(model.path, model_remote), (choice.binary, bin_remote)]
             if choice.lib is not None:
                 pushes.append((choice.lib, lib_dir / choice.lib.name))
+                if (choice.lib.parent / "VERSION").is_file():  # the runner checks the version it names
+                    pushes.append((choice.lib.parent / "VERSION", lib_dir / "VERSION"))
             pushes += [(lib, lib_dir / lib.name if lib.is_file() else lib_dir) for lib in device.libs]
             pushes += [(DRIVER, root / "driver" / "driver.sh"), (out, job), *media]
             pushes.append((keep, cache / ".edgefarm"))  # no `mkdir` call of its own
@@ -216,7 +221,8 @@ class AndroidRunner:
         if self.choice.kind == "native":
             (out / native.JOB_FILE).write_bytes(native.render_job(sorted(self.numbers.items()), job))
             flags = native.runner_flags(lib=lib_dir / self.choice.lib.name, model=model_remote, cache=cache,
-                                        opts=opts, vision=model.vision, audio=model.audio)  # fmt: skip
+                                        opts=opts, vision=model.vision, audio=model.audio,
+                                        allow_runtime=self.choice.allow_runtime)  # fmt: skip
             (out / native.FLAGS_FILE).write_text("".join(f + "\n" for f in flags), encoding="utf-8")
             return
         flags = [f"--model_path={model_remote}", f"--backend={opts.backend}", f"--cache_dir={cache}"]
@@ -277,6 +283,7 @@ class AndroidRunner:
     def execute(self, device: Phone, staged: Staged, items: Sequence[JobItem], opts: RunOptions,
                 events: RunnerEvents) -> list[SampleResult]:  # fmt: skip
         assert self.choice is not None
+        self._events_note, self.streamed = events.note, set()
         results: dict[str, SampleResult] = {}
         for row in self.host_rows.values():
             results[row.id] = row
@@ -300,11 +307,13 @@ class AndroidRunner:
             elif kind == "READY":
                 events.ready(_json_field(rest, "init_ms"))
             elif kind == ("RESULT" if native_mode else "END"):
+                if native_mode and (parsed := native.parse_line(rest)) is not None:
+                    self.streamed.add(parsed["n"])
                 finish(rest)
             elif kind == "NOTE":
                 events.note(rest.strip())
             elif kind == "FATAL":
-                fatal.append(_json_field(rest, "error") or rest.strip())
+                fatal.append(rest.strip())
 
         argv = ["sh", str(staged.root / "driver" / "driver.sh"), self.choice.kind, str(staged.job),
                 str(staged.root / "bin" / self.choice.binary.name), str(staged.root / "lib"), f"{opts.sample_timeout_s:g}"]  # fmt: skip
@@ -324,11 +333,17 @@ class AndroidRunner:
             if self.choice.kind == "native"
             else ""
         )
+        said = [_json_record(f) for f in fatal]  # the runner's FATAL lines: {"error", "fix", "exit_code"}
+        runtime = next((d for d in said if d.get("exit_code") == RUNTIME_EXIT), None)
+        if self.choice.kind == "native" and runtime is not None:
+            raise DeviceError(str(runtime.get("error", ""))[:2000], where=device.name,
+                              fix=str(runtime.get("fix") or "push the pinned runtime library"))  # fmt: skip
+        words = [str(d.get("error") or "") or f for d, f in zip(said, fatal)]
         unloadable = ex.code in (MODEL_UNLOADABLE_EXIT, 128 + SIGABRT) or bool(fatal)
         if self.choice.kind == "native" and unloadable:
             raise ModelError(
                 "the model could not be loaded on the phone"
-                + (f": {fatal[-1]}" if fatal else f" (exit {ex.code})")
+                + (f": {words[-1]}" if words else f" (exit {ex.code})")
                 + (f"\nruntime said:\n{log}" if log else ""),
                 where=f"{device.name} (model {staged.model})",
                 fix="check that the model file is a complete, valid .litertlm for this runtime "
@@ -394,12 +409,30 @@ class AndroidRunner:
         for line in files.get("results.jsonl" if native_mode else "done.tsv", "").splitlines():
             finish(line if native_mode else line.replace("\t", " "))
         self.collected = files
+        if native_mode:
+            self._check_phone_copy(files.get("results.jsonl", ""), results)
         if not native_mode or not self.native_lines:
             return
         for item_id, (line, tail) in self.native_lines.items():
             mine = {f: files.get(f"samples/{line['n']}/{f}", "") for f in SNAPSHOT_FILES}
             results[item_id] = native.result_from_line(line, item_id, opts, mine, tail)
         self.native_lines = {}
+
+    def _check_phone_copy(self, text: str, results: dict[str, SampleResult]) -> None:
+        """The phone's results file against what came over stdout: a row missing there (storage full, a
+        torn line) is said once, as a note on the outcome, so a later resume from the phone is not trusted
+        blindly. The rows themselves are kept (they came over stdout)."""
+        on_phone = {d["n"] for d in map(native.parse_line, text.splitlines()) if d is not None}
+        missing = sorted(self.streamed - on_phone)
+        torn = sum(1 for ln in text.splitlines() if ln.strip() and native.parse_line(ln) is None)
+        if missing or torn:
+            shown = ", ".join(map(str, missing[:10])) + (" ..." if len(missing) > 10 else "")
+            self._events_note(
+                f"warning: the phone's results file lacks {len(missing)} row(s) that came over stdout"
+                + (f" (samples {shown})" if missing else "")
+                + (f" and has {torn} torn line(s)" if torn else "")
+                + ": its storage may be full; the rows here are complete, but the phone's copy cannot be resumed from"
+            )
 
     def _upstream_finisher(self, device, staged, opts, results, events) -> Callable[[str], None]:
         by_n = {r.n: r for r in self.rendered}
@@ -461,9 +494,18 @@ def shared_media(
     return out, [(local, remote) for remote, local in pushes.items()]
 
 
-def _json_field(text: str, key: str) -> Any:
+RUNTIME_EXIT = 3  # the native runner: runtime library unusable or not the pinned one (edgefarm_runner.c)
+LINE_MAX_BYTES, LINE_MAX_DEPTH = 64 * 1024, 8  # a READY or FATAL line's JSON: small and flat
+
+
+def _json_record(text: str) -> dict[str, Any]:
+    """A device-supplied protocol line's JSON object, parsed under bounds; {} for anything else."""
     try:
-        data = json.loads(text)
-    except ValueError:
-        return None
-    return data.get(key) if isinstance(data, dict) else None
+        data = loads_bounded(text, LINE_MAX_BYTES, LINE_MAX_DEPTH)
+    except (ValueError, RecursionError):
+        return {}
+    return data if isinstance(data, dict) else {}
+
+
+def _json_field(text: str, key: str) -> Any:
+    return _json_record(text).get(key)

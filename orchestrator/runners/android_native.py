@@ -9,12 +9,21 @@ Pure: no device I/O here.
 
 from __future__ import annotations
 
-import json
+import math
 from collections.abc import Mapping, Sequence
 from pathlib import PurePosixPath
 from typing import Any
 
-from android_runner.contract import JobItem, SampleResult, TurnFigures
+from android_runner.answer_text import cap_answer, text_of_cut_reply
+from android_runner.contract import (
+    RESULT_LINE_MAX_BYTES,
+    RESULT_LINE_MAX_DEPTH,
+    JobItem,
+    JsonBoundError,
+    SampleResult,
+    TurnFigures,
+    loads_bounded,
+)
 from android_runner.conversation import job_file_text, render, reply_text
 from android_runner.status import Status, classify, memory_pressure, signal_from_shell_status
 
@@ -42,9 +51,12 @@ def runner_flags(
     opts: RunOptions,
     vision: bool,
     audio: bool,
+    allow_runtime: bool = False,
 ) -> list[str]:
     """The runner's flags, one per line in JOB/runner_flags (the driver adds job, results, timeout)."""
     flags = ["--lib", str(lib), "--model", str(model), "--backend", opts.backend, "--cache-dir", str(cache)]
+    if allow_runtime:
+        flags.append("--allow-runtime")
     if vision:
         flags += ["--vision-backend", "cpu"]
     if audio:
@@ -56,12 +68,47 @@ def runner_flags(
     return flags
 
 
+def _num(v: Any) -> float | None:
+    """A device-supplied number, or None for anything else (a string, a bool, NaN, a list...)."""
+    if isinstance(v, bool) or not isinstance(v, (int, float)) or not math.isfinite(v):
+        return None
+    return float(v)
+
+
+def _int(v: Any) -> int | None:
+    return int(v) if isinstance(v, int) and not isinstance(v, bool) else None
+
+
 def _mb(kb: Any) -> float | None:
-    return round(kb / 1024.0, 2) if isinstance(kb, (int, float)) and kb > 0 else None
+    v = _num(kb)
+    return round(v / 1024.0, 2) if v is not None and v > 0 else None
 
 
 def _ms(v: Any) -> float | None:
-    return round(float(v), 3) if isinstance(v, (int, float)) else None
+    n = _num(v)
+    return round(n, 3) if n is not None else None
+
+
+def _count(v: Any) -> int:
+    n = _int(v)
+    return n if n is not None and n > 0 else 0
+
+
+def answer_of(response: Any, truncated: int) -> tuple[str, str]:
+    """(the answer text, an error) from the runtime's reply as the runner passed it on: parsed under the
+    contract's size and depth bounds, so a hostile reply is that sample's error, never the device's."""
+    if not isinstance(response, str) or not response:
+        return "", ""
+    if truncated:
+        text = text_of_cut_reply(response)
+        return (text, "") if text is not None else ("", (f"the runtime's reply was cut at its cap and is not plain text: "
+                                                        f"{response[:200]!r}"))  # fmt: skip
+    try:
+        return cap_answer(reply_text(loads_bounded(response, RESULT_LINE_MAX_BYTES, RESULT_LINE_MAX_DEPTH)))[0], ""
+    except JsonBoundError as e:
+        return "", f"the runtime's reply was refused: {e}"
+    except (ValueError, TypeError, AttributeError, RecursionError) as e:
+        return "", f"the runtime's reply is not a reply ({type(e).__name__}): {response[:200]!r}"
 
 
 def result_from_line(
@@ -69,11 +116,12 @@ def result_from_line(
 ) -> SampleResult:
     """One runner (or driver) result line -> the row. `files` are the hook's snapshots."""
     raw = str(line.get("status", ""))
-    exit_code, signal = line.get("exit_code"), None
+    exit_code, signal = _int(line.get("exit_code")), None
     if raw == DIED:
         signal = signal_from_shell_status(exit_code)
         pressure = memory_pressure(log_text=log_tail)  # oom only with evidence, else killed
         status = classify(None if signal else exit_code, signal, "", pressure)
+        status = Status.ERROR if status == Status.OK else status  # a died line is never an answer
         how = f"signal {signal}" if signal else f"exit status {exit_code}"
         if status in (Status.OOM, Status.KILLED):
             how += f"; {pressure}" if pressure else "; no evidence of memory pressure"
@@ -81,38 +129,43 @@ def result_from_line(
         exit_code = None if signal else exit_code
     else:
         status = Status(raw) if raw in (Status.OK, Status.ERROR, Status.TIMEOUT) else Status.ERROR
-        error = str(line.get("error") or "")
-    output = ""
-    if isinstance(line.get("response"), str) and line["response"]:
-        try:
-            output = reply_text(json.loads(line["response"]))
-        except ValueError:
-            status, error = Status.ERROR, f"the runtime's response is not JSON: {line['response'][:200]!r}"
+        error = str(line.get("error") or "")[:20000]
+    truncated = _count(line.get("output_truncated_bytes"))
+    output, bad_reply = answer_of(line.get("response"), truncated)
+    if bad_reply:
+        status, error = Status.ERROR, bad_reply
+    raw_turns = line.get("turns") if isinstance(line.get("turns"), list) else []
     turns = tuple(
         TurnFigures(
-            prefill_tokens=t.get("prefill_tokens"),
-            prefill_tps=t.get("prefill_tps"),
-            decode_tokens=t.get("decode_tokens"),
-            decode_tps=t.get("decode_tps"),
-            wall_ms=t.get("wall_ms"),
+            prefill_tokens=_int(t.get("prefill_tokens")),
+            prefill_tps=_num(t.get("prefill_tps")),
+            decode_tokens=_int(t.get("decode_tokens")),
+            decode_tps=_num(t.get("decode_tps")),
+            wall_ms=_num(t.get("wall_ms")),
         )
-        for t in line.get("turns") or ()
+        for t in raw_turns
         if isinstance(t, Mapping)
     )
     last = turns[-1] if turns else None
-    peaks = [_mb(line.get("peak_rss_kb")), _mb(line.get("peak_hwm_kb"))]
-    rss_swap = _mb((line.get("peak_rss_kb") or 0) + (line.get("peak_swap_kb") or 0))
+    method = line.get("peak_method") if line.get("peak_method") in ("hwm_reset", "sampled") else ""
+    # VmHWM is this sample's peak only when it was reset at the sample's start; else it is the process's
+    peaks = [_mb(line.get("peak_rss_kb"))] + ([_mb(line.get("peak_hwm_kb"))] if method != "sampled" else [])
+    rss_swap = _mb((_num(line.get("peak_rss_kb")) or 0) + (_num(line.get("peak_swap_kb")) or 0))
     decode_tokens = sum(t.decode_tokens or 0 for t in turns) if turns else None
     power = line.get("power") if isinstance(line.get("power"), Mapping) else None
     if power is None:  # the battery's sysfs folder is closed: dumpsys battery's two readings, if any
         power = reading_to_json(dumpsys_power(files, _ms(line.get("wall_ms"))))
+    try:
+        energy = energy_fields(power, decode_tokens)
+    except (TypeError, ValueError, ArithmeticError):  # a power record of the wrong shape: not measured
+        power, energy = None, energy_fields(None, decode_tokens)
     measured = [v for v in (*peaks, rss_swap) if v]
     return SampleResult(
         id=item_id,
         status=status,
         output=output,
         error=error,
-        exit_code=exit_code if status != Status.OK else 0,
+        exit_code=(_int(exit_code) if status != Status.OK else 0),
         signal=signal,
         init_ms=_ms(line.get("init_ms")),
         ttft_ms=_ms(line.get("ttft_ms")),
@@ -122,7 +175,7 @@ def result_from_line(
         decode_tps=last.decode_tps if last else None,
         infer_ms=_ms(line.get("infer_ms")),
         wall_ms=_ms(line.get("wall_ms")),
-        peak_rss_mb=max(measured) if measured else None,  # max(VmHWM, VmRSS + VmSwap): zram counts
+        peak_rss_mb=max(measured) if measured else None,  # max(VmHWM if reset, VmRSS + VmSwap): zram counts
         peak_hwm_mb=_mb(line.get("peak_hwm_kb")),
         peak_anon_mb=_mb(line.get("peak_anon_kb")),
         peak_file_mb=_mb(line.get("peak_file_kb")),
@@ -138,7 +191,13 @@ def result_from_line(
             _ms(line.get("ttft_ms")),
             prefill_ms(turns[0].prefill_tokens, turns[0].prefill_tps) if turns else None,
         ),
-        **energy_fields(power, decode_tokens),
+        runner="native",
+        peak_method=method,
+        mem_sample_ms=_num(line.get("mem_sample_ms")),
+        invalid_utf8_bytes=_count(line.get("invalid_utf8_bytes")),
+        output_truncated_bytes=truncated,
+        runtime_override=str(line.get("runtime_override") or "")[:600],
+        **energy,
     )
 
 
@@ -148,7 +207,7 @@ def parse_line(text: str) -> dict[str, Any] | None:
     if not text.startswith('{"n":'):
         return None
     try:
-        d = json.loads(text)
-    except ValueError:
+        d = loads_bounded(text, RESULT_LINE_MAX_BYTES, RESULT_LINE_MAX_DEPTH)
+    except (ValueError, RecursionError):
         return None
     return d if isinstance(d, dict) and isinstance(d.get("n"), int) else None

@@ -56,8 +56,8 @@ def test_native_runner_on_aarch64_answers_as_on_this_host(tmp_path):
     host = _run([str(host_runner), "--lib", str(host_lib)], job, tmp_path / "host.jsonl")
 
     arm = tmp_path / "arm"
-    runner = compile_runner(CROSS_CC, arm / "edgefarm_runner")
-    lib = extract_runtime_lib(wheel, arm, "0.18.1")
+    lib, pinned = extract_runtime_lib(wheel, arm, "0.18.1")
+    runner = compile_runner(CROSS_CC, arm / "edgefarm_runner", pinned)
     assert b"ARM aarch64" in subprocess.run(["file", str(runner)], capture_output=True, check=False).stdout or (
         runner.read_bytes()[18:20] == b"\xb7\x00"  # ELF e_machine EM_AARCH64
     )

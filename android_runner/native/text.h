@@ -1,0 +1,30 @@
+#ifndef EDGEFARM_TEXT_H_
+#define EDGEFARM_TEXT_H_
+/* Growable buffers whose every allocation is checked, strict number parsing, and JSON string output that
+ * replaces invalid UTF-8 with U+FFFD (counted) and escapes every control character. */
+#include <stddef.h>
+
+#define EXIT_NOMEM 70 /* an allocation failed: one JSON line says so (android_runner/status.py) */
+
+typedef struct {
+  char *buf;
+  size_t len, cap;
+} sbuf;
+
+void *xmalloc(size_t n);            /* never NULL: an allocation failure ends the runner (fatal_nomem) */
+void *xrealloc(void *p, size_t n);
+void fatal_nomem(void);             /* defined by the runner: one JSON FATAL line, exit EXIT_NOMEM */
+void sb_add(sbuf *s, const char *data, size_t n);
+void sb_str(sbuf *s, const char *text);
+void sb_printf(sbuf *s, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+void sb_number(sbuf *s, const char *key, double v); /* ,"key":v  (null for NaN/inf) */
+/* A JSON string literal of text[0..len): invalid UTF-8 -> U+FFFD (each maximal invalid subpart, as
+ * Python's errors="replace" does), bytes replaced added to *invalid; cut at max_bytes on a character
+ * boundary, bytes dropped added to *dropped (NULL: no cap). */
+void sb_json_text(sbuf *s, const char *text, size_t len, size_t max_bytes, long *invalid, long *dropped);
+void sb_json_string(sbuf *s, const char *text); /* whole NUL-terminated text, invalid bytes not counted */
+
+/* Strict parsing: the whole string is the number and it lies in [lo, hi]; 0 on success, -1 otherwise. */
+int parse_long(const char *text, long lo, long hi, long *out);
+int parse_double(const char *text, double lo, double hi, double *out);
+#endif

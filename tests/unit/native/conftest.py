@@ -1,0 +1,99 @@
+"""The native runner built on its own for unit tests: -fsanitize=address,undefined, against a small fake
+liblitert-lm.so (fake_litert_lm.c, same upstream header) whose sha256 the runner is pinned to.
+
+Built once per source hash into a folder under the system temp dir, so a session (or the next one)
+reuses it: the build takes a few seconds, the tests then run the binary directly."""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import shutil
+import subprocess
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+from android_runner.native.build import CFLAGS, PINNED_VERSION, SOURCES, upstream_header_dir
+
+HERE = Path(__file__).resolve().parent
+FAKE = HERE / "fake_litert_lm.c"
+SANITIZE = [
+    "-fsanitize=address,undefined",
+    "-fno-sanitize-recover=undefined",
+    "-fno-omit-frame-pointer",
+    "-g",
+]
+
+
+@dataclass(frozen=True)
+class NativeBuild:
+    runner: Path  # the sanitizer build, pinned to `lib`
+    lib: Path  # the fake runtime library (a VERSION file beside it names the pinned version)
+    other_lib: Path  # the same fake library with one byte more: not the pinned one
+    lib_sha256: str
+
+
+def _cc() -> str:
+    cc = os.environ.get("CC") or shutil.which("gcc") or shutil.which("cc")
+    if not cc:
+        pytest.fail("no C compiler: apt-get install gcc (the native runner's unit tests build it)")
+    return cc
+
+
+def _run(argv: list[str]) -> None:
+    p = subprocess.run(argv, capture_output=True, text=True, check=False)
+    if p.returncode != 0:
+        pytest.fail(f"build failed: {' '.join(argv)}\n{p.stderr[-3000:]}")
+
+
+@pytest.fixture(scope="session")
+def native_build() -> NativeBuild:
+    header = upstream_header_dir()
+    digest = hashlib.sha256()
+    for f in (*SOURCES, *sorted(SOURCES[0].parent.glob("*.h")), FAKE, header / "engine.h"):
+        digest.update(f.read_bytes())
+    digest.update(" ".join(CFLAGS + SANITIZE).encode())
+    out = Path(tempfile.gettempdir()) / f"edgefarm-native-tests-{digest.hexdigest()[:16]}"
+    built = NativeBuild(
+        out / "edgefarm_runner", out / "lib" / "liblitert-lm.so", out / "other" / "liblitert-lm.so", ""
+    )
+    stamp = out / "lib.sha256"
+    if not stamp.is_file():
+        tmp = Path(tempfile.mkdtemp(prefix="edgefarm-native-build-"))
+        cc = _cc()
+        (tmp / "lib").mkdir()
+        (tmp / "other").mkdir()
+        lib = tmp / "lib" / "liblitert-lm.so"
+        _run(
+            [
+                cc,
+                "-O1",
+                "-g",
+                "-Wall",
+                "-Wextra",
+                "-Werror",
+                "-fPIC",
+                "-shared",
+                "-I",
+                str(header),
+                "-o",
+                str(lib),
+                str(FAKE),
+            ]
+        )
+        sha = hashlib.sha256(lib.read_bytes()).hexdigest()
+        for d in ("lib", "other"):
+            (tmp / d / "VERSION").write_text(f"litert-lm-api {PINNED_VERSION} (fake library for tests)\n")
+        (tmp / "other" / "liblitert-lm.so").write_bytes(lib.read_bytes() + b"\0")
+        _run([cc, *CFLAGS, "-Werror", *SANITIZE, "-DEF_TEST_HOOKS", f'-DEF_PINNED_SHA256="{sha}"',
+              f'-DEF_PINNED_VERSION="{PINNED_VERSION}"', "-I", str(header), "-o", str(tmp / "edgefarm_runner"),
+              *map(str, SOURCES), "-ldl", "-lpthread", "-lm"])  # fmt: skip
+        (tmp / "lib.sha256").write_text(sha)
+        try:
+            tmp.rename(out)
+        except OSError:  # another session built it meanwhile
+            shutil.rmtree(tmp, ignore_errors=True)
+    return NativeBuild(built.runner, built.lib, built.other_lib, (out / "lib.sha256").read_text())

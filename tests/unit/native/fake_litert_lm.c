@@ -1,0 +1,152 @@
+/* A stand-in liblitert-lm.so for the native runner's unit tests: the functions the runner uses, compiled
+ * against the same upstream c/engine.h (so its types are upstream's), with behaviour picked by words
+ * in the message JSON, so each test drives one path:
+ *   @deep=N      the reply is a tool call nested N levels deep (issue 24)
+ *   @big=N       an answer of N bytes ('a's)
+ *   @badutf8     an answer with invalid UTF-8 (a lone 0xff, a cut 3-byte sequence, a surrogate)
+ *   @ctrl        an answer with control characters (0x01, 0x1b, 0x7f)
+ *   @slow=S      the send takes S seconds
+ *   @refuse      the send fails, with an error message
+ *   otherwise    {"role":"assistant","content":[{"type":"text","text":"fake answer"}]}
+ * Engine creation fails when the model path contains "unloadable". Not a model: no figure is real. */
+#define _GNU_SOURCE
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "engine.h"
+
+struct LiteRtLmEngine { int x; };
+struct LiteRtLmEngineSettings { int bad; };
+struct LiteRtLmSamplerParams { int x; };
+struct LiteRtLmSessionConfig { int x; };
+struct LiteRtLmConversationConfig { int x; };
+struct LiteRtLmConversation { int turns; };
+struct LiteRtLmJsonResponse { char *text; };
+struct LiteRtLmBenchmarkInfo { int turns; };
+
+static __thread const char *last_error = "";
+#define EXPORT __attribute__((visibility("default")))
+
+EXPORT const char *litert_lm_get_last_error_message(void) { return last_error; }
+EXPORT void litert_lm_set_min_log_level(LiteRtLmLogSeverity level) { (void)level; }
+EXPORT LiteRtLmEngineSettings *litert_lm_engine_settings_create(const char *model, const char *b, const char *v, const char *a) {
+  (void)b, (void)v, (void)a;
+  LiteRtLmEngineSettings *s = calloc(1, sizeof *s);
+  if (s) s->bad = strstr(model, "unloadable") != NULL;
+  return s;
+}
+EXPORT void litert_lm_engine_settings_delete(LiteRtLmEngineSettings *s) { free(s); }
+EXPORT void litert_lm_engine_settings_enable_benchmark(LiteRtLmEngineSettings *s) { (void)s; }
+EXPORT void litert_lm_engine_settings_set_cache_dir(LiteRtLmEngineSettings *s, const char *d) { (void)s, (void)d; }
+EXPORT void litert_lm_engine_settings_set_num_threads(LiteRtLmEngineSettings *s, int n) { (void)s, (void)n; }
+EXPORT void litert_lm_engine_settings_set_max_num_tokens(LiteRtLmEngineSettings *s, int n) { (void)s, (void)n; }
+EXPORT LiteRtLmEngine *litert_lm_engine_create(const LiteRtLmEngineSettings *s) {
+  if (s->bad) {
+    last_error = "INVALID_ARGUMENT: fake: not a model";
+    return NULL;
+  }
+  return calloc(1, sizeof(LiteRtLmEngine));
+}
+EXPORT void litert_lm_engine_delete(LiteRtLmEngine *e) { free(e); }
+EXPORT LiteRtLmSamplerParams *litert_lm_sampler_params_create(LiteRtLmSamplerType t) {
+  return t == kLiteRtLmSamplerTypeTopP ? calloc(1, sizeof(LiteRtLmSamplerParams)) : NULL;
+}
+EXPORT void litert_lm_sampler_params_delete(LiteRtLmSamplerParams *p) { free(p); }
+EXPORT void litert_lm_sampler_params_set_top_k(LiteRtLmSamplerParams *p, int32_t v) { (void)p, (void)v; }
+EXPORT void litert_lm_sampler_params_set_top_p(LiteRtLmSamplerParams *p, float v) { (void)p, (void)v; }
+EXPORT void litert_lm_sampler_params_set_temperature(LiteRtLmSamplerParams *p, float v) { (void)p, (void)v; }
+EXPORT void litert_lm_sampler_params_set_seed(LiteRtLmSamplerParams *p, int32_t v) { (void)p, (void)v; }
+EXPORT LiteRtLmSessionConfig *litert_lm_session_config_create() { return calloc(1, sizeof(LiteRtLmSessionConfig)); }
+EXPORT void litert_lm_session_config_delete(LiteRtLmSessionConfig *c) { free(c); }
+EXPORT void litert_lm_session_config_set_max_output_tokens(LiteRtLmSessionConfig *c, int n) { (void)c, (void)n; }
+EXPORT void litert_lm_session_config_set_sampler_params(LiteRtLmSessionConfig *c, const LiteRtLmSamplerParams *p) { (void)c, (void)p; }
+EXPORT LiteRtLmConversationConfig *litert_lm_conversation_config_create() { return calloc(1, sizeof(LiteRtLmConversationConfig)); }
+EXPORT void litert_lm_conversation_config_delete(LiteRtLmConversationConfig *c) { free(c); }
+EXPORT void litert_lm_conversation_config_set_session_config(LiteRtLmConversationConfig *c, const LiteRtLmSessionConfig *s) { (void)c, (void)s; }
+EXPORT void litert_lm_conversation_config_set_system_message(LiteRtLmConversationConfig *c, const char *m) { (void)c, (void)m; }
+EXPORT void litert_lm_conversation_config_set_tools(LiteRtLmConversationConfig *c, const char *t) { (void)c, (void)t; }
+EXPORT LiteRtLmConversation *litert_lm_conversation_create(LiteRtLmEngine *e, LiteRtLmConversationConfig *c) {
+  (void)e, (void)c;
+  return calloc(1, sizeof(LiteRtLmConversation));
+}
+EXPORT void litert_lm_conversation_delete(LiteRtLmConversation *c) { free(c); }
+
+static char *text_reply(const char *answer, size_t n) {
+  const char *head = "{\"role\":\"assistant\",\"content\":[{\"type\":\"text\",\"text\":\"", *tail = "\"}]}";
+  char *out = malloc(strlen(head) + n + strlen(tail) + 1);
+  if (!out) return NULL;
+  strcpy(out, head);
+  memcpy(out + strlen(head), answer, n);
+  strcpy(out + strlen(head) + n, tail);
+  return out;
+}
+
+EXPORT LiteRtLmJsonResponse *litert_lm_conversation_send_message(LiteRtLmConversation *c, const char *msg,
+                                                                  const char *extra, const LiteRtLmConversationOptionalArgs *args) {
+  (void)extra, (void)args;
+  c->turns++;
+  const char *w;
+  char *text = NULL;
+  if ((w = strstr(msg, "@slow="))) {
+    double s = atof(w + 6);
+    struct timespec ts = {(time_t)s, (long)((s - (double)(time_t)s) * 1e9)};
+    nanosleep(&ts, NULL);
+  }
+  if (strstr(msg, "@refuse")) {
+    last_error = "INVALID_ARGUMENT: fake: Input token ids are too long";
+    return NULL;
+  }
+  if ((w = strstr(msg, "@deep="))) {
+    long n = atol(w + 6);
+    size_t cap = (size_t)n * 16 + 256;
+    text = malloc(cap);
+    if (!text) return NULL;
+    size_t k = (size_t)sprintf(text, "{\"role\":\"assistant\",\"content\":[],\"tool_calls\":[{\"function\":{\"name\":\"f\",\"arguments\":");
+    for (long i = 0; i < n; i++) text[k++] = '[';
+    for (long i = 0; i < n; i++) text[k++] = ']';
+    strcpy(text + k, "}}]}");
+  } else if ((w = strstr(msg, "@big="))) {
+    size_t n = (size_t)atol(w + 5);
+    char *a = malloc(n + 1);
+    if (!a) return NULL;
+    memset(a, 'a', n);
+    text = text_reply(a, n);
+    free(a);
+  } else if (strstr(msg, "@badutf8")) {
+    static const char bad[] = "ok \xff then \xe2\x82 cut, \xed\xa0\x80 surrogate, \xc3\xa9 fine";
+    text = text_reply(bad, sizeof bad - 1);
+  } else if (strstr(msg, "@ctrl")) {
+    static const char ctl[] = "bell\x01 esc\x1b del\x7f";
+    text = text_reply(ctl, sizeof ctl - 1);
+  } else {
+    text = text_reply("fake answer", 11);
+  }
+  if (!text) return NULL;
+  LiteRtLmJsonResponse *r = malloc(sizeof *r);
+  if (!r) {
+    free(text);
+    return NULL;
+  }
+  r->text = text;
+  return r;
+}
+EXPORT const char *litert_lm_json_response_get_string(const LiteRtLmJsonResponse *r) { return r ? r->text : NULL; }
+EXPORT void litert_lm_json_response_delete(LiteRtLmJsonResponse *r) {
+  if (r) free(r->text);
+  free(r);
+}
+EXPORT LiteRtLmBenchmarkInfo *litert_lm_conversation_get_benchmark_info(LiteRtLmConversation *c) {
+  LiteRtLmBenchmarkInfo *b = calloc(1, sizeof *b);
+  if (b) b->turns = c->turns;
+  return b;
+}
+EXPORT void litert_lm_benchmark_info_delete(LiteRtLmBenchmarkInfo *b) { free(b); }
+EXPORT double litert_lm_benchmark_info_get_time_to_first_token(const LiteRtLmBenchmarkInfo *b) { (void)b; return 0.001; }
+EXPORT int litert_lm_benchmark_info_get_num_prefill_turns(const LiteRtLmBenchmarkInfo *b) { return b->turns; }
+EXPORT int litert_lm_benchmark_info_get_num_decode_turns(const LiteRtLmBenchmarkInfo *b) { return b->turns; }
+EXPORT int litert_lm_benchmark_info_get_prefill_token_count_at(const LiteRtLmBenchmarkInfo *b, int i) { (void)b; return i >= 0 ? 3 : -1; }
+EXPORT int litert_lm_benchmark_info_get_decode_token_count_at(const LiteRtLmBenchmarkInfo *b, int i) { (void)b; return i >= 0 ? 2 : -1; }
+EXPORT double litert_lm_benchmark_info_get_prefill_tokens_per_sec_at(const LiteRtLmBenchmarkInfo *b, int i) { (void)b, (void)i; return 100.0; }
+EXPORT double litert_lm_benchmark_info_get_decode_tokens_per_sec_at(const LiteRtLmBenchmarkInfo *b, int i) { (void)b, (void)i; return 50.0; }
