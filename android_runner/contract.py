@@ -182,11 +182,7 @@ class SampleResult:
     # where TTFT went, ms (orchestrator/telemetry/phases.py): encoder marks where the runtime reports
     # them (upstream binary), text_prefill or prefill (encoders included), after_prefill
     ttft_phases_ms: Mapping[str, float] | None = None
-    # Native runner (docs/android.md): how the peak was taken, "hwm_reset" (VmHWM reset per sample via
-    # /proc/self/clear_refs, read at the end) or "sampled" (max of VmRSS read every mem_sample_ms).
-    runner: str = ""  # python | native | upstream
-    peak_method: str = ""
-    mem_sample_ms: float | None = None  # memory sampling interval of the row, ms
+    # The answer as every runner keeps it (android_runner/answer_text.py), and the runtime library check
     invalid_utf8_bytes: int = 0  # bytes of invalid UTF-8 in the model's output, replaced by U+FFFD
     output_truncated_bytes: int = 0  # bytes dropped because the answer exceeded OUTPUT_MAX_BYTES
     runtime_override: str = ""  # non-empty: --allow-runtime let a non-pinned runtime library run (which one)

@@ -413,9 +413,10 @@ class AndroidRunner:
             self._check_phone_copy(files.get("results.jsonl", ""), results)
         if not native_mode or not self.native_lines:
             return
+        log = native.backend_lines(files.get("runner.log", ""))
         for item_id, (line, tail) in self.native_lines.items():
             mine = {f: files.get(f"samples/{line['n']}/{f}", "") for f in SNAPSHOT_FILES}
-            results[item_id] = native.result_from_line(line, item_id, opts, mine, tail)
+            results[item_id] = native.result_from_line(line, item_id, opts, mine, tail, log)
         self.native_lines = {}
 
     def _check_phone_copy(self, text: str, results: dict[str, SampleResult]) -> None:

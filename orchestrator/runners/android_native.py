@@ -15,6 +15,7 @@ from pathlib import PurePosixPath
 from typing import Any
 
 from android_runner.answer_text import cap_answer, text_of_cut_reply
+from android_runner.backend import classify_backend, split_lines
 from android_runner.contract import (
     RESULT_LINE_MAX_BYTES,
     RESULT_LINE_MAX_DEPTH,
@@ -104,17 +105,32 @@ def answer_of(response: Any, truncated: int) -> tuple[str, str]:
         return (text, "") if text is not None else ("", (f"the runtime's reply was cut at its cap and is not plain text: "
                                                         f"{response[:200]!r}"))  # fmt: skip
     try:
-        return cap_answer(reply_text(loads_bounded(response, RESULT_LINE_MAX_BYTES, RESULT_LINE_MAX_DEPTH)))[0], ""
+        reply = loads_bounded(response, RESULT_LINE_MAX_BYTES, RESULT_LINE_MAX_DEPTH)
+        return cap_answer(reply_text(reply))[0], ""
     except JsonBoundError as e:
         return "", f"the runtime's reply was refused: {e}"
     except (ValueError, TypeError, AttributeError, RecursionError) as e:
         return "", f"the runtime's reply is not a reply ({type(e).__name__}): {response[:200]!r}"
 
 
+def backend_lines(runtime_log: str, head: int = 500, tail: int = 200) -> list[str]:
+    """The runner log's lines (prefixes stripped) that can name the backend: the engine's set-up at the
+    start, the latest at the end (a long run's log is not read whole)."""
+    lines = [ln.text for ln in split_lines(runtime_log)]
+    return lines if len(lines) <= head + tail else lines[:head] + lines[-tail:]
+
+
 def result_from_line(
-    line: Mapping[str, Any], item_id: str, opts: RunOptions, files: Mapping[str, str], log_tail: str = ""
+    line: Mapping[str, Any],
+    item_id: str,
+    opts: RunOptions,
+    files: Mapping[str, str],
+    log_tail: str = "",
+    runtime_log: Sequence[str] = (),
 ) -> SampleResult:
-    """One runner (or driver) result line -> the row. `files` are the hook's snapshots."""
+    """One runner (or driver) result line -> the row. `files` are the hook's snapshots; `runtime_log`
+    the runner log's lines (backend_lines): the backend that really ran is read there (android_runner/
+    backend.py), so a GPU that fell back to the CPU is an error row, never a row that says gpu."""
     raw = str(line.get("status", ""))
     exit_code, signal = _int(line.get("exit_code")), None
     if raw == DIED:
@@ -134,6 +150,10 @@ def result_from_line(
     output, bad_reply = answer_of(line.get("response"), truncated)
     if bad_reply:
         status, error = Status.ERROR, bad_reply
+    verdict = classify_backend(runtime_log, opts.backend, answered=status == Status.OK)
+    if verdict.fell_back and status == Status.OK:
+        status, error = Status.ERROR, (f"asked for {opts.backend}, the runtime ran on {verdict.ran}:\n"
+                                       f"{verdict.evidence}")  # fmt: skip
     raw_turns = line.get("turns") if isinstance(line.get("turns"), list) else []
     turns = tuple(
         TurnFigures(
@@ -176,12 +196,13 @@ def result_from_line(
         infer_ms=_ms(line.get("infer_ms")),
         wall_ms=_ms(line.get("wall_ms")),
         peak_rss_mb=max(measured) if measured else None,  # max(VmHWM if reset, VmRSS + VmSwap): zram counts
-        peak_hwm_mb=_mb(line.get("peak_hwm_kb")),
+        peak_hwm_mb=None if method == "sampled" else _mb(line.get("peak_hwm_kb")),  # never a process-wide one
         peak_anon_mb=_mb(line.get("peak_anon_kb")),
         peak_file_mb=_mb(line.get("peak_file_kb")),
         peak_swap_mb=_mb(line.get("peak_swap_kb")) or (0.0 if "peak_swap_kb" in line else None),
         turns=turns,
-        backend=opts.backend,
+        backend=verdict.ran or (opts.backend if status == Status.OK else ""),
+        backend_requested=opts.backend,
         threads=opts.threads,
         thermal_before=thermal_of(files, "before"),
         thermal_after=thermal_of(files, "after"),

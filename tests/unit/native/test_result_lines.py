@@ -90,7 +90,7 @@ def test_a_died_line_with_a_text_exit_code_is_a_row():
 
 def test_sampled_peaks_leave_the_process_wide_vmhwm_out():
     r = row(peak_method="sampled", peak_rss_kb=100 * 1024, peak_hwm_kb=900 * 1024)
-    assert r.peak_rss_mb == 100.0 and r.peak_hwm_mb == 900.0
+    assert r.peak_rss_mb == 100.0 and r.peak_hwm_mb is None
     r = row(peak_method="hwm_reset", peak_rss_kb=100 * 1024, peak_hwm_kb=120 * 1024)
     assert r.peak_rss_mb == 120.0
 
@@ -115,3 +115,21 @@ def test_the_shared_answer_rule_matches_pythons_replace_and_caps_on_a_character_
     kept, invalid, dropped = clean_answer("é" * OUTPUT_MAX_BYTES)
     assert len(kept.encode()) <= OUTPUT_MAX_BYTES and dropped == 2 * OUTPUT_MAX_BYTES - len(kept.encode())
     assert invalid == 0 and clean_answer("short") == ("short", 0, 0)
+
+
+REAL = __import__("pathlib").Path(__file__).resolve().parents[1] / "fixtures" / "real"
+
+
+def test_a_gpu_that_fell_back_per_the_runner_log_is_an_error_row_that_does_not_say_gpu():
+    """A real capture's head (lm1448: the GPU accelerator could not be loaded) as the runner's log."""
+    from dataclasses import replace
+
+    from orchestrator.runners.android_native import backend_lines
+
+    log = backend_lines((REAL / "lm1448_emulator_gpu_head.log").read_text("utf-8"))
+    line = parse_line(json.dumps({"n": 1, "status": "ok", "error": "", "response": REPLY}))
+    r = result_from_line(line, "S-1", replace(OPTS, backend="gpu"), {}, "", log)
+    assert r.status == "error" and r.backend == "cpu" and r.backend_requested == "gpu"
+    assert "GPU accelerator could not be" in r.error
+    ok = result_from_line(line, "S-1", OPTS, {}, "", log)  # cpu asked: the same log is no fallback
+    assert ok.status == "ok" and ok.backend == "cpu"
