@@ -232,6 +232,18 @@ class BackendVerdict:
     def fell_back(self) -> bool:
         return self.failure == "backend_fallback"
 
+    def merged(self, later: BackendVerdict) -> BackendVerdict:
+        """This verdict (engine creation) with what the runtime said later (a session, a sample)."""
+        if later.fell_back and not self.fell_back:
+            return BackendVerdict(
+                self.requested, later.ran, later.failure, self.flags + later.flags, later.evidence
+            )
+        new_flags = tuple(f for f in later.flags if f not in self.flags)
+        if not new_flags:
+            return self
+        evidence = "\n".join(x for x in (self.evidence, later.evidence) if x)
+        return BackendVerdict(self.requested, self.ran, self.failure, self.flags + new_flags, evidence)
+
 
 def _first(lines: Sequence[str], pattern: re.Pattern[str]) -> str:
     i = next((i for i, ln in enumerate(lines) if pattern.search(ln)), None)

@@ -250,6 +250,11 @@ class LiteRtRunner:
             if detail:
                 err += f"\n{detail}"
             row.update(status=Status.ERROR, error=err)
+        if row["status"] == Status.OK and log.offset() > log_at:  # the runtime said something: read it
+            said = classify_backend(
+                [ln.text for ln in split_lines(log.since(log_at, 1 << 16))], self.backend_name, True
+            )
+            self.verdict = self.verdict.merged(said)  # e.g. the GPU sampler is created with the first session
         return self._finish(row, text, turns, ttft_ms, infer_s, t_start, memory)
 
     def _finish(self, row: dict[str, Any], text, turns, ttft_ms, infer_s, t_start, memory) -> SampleResult:
