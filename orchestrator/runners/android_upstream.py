@@ -161,13 +161,12 @@ def build_result(
         if bench.failure and rc != 0:
             why += f" (exit code {rc})"
         if sig == SIGKILL:
+            seen = f"peak {peak:.0f} MB" if peak else "no memory reading"
+            seen += f" of {available_mb:.0f} MB available" if available_mb else ""
             why += (
                 f"; {pressure}"
                 if pressure
-                else (
-                    f"; killed by SIGKILL without evidence of memory pressure (peak {peak or 0:.0f} MB"
-                    + (f" of {available_mb:.0f} MB available)" if available_mb else ")")
-                )
+                else f"; killed by SIGKILL without evidence of memory pressure ({seen})"
             )
         tail = "\n".join(stderr.strip().splitlines()[-8:])
         error = f"{why}: {bench.detail}" if bench.detail else why
