@@ -93,6 +93,21 @@ def print_summary(report: ScoreReport, console: Console, dataset_name: str = "")
         markup=False,
         highlight=False,
     )
+    strict = [x for x in report.samples if x.status != "skipped" and "strict_passed" in x.detail]
+    if strict:  # scoring/strict.py: the content check beside the card's verdict
+        ok = sum(bool(x.detail["strict_passed"]) for x in strict)
+        card_only = [x.id for x in strict if x.passed and not x.detail["strict_passed"]]
+        console.print(
+            f"strict content check: passed {ok}/{len(strict)} ({100.0 * ok / len(strict):.1f}%); "
+            f"{len(card_only)} card pass(es) carry no content"
+            + (
+                ": " + ", ".join(card_only[:10]) + (" ..." if len(card_only) > 10 else "")
+                if card_only
+                else ""
+            ),
+            markup=False,
+            highlight=False,
+        )
     if report.by_modality:
         table = Table(title_justify="left")
         for name in ("modality", "passed", "total", "avg score"):

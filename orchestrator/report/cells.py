@@ -96,7 +96,7 @@ def shared_settings(report: RunReport) -> list[tuple[str, str]]:
         if c.field in SETTINGS:
             values = {c.render(getattr(r, c.field)) for r in rows}
             if len(values) == 1 and (v := values.pop()) != "–":
-                out.append((c.field, f"{c.label} {v}"))
+                out.append((c.field, f"{c.label} {v}{' ' + c.unit if c.unit else ''}"))
     return out
 
 

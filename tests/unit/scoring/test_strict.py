@@ -68,3 +68,18 @@ def test_tool_rows_have_no_strict_verdict():
     row = sample("TOOL-1", "tool_call", "tool", ("x",))
     report = report_json(score_edgemm(dataset(row), {row.id: "{}"}))
     assert "strict_passed" not in report["samples"][0]
+
+
+def test_score_summary_counts_and_lists_the_card_only_passes():
+    import io
+
+    from rich.console import Console
+
+    from orchestrator.cli.score import print_summary
+
+    ds = dataset(sample("IMG-013", "image", "classification", QR), sample("T-1", refs=("Paris",)))
+    buf = io.StringIO()
+    print_summary(score_edgemm(ds, {"IMG-013": "a sh", "T-1": "Paris"}), Console(file=buf, width=200))
+    text = buf.getvalue()
+    assert "passed 2/2 (100.0%)" in text
+    assert "strict content check: passed 1/2 (50.0%); 1 card pass(es) carry no content: IMG-013" in text
