@@ -63,3 +63,25 @@ def test_rows_carry_intervals_as_fields_and_the_report_pairs_against_the_baselin
     assert data["paired"][0]["b"] == "slow"
     md = PRINTERS.get("md")(report)
     assert "Speed-up vs fast" in md and "slow vs fast" in md and "slow worse" in md
+
+
+def test_repeats_are_resampled_with_their_sample_so_the_interval_stays_honest():
+    """--repeat: 5 near-identical repeats of 12 prompts whose latency differs a lot between prompts.
+    Counting the repeats as independent would shrink the interval; whole samples are resampled."""
+    rng = random.Random(4)
+    base = {f"s{i}": rng.uniform(20, 200) for i in range(12)}
+    first = [SampleResult(id=i, status="ok", output="y", ttft_ms=ms) for i, ms in base.items()]
+    again = [SampleResult(id=i, status="ok", output="y", ttft_ms=ms + rng.gauss(0, 0.5)) for i, ms in base.items()
+             for _ in range(4)]  # fmt: skip
+    grouped = device_row({"name": "p"}, {}, first, None, repeats=again).intervals["ttft_ms_p50"]
+    as_if_independent = device_row({"name": "p"}, {}, first + again, None).intervals["ttft_ms_p50"]
+    assert grouped[1] - grouped[0] > 1.5 * (as_if_independent[1] - as_if_independent[0])
+
+
+def test_cpu_sharing_is_stated():
+    from orchestrator.report.facts import sharing_text
+
+    run = {**RUN, "host_sharing": [{"host": "lab", "devices": ["cpu-a", "cpu-b"], "mode": "sequential"}]}
+    report = build_report(run, [device_row({"name": "cpu-a"}, {}, [], None)])
+    assert sharing_text(report) == "cpu-a, cpu-b shared lab's CPU (sequential)"
+    assert "CPU sharing: cpu-a, cpu-b shared lab's CPU (sequential)" in PRINTERS.get("md")(report)
