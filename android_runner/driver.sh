@@ -120,8 +120,19 @@ hook() {
       done
     fi
   fi
-  dumpsys battery > "$S/battery_$PHASE" 2>/dev/null
-  dumpsys thermalservice > "$S/thermal_$PHASE" 2>/dev/null
+  snapshot battery "$S/battery_$PHASE"
+  snapshot thermalservice "$S/thermal_$PHASE"
+  return 0
+}
+
+# snapshot SERVICE FILE: `dumpsys SERVICE` into FILE, the write checked: one the storage refused (a full
+# phone) is a NOTE rather than a row silently without its snapshot. An empty output is written as empty.
+snapshot() {
+  out=$(dumpsys "$1" 2>/dev/null)
+  if ! { [ -z "$out" ] || printf '%s\n' "$out"; } > "$2" 2>/dev/null; then
+    d=${2%/*}
+    echo "EDGEFARM NOTE warning: the $1 snapshot of sample ${d##*/} could not be written (storage full?)"
+  fi
   return 0
 }
 
@@ -184,7 +195,7 @@ start_job() {
   fi
   LOCK="$JOB/driver.pid"
   stop_job "$JOB" "${WORKER_BIN##*/}"
-  echo "$$" > "$LOCK"
+  echo "$$" > "$LOCK" || FATAL_RC=3 fatal "cannot write $LOCK (storage full or read-only?)"
   echo "EDGEFARM DRIVER $$"
 }
 
@@ -223,7 +234,8 @@ run_native() {
     fi
     if ! grep -q "^{\"n\":$n," "$JOB/results.jsonl" 2>/dev/null; then
       line="{\"n\":$n,\"status\":\"died\",\"exit_code\":$rc,\"pid\":$rpid}"
-      echo "$line" >> "$JOB/results.jsonl"
+      echo "$line" >> "$JOB/results.jsonl" ||
+        echo "EDGEFARM NOTE warning: the results file refused sample $n's line (storage full?)"
       echo "EDGEFARM RESULT $line"
     fi
     echo "EDGEFARM NOTE runner restarted after exit status $rc on sample $n"
@@ -293,7 +305,8 @@ run_upstream() {
     [ -n "$timed_out" ] && rc=$TIMEOUT_RC
     wall_ms=$(( ($(now_cs) - t0) * 10 ))
     hook "$S" after
-    printf '%s\t%s\t%s\n' "$n" "$rc" "$wall_ms" >> "$DONE"
+    printf '%s\t%s\t%s\n' "$n" "$rc" "$wall_ms" >> "$DONE" ||
+      echo "EDGEFARM NOTE warning: done.tsv refused sample $n's line (storage full?)"
     echo "EDGEFARM END $n $rc $wall_ms"
   done 3< "$JOB/index.tsv"
   rm -f "$LOCK"

@@ -11,6 +11,8 @@ import sys
 import time
 from pathlib import Path
 
+import pytest
+
 from orchestrator.datasets import BUNDLED_DATASET, load_dataset
 from orchestrator.plan import select_samples
 
@@ -227,3 +229,141 @@ def test_ctrl_c_stops_the_runner_on_the_phone_and_resume_finishes(adb_lab, tmp_p
     assert second.returncode == 0, second.stderr[-3000:]
     assert sorted(r["n"] for r in _jsonl(job / "results.jsonl")) == list(range(1, limit + 1))
     assert len(_jsonl(run_dir / "devices" / name / "results.jsonl")) == limit
+
+
+# ---------------------------------------------------------------- issue 21 / 24: a runner you can trust blind
+
+FAKE_SOURCE = REPO / "tests" / "unit" / "native" / "fake_litert_lm.c"
+
+
+@pytest.fixture(scope="module")
+def fake_runtime(tmp_path_factory) -> Path:
+    """A stand-in liblitert-lm.so (tests/unit/native/fake_litert_lm.c, upstream's header): not the
+    pinned library. Its answers are picked by words in the prompt (`@deep=N`, ...)."""
+    from android_runner.native.build import PINNED_VERSION, upstream_header_dir
+
+    folder = tmp_path_factory.mktemp("fake-runtime")
+    lib = folder / "liblitert-lm.so"
+    argv = [
+        "gcc",
+        "-O1",
+        "-fPIC",
+        "-shared",
+        "-I",
+        str(upstream_header_dir()),
+        "-o",
+        str(lib),
+        str(FAKE_SOURCE),
+    ]
+    p = subprocess.run(argv, capture_output=True, text=True, check=False)
+    assert p.returncode == 0, p.stderr
+    (folder / "VERSION").write_text(f"litert-lm-api {PINNED_VERSION} (fake library for tests)\n")
+    return lib
+
+
+def _dataset(tmp_path: Path, prompts: list[str]) -> Path:
+    ds_dir = tmp_path / "ds" / "data" / "test"
+    ds_dir.mkdir(parents=True)
+    rows = [{"test_id": f"T-{i}", "modality": "text", "task": "qa", "prompt": p, "reference": "ok",
+             "reference_variants": ["ok"]} for i, p in enumerate(prompts, 1)]  # fmt: skip
+    (ds_dir / "metadata.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
+    return tmp_path / "ds"
+
+
+def test_a_runtime_library_that_is_not_the_pinned_one_is_refused_and_the_override_names_it_on_every_row(
+    adb_lab, fake_runtime, tmp_path
+):
+    """Through the CLI: refused with both sha256s and the fix; with EDGEFARM_ALLOW_RUNTIME=1 it runs and
+    every row says which library ran. The fake's hostile reply (a tool call nested 5000 deep, issue 24)
+    is that sample's error row, the others are kept, and --resume of the run works."""
+    from android_runner.native.build import installed_record_sha256
+
+    ds = _dataset(tmp_path, ["@deep=5000 please", "plain question", "another one"])
+    out = tmp_path / "runs"
+    args = ["run", "--devices", "pixel-8", "--dataset", str(ds), "--out", str(out)]
+    p = edgefarm(adb_lab, *args, EDGEFARM_RUNTIME_LIB=str(fake_runtime))
+    assert p.returncode == 3, p.stderr[-3000:]
+    assert "the runtime library is not the pinned one" in p.stderr, p.stderr[-3000:]
+    assert installed_record_sha256() in p.stderr and "EDGEFARM_ALLOW_RUNTIME=1" in p.stderr
+
+    out2 = tmp_path / "runs2"
+    args2 = ["run", "--devices", "pixel-8", "--dataset", str(ds), "--out", str(out2)]
+    p = edgefarm(adb_lab, *args2, EDGEFARM_RUNTIME_LIB=str(fake_runtime), EDGEFARM_ALLOW_RUNTIME="1")
+    assert p.returncode == 0, p.stderr[-3000:]
+    assert "RecursionError" not in p.stderr and "Traceback" not in p.stderr
+    run_dir = _run_dir(out2)
+    rows = {r["id"]: r for r in _jsonl(run_dir / "devices" / "pixel-8" / "results.jsonl")}
+    assert rows["T-1"]["status"] == "error" and "nested deeper than" in rows["T-1"]["error"]
+    assert [rows[i]["status"] for i in ("T-2", "T-3")] == ["ok", "ok"] and rows["T-2"][
+        "output"
+    ] == "fake answer"
+    for r in rows.values():
+        assert "/data/local/tmp/edgefarm/lib/liblitert-lm.so: sha256 " in r["runtime_override"], r
+        assert r["runner"] == "native" and r["peak_method"] in ("hwm_reset", "sampled")
+    outcome = json.loads((run_dir / "devices" / "pixel-8" / "outcome.json").read_text())
+    assert any("not the pinned one" in n for n in outcome["notes"]), outcome["notes"]
+    resumed = subprocess.run([sys.executable, "-m", "orchestrator", "run", "--resume", str(run_dir)], check=False,
+                             cwd=REPO, env=dict(adb_lab.env(EDGEFARM_RUNTIME_LIB=str(fake_runtime),
+                                                            EDGEFARM_ALLOW_RUNTIME="1"), COLUMNS="200"),
+                             capture_output=True, text=True, timeout=300)  # fmt: skip
+    assert resumed.returncode == 0, resumed.stderr[-3000:]
+    assert len(_jsonl(run_dir / "devices" / "pixel-8" / "results.jsonl")) == 3
+
+
+def _native_phone(lab, label: str):
+    from orchestrator.devices.adb import AdbDevice
+
+    runner, lib = lab.native_runner()
+    serial = lab.serials[label]
+    return AdbDevice(label, serial, server=lab.server_addrs[lab.owner[serial]], phone_runner="native",
+                     native_runner=runner, runtime_lib=lib)  # fmt: skip
+
+
+def _staged_job(lab, label: str, tmp_path: Path, run_id: str, timeout_s: float, limit: int):
+    from orchestrator.jobs import JobOptions, write_bundle
+    from orchestrator.models import BUNDLED_MODEL, inspect_model
+    from orchestrator.runners.android_driver import AndroidRunner
+    from orchestrator.runners.base import RunOptions
+
+    dev = _native_phone(lab, label)
+    samples = select_samples(load_dataset(BUNDLED_DATASET), ["text"], limit, None)
+    items = write_bundle(samples, tmp_path / "bundle", JobOptions(max_output_tokens=8))
+    opts = RunOptions(run_id=run_id, sample_timeout_s=timeout_s)
+    adapter = AndroidRunner(dev)
+    staged = adapter.stage(dev, tmp_path / "bundle", inspect_model(BUNDLED_MODEL), opts)
+    return dev, adapter, staged, items, opts
+
+
+def test_an_after_hook_sleeping_past_the_samples_deadline_keeps_the_answer(adb_lab, tmp_path):
+    """The real runtime answers within the 4 s deadline; the phone's after-hook then sleeps 8 s. The row
+    is ok with its answer (before issue 21 the hook ran inside the deadline: a timeout, the answer lost)."""
+    from orchestrator.runners.base import RunnerEvents
+
+    dev, adapter, staged, items, opts = _staged_job(adb_lab, "pixel8", tmp_path, "lab-slow-hook", 4, 2)
+    driver = adb_lab.device_root("pixel8") / "local" / "tmp" / "edgefarm" / "driver" / "driver.sh"
+    text = driver.read_text()
+    slowed = text.replace('  snapshot battery "$S/battery_$PHASE"\n',
+                          '  [ "$PHASE" = after ] && sleep 8\n  snapshot battery "$S/battery_$PHASE"\n', 1)  # fmt: skip
+    assert slowed != text
+    driver.write_text(slowed)  # the next stage pushes the real one back (its sha256 differs)
+    notes: list[str] = []
+    results = adapter.execute(dev, staged, items, opts, RunnerEvents(note=notes.append))
+    assert [r.status for r in results] == ["ok", "ok"], [(r.status, r.error) for r in results]
+    assert all(r.output.strip() for r in results) and all(r.wall_ms < 4000 for r in results)
+    assert all(r.thermal_after for r in results)  # the slow hook still took its snapshot
+
+
+def test_a_phone_whose_results_file_refuses_writes_says_so_and_keeps_every_row(adb_lab, tmp_path):
+    """A full phone (the results file is /dev/full): every row still arrives over stdout, and the
+    outcome gets a note that the phone's own copy lacks them (issue 24)."""
+    from orchestrator.runners.base import RunnerEvents
+
+    dev, adapter, staged, items, opts = _staged_job(adb_lab, "s24", tmp_path, "lab-full-results", 60, 3)
+    job = adb_lab.device_root("s24") / "local" / "tmp" / "edgefarm" / "runs" / "lab-full-results" / "job"
+    (job / "results.jsonl").unlink(missing_ok=True)
+    (job / "results.jsonl").symlink_to("/dev/full")
+    notes: list[str] = []
+    results = adapter.execute(dev, staged, items, opts, RunnerEvents(note=notes.append))
+    assert [r.status for r in results] == ["ok"] * 3
+    assert any("results file refused sample 1" in n for n in notes), notes
+    assert any("the phone's results file lacks 3 row(s) that came over stdout" in n for n in notes), notes

@@ -137,3 +137,21 @@ def test_a_runner_pushed_without_its_x_bit_is_made_executable_and_runs(tmp_path)
                          text=True, timeout=60, check=False)  # fmt: skip
     assert out.returncode == 0, out.stdout + out.stderr
     assert "EDGEFARM END 0 0" in out.stdout and binary.stat().st_mode & 0o111
+
+
+def test_a_snapshot_the_storage_refuses_is_a_note_not_silence(tmp_path):
+    """A full phone: the hook's `dumpsys` output cannot be written (here: the file is /dev/full)."""
+    sample = tmp_path / "job" / "samples" / "4"
+    sample.mkdir(parents=True)
+    (sample / "battery_after").symlink_to("/dev/full")
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    (bin_dir / "dumpsys").write_text('#!/bin/sh\necho "Current $1 state:"\necho "  temperature: 312"\n')
+    (bin_dir / "dumpsys").chmod(0o755)
+    env = {"PATH": f"{bin_dir}:/usr/bin:/bin"}
+    out = subprocess.run([SHELL, str(DRIVER), "hook", str(sample), "after"], capture_output=True, text=True,
+                         env=env, timeout=30, check=False)  # fmt: skip
+    assert out.returncode == 0, out.stderr
+    assert "the battery snapshot of sample 4 could not be written" in out.stdout
+    assert "temperature: 312" in (sample / "thermal_after").read_text()  # the other snapshot was written
+    assert "thermalservice snapshot" not in out.stdout
