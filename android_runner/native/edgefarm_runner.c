@@ -24,6 +24,11 @@
  * Memory: per sample, /proc/self/clear_refs ("5") resets VmHWM where the kernel allows, and VmHWM at
  * the end is the sample's peak ("peak_method":"hwm_reset"); else the max of VmRSS read every
  * MEM_SAMPLE_MS ("sampled").
+ * Power (--power-dir, e.g. /sys/class/power_supply/battery): current, voltage and status read at the
+ * sample's start, each watchdog tick and its end; the RAW trapezoid integral of I*V, the first and
+ * last readings, how often the current's value changed (the fuel gauge's updates) and when, and the
+ * window's start ("power": units, sign, the gauge's lag and trust are decided on the host,
+ * orchestrator/telemetry/energy.py).
  * Exit: 0 done, 2 usage or bad job file, 3 runtime library unusable or not the pinned one,
  * 65 model unloadable, 70 out of memory, 124 sample timeout (the driver restarts the runner).
  */
@@ -454,8 +459,8 @@ static int reset_hwm(void) {
 static char power_current[4200], power_voltage[4200], power_status[4200];
 static const char *power_src; /* NULL: no power folder readable */
 static struct {
-  int on, have, n, pos, neg, charging;
-  double integral, i_sum, v_sum, t_first, t_last, i_last, v_last;
+  int on, have, n, pos, neg, charging, changes;
+  double integral, i_sum, v_sum, t_first, t_last, i_last, v_last, i_first, v_first, t_ch0, t_ch1;
 } pw;
 
 static int read_number(const char *path, double *out) {
@@ -497,10 +502,20 @@ static void power_tick_locked(void) {
   if (fd >= 0) {
     ssize_t k = read(fd, st, sizeof st - 1);
     close(fd);
-    if (k > 0 && (strncmp(st, "Charging", 8) == 0 || strncmp(st, "Full", 4) == 0)) pw.charging = 1;
+    if (k > 0 && (!strncmp(st, "Charging", 8) || !strncmp(st, "Full", 4) || !strncmp(st, "Not charging", 12)))
+      pw.charging = 1; /* on external power: the battery's current is not the load */
   }
-  if (pw.have) pw.integral += (t - pw.t_last) * (pw.i_last * pw.v_last + i * v) / 2.0;
-  else pw.t_first = t;
+  if (pw.have) {
+    pw.integral += (t - pw.t_last) * (pw.i_last * pw.v_last + i * v) / 2.0;
+    if (i != pw.i_last) { /* the gauge published a new value: its update period, on the host */
+      if (!pw.changes++) pw.t_ch0 = t - pw.t_first;
+      pw.t_ch1 = t - pw.t_first;
+    }
+  } else {
+    pw.t_first = t;
+    pw.i_first = i;
+    pw.v_first = v;
+  }
   pw.have = 1;
   pw.t_last = t;
   pw.i_last = i;
@@ -526,8 +541,10 @@ static void add_power_locked(sbuf *s) {
   pw.on = 0;
   if (power_src && pw.n > 0) {
     sb_printf(s, ",\"power\":{\"kind\":\"iv\",\"integral\":%.9g,\"n\":%d,\"dt_s\":%.6f,\"i_mean\":%.6g,"
-              "\"v_mean\":%.6g,\"pos\":%d,\"neg\":%d,\"charging\":%d,\"src\":\"%s\"}", pw.integral, pw.n,
-              pw.t_last - pw.t_first, pw.i_sum / pw.n, pw.v_sum / pw.n, pw.pos, pw.neg, pw.charging, power_src);
+              "\"v_mean\":%.6g,\"pos\":%d,\"neg\":%d,\"charging\":%d,\"src\":\"%s\",\"i0\":%.6g,\"v0\":%.6g,"
+              "\"i1\":%.6g,\"v1\":%.6g,\"changes\":%d,\"t_ch0\":%.4f,\"t_ch1\":%.4f,\"t0\":%.4f}", pw.integral, pw.n,
+              pw.t_last - pw.t_first, pw.i_sum / pw.n, pw.v_sum / pw.n, pw.pos, pw.neg, pw.charging, power_src,
+              pw.i_first, pw.v_first, pw.i_last, pw.v_last, pw.changes, pw.t_ch0, pw.t_ch1, pw.t_first);
   }
 }
 

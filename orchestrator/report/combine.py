@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Any
 
 from android_runner.contract import SampleResult
 
+from ..telemetry.energy import energy_trusted
 from .intervals import device_intervals, row_settings, run_settings
 from .paired import against_baseline
 from .types import (
@@ -170,7 +171,7 @@ def _stand_in(outcome: Mapping[str, Any], rows: Sequence[SampleResult], name: st
 
 def _energy(r: SampleResult, field: str) -> float | None:
     """A row's energy figure (energy_j | energy_mj_per_token) when it can be trusted."""
-    if r.energy_unreliable:
+    if not energy_trusted(r):
         return None
     return r.energy_j if field == "energy_j" else r.energy_mj_per_token
 

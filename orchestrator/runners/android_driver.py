@@ -28,6 +28,8 @@ from ..devices.files import cached_sha256, push_pairs
 from ..devices.types import DeviceInfo, Exit, PushStats
 from ..errors import DeviceError, ModelError
 from ..models import ModelSummary
+from ..telemetry.energy import settle
+from ..telemetry.pass_energy import pass_energy
 from . import android_native as native
 from . import android_upstream as upstream
 from .android_snapshots import SNAPSHOT_FILES
@@ -295,7 +297,7 @@ class AndroidRunner:
         left = [it for it in self.numbers.values() if it.id not in results]
         if not left or events.stop.is_set():
             self._finish_from_files(device, staged, opts, results, finish)
-            return [results[it.id] for it in items if it.id in results]
+            return self._settled(staged, [results[it.id] for it in items if it.id in results])
         fatal: list[str] = []
 
         def on_line(line: str) -> None:
@@ -324,7 +326,17 @@ class AndroidRunner:
         elif ex.code != 0:
             self._fail(device, staged, ex, fatal)
         self._finish_from_files(device, staged, opts, results, finish)  # the phone's files are the truth
-        return [results[it.id] for it in items if it.id in results]
+        return self._settled(staged, [results[it.id] for it in items if it.id in results])
+
+    @staticmethod
+    def _settled(staged: Staged, rows: list[SampleResult]) -> list[SampleResult]:
+        """Energy decided once for the phone (its gauge's unit and period over the whole pass), and the
+        pass's energy from the gauge's coulomb counter in run.json's runner record."""
+        rows = settle(rows)
+        whole = pass_energy(rows)
+        if whole is not None and isinstance(staged.runner, dict):
+            staged.runner["pass_energy"] = whole.to_json()
+        return rows
 
     def _fail(self, device: Phone, staged: Staged, ex: Exit, fatal: list[str]) -> None:
         tail = ex.output_tail.strip()[-600:]

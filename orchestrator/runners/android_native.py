@@ -30,7 +30,7 @@ from android_runner.status import Status, classify, memory_pressure, signal_from
 
 from ..telemetry.energy import energy_fields, reading_to_json
 from ..telemetry.phases import prefill_ms, ttft_phases
-from .android_snapshots import cooldown_s, dumpsys_power, thermal_of
+from .android_snapshots import cooldown_s, dumpsys_power, power_record, thermal_of
 from .base import RunOptions
 
 RUNNER_NAME = "edgefarm_runner"
@@ -176,6 +176,7 @@ def result_from_line(
     if power is None:  # the battery's sysfs folder is closed: dumpsys battery's two readings, if any
         power = reading_to_json(dumpsys_power(files, _ms(line.get("wall_ms"))))
     try:
+        power = power_record(power, files)
         energy = energy_fields(power, decode_tokens)
     except (TypeError, ValueError, ArithmeticError):  # a power record of the wrong shape: not measured
         power, energy = None, energy_fields(None, decode_tokens)

@@ -7,10 +7,11 @@ into the row's thermal fields. Pure.
 from __future__ import annotations
 
 from collections.abc import Mapping
+from dataclasses import replace
 from typing import Any
 
 from ..telemetry import android as tel
-from ..telemetry.energy import PowerReading, reading_from_series
+from ..telemetry.energy import PowerReading, reading_from_series, reading_to_json, with_battery
 
 SNAPSHOT_FILES = ("battery_before", "battery_after", "thermal_before", "thermal_after", "cooldown_ms")
 
@@ -37,7 +38,15 @@ def dumpsys_power(files: Mapping[str, str], wall_ms: float | None) -> PowerReadi
         return None
     series = [(0.0, i0, float(before.voltage_mv)), (wall_ms / 1000.0, i1, float(after.voltage_mv))]
     charging = bool(before.charging or after.charging)
-    return reading_from_series(series, source=f"dumpsys:{key.replace('_', ' ')}", charging=charging)
+    reading = reading_from_series(series, source=f"dumpsys:{key.replace('_', ' ')}", charging=charging)
+    return None if reading is None else replace(reading, t0_s=None)  # no device clock: the wall time only
+
+
+def power_record(power: PowerReading | Mapping[str, Any] | None, files: Mapping[str, str]) -> dict[str, Any] | None:
+    """The row's `power` record: the device's raw sums plus what the hook's `dumpsys battery` showed
+    around the sample (external power, the coulomb counter's change): energy.py decides trust from it."""
+    raw = reading_to_json(power) if isinstance(power, PowerReading) else power
+    return with_battery(raw, files.get("battery_before", ""), files.get("battery_after", ""))
 
 
 def cooldown_s(files: Mapping[str, str]) -> float | None:

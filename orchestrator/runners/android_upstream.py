@@ -21,9 +21,9 @@ from android_runner.contract import JobItem, SampleResult, TurnFigures
 from android_runner.status import SIGKILL, TIMEOUT_EXIT, classify, memory_pressure, signal_from_shell_status
 
 from ..telemetry.benchmark_output import parse_benchmark_output
-from ..telemetry.energy import energy_fields, parse_power_tsv, reading_to_json
+from ..telemetry.energy import energy_fields, parse_power_tsv
 from ..telemetry.phases import ttft_phases
-from .android_snapshots import SNAPSHOT_FILES, cooldown_s, dumpsys_power, thermal_of
+from .android_snapshots import SNAPSHOT_FILES, cooldown_s, dumpsys_power, power_record, thermal_of
 from .base import RunOptions
 
 RUNNER_NAME = "litert_lm_advanced_main"
@@ -179,7 +179,7 @@ def build_result(
     )  # fmt: skip
     if status == "ok" and bench.warnings:  # ran as asked, a part fell back: flagged in the runtime's words
         error = f"warning: {', '.join(bench.warnings)}: {bench.backend_note}"
-    power = parse_power_tsv(files.get("power.tsv", "")) or dumpsys_power(files, wall_ms)
+    power = power_record(parse_power_tsv(files.get("power.tsv", "")) or dumpsys_power(files, wall_ms), files)
     return SampleResult(
         id=r.id,
         status=status,
@@ -215,7 +215,7 @@ def build_result(
         thermal_before=thermal_of(files, "before"),
         thermal_after=thermal_of(files, "after"),
         cooldown_s=cooldown_s(files),
-        power=reading_to_json(power),
+        power=power,
         ttft_phases_ms=ttft_phases(
             bench.ttft_ms, bench.prefill[0].duration_ms if bench.prefill else None, bench.mark_durations_ms
         ),

@@ -80,6 +80,9 @@ class Battery:
     voltage_mv: int | None = None
     current_now: float | None = None  # raw, as the vendor prints it (mA or uA, either sign); few do
     current_avg: float | None = None
+    status: int | None = None  # BatteryManager.BATTERY_STATUS_*: 2 charging, 3 discharging, 4 not charging, 5 full
+    powered: tuple[str, ...] = ()  # every source that says `... powered: true` (ac, usb, wireless, dock)
+    charge_counter_uah: float | None = None  # `Charge counter` (the gauge's coulomb counter, uAh by the HAL)
 
 
 _BATTERY_STATUS_CHARGING = {2, 5}  # BATTERY_STATUS_CHARGING, BATTERY_STATUS_FULL
@@ -141,6 +144,9 @@ def parse_battery(text: str) -> Battery:
         voltage_mv=None if voltage is None else int(voltage),
         current_now=_num(f.get("current now")),
         current_avg=_num(f.get("current avg")),
+        status=None if status is None else int(status),
+        powered=tuple(n for n in ("ac", "usb", "wireless", "dock") if f.get(f"{n} powered", "").lower() == "true"),
+        charge_counter_uah=_num(f.get("charge counter")),
     )
 
 

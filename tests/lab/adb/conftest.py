@@ -11,6 +11,8 @@ from __future__ import annotations
 import os
 import shutil
 import sys
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -18,8 +20,9 @@ import pytest
 
 from android_runner.native.build import build_host
 
+from .gauge import Gauge, GaugeBank, GaugeSpec
 from .phone import FakePhone
-from .sandbox import GALAXY_S24, PIXEL_8, REDMI_NOTE_13, PhoneSpec, build_phone_root, bwrap_argv
+from .sandbox import GALAXY_S24, LAB_ETC, PIXEL_8, REDMI_NOTE_13, PhoneSpec, build_phone_root, bwrap_argv
 from .server import AdbServer, adb_binary
 
 HERE = Path(__file__).resolve().parent
@@ -83,6 +86,34 @@ class Lab:
         if phone.vanished:
             phone.start()
         self.servers[self.owner[serial]].connect(phone, timeout_s=30)
+
+    @contextmanager
+    def gauges(self, specs: Mapping[str, GaugeSpec]) -> Iterator[GaugeBank]:
+        """Give these phones live fuel gauges that follow their CPU use (tests/lab/adb/gauge.py) for the
+        block; their battery folder and `dumpsys battery` are restored afterwards."""
+        bank = GaugeBank()
+        saved: dict[str, tuple[dict[Path, str], str]] = {}
+        for label, spec in specs.items():
+            root = self.phones[label].root
+            battery, dumpsys = root / "power_supply" / "battery", root / LAB_ETC.lstrip("/") / "battery.txt"
+            saved[label] = ({p: p.read_text() for p in battery.iterdir()}, dumpsys.read_text())
+            for p in battery.iterdir():
+                p.unlink()
+            phone = self.phones[label]
+            bank.gauges[label] = Gauge(spec, battery, dumpsys, lambda phone=phone: set(phone.sessions))
+        bank.start()
+        try:
+            yield bank
+        finally:
+            bank.stop()
+            for label, (files, dumpsys_text) in saved.items():
+                root = self.phones[label].root
+                battery = root / "power_supply" / "battery"
+                for p in battery.iterdir():
+                    p.unlink()
+                for p, text in files.items():
+                    p.write_text(text)
+                (root / LAB_ETC.lstrip("/") / "battery.txt").write_text(dumpsys_text)
 
     @property
     def server_addrs(self) -> list[tuple[str, int]]:

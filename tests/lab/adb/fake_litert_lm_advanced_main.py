@@ -304,7 +304,7 @@ def contents_of(lm, text: str, flags: dict[str, str]):
     return lm.Contents.of(*parts)
 
 
-FAULTS_FILE = "/data/local/tmp/edgefarm-lab-faults"  # lab only: `hang|kill|segv|abort TEXT` / `sleep S`
+FAULTS_FILE = "/data/local/tmp/edgefarm-lab-faults"  # lab only: `hang|kill|segv|abort TEXT` / `sleep S` / `spin S`
 # What real runs printed just before dying, verbatim from public captures (tests/unit/fixtures/real/):
 SEGV_LAST_WORDS = (  # LiteRT-LM#1857 (lm1857_windows_gpu_segfault.log): a GPU run's last lines before SIGSEGV
     "Created LiteRT GpuEnvironment.",
@@ -329,7 +329,8 @@ def inject_fault(turns: list[str]) -> None:
     """Lab fault injection when a prompt contains the given text: hang (a stuck GPU/driver), die by
     SIGKILL from outside (a task killer, or the low-memory killer: the row says which only with
     evidence), by SIGSEGV or SIGABRT after a real run's last words; `sleep SECONDS` slows every
-    sample (a slow phone)."""
+    sample (a slow phone); `spin SECONDS` keeps a CPU busy that long per sample (a load the lab's
+    fuel gauge follows)."""
     try:
         with open(FAULTS_FILE, encoding="utf-8") as f:
             rules = [ln.rstrip("\n").split(" ", 1) for ln in f if " " in ln]
@@ -339,6 +340,10 @@ def inject_fault(turns: list[str]) -> None:
     for action, text in rules:
         if action == "sleep":
             time.sleep(float(text))
+        elif action == "spin":
+            end = time.monotonic() + float(text)
+            while time.monotonic() < end:
+                pass
         elif text and text in prompt:
             if action == "hang":
                 time.sleep(3600)

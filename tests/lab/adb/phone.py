@@ -247,6 +247,7 @@ class FakePhone:
         self.unauthorized = unauthorized
         self.unplug_keeps_processes = False  # True: commands keep running after vanish() or a host CLSE
         self.port = port or free_port()
+        self.sessions: set[int] = set()  # live shell commands (each its own session): the lab's gauge reads their CPU
         self._listener: socket.socket | None = None
         self._conns: list[_Connection] = []
         self._stopped = threading.Event()
@@ -333,6 +334,7 @@ class FakePhone:
             start_new_session=True,
         )
         stream.proc = proc
+        self.sessions.add(proc.pid)
         if stream.closed.is_set():
             stream.kill()
 
@@ -376,6 +378,7 @@ class FakePhone:
         for t in pumps:
             t.join()
         rc = proc.wait()
+        self.sessions.discard(proc.pid)
         if rc < 0:
             rc = 128 - rc
         if v2 and not stream.closed.is_set():

@@ -1,0 +1,205 @@
+"""The lab phones' fuel gauges: a current that follows the phone's real CPU use, published like a real gauge.
+
+Each 0.1 s one lab-wide thread reads the CPU time (utime + stime, /proc/<pid>/stat) of every process
+of each gauged phone (the sessions its adb shells run in: the driver, the runner, its hooks) and
+sets that phone's true load: `base_a + amps_per_cpu x CPU-seconds per second`. Every `period_s`
+(0.25-1 s on real gauges) the gauge publishes the MEAN battery current over its last period, as
+real gauges do, into the phone's /sys/class/power_supply/battery (current_now or current_avg,
+voltage_now, status, charge_counter) and its `dumpsys battery` text (Charge counter, status,
+AC/USB powered, and `current now` on a Samsung-like phone). Between refreshes nothing changes.
+
+The truth is logged: cumulative load energy and battery charge at each 0.1 s tick, on CLOCK_BOOTTIME
+(the clock of /proc/uptime, which the lab's `dumpsys` logs its calls with), so a test integrates the
+load exactly over any window. Supplies: "battery" (the battery feeds the load), "usb-bypass" (USB
+powered, `Not charging`: the charger feeds the load and the battery gives ~5 mA) and "charging"
+(AC powered, `Charging`: the battery takes `charge_a` minus the load).
+"""
+
+from __future__ import annotations
+
+import bisect
+import os
+import re
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+TICK_S = 0.1
+CLK_TCK = os.sysconf("SC_CLK_TCK")
+STATUS = {"battery": ("Discharging", 3), "usb-bypass": ("Not charging", 4), "charging": ("Charging", 2)}
+
+
+def boottime() -> float:
+    return time.clock_gettime(time.CLOCK_BOOTTIME)
+
+
+@dataclass(frozen=True)
+class GaugeSpec:
+    period_s: float
+    file: str = "current_now"  # current_now | current_avg | "" (sysfs closed: `dumpsys battery` only)
+    amps_per_unit: float = 1e-6  # uA by the kernel's ABI; 1e-3 for a vendor in mA
+    volts_per_unit: float = 1e-6
+    discharge_sign: int = -1  # Pixels: discharge negative; Samsung, most Qualcomm: positive
+    supply: str = "battery"  # battery | usb-bypass | charging
+    base_a: float = 0.30  # screen, radios, idle SoC
+    amps_per_cpu: float = 1.2  # per CPU-second per second of the phone's processes
+    bypass_a: float = 0.005  # usb-bypass: what the battery still gives
+    charge_a: float = 1.8  # charging: what the charger pushes
+
+
+def _cpu_by_session() -> dict[int, dict[int, float]]:
+    """session id -> {pid: CPU seconds} for every process on the host."""
+    out: dict[int, dict[int, float]] = {}
+    for name in os.listdir("/proc"):
+        if not name.isdigit():
+            continue
+        try:
+            with open(f"/proc/{name}/stat", "rb") as f:
+                text = f.read()
+        except OSError:
+            continue
+        fields = text[text.rfind(b")") + 2 :].split()
+        if len(fields) > 12:
+            out.setdefault(int(fields[3]), {})[int(name)] = (int(fields[11]) + int(fields[12])) / CLK_TCK
+    return out
+
+
+class Gauge:
+    """One phone's gauge: truth log, published state, files."""
+
+    def __init__(
+        self, spec: GaugeSpec, battery_dir: Path, dumpsys_file: Path, sessions: Callable[[], set[int]]
+    ):
+        self.spec = spec
+        self.battery_dir = battery_dir
+        self.dumpsys_file = dumpsys_file
+        self.template = dumpsys_file.read_text()
+        self.sessions = sessions
+        self.seen: dict[int, float] = {}  # pid -> CPU seconds at the last tick
+        t = boottime()
+        self.t_last = t
+        self.t_pub = t
+        self.acc_q = self.acc_vq = 0.0  # battery charge (A*s) and volt-weighted charge since the last refresh
+        self.energy_j = 0.0  # load energy since the start (the truth)
+        self.charge_c = 0.0  # battery charge since the start (discharge positive)
+        self.counter_uah = 3_000_000.0
+        self.log_t = [t]
+        self.log_e = [0.0]
+        self.log_q = [0.0]
+        self.refreshes = 0
+        self.publish(self.spec.base_a, self._volts(self.spec.base_a))
+
+    def _volts(self, load_a: float) -> float:
+        return 3.88 - 0.06 * load_a  # the cell's voltage sags under load
+
+    def _battery_a(self, load_a: float) -> float:
+        if self.spec.supply == "usb-bypass":
+            return self.spec.bypass_a
+        if self.spec.supply == "charging":
+            return load_a - self.spec.charge_a  # negative: into the battery
+        return load_a
+
+    def tick(self, t: float, cpu: dict[int, dict[int, float]]) -> None:
+        dt = t - self.t_last
+        if dt <= 0:
+            return
+        used = 0.0
+        now: dict[int, float] = {}
+        for sid in self.sessions():
+            for pid, sec in cpu.get(sid, {}).items():
+                now[pid] = sec
+                used += max(0.0, sec - self.seen.get(pid, 0.0))
+        self.seen = now
+        load = self.spec.base_a + self.spec.amps_per_cpu * used / dt
+        volts = self._volts(load)
+        batt = self._battery_a(load)
+        self.energy_j += load * volts * dt
+        self.charge_c += batt * dt
+        self.acc_q += batt * dt
+        self.acc_vq += volts * dt
+        self.t_last = t
+        self.log_t.append(t)
+        self.log_e.append(self.energy_j)
+        self.log_q.append(self.charge_c)
+        if t - self.t_pub >= self.spec.period_s:
+            span = t - self.t_pub
+            self.counter_uah -= self.acc_q / 3600.0 * 1e6
+            self.publish(self.acc_q / span, self.acc_vq / span)
+            self.t_pub, self.acc_q, self.acc_vq = t, 0.0, 0.0
+
+    def publish(self, battery_a: float, volts: float) -> None:
+        s = self.spec
+        self.refreshes += 1
+        alt = 1 if self.refreshes % 2 else -1
+        jitter = alt * (1 if s.amps_per_unit >= 1e-3 else 37)  # a gauge's last bits: a new value each refresh
+        raw_i = round(s.discharge_sign * battery_a / s.amps_per_unit) + jitter
+        status, code = STATUS[s.supply]
+        if s.file:
+            files = {s.file: raw_i, "voltage_now": round(volts / s.volts_per_unit), "status": status,
+                     "charge_counter": round(self.counter_uah)}  # fmt: skip
+            for name, value in files.items():
+                _write(self.battery_dir / name, f"{value}\n")
+        values = {"ac powered": str(s.supply == "charging").lower(), "usb powered": str(s.supply == "usb-bypass").lower(),
+                  "charge counter": str(round(self.counter_uah)), "status": str(code),
+                  "voltage": str(round(volts * 1000)), "current now": str(round(-battery_a * 1000) + alt)}  # fmt: skip
+        _write(self.dumpsys_file, _fill(self.template, values))
+
+    def energy(self, a: float, b: float) -> float:
+        """The load's exact energy (J) between two CLOCK_BOOTTIME instants."""
+        return _at(self.log_t, self.log_e, b) - _at(self.log_t, self.log_e, a)
+
+    def charge(self, a: float, b: float) -> float:
+        return _at(self.log_t, self.log_q, b) - _at(self.log_t, self.log_q, a)
+
+
+def _at(ts: list[float], vs: list[float], t: float) -> float:
+    i = bisect.bisect_left(ts, t)
+    if i <= 0:
+        return vs[0]
+    if i >= len(ts):
+        return vs[-1]
+    t0, t1 = ts[i - 1], ts[i]
+    return vs[i - 1] + (vs[i] - vs[i - 1]) * (t - t0) / (t1 - t0)
+
+
+def _fill(template: str, values: dict[str, str]) -> str:
+    """`dumpsys battery` with the given keys' values replaced (their line kept as the phone prints it)."""
+    out = []
+    for line in template.splitlines():
+        key = line.split(":", 1)[0].strip().lower()
+        if ":" in line and key in values:
+            line = re.sub(r":.*$", f": {values[key]}", line)
+        out.append(line)
+    return "\n".join(out) + "\n"
+
+
+def _write(path: Path, text: str) -> None:
+    tmp = path.with_name(f".{path.name}.tmp")
+    tmp.write_text(text)
+    os.replace(tmp, path)
+
+
+class GaugeBank:
+    """The lab-wide thread ticking every gauge; runs only while a test uses gauges (cheap otherwise)."""
+
+    def __init__(self) -> None:
+        self.gauges: dict[str, Gauge] = {}
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._loop, name="lab-gauges", daemon=True)
+
+    def start(self) -> GaugeBank:
+        self._thread.start()
+        return self
+
+    def stop(self) -> None:
+        self._stop.set()
+        self._thread.join(timeout=5)
+
+    def _loop(self) -> None:
+        while not self._stop.wait(TICK_S):
+            cpu = _cpu_by_session()
+            t = boottime()
+            for g in list(self.gauges.values()):
+                g.tick(t, cpu)
