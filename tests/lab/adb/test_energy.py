@@ -59,17 +59,26 @@ def gauged_lab(adb_lab):
             adb_lab.remove_phone(label)
 
 
-def _windows(lab, label: str, run_id: str) -> dict[int, tuple[float, float]]:
-    """Sample n -> (start, end) on CLOCK_BOOTTIME: when the driver's hook finished writing the sample's
-    `thermal_before` (the runner starts right after) and its `battery_after` (the runner stopped just
-    before), from the files' mtimes on the phone's /data (this host's folder)."""
-    offset = time.time() - boottime()
+def _windows(lab, label: str, run_id: str, rows: list[dict]) -> dict[int, tuple[float, float]]:
+    """Sample n -> the runner's own power window (start, end) on CLOCK_BOOTTIME, to integrate the truth
+    over exactly what was measured: the native runner's `t0` (CLOCK_MONOTONIC) + `dt_s`; the upstream
+    driver's last `power.tsv` append (the file's mtime) - `dt_s`; `dumpsys` only: from the hook's
+    `thermal_before` to its `battery_after` (the files' mtimes on the phone's /data, a host folder)."""
+    wall, mono = time.time() - boottime(), time.monotonic() - boottime()
     samples = lab.device_root(label) / "local" / "tmp" / "edgefarm" / "runs" / run_id / "job" / "samples"
     out = {}
-    for d in samples.iterdir():
-        before, after = d / "thermal_before", d / "battery_after"
-        if before.exists() and after.exists():
-            out[int(d.name)] = (before.stat().st_mtime - offset, after.stat().st_mtime - offset)
+    for n, r in enumerate(rows, 1):
+        d, power = samples / str(n), r["power"]
+        if power["src"].startswith("dumpsys"):
+            out[n] = (
+                (d / "thermal_before").stat().st_mtime - wall,
+                (d / "battery_after").stat().st_mtime - wall,
+            )
+        elif (d / "power.tsv").exists():
+            end = (d / "power.tsv").stat().st_mtime - wall
+            out[n] = (end - power["dt_s"], end)
+        else:
+            out[n] = (power["t0"] - mono, power["t0"] - mono + power["dt_s"])
     return out
 
 
@@ -84,14 +93,13 @@ def _run(lab, tmp_path: Path, *extra: str, **env: str) -> tuple[Path, dict]:
                      "--limit", "4", "--sample-timeout", "60", "--out", str(out), *extra, **env)  # fmt: skip
         assert p.returncode == 0, p.stderr[-3000:]
     (run_dir,) = [d for d in out.iterdir() if d.is_dir()]
-    windows = {label: _windows(lab, label, run_dir.name) for label in GAUGES}
     checked = {}
     for label, (name, _) in GAUGES.items():
         rows = [
             json.loads(x) for x in (run_dir / "devices" / name / "results.jsonl").read_text().splitlines()
         ]
         assert [r["status"] for r in rows] == ["ok"] * 4, rows
-        gauge, wins = bank.gauges[label], windows[label]
+        gauge, wins = bank.gauges[label], _windows(lab, label, run_dir.name, rows)
         assert sorted(wins) == [1, 2, 3, 4], (label, wins)
         truth = [gauge.energy(*wins[n]) for n in sorted(wins)]
         checked[label] = (rows, truth, gauge, wins)
@@ -139,11 +147,11 @@ def _flags(checked: dict, label: str) -> list[str]:
 
 
 def test_energy_per_sample_and_per_run_against_the_exact_integral(gauged_lab, tmp_path):
-    """The upstream stand-in keeps a CPU busy 1.5 s per sample, so samples span 2+ gauge periods on the
+    """The upstream stand-in keeps a CPU busy 2.5 s per sample, so samples span 2+ gauge periods on the
     0.25 and 0.5 s gauges; the native runner's samples (~50 ms of the tiny model) are all shorter."""
     report: list[str] = []
     for label in GAUGES:
-        (gauged_lab.device_root(label) / "local" / "tmp" / "edgefarm-lab-faults").write_text("spin 1.5\n")
+        (gauged_lab.device_root(label) / "local" / "tmp" / "edgefarm-lab-faults").write_text("spin 2.5\n")
     try:
         run_dir, checked = _run(gauged_lab, tmp_path / "upstream", EDGEFARM_PHONE_RUNNER="upstream")
     finally:
