@@ -28,6 +28,7 @@ from android_runner.contract import SampleResult
 
 from .datasets.types import Dataset, Sample
 from .devices.base import Device
+from .devices.lock import DeviceBusy, held
 from .devices.types import DeviceInfo
 from .errors import ConfigError, EdgefarmError
 from .fsutil import write_json_atomic
@@ -215,19 +216,24 @@ def run_stand_ins(
 
 def _session(device, dataset, samples, model, opts, backend, threads, job_opts, dev_dir, score, stop, clock):
     dev_dir.mkdir(parents=True, exist_ok=True)
-    outcome = run_device(
-        device,
-        dataset,
-        samples,
-        model,
-        opts.for_device(device, backend, threads),
-        job_opts,
-        dev_dir,
-        Progress(total=len(samples)),
-        clock=clock,
-        score=score,
-        stop=stop,
-    )
+    try:
+        with held(device, dev_dir.parents[1].name) as note:  # runs/<run-id>/devices/<folder>
+            outcome = run_device(
+                device,
+                dataset,
+                samples,
+                model,
+                opts.for_device(device, backend, threads),
+                job_opts,
+                dev_dir,
+                Progress(total=len(samples)),
+                clock=clock,
+                score=score,
+                stop=stop,
+            )
+        outcome.notes += [note] if note else []
+    except DeviceBusy as e:
+        outcome = DeviceOutcome(name=device.name, kind=device.kind, error=str(e), error_code=e.exit_code)
     write_outcome(dev_dir, outcome)
     return outcome
 

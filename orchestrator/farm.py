@@ -13,6 +13,7 @@ from rich.console import Console
 
 from .datasets.types import Dataset, Sample
 from .devices.base import Device
+from .devices.lock import held
 from .errors import EdgefarmError
 from .fsutil import make_dir
 from .jobs import JobOptions
@@ -53,19 +54,21 @@ def run_farm(
         dev_dir = device_folder(run_dir, device.name)
         try:
             make_dir(dev_dir)
-            outcome = run_device(
-                device,
-                dataset,
-                share[device.name],
-                model,
-                opts[device.name],
-                job_opts,
-                dev_dir,
-                states[device.name],
-                clock=time.monotonic,
-                score=score,
-                stop=stop,
-            )
+            with held(device, run_dir.name) as note:  # one run per device; a live holder: DeviceBusy
+                outcome = run_device(
+                    device,
+                    dataset,
+                    share[device.name],
+                    model,
+                    opts[device.name],
+                    job_opts,
+                    dev_dir,
+                    states[device.name],
+                    clock=time.monotonic,
+                    score=score,
+                    stop=stop,
+                )
+            outcome.notes += [note] if note else []
         except EdgefarmError as e:  # the device folder itself cannot be made (disk full, read-only)
             outcome = DeviceOutcome(name=device.name, kind=device.kind, error=str(e), error_code=e.exit_code)
         except Exception as e:  # noqa: BLE001 - a bug must not take the other devices down; it is reported
