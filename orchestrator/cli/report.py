@@ -105,7 +105,7 @@ def compare(run_a: Path, run_b: Path, allow_different: bool) -> None:
     if c.differences:
         title += "\nDIFFERENT SETTINGS (compared anyway): " + "; ".join(c.differences)
     table = Table(title=escape(title), title_justify="left")
-    columns = (("wall_ms", "Sample time"), ("ttft_ms", "TTFT"), ("decode_tps", "Decode"),
+    columns = (("wall_ms", "Time per sample"), ("ttft_ms", "TTFT"), ("decode_tps", "Decode"),
                ("prefill_tps", "Prefill"), ("energy_j", "Energy"))  # fmt: skip
     shown = [(f, label) for f, label in columns if any(d.paired.figure(f) for d in c.devices)]
     table.add_column("Device")

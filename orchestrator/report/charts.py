@@ -248,6 +248,18 @@ def memory(report: RunReport) -> str | None:
     return canvas.svg()
 
 
+def _same_as(names: list[str], series: dict) -> dict[str, str]:
+    """Legend labels: a device whose memory line is another's to within 0.5 MB says so, since the
+    later line hides the earlier one (two identical lines looked like one device missing)."""
+    out = {}
+    for i, n in enumerate(names):
+        ys = series[n][1]
+        twin = next((m for m in names[:i] if len(series[m][1]) == len(ys) and all(
+            (math.isnan(a) and math.isnan(b)) or abs(a - b) <= 0.5 for a, b in zip(series[m][1], ys))), None)  # fmt: skip
+        out[n] = f"{n} (same as {twin})" if twin else n
+    return out
+
+
 def over_the_run(report: RunReport) -> str | None:
     names = [r.device for r in report.devices]
     mem = {
@@ -267,7 +279,8 @@ def over_the_run(report: RunReport) -> str | None:
         lo = 0.0 if d is mem else min(values)
         yticks.append(svg.nice_ticks(lo, max(values)))
     shown = [n for n in names if n in mem]  # the legend: the memory panel's lines
-    legend = svg.legend_width(shown)
+    labels = _same_as(shown, mem)
+    legend = svg.legend_width(list(labels.values()))
     lefts = [svg.left_margin(labels, True) for _, labels in yticks]
     gap = svg.overhang(xlabels[-1]) + svg.EDGE
     width = max(11.0, sum(lefts) + gap * len(panels) + legend + 3.0 * len(panels))
@@ -288,7 +301,7 @@ def over_the_run(report: RunReport) -> str | None:
         p.yticks(ylocs, ylabels, ylabel)
         p.finish()
         x += plot_w + gap
-    svg.legend(canvas, width - legend + svg.LEGEND_GAP, [(n, colors[n]) for n in shown], lines=True)
+    svg.legend(canvas, width - legend + svg.LEGEND_GAP, [(labels[n], colors[n]) for n in shown], lines=True)
     return canvas.svg()
 
 

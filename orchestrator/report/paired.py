@@ -16,7 +16,7 @@ from .types import Paired, PairedFigure, SampleCell, SampleRow
 
 NOISE = 0.02  # |ratio - 1| at or below this is "no significant difference", whatever the interval
 PAIRED_FIGURES = (  # SampleCell field, label, higher is better
-    ("wall_ms", "Sample time", False),
+    ("wall_ms", "Time per sample", False),
     ("ttft_ms", "TTFT", False),
     ("prefill_tps", "Prefill", True),
     ("decode_tps", "Decode", True),

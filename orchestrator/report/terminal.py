@@ -28,8 +28,10 @@ def device_tables(report: RunReport) -> Group:
             cells[-1] = f"[red]{cells[-1]}[/]"
         table.add_row(*cells)
     shared = shared_settings(report)
-    parts: list = [Text("same on every device: " + " · ".join(t for _, t in shared))] if shared else []
-    parts += [table, Text(INTERVALS_NOTE, style="dim")]
+    parts: list = [table]
+    if shared:
+        parts.append(Text("same on every device: " + " · ".join(t for _, t in shared)))
+    parts.append(Text(INTERVALS_NOTE, style="dim"))
     mods = modalities(report)
     if mods:
         by_mod = Table(title="passed/scored by modality", title_justify="left")
