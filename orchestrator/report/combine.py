@@ -29,7 +29,7 @@ from .types import (
 if TYPE_CHECKING:
     from ..scoring.types import ScoreReport
 
-SCHEMA_VERSION = 2
+SCHEMA_VERSION = 3  # 3: intervals, strict check, settings, baseline and paired comparisons
 MAX_OUTPUT_CHARS = 1000  # per cell in the combined report; the device folder keeps every character
 
 

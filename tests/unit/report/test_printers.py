@@ -133,7 +133,7 @@ def test_csv_and_jsonl_one_row_per_device_and_sample():
 
 def test_json_is_the_whole_record():
     data = json.loads(PRINTERS.get("json")(_report()))
-    assert data["schema_version"] == 2 and data["stamp"]["model_sha256"] == "a" * 64
+    assert data["schema_version"] == 3 and data["stamp"]["model_sha256"] == "a" * 64
     assert data["samples"][0]["reference"] == "yes" and len(data["disagreements"]["samples"]) == 2
 
 
