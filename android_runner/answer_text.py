@@ -42,6 +42,11 @@ def cap_answer(text: str, max_bytes: int = OUTPUT_MAX_BYTES) -> tuple[str, int]:
 
 def clean_answer(raw: str | bytes, max_bytes: int = OUTPUT_MAX_BYTES) -> tuple[str, int, int]:
     """The answer as every row keeps it: (text, invalid_utf8_bytes, output_truncated_bytes)."""
+    if isinstance(raw, str):
+        try:
+            raw.encode("utf-8")
+        except UnicodeEncodeError:  # bytes a binding kept as lone surrogates (surrogateescape): the bytes
+            raw = raw.encode("utf-8", "surrogateescape")
     text, invalid = decode_answer(raw) if isinstance(raw, bytes) else (raw, 0)
     kept, dropped = cap_answer(text, max_bytes)
     return kept, invalid, dropped

@@ -30,6 +30,7 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
+from .answer_text import clean_answer
 from .backend import BACKEND_UNAVAILABLE_KINDS, BackendVerdict, classify_backend, engine_failure, split_lines
 from .contract import JobItem, SampleResult, TurnFigures, read_results
 from .conversation import render, reply_text, unsupported_reason
@@ -267,8 +268,11 @@ class LiteRtRunner:
                 row.update(status=Status.ERROR, error=f"backend_fallback: {v.evidence}")
             elif v.flags:  # ran as asked, a part fell back: flagged in the runtime's words
                 row["error"] = f"warning: {', '.join(v.flags)}: {v.evidence}"
+        text, invalid_utf8, dropped = clean_answer(text)  # the same rule as the native runner's
         return SampleResult(
             output=text,
+            invalid_utf8_bytes=invalid_utf8,
+            output_truncated_bytes=dropped,
             ttft_ms=_round(ttft_ms),
             prefill_tokens=sum(t.prefill_tokens or 0 for t in turns) if turns else None,
             prefill_tps=last.prefill_tps if last else None,

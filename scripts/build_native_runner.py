@@ -3,6 +3,9 @@
     python scripts/build_native_runner.py --android   # -> build/android_arm64/{edgefarm_runner,liblitert-lm.so,VERSION}
     python scripts/build_native_runner.py --host      # -> build/host/...
 
+Both compile against upstream's c/engine.h at the pinned commit (read from the cache or downloaded, never
+committed; see android_runner/native/build.py) and pin the runtime library's sha256 from its wheel's RECORD.
+
 Phones pick build/android_arm64/ up by themselves (see docs/android.md).
 """
 

@@ -3,7 +3,8 @@
  * "inference" takes a fixed, known time per sample: it sleeps SAMPLE_MS milliseconds (the phone's
  * compute, which costs the host nothing) and answers every sample with one fixed text. Same flags,
  * same job file, same state files (`inflight`, `loads.tsv`), same result lines and protocol lines
- * (READY, BEGIN n, RESULT {...}, DONE), so the host and driver.sh cannot tell it from the real one.
+ * (READY, BEGIN n, RESULT {...}, DONE, FATAL {"error","fix","exit_code"}; each ONE write(2)), so the
+ * host and driver.sh cannot tell it from the real one.
  * Used by scripts/bench_farm.py to measure what the HOST adds on a farm of N phones:
  *
  *   cc -O2 -DSAMPLE_MS=100 -o edgefarm_runner scripts/fixed_time_runner.c
@@ -39,6 +40,16 @@ static char *read_file(const char *path, size_t *len) {
   buf[n] = 0;
   *len = n;
   return buf;
+}
+
+/* One protocol line, "EDGEFARM <kind> <payload>\n", as ONE write(2), as the real runner does. */
+static void emit(const char *kind, const char *payload) {
+  char buf[4096];
+  int k = snprintf(buf, sizeof buf, "EDGEFARM %s %s\n", kind, payload);
+  if (k > 0 && (size_t)k < sizeof buf) {
+    ssize_t w = write(1, buf, (size_t)k);
+    (void)w;
+  }
 }
 
 static void write_file(const char *path, const char *text) {
@@ -86,13 +97,13 @@ int main(int argc, char **argv) {
     else if (!strcmp(argv[i], "--state-dir")) state_dir = argv[i + 1];
   }
   if (!job || !results || !state_dir) {
-    fprintf(stderr, "EDGEFARM FATAL usage: edgefarm_runner --job J --results R --state-dir D ...\n");
+    emit("FATAL", "{\"error\":\"usage: edgefarm_runner --job J --results R --state-dir D ...\",\"fix\":\"\",\"exit_code\":2}");
     return 2;
   }
   size_t len = 0, rlen = 0;
   char *text = read_file(job, &len);
   if (!text) {
-    fprintf(stderr, "EDGEFARM FATAL cannot read the job file %s: %s\n", job, strerror(errno));
+    emit("FATAL", "{\"error\":\"cannot read the job file\",\"fix\":\"\",\"exit_code\":2}");
     return 2;
   }
   int *ns = NULL;
@@ -122,16 +133,16 @@ int main(int argc, char **argv) {
   int rfd = open(results, O_WRONLY | O_CREAT | O_APPEND, 0644);
   int pending = 0;
   for (int i = 0; i < count; i++) pending += !done[ns[i]];
-  printf("EDGEFARM READY {\"init_ms\":0.000,\"pid\":%d,\"pending\":%d}\n", (int)getpid(), pending);
-  fflush(stdout);
+  snprintf(line, sizeof line, "{\"init_ms\":0.000,\"pid\":%d,\"pending\":%d}", (int)getpid(), pending);
+  emit("READY", line);
   struct timespec nap = {SAMPLE_MS / 1000, (SAMPLE_MS % 1000) * 1000000L};
   for (int i = 0; i < count; i++) {
     int n = ns[i];
     if (done[n]) continue;
     snprintf(line, sizeof line, "%d\n", n);
     write_file(inflight, line);
-    printf("EDGEFARM BEGIN %d\n", n);
-    fflush(stdout);
+    snprintf(line, sizeof line, "%d", n);
+    emit("BEGIN", line);
     double t0 = now_s();
     nanosleep(&nap, NULL);
     double ms = (now_s() - t0) * 1000.0;
@@ -141,17 +152,18 @@ int main(int argc, char **argv) {
                      "\"init_ms\":0.0,\"ttft_ms\":%.3f,\"infer_ms\":%.3f,\"wall_ms\":%.3f,"
                      "\"turns\":[{\"prefill_tokens\":8,\"prefill_tps\":1000.0,\"decode_tokens\":4,"
                      "\"decode_tps\":100.0,\"wall_ms\":%.3f}],\"peak_rss_kb\":1024,\"peak_hwm_kb\":1024,"
-                     "\"peak_anon_kb\":512,\"peak_file_kb\":512,\"peak_swap_kb\":0}\n",
+                     "\"peak_anon_kb\":512,\"peak_file_kb\":512,\"peak_swap_kb\":0,\"peak_method\":\"sampled\","
+                     "\"mem_sample_ms\":20,\"runner\":\"native\",\"invalid_utf8_bytes\":0,"
+                     "\"output_truncated_bytes\":0}\n",
                      n, ms / 2, ms, ms, ms);
     ssize_t w = write(rfd, line, (size_t)k);
     (void)w;
-    fputs("EDGEFARM RESULT ", stdout);
-    fwrite(line, 1, (size_t)k, stdout);
-    fflush(stdout);
+    line[k - 1] = 0; /* the newline: emit adds its own */
+    emit("RESULT", line);
     write_file(inflight, "");
   }
   unlink(inflight);
-  printf("EDGEFARM DONE {\"samples\":%d}\n", pending);
-  fflush(stdout);
+  snprintf(line, sizeof line, "{\"samples\":%d}", pending);
+  emit("DONE", line);
   return 0;
 }

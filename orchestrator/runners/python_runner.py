@@ -40,6 +40,8 @@ from .base import RunnerEvents, RunOptions, Staged
 
 RUNNER_FILES = (
     "__init__.py",
+    "answer_text.py",
+    "backend.py",
     "contract.py",
     "conversation.py",
     "status.py",
