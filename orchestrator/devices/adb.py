@@ -40,13 +40,23 @@ T = TypeVar("T")
 _LOST_TEXT = re.compile(r"offline|not found|no devices|closed|unauthorized|Invalid sync cmd", re.IGNORECASE)
 
 
-def _server_up(host: str, port: int, timeout_s: float = 2.0) -> bool:
+def server_up(host: str, port: int, timeout_s: float = 2.0) -> bool:
     """Probe with a raw socket: adbutils would otherwise spawn `adb start-server` on a miss."""
     try:
         with socket.create_connection((host, port), timeout=timeout_s):
             return True
     except OSError:
         return False
+
+
+def fix_server(host: str, port: int, *, resume: bool = True) -> str:
+    """How to bring an adb server back, with its own port (pasted as one command)."""
+    if host in ("127.0.0.1", "localhost", "::1"):
+        start = "adb start-server" if port == 5037 else f"adb -P {port} start-server"
+        how = f"restart it: `{start}` (a farm host serving others: `adb -a -P {port} nodaemon server`)"
+    else:
+        how = f"restart it on the farm host {shlex.quote(host)}: `adb -a -P {port} nodaemon server`"
+    return f"{how}, then rerun with --resume to continue where it stopped" if resume else how
 
 
 def _bounded(fn: Callable[[], T], timeout_s: float, what: str, where: str) -> T:
@@ -207,11 +217,11 @@ class AdbDevice:
 
     def _client(self) -> adbutils.AdbClient:
         host, port = self.server
-        if not _server_up(host, port):
+        if not server_up(host, port):
             raise DeviceLost(
                 f"adb server {host}:{port} does not answer",
                 where=self.where,
-                fix="start it (`adb start-server`, or `adb -a -P PORT nodaemon server` on the farm host)",
+                fix=fix_server(host, port),
             )
         return adbutils.AdbClient(host, port, socket_timeout=self.call_timeout_s)
 
@@ -219,7 +229,22 @@ class AdbDevice:
         return self._client().device(self.serial)
 
     def call(self, fn: Callable[[adbutils.AdbDevice], T], what: str, timeout_s: float | None = None) -> T:
-        return _bounded(lambda: fn(self._dev()), timeout_s or self.call_timeout_s, what, self.where)
+        try:
+            return _bounded(lambda: fn(self._dev()), timeout_s or self.call_timeout_s, what, self.where)
+        except DeviceLost as e:
+            raise self.why_lost(e, what) from e
+
+    def why_lost(self, lost: DeviceLost, what: str) -> DeviceLost:
+        """`lost` as it is, or, when the adb server itself no longer answers, a DeviceLost that says
+        so (`adb kill-server` mid-run looked like a pulled cable) with the command that restarts it."""
+        host, port = self.server
+        if server_up(host, port):
+            return lost
+        return DeviceLost(
+            f"the adb server {host}:{port} is gone (stopped by `adb kill-server`, or it crashed) during {what}",
+            where=self.where,
+            fix=fix_server(host, port),
+        )
 
     def shell(self, command: str, timeout_s: float | None = None) -> tuple[int, str, str]:
         """A short shell v2 command (a string WE built, never dataset text) -> (rc, stdout, stderr)."""
@@ -453,11 +478,12 @@ class AdbDevice:
                         raise EOFError("the shell stream ended without an exit status")
                     buf += chunk
             except (adbutils.AdbError, EOFError, ConnectionError, OSError) as e:
-                raise DeviceLost(
+                lost = DeviceLost(
                     f"connection lost while running {argv[0]}: {type(e).__name__}: {e}",
                     where=self.where,
                     fix=FIX_LOST,
-                ) from e
+                )
+                raise self.why_lost(lost, f"running {argv[0]}") from e
         finally:
             conn.close()
 

@@ -13,7 +13,7 @@ from typing import Any
 
 import adbutils
 
-from .adb import FIX_OFFLINE, FIX_UNAUTHORIZED, AdbDevice, _server_up
+from .adb import FIX_OFFLINE, FIX_UNAUTHORIZED, AdbDevice, fix_server, server_up
 from .types import DeviceInfo
 
 
@@ -49,10 +49,9 @@ def discover_adb(servers: Sequence[tuple[str, int]]) -> tuple[list[AdbPhone], li
     notes: list[str] = []
     seen: set[str] = set()
     for host, port in dict.fromkeys(servers):
-        if not _server_up(host, port):
+        if not server_up(host, port):
             notes.append(
-                f"adb server {host}:{port} does not answer; fix: run `adb start-server` there "
-                f"(a farm host serves others with `adb -a -P {port} nodaemon server`)"
+                f"adb server {host}:{port} does not answer; fix: {fix_server(host, port, resume=False)}"
             )
             continue
         try:
