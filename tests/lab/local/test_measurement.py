@@ -65,6 +65,6 @@ def test_merge_joins_two_controllers_runs_and_refuses_runs_of_another_selection(
 
     bad = edgefarm("report", "--merge", str(a.run_dir), str(c.run_dir))
     assert bad.returncode == 2
-    assert "sample selection" in bad.stderr and c.run_dir.name in bad.stderr
+    assert "dataset slice: 3 samples" in bad.stderr and "2 samples" in bad.stderr and c.run_dir.name in bad.stderr
     alone = edgefarm("report", str(a.run_dir), str(b.run_dir))
     assert alone.returncode == 2 and "--merge" in alone.stderr
