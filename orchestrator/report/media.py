@@ -4,16 +4,16 @@ download), each sample's text put on its row, and its images/audio copied into t
 
 Dataset file names are data: a copy is named `media/<sha256 prefix><known extension>`, so no name
 from the dataset reaches a path, and nothing is written outside the run folder. Files larger than
-MAX_MEDIA_BYTES are linked by nothing (the row says so in its prompt)."""
+MAX_MEDIA_BYTES, or of another kind, are not shown. Writes go through fsutil (a full disk is
+exit 5, as for every file of the run)."""
 
 from __future__ import annotations
 
 import hashlib
-import os
-import tempfile
 from dataclasses import replace
 from pathlib import Path
 
+from ..fsutil import make_dir, write_bytes_atomic
 from .types import RunReport, SampleRow
 
 MAX_MEDIA_BYTES = 20 * 2**20
@@ -38,15 +38,8 @@ def _copy(src: Path, run_dir: Path, write: bool) -> str | None:
         return f"{MEDIA_DIR}/{name}"
     if not write:
         return None
-    dest.parent.mkdir(exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=dest.parent, prefix=".media-")
-    try:
-        with os.fdopen(fd, "wb") as f:
-            f.write(data)
-        os.replace(tmp, dest)
-    except OSError:
-        Path(tmp).unlink(missing_ok=True)
-        return None
+    make_dir(dest.parent)
+    write_bytes_atomic(dest, data)  # fsutil: a full disk is OutputError (exit 5), as for every run file
     return f"{MEDIA_DIR}/{name}"
 
 
