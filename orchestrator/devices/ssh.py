@@ -40,7 +40,7 @@ from .ssh_info import (
     python_candidates,
     split_sections,
 )
-from .ssh_link import CALL_TIMEOUT_S, CONNECT_TIMEOUT_S, Conn, SshLink
+from .ssh_link import CALL_TIMEOUT_S, CONNECT_TIMEOUT_S, Conn, NoSftp, SshLink, exec_get, exec_put, open_sftp
 from .types import DeviceInfo, Exit, LineSink, ProgressSink, PushStats
 
 KILL_GRACE_S = 15.0  # our own deadline past the board's `timeout`, for a connection that went quiet
@@ -89,6 +89,7 @@ class SshDevice:
         self.threads = threads
         self.on_progress = on_progress
         self._remote_rsync: bool | None = None
+        self._sftp = True  # False once the board's sshd turned out to have no SFTP subsystem
 
     @classmethod
     def from_entry(cls, entry: Mapping[str, Any]) -> SshDevice:
@@ -210,10 +211,17 @@ class SshDevice:
                 where=self.where,
                 fix="check workdir in devices.yaml: it must be writable by the ssh user",
             )
-        if stats.bytes_sent >= RSYNC_MIN_BYTES and self._rsync_available():
+        if (stats.bytes_sent >= RSYNC_MIN_BYTES or not self._sftp) and self._rsync_available():
             self._rsync(local, remote, todo, stats.bytes_sent)
-        else:
+            return stats
+        try:
             self._sftp_put(todo, stats.bytes_sent)
+        except NoSftp:
+            self._sftp = False  # the board's sshd has no `Subsystem sftp`: rsync, or the command channel
+            if self._rsync_available():
+                self._rsync(local, remote, todo, stats.bytes_sent)
+            else:
+                self._sftp_put(todo, stats.bytes_sent)
         return stats
 
     def _rsync_available(self) -> bool:
@@ -266,7 +274,13 @@ class SshDevice:
         sink = self.on_progress
 
         async def go(conn: Conn) -> None:
-            async with conn.start_sftp_client() as sftp:
+            if not self._sftp:
+                for src, dst in todo:
+                    await exec_put(conn, src, str(dst), self.where)
+                    if sink:
+                        sink(str(dst), src.stat().st_size, src.stat().st_size)
+                return
+            async with await open_sftp(conn, self.where) as sftp:
                 for src, dst in todo:
                     part = str(dst.parent / f".{dst.name}.part")
                     progress = (
@@ -284,15 +298,26 @@ class SshDevice:
         part = local.with_name(local.name + ".part")
 
         async def go(conn: Conn) -> int:
-            async with conn.start_sftp_client() as sftp:
+            missing = DeviceError(
+                f"no file {remote} on the board",
+                where=self.where,
+                fix="check the runner's log in the device folder",
+            )
+            if self._sftp:
+                try:
+                    sftp = await open_sftp(conn, self.where)
+                except NoSftp:
+                    self._sftp = False
+            if not self._sftp:
+                if not await exec_get(conn, str(remote), part, self.where):
+                    part.unlink(missing_ok=True)
+                    raise missing
+                return part.stat().st_size
+            async with sftp:
                 try:
                     await sftp.get(str(remote), str(part), block_size=SFTP_BLOCK)
                 except asyncssh.SFTPNoSuchFile:
-                    raise DeviceError(
-                        f"no file {remote} on the board",
-                        where=self.where,
-                        fix="check the runner's log in the device folder",
-                    ) from None
+                    raise missing from None
             return part.stat().st_size
 
         size = self.link.call(go, f"pull {remote}", max(self.link.call_timeout_s, 120.0))

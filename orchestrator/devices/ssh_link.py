@@ -232,3 +232,43 @@ class SshLink:
         else:  # the very file asyncssh verified against, never the account's ~ from passwd
             argv += ["-o", "StrictHostKeyChecking=yes", "-o", f"UserKnownHostsFile={listed}"]
         return [*argv, "-o", "GlobalKnownHostsFile=/dev/null", "-o", "LogLevel=ERROR"]
+
+
+# ---------------------------------------------------------------- files without SFTP
+
+FIX_NO_SFTP = (
+    "add `Subsystem sftp /usr/lib/openssh/sftp-server` (or `internal-sftp`) to the board's "
+    "/etc/ssh/sshd_config and restart sshd; meanwhile files go over rsync or the ssh command channel"
+)
+
+
+class NoSftp(DeviceError):
+    """The board's sshd offers no SFTP subsystem (its sshd_config has no `Subsystem sftp` line)."""
+
+
+async def open_sftp(conn: Conn, where: str) -> asyncssh.SFTPClient:
+    """An SFTP client, or NoSftp naming SFTP (asyncssh says only "Session request failed")."""
+    try:
+        return await conn.start_sftp_client()
+    except asyncssh.ChannelOpenError as e:
+        raise NoSftp(
+            f"the board's sshd offers no SFTP subsystem ({e.reason})", where=where, fix=FIX_NO_SFTP
+        ) from e
+
+
+async def exec_put(conn: Conn, src: Path, dst: str, where: str) -> None:
+    """Copy a file over the ssh command channel (`cat` into a .part file, then renamed), as scp's
+    legacy protocol does: for boards without SFTP (and without rsync)."""
+    part = f"{dst.rsplit('/', 1)[0]}/.{dst.rsplit('/', 1)[-1]}.part"
+    command = shlex.join(["sh", "-c", 'cat > "$1" && mv -f -- "$1" "$2"', "sh", part, dst])
+    r = await conn.run(command, check=False, stdin=str(src), encoding=None)
+    if r.exit_status != 0:
+        err = (r.stderr or b"").decode("utf-8", "replace").strip()[-300:]
+        raise DeviceError(f"copy of {dst} without SFTP failed: {err}", where=where,
+                          fix="check free space on the board and that workdir in devices.yaml is writable")  # fmt: skip
+
+
+async def exec_get(conn: Conn, remote: str, local: Path, where: str) -> bool:
+    """Copy a board file to `local` over the command channel (`cat`); False when it does not exist."""
+    r = await conn.run(shlex.join(["cat", "--", remote]), check=False, stdout=str(local), encoding=None)
+    return r.exit_status == 0

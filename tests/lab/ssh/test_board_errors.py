@@ -8,7 +8,7 @@ import shutil
 import subprocess
 
 from ..local.conftest import device_json, edgefarm, only_run_dir
-from .conftest import keygen, write_inventory
+from .conftest import keygen, sshd, write_inventory
 
 
 def _error(p: subprocess.CompletedProcess) -> tuple[str, str]:
@@ -119,3 +119,34 @@ def test_a_fix_hint_with_hostile_values_pastes_as_exactly_one_command(board, tmp
     assert args.read_text().splitlines() == ["-i", str(keys / "stranger"), "-p", str(board.port),
                                              f"{board.user}@{board.host}"]  # fmt: skip
     assert not (tmp_path / "HACKED").exists() and not (tmp_path / "HACKED2").exists()
+
+
+def test_a_board_whose_sshd_has_no_sftp_runs_over_rsync_or_the_command_channel(tmp_path):
+    """Issue 24: without `Subsystem sftp` in sshd_config, setup failed with "check host/port ... sshd
+    running". Now files go over rsync (or `cat` on the command channel) and the run completes; the
+    copy functions name SFTP when they cannot help."""
+    with sshd(tmp_path / "sshd", subsystem=False) as nosftp:
+        inv = write_inventory(tmp_path / "devices.yaml", nosftp.entry("pi-nosftp", tmp_path / "work"))
+        out = tmp_path / "runs"
+        p = edgefarm("run", "--devices", "pi-nosftp", "--inventory", str(inv), "--out", str(out),
+                     "--modality", "text", "--limit", "2", "--max-output-tokens", "4")  # fmt: skip
+        assert p.returncode == 0, p.stderr[-3000:]
+        assert "Traceback" not in p.stderr
+        run_dir = only_run_dir(out)
+        rows = [
+            json.loads(x)
+            for x in (run_dir / "devices" / "pi-nosftp" / "results.jsonl").read_text().splitlines()
+        ]
+        assert [r["status"] for r in rows] == ["ok", "ok"]
+
+        # without rsync too: small files and pulls over the command channel, byte for byte
+        from orchestrator.devices.ssh import SshDevice
+
+        dev = SshDevice.from_entry(nosftp.entry("pi-nosftp", tmp_path / "plain"))
+        dev._remote_rsync = False  # as on a board without rsync
+        blob = tmp_path / "blob.bin"
+        blob.write_bytes(bytes(range(256)) * 4096)  # 1 MiB, every byte value
+        assert dev.push(blob, dev.workdir / "blob.bin").files == 1
+        assert dev.pull(dev.workdir / "blob.bin", tmp_path / "back.bin") == blob.stat().st_size
+        assert (tmp_path / "back.bin").read_bytes() == blob.read_bytes()
+        dev.close()
