@@ -8,6 +8,7 @@ import json
 import click
 from rich.table import Table
 
+from ..cluster.types import flat_listing
 from ..inventory import load_inventory, select_usable
 from ..report.terminal import stdout_console
 from .run import inventory_option
@@ -16,8 +17,24 @@ from .run import inventory_option
 @click.command("devices")
 @inventory_option
 @click.option("--json", "as_json", is_flag=True, help="print JSON instead of a table")
-def devices(inventory, as_json: bool) -> None:
+@click.option(
+    "--cluster",
+    default=None,
+    metavar="ADDRESS",
+    help="a Ray cluster's head (docs/cluster.md): every farm host's devices",
+)
+def devices(inventory, as_json: bool, cluster: str | None) -> None:
     """List the devices `edgefarm run --devices all` would use, and those found but unusable."""
+    if cluster:
+        from ..cluster.connect import cluster_devices  # Ray: imported only with --cluster
+
+        hosts = cluster_devices(cluster)
+        if as_json:
+            doc = {"cluster": cluster, "hosts": [dataclasses.asdict(h) for h in hosts]}
+            click.echo(json.dumps(doc, indent=2, ensure_ascii=False))
+        else:
+            print_devices(*flat_listing(hosts))
+        return
     inv = load_inventory(inventory)
     selection = select_usable(inv, "all")  # the same rule `run --devices all` uses
     infos = list(selection.infos)
@@ -35,12 +52,18 @@ def devices(inventory, as_json: bool) -> None:
             )
         )
         return
+    print_devices(infos, selection.unusable, selection.notes)
+
+
+def print_devices(infos, unusable, notes, hosts: dict[int, str] | None = None) -> None:
+    """The devices table; `hosts` (by position in infos + unusable) adds a Host column (--cluster)."""
     console = stdout_console()
     rows = []
-    for i in list(infos) + list(selection.unusable):
+    for n, i in enumerate(list(infos) + list(unusable)):
         hardware = " ".join(x for x in (i.manufacturer, i.model) if x) if i.kind != "local" else i.cpu
         rows.append(
             {
+                "Host": (hosts or {}).get(n, ""),
                 "Name": i.name,
                 "Kind": i.kind,
                 "Serial/host": i.serial,
@@ -60,9 +83,9 @@ def devices(inventory, as_json: bool) -> None:
     for r in rows:
         table.add_row(*(r[c] for c in columns))
     console.print(table)
-    for u in selection.unusable:
+    for u in unusable:
         console.print(f"[red]{u.name}[/] ({u.state}): {u.problem}")
-    for note in selection.notes:
+    for note in notes:
         console.print(f"note: {note}")
 
 

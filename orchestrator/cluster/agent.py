@@ -8,14 +8,16 @@ import socket
 from pathlib import Path
 
 from ..fsutil import cache_dir
+from ..inventory import load_inventory, select_usable
 from .hostcache import CACHE_IN_CACHE_DIR, HostCache
-from .types import Blob, Received
+from .types import Blob, HostDevices, Received
 
 
 class FarmHostAgent:
-    def __init__(self, host: str, cache_root: Path | None = None) -> None:
+    def __init__(self, host: str, cache_root: Path | None = None, inventory: Path | None = None) -> None:
         self.host = host
         self._cache_root = cache_root
+        self._inventory = inventory
         self._taken: dict[str, tuple[int, int]] = {}  # sha256 -> (bytes, chunks) received this life
 
     @property
@@ -26,6 +28,16 @@ class FarmHostAgent:
         """Who and where the agent is (for `edgefarm devices --cluster` and the run's host list)."""
         return {"host": self.host, "pid": os.getpid(), "hostname": socket.gethostname(),
                 "cache": str(self.cache.root)}  # fmt: skip
+
+    def devices(self) -> HostDevices:
+        """This host's phones (through its own local adb server, $ANDROID_ADB_SERVER_PORT, and the
+        `adb_servers` of its devices.yaml) and boards: the same rule `edgefarm devices` uses on one
+        controller. The host itself is not a farm device: with no phone, its list is empty."""
+        path = self._inventory or os.environ.get("EDGEFARM_INVENTORY")
+        sel = select_usable(load_inventory(Path(path) if path else None), "all")
+        usable = [(d, i) for d, i in zip(sel.devices, sel.infos) if d.kind != "local"]
+        notes = tuple(n for n in sel.notes if "means this host" not in n)
+        return HostDevices(self.host, tuple(i for _, i in usable), tuple(sel.unusable), notes)
 
     # -- the model and media, once per host ------------------------------------------------------
     def offer(self, blob: Blob) -> bool:

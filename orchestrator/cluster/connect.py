@@ -5,18 +5,39 @@ The only module (with transfer.py) that imports Ray at module level; only `--clu
 from __future__ import annotations
 
 import logging
+import socket
 
 import ray
 
 from .agent import FarmHostAgent
-from .types import FARMHOST_PREFIX, ClusterError, FarmHost
+from .types import FARMHOST_PREFIX, ClusterError, FarmHost, HostDevices
 
 AGENT_START_S = 120.0  # an agent waits for its host's `farmhost:` resource; a busy host is slow
 NAMESPACE = "edgefarm"
+HEAD_CONNECT_S = 10.0
+
+
+def _reachable(address: str) -> str:
+    """Why the head's port does not answer ('' when it does): Ray itself retries for minutes."""
+    host, _, port = address.rpartition(":")
+    if not host or not port.isdigit():
+        return "not HOST:PORT"
+    try:
+        socket.create_connection((host.strip("[]"), int(port)), timeout=HEAD_CONNECT_S).close()
+    except OSError as e:
+        return e.strerror or str(e)
+    return ""
 
 
 def connect(address: str) -> None:
     """Join the cluster at `address` (host:port of its head) as a driver."""
+    why = _reachable(address)
+    if why:
+        raise ClusterError(
+            f"the Ray head at {address} does not answer ({why})",
+            where=f"--cluster {address}",
+            fix="start the head with `ray start --head --port=6379` and pass HOST:6379 (docs/cluster.md)",
+        )
     try:
         ray.init(address=address, namespace=NAMESPACE, logging_level=logging.WARNING,
                  log_to_driver=False, configure_logging=False)  # fmt: skip
@@ -69,3 +90,15 @@ def start_agents(hosts: list[str], *, max_restarts: int = 1) -> dict[str, object
         )
     ray.get(ready)
     return agents
+
+
+def cluster_devices(address: str) -> list[HostDevices]:
+    """`edgefarm devices --cluster`: every farm host and the devices its agent finds; a host whose
+    node is down is listed with that reason and no devices."""
+    connect(address)
+    hosts = farm_hosts()
+    alive = [h.name for h in hosts if h.alive]
+    agents = start_agents(alive) if alive else {}
+    found = dict(zip(alive, ray.get([agents[h].devices.remote() for h in alive])))
+    down = ("farm host down: its Ray node left the cluster (`ray status` on the head)",)
+    return [found.get(h.name) or HostDevices(h.name, (), (), down) for h in hosts]

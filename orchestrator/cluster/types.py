@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from ..devices.types import DeviceInfo
 from ..errors import EdgefarmError
 
 FARMHOST_PREFIX = "farmhost:"  # a farm host is a Ray node started with resources {"farmhost:NAME": 1}
@@ -55,3 +56,23 @@ class FarmHost:
     node_id: str
     address: str
     alive: bool
+
+
+@dataclass(frozen=True)
+class HostDevices:
+    """What one farm host's agent found: usable devices, devices found but unusable, notes."""
+
+    host: str
+    infos: tuple[DeviceInfo, ...]
+    unusable: tuple[DeviceInfo, ...]
+    notes: tuple[str, ...] = ()
+
+
+def flat_listing(hosts: list[HostDevices]):
+    """Every host's devices as one list (usable, then unusable), each with its host, and the notes."""
+    infos = [i for h in hosts for i in h.infos]
+    unusable = [i for h in hosts for i in h.unusable]
+    host_of = [h.host for h in hosts for _ in h.infos] + [h.host for h in hosts for _ in h.unusable]
+    notes = [f"{h.host}: {n}" for h in hosts for n in h.notes]
+    notes += [f"{h.host}: no device" for h in hosts if not (h.infos or h.unusable or h.notes)]
+    return infos, unusable, notes, dict(enumerate(host_of))
