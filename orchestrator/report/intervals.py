@@ -14,6 +14,7 @@ from typing import Any
 from android_runner.contract import SampleResult
 
 from ..stats import bootstrap_ci, bootstrap_ci_groups, percentile_stat, wilson_interval
+from ..telemetry.energy import energy_trusted
 
 # DeviceRow field -> (SampleResult figure, percentile)
 BOOTSTRAPPED: tuple[tuple[str, Callable[[SampleResult], float | None], float], ...] = (
@@ -21,8 +22,8 @@ BOOTSTRAPPED: tuple[tuple[str, Callable[[SampleResult], float | None], float], .
     ("ttft_ms_p90", lambda r: r.ttft_ms, 90),
     ("prefill_tps_p50", lambda r: r.prefill_tps or None, 50),
     ("decode_tps_p50", lambda r: r.decode_tps or None, 50),
-    ("energy_j_p50", lambda r: None if r.energy_unreliable else r.energy_j, 50),
-    ("energy_mj_per_token_p50", lambda r: None if r.energy_unreliable else r.energy_mj_per_token, 50),
+    ("energy_j_p50", lambda r: r.energy_j if energy_trusted(r) else None, 50),
+    ("energy_mj_per_token_p50", lambda r: r.energy_mj_per_token if energy_trusted(r) else None, 50),
 )
 
 
