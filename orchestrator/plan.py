@@ -9,7 +9,7 @@ from typing import Any
 
 from .datasets.types import Dataset, Sample
 from .errors import ConfigError
-from .redact import redact_tree
+from .redact import redact, redact_tree
 
 
 def select_samples(
@@ -147,7 +147,7 @@ def run_record(
             "facts": model.facts.to_json(model.max_context_tokens) if model.facts else None,
         },
         "dataset": {
-            "path": dataset_spec,
+            "path": redact(dataset_spec),  # a hub URL's token never written
             "name": dataset.name,
             "format": dataset.format,
             "sha256": dataset_sha,

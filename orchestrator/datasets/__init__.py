@@ -6,6 +6,8 @@ A format is a `DatasetFormat`: `detect(path)` says whether it can read what the 
 
 from __future__ import annotations
 
+import shlex
+
 from ..bundled import BUNDLED_DATASET
 from ..errors import DatasetError
 from .formats import FORMATS, DatasetFormat
@@ -20,7 +22,7 @@ def require_valid(ds: Dataset) -> Dataset:
         more = f"\n  ... and {len(ds.problems) - 50} more" if len(ds.problems) > 50 else ""
         raise DatasetError(
             f"{len(ds.problems)} problem(s) in dataset {ds.name}:\n{listed}{more}",
-            fix=f"correct the rows above, then check with `edgefarm dataset check {ds.root}`",
+            fix=f"correct the rows above, then check with `edgefarm dataset check {shlex.quote(str(ds.root))}`",
             where=str(ds.root),
             problems=list(ds.problems),
         )

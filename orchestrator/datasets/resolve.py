@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import dataclasses
 import re
+import shlex
 from pathlib import Path
 
 from ..errors import DatasetError
@@ -63,7 +64,7 @@ def pick_format(path: Path, format: str | None = None):
 def download(repo_id: str, *, cache_dir: Path | None = None) -> Path:
     """Fetch a dataset snapshot from the Hugging Face Hub (or its local cache); fail fast offline."""
     fix = (
-        f"download it where there is a network (`hf download {repo_id} --repo-type dataset "
+        f"download it where there is a network (`hf download {shlex.quote(repo_id)} --repo-type dataset "
         "--local-dir DIR`), copy DIR here and pass DIR; or check the id"
     )
     try:
