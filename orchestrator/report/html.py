@@ -38,7 +38,7 @@ th:last-child{text-align:left}tr.sh th{text-align:left;background:#e8eef7;font-w
 svg{max-width:100%;height:auto}td.best{background:#e6f4ea;font-weight:600}.note{color:#555;font-size:.9em}
 .prompt{text-align:left;white-space:pre-wrap;max-width:60em;font-family:ui-monospace,monospace;font-size:.85em;margin:.2em 0}
 img.thumb{max-height:120px;max-width:200px;border:1px solid #ccc;margin:.2em .4em .2em 0;vertical-align:top}
-#disagreeing td{text-align:left}.ci{color:#666;font-size:.8em;font-weight:normal;white-space:nowrap}#shared{margin:.3em 0}"""
+#disagreeing td,#disagreeing th{text-align:left}.ci{color:#666;font-size:.8em;font-weight:normal;white-space:nowrap}#shared{margin:.3em 0}"""
 _JS = """function applyFilters(){
 const v=id=>document.getElementById(id).value;const m=v('f-modality'),st=v('f-status'),d=v('f-device');
 const dis=document.getElementById('f-disagree').checked;let shown=0,total=0;
