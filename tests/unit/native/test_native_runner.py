@@ -268,3 +268,16 @@ def test_a_full_results_file_is_said_and_the_row_still_reaches_stdout(native_bui
     rc, lines, _rows, _ = run(native_build, tmp_path, job("a"), "--results", "/dev/full")
     assert rc == 0 and [r["status"] for r in results_of(lines)] == ["ok"]
     assert any("results file refused sample 1" in rest for kind, rest in lines if kind == "NOTE"), lines
+
+
+def test_the_library_hash_is_remembered_only_while_the_file_is_unchanged(native_build, tmp_path):
+    lib = tmp_path / "l" / "liblitert-lm.so"
+    lib.parent.mkdir()
+    lib.write_bytes(native_build.lib.read_bytes())
+    (lib.parent / "VERSION").write_text(native_build.lib.with_name("VERSION").read_text())
+    rc, _, _, _ = run(native_build, tmp_path, job("a"), lib=lib)
+    assert rc == 0 and native_build.lib_sha256 in (lib.parent / ".edgefarm-sha256").read_text()
+    lib.write_bytes(lib.read_bytes() + b"\0")  # replaced in place: size and mtime change
+    (tmp_path / "results.jsonl").unlink()
+    rc, lines, _, _ = run(native_build, tmp_path, job("a"), lib=lib)
+    assert rc == EXIT_RUNTIME and "not the pinned one" in fatal_of(lines)["error"]
