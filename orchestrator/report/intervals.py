@@ -77,6 +77,7 @@ def row_settings(results: Sequence[SampleResult]) -> dict[str, Any]:
         "runner_kind": _one([getattr(r, "runner", "") for r in results]) or "",
         "peak_method": _one([getattr(r, "peak_method", "") for r in results]) or "",
         "mem_sample_ms": _one([getattr(r, "mem_sample_ms", None) for r in results]),
+        "threads": str(_one([getattr(r, "threads", None) for r in results]) or ""),
     }
 
 

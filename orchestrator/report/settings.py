@@ -47,8 +47,15 @@ IDENTITY: tuple[tuple[str, Callable[[RunReport], str]], ...] = (
     ("dataset", lambda r: str(_section(r, "dataset").get("sha256") or "?")[:16]),
     ("dataset slice", _slice),
     ("token cap", lambda r: _rows(r, "max_output_tokens")),
-    ("backend", lambda r: str(_flags(r).get("backend") or "default")),
-    ("threads", lambda r: str(_flags(r).get("threads") or "default")),
+    (
+        "backend",
+        lambda r: (
+            _rows(r, "backend_requested")
+            if any(d.backend_requested for d in r.devices)
+            else str(_flags(r).get("backend") or "default")
+        ),
+    ),
+    ("threads", lambda r: _rows(r, "threads")),
     (
         "runner",
         lambda r: _rows(r, "runner_kind") if any(d.runner_kind for d in r.devices) else _rows(r, "runner"),
