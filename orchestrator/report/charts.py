@@ -1,9 +1,9 @@
 """The report's charts, drawn with report/svg.py and inlined into report.html (no JS, offline).
 
 Why SVG is written directly: see svg.py (matplotlib's import cost 0.26 s of CPU on every run). Axes
-are robust: a distribution's axis spans its values' 1st to 99th percentile (the boxes' p10-p90
-whiskers always inside), values beyond are drawn at the edge as open marks and counted in the axis
-label; memory axes start at 0.
+are robust: a distribution's axis spans its values within Tukey's fences (the boxes' p10-p90
+whiskers always inside); values beyond are not drawn and are counted in the axis label; memory axes
+start at 0.
 """
 
 from __future__ import annotations
@@ -194,12 +194,14 @@ def _boxes(report: RunReport, fields: tuple[tuple[str, str, str], ...], key: str
 
 
 def _robust_span(report: RunReport, names, field: str, rows) -> tuple[float, float]:
-    """The axis of a distribution panel: the pooled values' 1st to 99th percentile, widened to hold
-    every device's p10-p90 whisker; one slow outlier no longer squeezes every box to the left."""
+    """The axis of a distribution panel: the pooled values within Tukey's fences (1.5 IQR beyond the
+    quartiles, the box plot's own outlier rule), widened to hold every device's p10-p90 whisker; one
+    slow outlier no longer squeezes every box to the left."""
     if not rows:
         return 0.0, 1.0
     pooled = [v for n in names for v in series(report, n, field, ok_only=True)]
-    lo, hi = percentile(pooled, 1), percentile(pooled, 99)
+    q1, q3 = percentile(pooled, 25), percentile(pooled, 75)
+    lo, hi = max(min(pooled), q1 - 1.5 * (q3 - q1)), min(max(pooled), q3 + 1.5 * (q3 - q1))
     return min(lo, *(q[1] for _, q in rows)), max(hi, *(q[5] for _, q in rows))
 
 

@@ -361,3 +361,20 @@ def test_one_sample_and_missing_figures_still_draw():
     svgs = {key: svg for key, _, svg in render_charts(report)}
     assert svgs["chart-run"] and svgs["chart-dist"]
     ET.fromstring(svgs["chart-run"])
+
+
+def test_one_outlier_does_not_stretch_the_axis_and_is_counted():
+    """40 samples near 20 ms and one of 5000 ms: the TTFT axis ends near the rest, the outlier is
+    counted in the axis label; memory over the run starts at 0 MB."""
+    rows = [SampleResult(id=f"s{i}", status="ok", output="x", ttft_ms=20.0 + i % 5, peak_rss_mb=90.0 + i % 2)
+            for i in range(40)]  # fmt: skip
+    rows.append(SampleResult(id="s40", status="ok", output="x", ttft_ms=5000.0, peak_rss_mb=91.0))
+    per = {"p": (rows, None)}
+    report = build_report(RUN, [device_row({"name": "p"}, {}, rows, None)], sample_rows(per))
+    svgs = {key: svg for key, _, svg in render_charts(report) if svg}
+    labels = [t for t, _, _ in texts(svgs["chart-dist"])]
+    assert "TTFT (ms); 1 beyond the axis" in labels
+    ticks = [float(t.replace(",", "")) for t in labels if re.fullmatch(r"[\d,.]+", t)]
+    assert max(ticks) < 100  # the axis of the 40 others, not of the outlier
+    run_labels = [t for t, _, _ in texts(svgs["chart-run"])]
+    assert "0" in run_labels  # the memory axis starts at 0 MB, not at 90
