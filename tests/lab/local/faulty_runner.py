@@ -2,10 +2,12 @@
 but dies or hangs on chosen sample ids, as a runtime crash, the OOM killer or a hung GPU would.
 
     EDGEFARM_TEST_FAULTS="KILL=ID1,ABORT=ID2,HANG=ID3,SLOW=0.5"   python faulty_runner.py <entry.py> <args>
+    EDGEFARM_TEST_FAULTS="ANSWER=ID4" EDGEFARM_TEST_ANSWER=TEXT   the model answers ID4 with exactly TEXT
     EDGEFARM_TEST_THERMAL="43,2"   a board at 43 C that cools by 2 C per second (its only sensor);
                                    "none": a board without a readable sensor
 """
 
+import dataclasses
 import os
 import signal
 import sys
@@ -32,7 +34,10 @@ def run(self, item, memory, log):
                 os.abort()
             elif action == "HANG":
                 time.sleep(3600)
-    return real_run(self, item, memory, log)
+    result = real_run(self, item, memory, log)
+    if faults.get("ANSWER") == item.id:  # a model that writes exactly this answer (hostile to a scorer)
+        result = dataclasses.replace(result, output=os.environ["EDGEFARM_TEST_ANSWER"])
+    return result
 
 
 litert_runner.LiteRtRunner.run = run

@@ -80,3 +80,21 @@ def test_ctrl_c_stops_scoring_of_patterns_that_hang(tmp_path: Path):
             child.wait()
     assert child.returncode != 0 and "Traceback" not in err, err
     assert not (tmp_path / "report.json").exists()
+
+
+def test_scoring_inside_a_run_is_bounded_and_resume_finishes(tmp_path: Path, run_here):
+    """The same pattern scored inside `edgefarm run` (as each answer arrives, and at the end) hung the
+    run for ever, and `--resume` again; now the sample is a scoring error and the run ends."""
+    data = tmp_path / "set"
+    data.mkdir()
+    rows_file(data, HANGS_REGEX, r"\d+")
+    env = {"EDGEFARM_TEST_FAULTS": "ANSWER=STR-1", "EDGEFARM_TEST_ANSWER": "a" * 60 + "!"}
+    p, run_dir = run_here("--dataset", str(data), "--max-output-tokens", "4", faulty=True, env=env)
+    assert p.returncode == 0, p.stderr[-3000:]
+    assert "Traceback" not in p.stderr
+    report = json.loads((run_dir / "devices" / "this-host" / "report.json").read_text())
+    rows = {r["test_id"]: r for r in report["samples"]}
+    assert "RegexTimeout" in rows["STR-1"]["scoring_error"] and rows["STR-1"]["passed"] is False
+    assert "scoring_error" not in rows["STR-2"]
+    again = run_here("--resume", str(run_dir), faulty=True, env=env).proc
+    assert again.returncode == 0, again.stderr[-3000:]
