@@ -102,6 +102,8 @@ def compare(run_a: Path, run_b: Path, allow_different: bool) -> None:
 
     c = compare_runs(load_report(run_a), load_report(run_b), allow_different)
     title = f"{c.run_a} → {c.run_b}: B against A on {c.common_samples} common sample(s), ratios B/A (95% interval)"
+    if c.settings:
+        title += "\nsame in both runs: " + "; ".join(c.settings)
     if c.differences:
         title += "\nDIFFERENT SETTINGS (compared anyway): " + "; ".join(c.differences)
     table = Table(title=escape(title), title_justify="left")

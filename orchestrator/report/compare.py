@@ -14,7 +14,7 @@ from dataclasses import dataclass
 
 from ..stats import ALPHA
 from .paired import flips_text, pair, ratio_text
-from .settings import require_same
+from .settings import require_same, shared
 from .types import Paired, PairedFigure, RunReport
 
 
@@ -58,6 +58,7 @@ class Comparison:
     devices: tuple[DeviceDelta, ...]  # significant changes for the worse first
     only_a: tuple[str, ...] = ()  # devices in one run only
     only_b: tuple[str, ...] = ()
+    settings: tuple[str, ...] = ()  # what both runs share (token cap, threads, backend, runner, repeat)
 
 
 def compare_runs(a: RunReport, b: RunReport, allow_different: bool = False) -> Comparison:
@@ -81,7 +82,8 @@ def compare_runs(a: RunReport, b: RunReport, allow_different: bool = False) -> C
         rows.append(DeviceDelta(name, p, rate(ca), rate(cb), to_fail, to_pass))
     rows.sort(key=lambda d: -d.worse)
     return Comparison(a.run_id, b.run_id, tuple(diffs), len(order), tuple(rows),
-                      tuple(n for n in names_a if n not in names_b), tuple(n for n in names_b if n not in names_a))  # fmt: skip
+                      tuple(n for n in names_a if n not in names_b), tuple(n for n in names_b if n not in names_a),
+                      tuple(shared([a, b])))  # fmt: skip
 
 
 def comparison_lines(c: Comparison) -> Sequence[str]:

@@ -76,6 +76,16 @@ def differences(reports: Sequence[RunReport]) -> list[str]:
     return out
 
 
+def shared(reports: Sequence[RunReport]) -> list[str]:
+    """`token cap 16`, ... for the settings every run shares (said in the table's header)."""
+    out = []
+    for label, read in IDENTITY:
+        values = {read(r) for r in reports}
+        if len(values) == 1 and label not in ("model", "dataset"):
+            out.append(f"{label} {values.pop()}")
+    return out
+
+
 def require_same(reports: Sequence[RunReport], command: str, allow: bool) -> list[str]:
     """The differences (to print) when `allow`; else a ConfigError naming each with both values."""
     diffs = differences(reports)
