@@ -49,6 +49,7 @@
 #include <unistd.h>
 
 #include "engine.h" /* upstream LiteRT-LM c/engine.h (build.py: UPSTREAM_HEADER_COMMIT) */
+#include "job.h"
 #include "sha256.h"
 #include "text.h"
 
@@ -65,7 +66,6 @@
 #define EXIT_TIMEOUT 124         /* android_runner/status.py TIMEOUT_EXIT */
 #define OUTPUT_MAX_BYTES (1L << 20) /* android_runner/contract.py OUTPUT_MAX_BYTES: one answer's cap */
 #define MEM_SAMPLE_MS 20
-#define MAX_SAMPLE_N 1000000L
 #define FIX_RUNTIME "push the pinned library: `python scripts/build_native_runner.py --android` puts it in " \
   "build/android_arm64/; or run this one anyway with EDGEFARM_ALLOW_RUNTIME=1 (every row then names it)"
 
@@ -266,110 +266,6 @@ static char *read_file(const char *path, size_t *len, size_t max_len) {
   if (!s.buf) sb_add(&s, "", 0);
   *len = s.len;
   return s.buf;
-}
-
-/* ------------------------------------------------------------------ the job file */
-/* "EFJOB 1\n" then per sample:
- *   S <n>\n  Y <len>\n<system>\n  T <len>\n<tools json>\n  P <top_k> <top_p> <temperature> <seed>\n
- *   O <max_output_tokens>\n  M <len>\n<message json>\n (one per turn, any number)  E\n
- * Y and T are optional; byte lengths, so any text goes through untouched. Every number is range-checked;
- * anything else is the whole job refused (one FATAL line, exit 2): the host wrote it, so it is a bug. */
-typedef struct {
-  long n;
-  const char *system, *tools;
-  long top_k, seed, max_output_tokens;
-  double top_p, temperature;
-  size_t turns, cap;
-  const char **messages;
-} sample;
-
-static char *next_line(char **cur, char *end) {
-  char *line = *cur;
-  if (line >= end) return NULL;
-  char *nl = memchr(line, '\n', (size_t)(end - line));
-  if (!nl) return NULL;
-  *nl = 0;
-  *cur = nl + 1;
-  return line;
-}
-
-static int job_error(char *why, size_t why_n, long line_no, const char *what, const char *line) {
-  snprintf(why, why_n, "job file line %ld: %s: %.60s", line_no, what, line ? line : "");
-  return -1;
-}
-
-static int parse_job(char *buf, size_t size, sample **out, size_t *count, char *why, size_t why_n) {
-  char *cur = buf, *end = buf + size;
-  long line_no = 1;
-  char *line = next_line(&cur, end);
-  if (!line || strcmp(line, "EFJOB 1") != 0) return job_error(why, why_n, 1, "not an edgefarm job file (no 'EFJOB 1' header)", line);
-  size_t cap = 64, k = 0;
-  sample *list = xmalloc(cap * sizeof *list);
-  sample *s = NULL;
-  while ((line = next_line(&cur, end)) != NULL) {
-    line_no++;
-    char tag = line[0];
-    if (tag == 0) return job_error(why, why_n, line_no, "empty line", line);
-    if (tag != 'E' && line[1] != ' ') return job_error(why, why_n, line_no, "malformed record", line);
-    if (tag == 'S') {
-      if (s) return job_error(why, why_n, line_no, "sample not closed with E", line);
-      long n;
-      if (parse_long(line + 2, 1, MAX_SAMPLE_N, &n) != 0) return job_error(why, why_n, line_no, "sample number not in 1..1000000", line);
-      for (size_t i = 0; i < k; i++)
-        if (list[i].n == n) return job_error(why, why_n, line_no, "sample number repeated", line);
-      if (k == cap) {
-        cap *= 2;
-        list = xrealloc(list, cap * sizeof *list);
-      }
-      s = &list[k++];
-      memset(s, 0, sizeof *s);
-      s->n = n;
-      s->top_k = 1;
-      s->top_p = 0.95;
-      s->temperature = 1.0;
-    } else if (!s) {
-      return job_error(why, why_n, line_no, "record outside a sample", line);
-    } else if (tag == 'Y' || tag == 'T' || tag == 'M') {
-      long len;
-      if (parse_long(line + 2, 0, (long)(end - cur) - 1, &len) != 0 || cur[len] != '\n')
-        return job_error(why, why_n, line_no, "field length not a number that fits the file", line);
-      char *data = cur;
-      data[len] = 0; /* overwrites the newline after the field */
-      cur += len + 1;
-      line_no++;
-      for (char *p = data; p < data + len; p++) line_no += *p == '\n';
-      if (memchr(data, 0, (size_t)len)) return job_error(why, why_n, line_no, "NUL byte in a field", line);
-      if (tag == 'Y') s->system = data;
-      else if (tag == 'T') s->tools = data;
-      else {
-        if (s->turns == s->cap) {
-          s->cap = s->cap ? s->cap * 2 : 4;
-          s->messages = xrealloc(s->messages, s->cap * sizeof *s->messages);
-        }
-        s->messages[s->turns++] = data;
-      }
-    } else if (tag == 'P') {
-      char *f[5] = {0};
-      int nf = 0;
-      for (char *tok = strtok(line + 2, " "); tok && nf < 5; tok = strtok(NULL, " ")) f[nf++] = tok;
-      if (nf != 4 || parse_long(f[0], 1, 1000000, &s->top_k) || parse_double(f[1], 0.0, 1.0, &s->top_p) ||
-          parse_double(f[2], 0.0, 100.0, &s->temperature) || parse_long(f[3], -2147483647L - 1, 2147483647L, &s->seed))
-        return job_error(why, why_n, line_no, "sampler line not 'P top_k(1..1e6) top_p(0..1) temperature(0..100) seed(int32)'", line);
-    } else if (tag == 'O') {
-      if (parse_long(line + 2, 0, 10000000, &s->max_output_tokens) != 0)
-        return job_error(why, why_n, line_no, "max output tokens not in 0..10000000", line);
-    } else if (tag == 'E' && line[1] == 0) {
-      if (s->turns == 0) return job_error(why, why_n, line_no, "sample without a message", line);
-      s = NULL;
-    } else {
-      return job_error(why, why_n, line_no, "unknown record", line);
-    }
-  }
-  if (s) return job_error(why, why_n, line_no, "last sample not closed with E", "");
-  if (cur != end) return job_error(why, why_n, line_no + 1, "last line has no newline", cur);
-  *out = list;
-  *count = k;
-  return 0;
 }
 
 /* Sample numbers already in the results file (a rerun resumes after them); done has max_n + 1 bytes. */
