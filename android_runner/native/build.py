@@ -33,7 +33,7 @@ RUNNER = "edgefarm_runner"
 LIB = "liblitert-lm.so"
 RUNTIME_DIST = "litert-lm-api"
 PINNED_VERSION = "0.18.1"  # pyproject.toml's litert-lm-api pin: the runner refuses any other library
-CFLAGS = ["-O2", "-Wall", "-Wextra", "-Wshadow", "-std=c11"]
+CFLAGS = ["-O2", "-Wall", "-Wextra", "-Wshadow", "-Wconversion", "-std=c11"]
 # Upstream's C header, never copied into this repository: the build reads it from a local LiteRT-LM
 # checkout (EDGEFARM_LITERT_LM_SRC), else the cache folder, else downloads it at this commit; the sha256
 # is of the file at that commit. No 0.18.1 tag was reachable when this was pinned (the snapshots' tags end
