@@ -18,6 +18,8 @@ from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field, fields
 from typing import Any
 
+from .status import DEFAULT_MAX_OUTPUT_TOKENS
+
 SCHEMA_VERSION = 1
 # Bounds on one results.jsonl line read on the host: a runner's line is far smaller than this.
 RESULT_LINE_MAX_BYTES = 16 * 2**20
@@ -97,7 +99,7 @@ class JobItem:
     system: str | None = None
     tools: tuple[Mapping[str, Any], ...] = ()
     constraint: Mapping[str, Any] | None = None  # {"type": "json_schema"|"regex"|..., ...}
-    max_output_tokens: int = 128
+    max_output_tokens: int = DEFAULT_MAX_OUTPUT_TOKENS
     sampler: Mapping[str, Any] = field(default_factory=lambda: {"top_k": 1, "seed": 0})
     refused: str = ""  # non-empty: the host refused the sample (why); the runner records it as error
 

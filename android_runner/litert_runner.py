@@ -36,7 +36,13 @@ from .contract import JobItem, SampleResult, TurnFigures, read_results
 from .conversation import render, reply_text, unsupported_reason
 from .memory import MemorySampler, sample_peaks_mb
 from .power import PowerSampler, find_power_reader
-from .status import BACKEND_UNAVAILABLE_EXIT, MODEL_UNLOADABLE_EXIT, TIMEOUT_EXIT, Status
+from .status import (
+    BACKEND_UNAVAILABLE_EXIT,
+    DEFAULT_SAMPLE_TIMEOUT_S,
+    MODEL_UNLOADABLE_EXIT,
+    TIMEOUT_EXIT,
+    Status,
+)
 from .thermal import cool_down, thermal_snapshot, with_clocks
 
 PROTOCOL_PREFIX = "EDGEFARM"
@@ -472,7 +478,7 @@ def _parser() -> argparse.ArgumentParser:
     ap.add_argument(
         "--sample-timeout-s",
         type=float,
-        default=300.0,
+        default=DEFAULT_SAMPLE_TIMEOUT_S,
         help="a sample running longer is recorded as timeout and the runner exits 124",
     )
     ap.add_argument(

@@ -37,6 +37,7 @@ MODEL_UNLOADABLE_EXIT = 65  # the engine could not be created from the model (th
 BACKEND_UNAVAILABLE_EXIT = 69  # sysexits EX_UNAVAILABLE: the backend asked (gpu/npu) cannot be had here
 USAGE_EXIT = 2  # the runner was started wrongly (missing job, bad flag)
 DEFAULT_MAX_OUTPUT_TOKENS = 128  # the cap on generated tokens per turn when neither row nor flag sets one
+DEFAULT_SAMPLE_TIMEOUT_S = 300.0  # seconds one sample may take before it is recorded as timeout
 
 SIGKILL, SIGABRT = 9, 6
 SHELL_SIGNAL_BASE = 128  # a POSIX shell reports death by signal N as exit status 128 + N

@@ -14,7 +14,6 @@ samples instead. Nothing runs twice: the board runs exactly the ids the phone ha
 from __future__ import annotations
 
 import dataclasses
-import json
 import threading
 import time
 from collections.abc import Callable, Mapping, Sequence
@@ -35,9 +34,10 @@ from .fsutil import write_json_atomic
 from .inventory import KINDS, Inventory, select_devices
 from .jobs import JobOptions
 from .models import ModelSummary
+from .run.types import DeviceOutcome, Score
 from .rundir import device_folder, write_outcome
 from .runners.base import RunOptions
-from .session import DeviceOutcome, Progress, Score, _write_results, run_device
+from .session import Progress, run_device, write_results
 
 PHONE_KIND = "adb"
 SERVER_PREFIX = "adb-server-"  # how discovery names an adb server that does not answer
@@ -201,7 +201,7 @@ def run_stand_ins(
                        score, stop, clock)  # fmt: skip
         rows = [replace(r, stood_in_for=need.phone) for r in got.results]
         got.results = rows
-        _write_results(got, dataset, todo_samples, folder, score)
+        write_results(got, dataset, todo_samples, folder, score)
         write_outcome(folder, got)
         _merge_into_phone(need, board.name, folder.name, rows, outcome_of.get(need.phone), unusable,
                           dataset, samples, run_dir, score)  # fmt: skip
@@ -306,12 +306,9 @@ def _merge_into_phone(
     for r in rows:
         merged.setdefault(r.id, r)  # the phone's own row wins: nothing is run or counted twice
     outcome.results = sorted(merged.values(), key=lambda r: order.get(r.id, len(order)))
-    _write_results(outcome, dataset, samples, dev_dir, score)
+    write_results(outcome, dataset, samples, dev_dir, score)
+    outcome.stand_in = {"board": board, "folder": folder, "reason": need.reason, "samples": len(rows)}
     write_outcome(dev_dir, outcome)
-    path = dev_dir / "outcome.json"
-    data = json.loads(path.read_text(encoding="utf-8"))
-    data["stand_in"] = {"board": board, "folder": folder, "reason": need.reason, "samples": len(rows)}
-    write_json_atomic(path, data)
 
 
 def _record(

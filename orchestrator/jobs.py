@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from android_runner.contract import JobItem, JobPart
+from android_runner.status import DEFAULT_MAX_OUTPUT_TOKENS
 
 from .datasets.types import Constraint, Sample
 from .fsutil import make_dir, place_file, write_text_atomic
@@ -19,7 +20,7 @@ from .fsutil import make_dir, place_file, write_text_atomic
 
 @dataclass(frozen=True)
 class JobOptions:
-    max_output_tokens: int = 128
+    max_output_tokens: int = DEFAULT_MAX_OUTPUT_TOKENS
     override: bool = False  # True: max_output_tokens applies to every row, even rows that set their own
     sampler: Mapping[str, Any] | None = None  # None: greedy (top_k=1, seed 0)
     # sample id -> why the host refuses to send it (plan.refused_samples): its JobItem carries the

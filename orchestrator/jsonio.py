@@ -8,6 +8,7 @@ in RecursionError; the depth is checked first by a scan that does not recurse
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -96,8 +97,6 @@ def loads_text(
     text: str, where: str, bounds: Bounds, *, error: type[EdgefarmError], fix: str, **kwargs: Any
 ) -> Any:
     """Parse JSON text that came from `where` (a file name); problems are `error` naming where:line."""
-    import json
-
     try:
         return loads(text, bounds, **kwargs)
     except JsonBoundError as e:

@@ -18,9 +18,10 @@ from typing import TYPE_CHECKING, Any
 from android_runner.contract import SampleResult, read_results
 
 from .bundled import REPO_ROOT
-from .errors import ConfigError
-from .fsutil import write_json_atomic, write_text_atomic
+from .errors import ConfigError, OutputError
+from .fsutil import make_new_dir, write_json_atomic, write_text_atomic
 from .jsonio import DOCUMENT, read_json
+from .run.types import DeviceOutcome
 
 if TYPE_CHECKING:
     from .report.types import RunReport
@@ -36,8 +37,7 @@ def device_folder(run_dir: Path, device_name: str) -> Path:
 
 
 def versions() -> dict[str, str]:
-    """The run stamp's package versions and edgefarm's git revision. run_job finds them on the idle
-    worker while the devices run: importlib.metadata's import and git took ~20 ms of a run's start."""
+    """The run stamp's package versions and edgefarm's git revision."""
     from importlib import metadata
 
     out = {"python": sys.version.split()[0]}
@@ -99,21 +99,28 @@ def read_run_json(run_dir: Path, *, own_folder: bool = False) -> dict[str, Any]:
     return run
 
 
-def write_outcome(dev_dir: Path, outcome) -> None:
-    write_json_atomic(
-        dev_dir / "outcome.json",
-        {
-            "name": outcome.name,
-            "kind": outcome.kind,
-            "error": outcome.error,
-            "wall_s": outcome.wall_s,
-            "model_push": dataclasses.asdict(outcome.model_push),
-            "other_push": dataclasses.asdict(outcome.other_push),
-            "notes": outcome.notes,
-            "runner": outcome.runner,
-            "model_loads": outcome.model_loads,
-            "interrupted": outcome.interrupted,
-        },
+def write_outcome(dev_dir: Path, outcome: DeviceOutcome) -> None:
+    write_json_atomic(dev_dir / "outcome.json", outcome.to_dict())
+
+
+def read_outcome(dev_dir: Path) -> DeviceOutcome | None:
+    """outcome.json of a device folder (an earlier session of the run), or None when there is none."""
+    data = _read_json(dev_dir / "outcome.json")
+    return DeviceOutcome.from_dict(data) if isinstance(data, dict) else None
+
+
+def new_run_dir(out: Path, attempts: int = 50) -> tuple[str, Path, str]:
+    """(run id, its new folder, start time): the folder is created here and never shared with another
+    run started the same second (a name collision takes a new id)."""
+    for _ in range(attempts):
+        now = utc_now()
+        run_id = new_run_id(now)
+        if make_new_dir(out / run_id):
+            return run_id, out / run_id, now.isoformat(timespec="seconds")
+    raise OutputError(
+        f"{attempts} new run folder names in {out} were all taken",
+        where=str(out),
+        fix="check what keeps creating folders there, or pass another --out",
     )
 
 

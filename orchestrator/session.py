@@ -8,46 +8,27 @@ past the farm, so the other devices go on.
 from __future__ import annotations
 
 import threading
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
-from typing import Any, TextIO
+from typing import TextIO
 
 from android_runner.contract import SampleResult
 from android_runner.status import SKIPPED_STATUSES
 
 from .datasets.types import Dataset, Sample
 from .devices.base import Device
-from .devices.types import DeviceInfo, PushStats
 from .errors import EdgefarmError
 from .fsutil import output_errors, write_json_atomic, write_text_atomic
 from .jobs import JobOptions, write_bundle
 from .measure import expand, split
 from .models import ModelSummary
+from .run.types import DeviceOutcome, Phase, Score
 from .runners.base import RUNNERS, RunnerEvents, RunOptions
 from .runners.stamp import effective_info, run_settings, state_span
+from .scoring import report_json, score_safely
 
 STREAM_FILE = "results.stream.jsonl"  # results as they arrive; replaced by results.jsonl at the end
-
-
-@dataclass
-class DeviceOutcome:
-    name: str
-    kind: str
-    info: DeviceInfo | None = None
-    results: list[SampleResult] = field(default_factory=list)
-    report: dict[str, Any] | None = None
-    error: str = ""
-    error_code: int = 0  # the EdgefarmError's exit code when the device failed
-    model_push: PushStats = field(default_factory=PushStats)
-    other_push: PushStats = field(default_factory=PushStats)
-    wall_s: float | None = None
-    notes: list[str] = field(default_factory=list)
-    runner: dict[str, Any] = field(
-        default_factory=dict
-    )  # which runner and runtime ran (name, sha256, version)
-    model_loads: int = 0  # engine loads on the device: 1 per run for one-load runners, +1 per restart
-    interrupted: bool = False  # stopped by Ctrl-C before every sample ran
 
 
 @dataclass
@@ -59,14 +40,22 @@ class Progress:
     ok: int = 0
     failed: int = 0
     current: str = ""
-    phase: str = "waiting"
+    phase: Phase = Phase.WAITING
+    detail: str = ""  # shown instead of the phase while set (a big push's progress)
     _lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
+
+    def at(self, phase: Phase) -> None:
+        self.phase, self.detail = phase, ""
+
+    @property
+    def shown(self) -> str:
+        return self.detail or self.phase.value
 
     def pushing(self, remote: str, sent: int, size: int) -> None:
         """Push progress of big files (a model) in the phase text; small files pass silently."""
         if size >= 8 * 2**20:
             name = remote.rsplit("/", 1)[-1][:24]
-            self.phase = f"pushing {name} {sent * 100 // size}%"
+            self.detail = f"pushing {name} {sent * 100 // size}%"
 
     def record(self, r: SampleResult) -> None:
         """Count one finished sample (the caller counts each sample once)."""
@@ -92,9 +81,6 @@ def outputs_for_scoring(results: Sequence[SampleResult]) -> dict[str, str | None
     return out
 
 
-Score = Callable[[Dataset, Mapping[str, "str | None"]], dict]
-
-
 def run_device(
     device: Device,
     dataset: Dataset,
@@ -115,10 +101,10 @@ def run_device(
     t0 = clock()
     staged = None
     try:
-        progress.phase = "info"
+        progress.at(Phase.INFO)
         outcome.info = device.info()
         write_json_atomic(dev_dir / "device.json", asdict(effective_info(outcome.info, opts)))
-        progress.phase = "staging"
+        progress.at(Phase.STAGING)
         device.on_progress = progress.pushing
         items = write_bundle(expand(samples, opts.repeat, opts.warmup), dev_dir / "job", job_opts)
         adapter = RUNNERS.get(device.runner)(device)
@@ -127,7 +113,7 @@ def run_device(
         outcome.runner = {**staged.runner, "settings": run_settings(opts, model, items)}
         if stop.is_set():
             raise Interrupted()
-        progress.phase = "loading model"
+        progress.at(Phase.LOADING)
         with output_errors(dev_dir / STREAM_FILE):
             stream = open(dev_dir / STREAM_FILE, "a", encoding="utf-8")  # noqa: SIM115 - closed below
         with stream:
@@ -135,7 +121,7 @@ def run_device(
             outcome.results = adapter.execute(device, staged, items, opts, events)
         outcome.interrupted = stop.is_set() and len(outcome.results) < len(items)
         outcome.results = _keep_measurements(samples, outcome.results, dev_dir)
-        progress.phase = "collecting"
+        progress.at(Phase.COLLECTING)
         adapter.collect(device, staged, dev_dir / "raw")
     except Interrupted:
         outcome.interrupted = True
@@ -143,7 +129,7 @@ def run_device(
     except EdgefarmError as e:
         outcome.error = str(e)
         outcome.error_code = e.exit_code
-        progress.phase = "failed"
+        progress.at(Phase.FAILED)
         outcome.results = [streamed[s.id] for s in samples if s.id in streamed]  # scored; the rest skipped
     finally:
         outcome.wall_s = clock() - t0
@@ -153,16 +139,16 @@ def run_device(
             outcome.runner["state"] = state_span(outcome.results)
     if outcome.results or not outcome.error:
         try:
-            _write_results(outcome, dataset, samples, dev_dir, score)
+            write_results(outcome, dataset, samples, dev_dir, score)
         except EdgefarmError as e:  # the results are in the stream file: --resume rebuilds the reports
             outcome.error = outcome.error or str(e)
             outcome.error_code = outcome.error_code or e.exit_code
             return outcome
     (dev_dir / STREAM_FILE).unlink(missing_ok=True)
     if outcome.interrupted:
-        progress.phase = "interrupted"
+        progress.at(Phase.INTERRUPTED)
     elif not outcome.error:
-        progress.phase = "done"
+        progress.at(Phase.DONE)
     return outcome
 
 
@@ -190,12 +176,12 @@ def _events(
         streamed[r.id] = r
 
     def on_begin(sample_id: str) -> None:
-        progress.phase = "running"
+        progress.at(Phase.RUNNING)
         progress.current = sample_id
 
     def on_ready(init_ms: float | None) -> None:
         outcome.model_loads += 1
-        progress.phase = "running"
+        progress.at(Phase.RUNNING)
 
     return RunnerEvents(
         ready=on_ready, begin=on_begin, result=on_result, note=outcome.notes.append, stop=stop
@@ -214,15 +200,13 @@ def _keep_measurements(
     return first
 
 
-def _write_results(
+def write_results(
     outcome: DeviceOutcome, dataset: Dataset, samples: Sequence[Sample], dev_dir: Path, score: Score
 ) -> None:
     write_text_atomic(dev_dir / "results.jsonl", "".join(r.to_json() + "\n" for r in outcome.results))
     outputs = outputs_for_scoring(outcome.results)
     write_json_atomic(dev_dir / "results.json", {k: v for k, v in outputs.items()})
     subset = replace(dataset, samples=tuple(samples))
-    from .scoring import report_json, score_safely  # lazy (nltk); scoring stays inside the device's boundary
-
     report = report_json(score_safely(score, subset, outputs))
     outcome.report = report
     write_json_atomic(dev_dir / "report.json", report)

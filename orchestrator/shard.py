@@ -22,10 +22,10 @@ from .devices.base import Device
 from .devices.types import DeviceInfo, PushStats
 from .errors import EdgefarmError
 from .fsutil import write_json_atomic
+from .run.types import DeviceOutcome, Score
 from .rundir import device_folder, write_outcome
 from .runners.base import RunOptions
-from .session import DeviceOutcome, Score
-from .session import _write_results as write_results
+from .session import write_results
 
 
 @dataclass(frozen=True)

@@ -208,7 +208,7 @@ def main() -> int:
             prompts = [
                 " ".join(p["text"] for p in j["messages"][0]["content"] if p["type"] == "text") for j in jobs
             ]
-            edgefarm_run(args.model, str(texts), args.max_output_tokens, work / "tx-first", cache)  # its memo entry
+            edgefarm_run(args.model, str(texts), args.max_output_tokens, work / "tx-first", cache)  # untimed: its files staged
             spairs = []
             for i in range(args.pairs):
                 runs = {}

@@ -70,6 +70,21 @@ def imports(path: Path, name: str, known: set[str]) -> set[str]:
     return found
 
 
+def private_imports(root: Path = REPO) -> list[str]:
+    """`from <edgefarm module> import _name` anywhere (a private name used across modules)."""
+    out = []
+    for pkg in PACKAGES:
+        for path in sorted((root / pkg).rglob("*.py")):
+            for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"), str(path))):
+                if isinstance(node, ast.ImportFrom) and (
+                    node.level or (node.module or "").split(".")[0] in PACKAGES
+                ):
+                    for alias in node.names:
+                        if alias.name.startswith("_") and not alias.name.startswith("__"):
+                            out.append(f"{path.relative_to(root)}:{node.lineno} imports {alias.name}")
+    return out
+
+
 def graph(root: Path = REPO) -> dict[str, set[str]]:
     files = {module_name(p, root): p for pkg in PACKAGES for p in sorted((root / pkg).rglob("*.py"))}
     known = set(files)
@@ -135,7 +150,9 @@ def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--root", type=Path, default=REPO, help="the checkout to read (default: this one)")
     ap.add_argument("--arrows", action="store_true", help="list every arrow")
-    ap.add_argument("--top", action="store_true", help="list arrows from an earlier stage's module to a later one's")
+    ap.add_argument(
+        "--top", action="store_true", help="list arrows from an earlier stage's module to a later one's"
+    )
     args = ap.parse_args()
     g = graph(args.root.resolve())
     found = cycles(g)
@@ -144,16 +161,25 @@ def main() -> int:
     print(f"cycles: {len(found)}")
     for c in found:
         print("  cycle: " + " <-> ".join(c))
+    private = private_imports(args.root.resolve())
+    print(f"private names imported across modules: {len(private)}")
+    for line in private:
+        print(f"  {line}")
     if args.arrows:
         for name in sorted(g):
             for target in sorted(g[name]):
                 print(f"{name} -> {target}")
     if args.top:
-        upward = [(a, b) for a in g for b in g[a] if (sa := _stage(a)) is not None and (sb := _stage(b)) is not None and sb < sa]
+        upward = [
+            (a, b)
+            for a in g
+            for b in g[a]
+            if (sa := _stage(a)) is not None and (sb := _stage(b)) is not None and sb < sa
+        ]
         print(f"arrows back up the stages (cli -> plan -> execute -> finish): {len(upward)}")
         for a, b in sorted(upward):
             print(f"  {a} -> {b}")
-    return 1 if found else 0
+    return 1 if found or private else 0
 
 
 if __name__ == "__main__":

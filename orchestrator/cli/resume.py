@@ -38,6 +38,7 @@ RECORDED = (
     Recorded("per_modality", "--per-modality", "per_modality"),
     Recorded("modalities", "--modality", "modality"),
     Recorded("max_output_tokens", "--max-output-tokens", "max_output_tokens"),
+    Recorded("max_num_tokens", "--max-num-tokens", "max_num_tokens"),
     Recorded("backend", "--backend", "backend"),
     Recorded("threads", "--threads", "threads"),
     Recorded("sample_timeout_s", "--sample-timeout", "sample_timeout_s"),

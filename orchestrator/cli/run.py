@@ -1,19 +1,26 @@
-"""`edgefarm run`: stage, run, collect, score, report — on every selected device in parallel.
-
-This module is the command line; the run itself is `run_job.py`.
-"""
+"""`edgefarm run`: the flags, parsed into a RunRequest; then the run's three stages (orchestrator/run/):
+plan, execute, finish. The last line on stdout names report.html."""
 
 from __future__ import annotations
 
 import os
+import sys
 from pathlib import Path
 
 import click
 
+from android_runner.status import DEFAULT_MAX_OUTPUT_TOKENS, DEFAULT_SAMPLE_TIMEOUT_S
+
 from ..bundled import BUNDLED_DATASET, BUNDLED_MODEL
-from ..inventory import load_inventory
-from ..models import inspect_model
-from .run_job import run_job
+from ..interrupt import stop_on_interrupt
+from ..progress import stderr_console
+from ..run.execute import execute
+from ..run.finish import finish, interrupted_note
+from ..run.plan import plan, read_inputs
+from ..run.types import DEFAULT_FALLBACK_WAIT_S, RunRequest
+from ..rundir import read_run_json
+from ..runners.base import DEFAULT_COOLDOWN_MAX_S
+from .resume import resumed_params
 
 
 def inventory_option(f):
@@ -75,7 +82,13 @@ def inventory_option(f):
     "--max-output-tokens",
     type=click.IntRange(min=1),
     default=None,
-    help="cap on generated tokens per turn (default: the row's own, else 128)",
+    help=f"cap on generated tokens per turn (default: the row's own, else {DEFAULT_MAX_OUTPUT_TOKENS})",
+)
+@click.option(
+    "--max-num-tokens",
+    type=click.IntRange(min=1),
+    default=None,
+    help="the runtime's token limit per conversation (its KV cache; default: the model's own)",
 )
 @click.option(
     "--backend",
@@ -101,7 +114,7 @@ def inventory_option(f):
 @click.option(
     "--cooldown-max-s",
     type=click.FloatRange(min=0),
-    default=120.0,
+    default=DEFAULT_COOLDOWN_MAX_S,
     show_default=True,
     help="longest wait for --cooldown-c before a sample runs anyway (the row records the wait)",
 )
@@ -109,7 +122,7 @@ def inventory_option(f):
     "--sample-timeout",
     "sample_timeout_s",
     type=click.FloatRange(min=1),
-    default=300.0,
+    default=DEFAULT_SAMPLE_TIMEOUT_S,
     show_default=True,
     help="seconds one sample may take before it is recorded as timeout",
 )
@@ -124,7 +137,7 @@ def inventory_option(f):
 @click.option(
     "--fallback-wait-s",
     type=click.FloatRange(min=0),
-    default=60.0,
+    default=DEFAULT_FALLBACK_WAIT_S,
     show_default=True,
     help="how long a lost phone may take to come back before its stand-in board takes over",
 )
@@ -148,54 +161,31 @@ def inventory_option(f):
     show_default=True,
     help="run this many samples first and count nothing from them",
 )
-def run(
-    device_spec,
-    inventory,
-    model,
-    dataset_spec,
-    fmt,
-    subset,
-    limit,
-    per_modality,
-    modalities,
-    out,
-    resume,
-    max_output_tokens,
-    backend,
-    threads,
-    sample_timeout_s,
-    cooldown_c,
-    cooldown_max_s,
-    judge_url,
-    judge_model,
-    fallback_boards=(),
-    fallback_wait_s=60.0,
-    shard=False,
-    repeat=1,
-    warmup=0,
-) -> None:
+@click.option(
+    "--parallel-local",
+    is_flag=True,
+    help="run several devices of this host (kind: local) at the same time; by default they run one "
+    "after another, since they share this host's CPU and would slow each other down",
+)
+@click.pass_context
+def run(ctx: click.Context, **params) -> None:
     """Run the model over the dataset on every selected device; write and print the combined report."""
     previous = None
-    if resume is not None:  # the selection comes from run.json; flags typed again must agree with it
-        from ..rundir import read_run_json
-        from .resume import RECORDED, resumed_params
-
-        previous = read_run_json(resume, own_folder=True)
-        p = resumed_params(click.get_current_context(), previous, Path(resume))
-        (device_spec, inventory, model, dataset_spec, fmt, subset, limit, per_modality, modalities,
-         max_output_tokens, backend, threads, sample_timeout_s, cooldown_c, cooldown_max_s, judge_url,
-         judge_model) = (p[r.param] for r in RECORDED)  # fmt: skip
-    model_summary = inspect_model(model)
-    inv = load_inventory(inventory)
-    run_job(
-        device_spec=device_spec, inventory=inventory, inv=inv, model_summary=model_summary,
-        dataset_spec=dataset_spec, fmt=fmt, subset=subset, limit=limit, per_modality=per_modality,
-        modalities=modalities, out=out, resume=resume, previous=previous,
-        max_output_tokens=max_output_tokens, backend=backend, threads=threads,
-        sample_timeout_s=sample_timeout_s, cooldown_c=cooldown_c, cooldown_max_s=cooldown_max_s,
-        judge_url=judge_url, judge_model=judge_model, fallback_boards=fallback_boards,
-        fallback_wait_s=fallback_wait_s, shard=shard, repeat=repeat, warmup=warmup,
-    )  # fmt: skip
+    if params["resume"] is not None:  # the selection comes from run.json; flags typed again must agree
+        previous = read_run_json(params["resume"], own_folder=True)
+        params = resumed_params(ctx, previous, Path(params["resume"]))
+    request = RunRequest(**{k: tuple(v) if isinstance(v, list) else v for k, v in params.items()})
+    console = stderr_console()
+    the_plan = plan(request, read_inputs(request, previous))
+    # the handlers stay until the reports are on disk: a Ctrl-C while they are written stops nothing
+    # half-way (the first is noted, a second exits at once), never click's "Aborted!" with exit 1
+    with stop_on_interrupt(lambda message: console.print(f"[yellow]{message}[/]")) as stop:
+        record = finish(the_plan, execute(the_plan, console, stop), console, stop)
+        click.echo(str(record.paths["html"]))
+    if record.interrupted:
+        console.print(interrupted_note(record, len(the_plan.samples)), highlight=False)
+    if record.exit_code:
+        sys.exit(record.exit_code)
 
 
 COMMANDS = [run]

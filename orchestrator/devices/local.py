@@ -3,11 +3,14 @@
 from __future__ import annotations
 
 import contextlib
+import fcntl
 import os
 import platform
 import shutil
 import signal
 import subprocess
+import sys
+import tempfile
 import threading
 from collections import deque
 from collections.abc import Mapping, Sequence
@@ -15,7 +18,7 @@ from pathlib import Path, PurePosixPath
 from typing import Any
 
 from ..errors import DeviceError
-from ..fsutil import cache_dir, link_new
+from ..fsutil import FILE_MODE, cache_dir, link_new
 from .files import cached_sha256, push_pairs
 from .types import DeviceInfo, Exit, LineSink, ProgressSink, PushStats
 
@@ -118,11 +121,6 @@ class LocalDevice:
         per file (`.NAME.lock` next to it) and re-check under it, so one copies and the others skip;
         the copy goes to a unique temp name and is renamed into place, so no run ever sees half a file.
         """
-        import fcntl
-        import tempfile
-
-        from ..fsutil import FILE_MODE
-
         size = src.stat().st_size
         if self.on_progress:
             self.on_progress(str(dst), 0, size)
@@ -258,6 +256,4 @@ def _kill_group(proc: subprocess.Popen) -> None:
 
 
 def _default_python() -> str:
-    import sys
-
     return sys.executable

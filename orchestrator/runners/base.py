@@ -13,18 +13,29 @@ from pathlib import Path, PurePosixPath
 from typing import Any, Protocol
 
 from android_runner.contract import JobItem, SampleResult
+from android_runner.status import DEFAULT_SAMPLE_TIMEOUT_S
 
 from ..devices.base import Device
 from ..devices.types import PushStats
 from ..models import ModelSummary
 from ..registry import Registry
 
+DEFAULT_COOLDOWN_MAX_S = 120.0  # the longest wait for --cooldown-c before a sample runs anyway
+
 
 @dataclass(frozen=True)
 class RunOptions:
+    """How a device runs the job; every default here is the command line's too."""
+
     run_id: str
     backend: str = "cpu"
     threads: int | None = None
+    sample_timeout_s: float = DEFAULT_SAMPLE_TIMEOUT_S
+    cooldown_c: float | None = None  # before each sample, wait until the device is at or below this
+    cooldown_max_s: float = DEFAULT_COOLDOWN_MAX_S  # ... for at most this long
+    max_num_tokens: int | None = None  # --max-num-tokens: the runtime's token limit (KV cache); None: the model's
+    repeat: int = 1  # --repeat: every sample runs this many times (the first run is scored)
+    warmup: int = 0  # --warmup: this many runs first, never counted
 
     def for_device(
         self, device: Device, backend_override: str | None, threads_override: int | None
@@ -36,25 +47,17 @@ class RunOptions:
             threads=threads_override or device.threads,
         )
 
-    sample_timeout_s: float = 300.0
-    cooldown_c: float | None = None  # before each sample, wait until the device is at or below this
-    cooldown_max_s: float = 120.0  # ... for at most this long
-
     @property
     def cooldown_wait_s(self) -> float:
         """The longest a cooldown can add to one sample (for run deadlines)."""
         return self.cooldown_max_s + 5.0 if self.cooldown_c is not None else 0.0
-
-    max_num_tokens: int | None = None
-    repeat: int = 1  # --repeat: every sample runs this many times (the first run is scored)
-    warmup: int = 0  # --warmup: this many runs first, never counted
 
 
 def device_settings(
     backend_override: str | None, threads_override: int | None
 ) -> Callable[[Device], RunOptions]:
     """Each device's backend and threads (the command line's over devices.yaml) before a run exists:
-    what groups identical devices (--shard) and what a runner started early loads its engine with."""
+    what groups identical devices (--shard)."""
     return lambda device: RunOptions(run_id="").for_device(device, backend_override, threads_override)
 
 

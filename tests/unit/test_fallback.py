@@ -11,7 +11,7 @@ from orchestrator.devices.types import DeviceInfo
 from orchestrator.devices_yaml import parse_inventory
 from orchestrator.errors import ConfigError
 from orchestrator.fallback import boards_for, needs, stand_in_boards
-from orchestrator.session import DeviceOutcome
+from orchestrator.run.types import DeviceOutcome
 
 INV = parse_inventory(
     """

@@ -9,7 +9,7 @@ from pathlib import Path
 from android_runner.contract import JobItem
 from orchestrator.datasets.types import Part, Sample, Turn
 from orchestrator.jobs import JobOptions, write_bundle
-from orchestrator.plan import PROMPT_BYTES_MAX, prompt_bytes, prompt_limit_bytes, refused_samples
+from orchestrator.run.selection import PROMPT_BYTES_MAX, prompt_bytes, prompt_limit_bytes, refused_samples
 
 
 def sample(sid: str, text: str, image: Path | None = None, system: str | None = None) -> Sample:

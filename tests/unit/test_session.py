@@ -2,7 +2,8 @@ import io
 import threading
 
 from android_runner.contract import SampleResult
-from orchestrator.session import DeviceOutcome, Progress, _events, outputs_for_scoring
+from orchestrator.run.types import DeviceOutcome, Phase
+from orchestrator.session import Progress, _events, outputs_for_scoring
 
 
 def test_outputs_for_scoring_fail_failures_and_skip_unsupported():
@@ -34,8 +35,10 @@ def test_progress_counts_each_sample_once_and_shows_big_pushes():
         events.result(r)
     assert (p.done, p.ok, p.failed) == (3, 1, 1)
     assert len(stream.getvalue().splitlines()) == 3 and list(streamed) == ["a", "b", "c"]
-    p.phase = "staging"
+    p.at(Phase.STAGING)
     p.pushing("/data/local/tmp/edgefarm/bin/tiny", 10, 100)
-    assert p.phase == "staging"  # small files do not flicker the bar
+    assert p.shown == "staging"  # small files do not flicker the bar
     p.pushing("/data/local/tmp/edgefarm/models/ab/gemma.litertlm", 3 * 2**30, 4 * 2**30)
-    assert p.phase == "pushing gemma.litertlm 75%"
+    assert p.shown == "pushing gemma.litertlm 75%" and p.phase is Phase.STAGING
+    p.at(Phase.RUNNING)
+    assert p.shown == "running"

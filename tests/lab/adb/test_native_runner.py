@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from orchestrator.datasets import BUNDLED_DATASET, load_dataset
-from orchestrator.plan import select_samples
+from orchestrator.run.selection import select_samples
 
 REPO = Path(__file__).resolve().parents[3]
 PHONES = {"pixel-8": "pixel8", "sm-s921b": "s24"}  # the two phones on farm host 1 (the local server)

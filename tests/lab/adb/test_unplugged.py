@@ -14,7 +14,7 @@ import time
 from pathlib import Path
 
 from orchestrator.datasets import BUNDLED_DATASET, load_dataset
-from orchestrator.plan import select_samples
+from orchestrator.run.selection import select_samples
 
 from .test_farm_run import PHONES, REPO, edgefarm, inventory
 

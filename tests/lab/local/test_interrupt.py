@@ -148,12 +148,12 @@ def test_resume_stops_a_runner_of_the_same_job_that_is_still_alive(tmp_path, loc
 
 CTRL_C_IN_REPORTS = """
 import os, signal, sys
-import orchestrator.cli.run_job as run_job
-write_reports = run_job.write_reports
+import orchestrator.run.finish as finish
+write_reports = finish.write_reports
 def ctrl_c_then_write(*args, **kwargs):  # a Ctrl-C while the run's reports are being written
     os.kill(os.getpid(), signal.SIGINT)
     return write_reports(*args, **kwargs)
-run_job.write_reports = ctrl_c_then_write
+finish.write_reports = ctrl_c_then_write
 sys.argv = ["edgefarm", *sys.argv[1:]]
 from orchestrator.cli import entry
 entry()

@@ -37,7 +37,7 @@ def test_resume_runs_only_what_is_missing(tmp_path, run_here):
     args = ("--modality", "text", "--limit", "5", "--max-output-tokens", "8")
     first, run_dir = run_here(*args)
     assert first.returncode == 0
-    device_results = next((tmp_path / "work" / "runs").iterdir()) / "job" / "results.jsonl"
+    device_results = next((tmp_path / "work" / "runs").iterdir()) / "this-host" / "job" / "results.jsonl"
     lines = device_results.read_text().splitlines()
     device_results.write_text("\n".join(lines[:3]) + "\n")  # as if the device stopped after 3 samples
     p, _ = run_here(*args, "--resume", str(run_dir))

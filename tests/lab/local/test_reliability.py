@@ -107,7 +107,7 @@ def test_three_first_runs_at_once_share_a_fresh_model_cache(tmp_path: Path):
 
 
 def test_run_ids_taken_already_get_a_new_one(tmp_path: Path, monkeypatch):
-    from orchestrator.cli import run_job as run_cli
+    from orchestrator import rundir as run_cli
 
     ids = iter(["20260101-000000-aaaa", "20260101-000000-aaaa", "20260101-000000-bbbb"])
     monkeypatch.setattr(run_cli, "new_run_id", lambda now: next(ids))

@@ -13,7 +13,7 @@ import time
 import pytest
 
 from orchestrator.datasets import BUNDLED_DATASET, load_dataset
-from orchestrator.plan import select_samples
+from orchestrator.run.selection import select_samples
 
 from ..local.conftest import edgefarm, only_run_dir, results
 from .conftest import INDEX_HITS, free_port, write_inventory

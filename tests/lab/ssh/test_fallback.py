@@ -13,7 +13,7 @@ import time
 from pathlib import Path
 
 from orchestrator.datasets import BUNDLED_DATASET, load_dataset
-from orchestrator.plan import select_samples
+from orchestrator.run.selection import select_samples
 
 from ..local.conftest import REPO, edgefarm, only_run_dir
 from .conftest import free_port, write_inventory

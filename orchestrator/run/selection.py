@@ -1,15 +1,14 @@
-"""What a run will do: the sample slice, the dataset fingerprint, run.json's content. Pure."""
+"""The run's sample slice, the prompts refused before any device sees them, the dataset fingerprint."""
 
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Mapping, Sequence
+import json
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
 
-from .datasets.types import Dataset, Sample
-from .errors import ConfigError
-from .redact import redact, redact_tree
+from ..datasets.types import Dataset, Sample
+from ..errors import ConfigError
 
 
 def select_samples(
@@ -59,8 +58,6 @@ PROMPT_BYTES_MAX = 2**20
 
 def prompt_bytes(sample: Sample) -> int:
     """UTF-8 bytes of every text the sample sends: system message, tools, all turns' text parts."""
-    import json
-
     n = len((sample.system or "").encode("utf-8", "surrogatepass"))
     n += sum(len(json.dumps(t, ensure_ascii=False).encode("utf-8", "surrogatepass")) for t in sample.tools)
     return n + sum(
@@ -111,54 +108,3 @@ def dataset_fingerprint(dataset: Dataset, samples: Sequence[Sample]) -> str:
             while block := f.read(1 << 20):
                 h.update(block)
     return h.hexdigest()
-
-
-def run_record(
-    *,
-    run_id: str,
-    started_at: str,
-    model: Any,
-    dataset: Dataset,
-    dataset_spec: str,
-    samples: Sequence[Sample],
-    dataset_sha: str,
-    devices: Sequence[str],
-    flags: Mapping[str, Any],
-    versions: Mapping[str, str],
-    host: Mapping[str, Any],
-    unusable: Sequence[Mapping[str, Any]],
-    notes: Sequence[str],
-) -> dict[str, Any]:
-    return {
-        "schema_version": 1,
-        "run_id": run_id,
-        "started_at": started_at,
-        "model": {
-            "path": str(model.path),
-            "sha256": model.sha256,
-            "size_bytes": model.size_bytes,
-            "modalities": list(model.modalities),
-            "max_context_tokens": model.max_context_tokens,
-            "sections": [
-                {"data_type": x.data_type, "model_type": x.model_type, "size_bytes": x.size_bytes}
-                for x in model.sections
-            ],
-            # quantization, shapes, KV cache and the predicted memory floor at the model's token limit
-            "facts": model.facts.to_json(model.max_context_tokens) if model.facts else None,
-        },
-        "dataset": {
-            "path": redact(dataset_spec),  # a hub URL's token never written
-            "name": dataset.name,
-            "format": dataset.format,
-            "sha256": dataset_sha,
-            "samples_total": len(dataset.samples),
-            "samples_run": len(samples),
-            "sample_ids": [s.id for s in samples],
-        },
-        "devices": list(devices),
-        "flags": redact_tree(dict(flags)),  # a --judge URL's password and api_key never written
-        "versions": dict(versions),
-        "host": dict(host),
-        "unusable": list(unusable),
-        "notes": list(notes),
-    }

@@ -1,0 +1,95 @@
+"""Stage 2 of `edgefarm run`: the plan on the devices. The run folder and run.json, the farm (every
+device's session), the shards merged, the stand-in boards. Everything the run does to devices and
+files happens here; a device's failure is its outcome, never an exception past this stage."""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, replace
+from pathlib import Path
+from typing import Any
+
+from rich.console import Console
+from rich.markup import escape
+
+from android_runner.contract import SampleResult
+
+from ..fallback import StandIn, run_stand_ins
+from ..farm import run_farm
+from ..rundir import host_info, new_run_dir, write_run_json
+from ..shard import merge_shards
+from .plan import run_json
+from .types import DeviceOutcome, RunPlan
+
+
+@dataclass(frozen=True)
+class Execution:
+    """What the devices did: the run folder, run.json as it stands, each device's outcome."""
+
+    run_id: str
+    run_dir: Path
+    record: dict[str, Any]  # run.json (stand-ins add to it; finish.py writes the end)
+    outcomes: tuple[DeviceOutcome, ...]
+    stood_in: tuple[StandIn, ...]
+    # the rows each device without trouble wrote to its results.jsonl, for the report, taken before the
+    # stand-ins: a failed device is read back from its folder (a stand-in, or its own return after a
+    # loss, adds rows there)
+    written: Mapping[str, Sequence[SampleResult]]
+
+
+def execute(plan: RunPlan, console: Console, stop: threading.Event) -> Execution:
+    """Run the plan; `stop` (Ctrl-C) makes every session stop its runner and keep what finished."""
+    _announce(plan, console)
+    if plan.previous is not None:
+        run_id, run_dir, started = plan.previous.run_id, plan.previous.run_dir, plan.previous.started_at
+    else:
+        run_id, run_dir, started = new_run_dir(plan.request.out)
+    record = run_json(plan, run_id, started, host_info())
+    write_run_json(run_dir, record)
+    console.print(f"run {run_id}: {len(plan.samples)} samples x {len(plan.devices)} device(s) -> {run_dir}")
+    if plan.host_sharing is not None:
+        how = (
+            "one after another"
+            if plan.host_sharing.mode == "sequential"
+            else "at the same time (--parallel-local)"
+        )
+        console.print(f"note: {', '.join(plan.host_sharing.devices)} share this host's CPU: they run {how}")
+    options = {name: replace(o, run_id=run_id) for name, o in plan.options.items()}
+    outcomes = run_farm(
+        plan.devices,
+        plan.dataset,
+        plan.samples,
+        plan.model,
+        options,
+        plan.job,
+        run_dir,
+        console,
+        plan.score,
+        stop,
+        assignment=plan.shards.assignment if plan.shards else None,
+        lanes=plan.lanes,
+    )
+    written = {o.name: list(o.results) for o in outcomes if not o.error}
+    if plan.shards is not None:
+        merge_shards(plan.shards, outcomes, plan.dataset, plan.samples, run_dir, plan.score)
+    stood_in = []
+    if not stop.is_set():
+        request = plan.request
+        stood_in = run_stand_ins(
+            inv=plan.inventory, table=plan.stand_ins, selected=plan.devices, outcomes=outcomes,
+            unusable=plan.unusable if request.device_spec == "all" else plan.absent, dataset=plan.dataset,
+            samples=plan.samples, model=plan.model, opts=replace(plan.base, run_id=run_id),
+            backend=request.backend, threads=request.threads, job_opts=plan.job, run_dir=run_dir,
+            run_record=record, wait_s=request.fallback_wait_s, score=plan.score, console=console, stop=stop,
+        )  # fmt: skip
+    return Execution(run_id, run_dir, record, tuple(outcomes), tuple(stood_in), written)
+
+
+def _announce(plan: RunPlan, console: Console) -> None:
+    for note in plan.notes:
+        console.print(f"[yellow]note:[/] {note}")
+    for u in plan.unusable:
+        console.print(f"[yellow]not used:[/] {u.name} ({u.state}): {u.problem}")
+    for sample_id, why in plan.refused.items():
+        console.print(f"[yellow]not sent:[/] {escape(sample_id)}: {escape(why)}", highlight=False)

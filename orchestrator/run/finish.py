@@ -1,0 +1,82 @@
+"""Stage 3 of `edgefarm run`: the end of run.json, the combined reports (report.json, .md, .html),
+the tables on the terminal, and the exit status the outcomes earn."""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Sequence
+
+import click
+from rich.console import Console
+
+from ..errors import DeviceError, ModelError, OutputError
+from ..interrupt import INTERRUPTED_EXIT
+from ..report.terminal import device_tables, stdout_console
+from ..rundir import load_report, utc_now, versions, write_reports, write_run_json
+from ..runners.stamp import device_versions
+from ..scoring.evalscope_table import render_table
+from .execute import Execution
+from .types import DeviceOutcome, RunPlan, RunRecord
+
+
+def finish(plan: RunPlan, ex: Execution, console: Console, stop: threading.Event) -> RunRecord:
+    """Write the run's end and its reports, print them; the RunRecord holds the exit status."""
+    record = ex.record
+    record["finished_at"] = utc_now().isoformat(timespec="seconds")
+    record["versions"] = versions()
+    record["device_versions"] = device_versions({o.name: o.runner for o in ex.outcomes})  # runners/stamp.py
+    write_run_json(ex.run_dir, record)
+    report = load_report(ex.run_dir, ex.written)
+    paths = write_reports(ex.run_dir, report)
+    print_outcomes(ex.outcomes, report, plan.model.path.name, console)
+    interrupted = stop.is_set()
+    covered = {s.phone for s in ex.stood_in if s.completed}  # a stand-in finished what the phone could not
+    return RunRecord(
+        run_id=ex.run_id,
+        run_dir=ex.run_dir,
+        report=report,
+        paths=paths,
+        outcomes=ex.outcomes,
+        interrupted=interrupted,
+        exit_code=INTERRUPTED_EXIT if interrupted else exit_status(ex.outcomes, covered),
+    )
+
+
+def exit_status(outcomes: Sequence[DeviceOutcome], covered: set[str] = frozenset()) -> int:
+    """0 when every device ran (or a stand-in finished for it); else the failure's own code: the
+    output folder's (fix the disk, then --resume) wins, then the model's when it failed on every
+    device, then a device's own code (a backend that is not there keeps its code), else a device error."""
+    failed = [o for o in outcomes if o.error and o.name not in covered]
+    if not failed:
+        return 0
+    codes = {o.error_code for o in failed}
+    if OutputError.exit_code in codes:
+        return OutputError.exit_code
+    if len(failed) == len(outcomes) and codes == {ModelError.exit_code}:
+        return ModelError.exit_code
+    own = codes - {0, ModelError.exit_code, DeviceError.exit_code, 1}
+    if len(own) == 1 and len(failed) == len(outcomes):
+        return own.pop()
+    return DeviceError.exit_code
+
+
+def print_outcomes(outcomes: Sequence[DeviceOutcome], report, model_name: str, console: Console) -> None:
+    """The comparison tables on stdout (and evalscope's table per device); warnings and failures on stderr."""
+    stdout_console().print(device_tables(report))
+    for o in outcomes:
+        if o.report and o.report.get("metrics"):  # evalscope formats: evalscope's own table per device
+            click.echo(f"\n{o.name}:\n" + render_table(model_name, o.report))
+    for o in outcomes:
+        for note in o.notes:
+            if note.startswith("warning:"):
+                console.print(f"[yellow]{o.name}:[/] {note}")
+        if o.error:
+            console.print(f"[red]{o.name} failed:[/] {o.error}")
+
+
+def interrupted_note(record: RunRecord, samples: int) -> str:
+    done = sum(len(o.results) for o in record.outcomes)
+    return (
+        f"interrupted: {done} of {samples * len(record.outcomes)} sample runs finished and are kept; "
+        f"continue with: edgefarm run --resume {record.run_dir}"
+    )

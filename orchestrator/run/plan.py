@@ -1,0 +1,221 @@
+"""Stage 1 of `edgefarm run`: what the run will do, decided from what was read.
+
+`read_inputs` reads the model, devices.yaml, the dataset and the devices that answer (the only
+effects before the run starts); `plan` decides everything else from them without touching a file
+or a device: the sample slice and the prompts refused, the scorer, each device's options, the
+shards, the stand-ins, what a resume continues, and which devices share this host's CPU. A bad
+flag fails here, before any run folder exists.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from ..datasets import load_dataset, require_valid
+from ..datasets.types import Dataset
+from ..devices.types import DeviceInfo, Inventory
+from ..errors import ConfigError
+from ..fallback import absent_named, stand_in_boards
+from ..inventory import Selection, load_inventory, select_usable
+from ..models import ModelSummary, inspect_model
+from ..redact import redact, redact_tree
+from ..runners.base import RunOptions
+from ..scoring import SCORERS  # each scorer imports nltk & co. when it first scores
+from ..scoring.judge import JudgeConfig, add_judge_accuracy, endpoint
+from ..shard import plan_shards
+from .selection import dataset_fingerprint, refused_samples, select_samples
+from .types import HostSharing, PreviousRun, RunPlan, RunRequest, Score
+
+SEQUENTIAL, PARALLEL = "sequential", "parallel"
+
+
+@dataclass(frozen=True)
+class Inputs:
+    """What `plan` decides from, as read by `read_inputs`."""
+
+    model: ModelSummary
+    inventory: Inventory
+    dataset: Dataset
+    dataset_sha: str  # over the files of the selected samples (plan checks a resume against it)
+    stand_ins: Mapping[str, tuple[str, ...]]  # phone -> boards that stand in for it ("*": any phone)
+    selection: Selection  # the devices that answer, as `edgefarm devices` lists them
+    absent: tuple[DeviceInfo, ...]  # phones named in --devices that are not attached but have a stand-in
+    previous: PreviousRun | None
+
+
+def read_inputs(request: RunRequest, previous: Mapping[str, Any] | None = None) -> Inputs:
+    """The model, devices.yaml, the dataset (checked) and the devices; `previous` is the run.json of
+    the run --resume continues."""
+    model = inspect_model(request.model)
+    inventory = load_inventory(request.inventory)
+    dataset = require_valid(load_dataset(request.dataset_spec, format=request.fmt, subset=request.subset))
+    samples = select_samples(dataset, request.modalities, request.limit, request.per_modality)
+    scorer_for(
+        dataset.format, request.judge_url, request.judge_model
+    )  # bad judge flags fail before discovery
+    table = stand_in_boards(inventory, request.fallback_boards)  # a bad --fallback too
+    named, absent = absent_named(inventory, request.device_spec, table)  # named phones a board stands in for
+    return Inputs(
+        model=model,
+        inventory=inventory,
+        dataset=dataset,
+        dataset_sha=dataset_fingerprint(dataset, samples),
+        stand_ins=table,
+        selection=select_usable(inventory, named),
+        absent=absent,
+        previous=PreviousRun.from_dict(previous, request.resume) if previous is not None else None,
+    )
+
+
+def plan(request: RunRequest, inputs: Inputs) -> RunPlan:
+    """The run, decided. Pure: reads no file and asks no device."""
+    dataset, model, sel = inputs.dataset, inputs.model, inputs.selection
+    samples = tuple(select_samples(dataset, request.modalities, request.limit, request.per_modality))
+    refused = refused_samples(samples, model.max_context_tokens)  # too big to send: error rows
+    score = scorer_for(dataset.format, request.judge_url, request.judge_model)
+    base = RunOptions(run_id="", sample_timeout_s=request.sample_timeout_s, cooldown_c=request.cooldown_c,
+                      cooldown_max_s=request.cooldown_max_s, max_num_tokens=request.max_num_tokens,
+                      repeat=request.repeat, warmup=request.warmup)  # fmt: skip
+    options = {d.name: base.for_device(d, request.backend, request.threads) for d in sel.devices}
+    names = [d.name for d in sel.devices]
+    shards = None
+    if request.shard:  # identical devices share the samples; the report gets one row per group
+        shards = plan_shards(sel.devices, options, samples, sel.infos)
+        names = shards.report_devices(names)
+    previous = inputs.previous
+    if previous is not None:
+        check_resumable(previous, model.sha256, inputs.dataset_sha, [s.id for s in samples])
+        names += [d for d in previous.devices if d not in names]  # a device not here now keeps its row
+    lanes, sharing = host_lanes(sel.devices, request.parallel_local)
+    return RunPlan(
+        request=request,
+        model=model,
+        dataset=dataset,
+        samples=samples,
+        dataset_sha=inputs.dataset_sha,
+        refused=refused,
+        inventory=inputs.inventory,
+        devices=sel.devices,
+        unusable=sel.unusable + inputs.absent,
+        notes=sel.notes,
+        report_devices=tuple(names),
+        base=base,
+        options=options,
+        job=request.job_options(refused),
+        lanes=lanes,
+        host_sharing=sharing,
+        stand_ins=inputs.stand_ins,
+        absent=inputs.absent,
+        score=score,
+        shards=shards,
+        previous=previous,
+    )
+
+
+def host_lanes(
+    devices: Sequence[Any], parallel: bool
+) -> tuple[tuple[tuple[str, ...], ...], HostSharing | None]:
+    """The farm's lanes (devices one after another within a lane, lanes at the same time) and what
+    run.json says of this host's CPU: several `kind: local` devices share it, so they run one after
+    another, each measured alone, unless --parallel-local asks for them together."""
+    local = tuple(d.name for d in devices if d.kind == "local")
+    if len(local) < 2:
+        return tuple((d.name,) for d in devices), None
+    if parallel:
+        return tuple((d.name,) for d in devices), HostSharing(local, PARALLEL)
+    others = tuple((d.name,) for d in devices if d.kind != "local")
+    return (local, *others), HostSharing(local, SEQUENTIAL)
+
+
+def check_resumable(previous: PreviousRun, model_sha: str, dataset_sha: str, sample_ids: list[str]) -> None:
+    where = str(previous.run_dir / "run.json")
+    if previous.model_sha256 != model_sha:
+        raise ConfigError(
+            "the model file differs from the one this run started with (its sha256 changed)",
+            where=where,
+            fix="restore that model file, or start a new run without --resume",
+        )
+    if previous.dataset_sha256 != dataset_sha or list(previous.sample_ids or ()) != sample_ids:
+        raise ConfigError(
+            "the dataset or the sample selection differs from the one this run started with "
+            "(its files changed since)",
+            where=where,
+            fix="restore the dataset's files, or start a new run without --resume; the selection flags "
+            "(--limit, --per-modality, --modality, --subset, --format) are taken from run.json",
+        )
+
+
+def scorer_for(fmt: str, judge_url: str | None, judge_model: str | None) -> Score:
+    """The dataset format's scorer, followed by the LLM judge when one is asked for."""
+    base = SCORERS.get(fmt).score
+    if not judge_url and not judge_model:
+        return base
+    if not (judge_url and judge_model):
+        raise ConfigError(
+            "--judge and --judge-model go together",
+            where="--judge",
+            fix="pass both the endpoint URL and the judge's model name",
+        )
+    if fmt != "general_vqa":
+        raise ConfigError(
+            f"the LLM judge scores General-VQA datasets, not {fmt}",
+            where="--judge",
+            fix="drop --judge, or use a General-VQA dataset",
+        )
+    cfg = JudgeConfig(url=judge_url, model=judge_model, api_key=os.environ.get("EDGEFARM_JUDGE_API_KEY"))
+    endpoint(cfg)  # a URL with both a password and EDGEFARM_JUDGE_API_KEY fails before any folder exists
+
+    def score(dataset, outputs):
+        return add_judge_accuracy(base(dataset, outputs), dataset, cfg)
+
+    return score
+
+
+def run_json(plan: RunPlan, run_id: str, started_at: str, host: Mapping[str, Any]) -> dict[str, Any]:
+    """run.json at the start of the run (finish.py adds the end, the versions and the stand-ins)."""
+    model, dataset, request = plan.model, plan.dataset, plan.request
+    record: dict[str, Any] = {
+        "schema_version": 1,
+        "run_id": run_id,
+        "started_at": started_at,
+        "model": {
+            "path": str(model.path),
+            "sha256": model.sha256,
+            "size_bytes": model.size_bytes,
+            "modalities": list(model.modalities),
+            "max_context_tokens": model.max_context_tokens,
+            "sections": [
+                {"data_type": x.data_type, "model_type": x.model_type, "size_bytes": x.size_bytes}
+                for x in model.sections
+            ],
+            # quantization, shapes, KV cache and the predicted memory floor at the model's token limit
+            "facts": model.facts.to_json(model.max_context_tokens) if model.facts else None,
+        },
+        "dataset": {
+            "path": redact(request.dataset_spec),  # a hub URL's token never written
+            "name": dataset.name,
+            "format": dataset.format,
+            "sha256": plan.dataset_sha,
+            "samples_total": len(dataset.samples),
+            "samples_run": len(plan.samples),
+            "sample_ids": [s.id for s in plan.samples],
+        },
+        "devices": list(plan.report_devices),
+        "flags": redact_tree(request.flags()),  # a --judge URL's password and api_key never written
+        "versions": {},  # written with the run's end
+        "host": dict(host),
+        "unusable": [dataclasses.asdict(u) for u in plan.unusable],
+        "notes": list(plan.notes),
+    }
+    if plan.host_sharing is not None:
+        record["host_sharing"] = plan.host_sharing.to_dict()
+    if plan.shards is not None:
+        record["shards"] = plan.shards.record()
+    return record
+
+
+__all__ = ["Inputs", "plan", "read_inputs", "run_json", "scorer_for"]

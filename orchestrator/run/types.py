@@ -1,0 +1,273 @@
+"""The records `edgefarm run` passes between its stages: RunRequest (the flags) -> RunPlan (plan.py,
+pure) -> DeviceOutcome per device (execute.py) -> RunRecord (finish.py). DeviceOutcome is also a
+file (outcome.json): its one codec is `to_dict` / `from_dict` below."""
+
+from __future__ import annotations
+
+import enum
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import asdict, dataclass, field, fields
+from pathlib import Path
+from typing import Any
+
+from android_runner.contract import SampleResult
+from android_runner.status import DEFAULT_MAX_OUTPUT_TOKENS, DEFAULT_SAMPLE_TIMEOUT_S
+
+from ..datasets.types import Dataset, Sample
+from ..devices.base import Device
+from ..devices.types import DeviceInfo, Inventory, PushStats
+from ..jobs import JobOptions
+from ..models import ModelSummary
+from ..runners.base import DEFAULT_COOLDOWN_MAX_S, RunOptions
+
+PUSH_KEYS = tuple(f.name for f in fields(PushStats))
+DEFAULT_FALLBACK_WAIT_S = 60.0  # how long a lost phone may take to come back before its stand-in runs
+
+
+class Phase(str, enum.Enum):
+    """Where a device's session is (the progress display shows it)."""
+
+    WAITING = "waiting"  # not started: its turn (this host's CPU is shared) or its thread has not begun
+    INFO = "info"
+    STAGING = "staging"
+    LOADING = "loading model"
+    RUNNING = "running"
+    COLLECTING = "collecting"
+    DONE = "done"
+    FAILED = "failed"
+    INTERRUPTED = "interrupted"
+
+    @property
+    def ended(self) -> bool:
+        return self in (Phase.DONE, Phase.FAILED, Phase.INTERRUPTED)
+
+
+@dataclass
+class DeviceOutcome:
+    """One device's session: filled while it runs, then written as outcome.json (`to_dict`).
+
+    With --resume the figures a session counts (model loads, wall time, bytes pushed) are added to
+    the ones its earlier sessions recorded (`after`), so they cover the run and all its resumes."""
+
+    name: str
+    kind: str
+    info: DeviceInfo | None = None  # device.json, not in outcome.json
+    results: list[SampleResult] = field(default_factory=list)  # results.jsonl
+    report: dict[str, Any] | None = None  # report.json
+    error: str = ""
+    error_code: int = 0  # the EdgefarmError's exit code when the device failed
+    model_push: PushStats = field(default_factory=PushStats)
+    other_push: PushStats = field(default_factory=PushStats)
+    wall_s: float | None = None
+    notes: list[str] = field(default_factory=list)
+    runner: dict[str, Any] = field(default_factory=dict)  # which runner and runtime ran (runners/stamp.py)
+    model_loads: int = 0  # engine loads on the device: 1 per runner start that got its engine
+    interrupted: bool = False  # stopped by Ctrl-C before every sample ran
+    sessions: int = 1  # this session and the earlier ones of the run (--resume) it adds up
+    stand_in: dict[str, Any] | None = None  # a phone whose missing samples a board ran (fallback.py)
+
+    FILE_KEYS = ("name", "kind", "error", "error_code", "wall_s", "model_push", "other_push", "notes", "runner",
+                 "model_loads", "interrupted", "sessions", "stand_in")  # fmt: skip
+
+    def to_dict(self) -> dict[str, Any]:
+        """outcome.json."""
+        out = {k: getattr(self, k) for k in self.FILE_KEYS}
+        out["model_push"], out["other_push"] = asdict(self.model_push), asdict(self.other_push)
+        if self.stand_in is None:
+            del out["stand_in"]
+        return out
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> DeviceOutcome:
+        """outcome.json as `to_dict` writes it (an older edgefarm's too: a missing key takes its
+        default, a value of the wrong type is dropped, never trusted)."""
+
+        def typed(key: str, kind: type | tuple[type, ...], default: Any) -> Any:
+            value = data.get(key)
+            return (
+                value
+                if isinstance(value, kind) and not (isinstance(value, bool) and kind is not bool)
+                else default
+            )
+
+        def pushes(key: str) -> PushStats:
+            value = data.get(key) if isinstance(data.get(key), Mapping) else {}
+            return PushStats(**{k: v for k in PUSH_KEYS if isinstance(v := value.get(k), int)})
+
+        wall = typed("wall_s", (int, float), None)
+        return cls(
+            name=str(data.get("name", "")),
+            kind=str(data.get("kind", "")),
+            error=typed("error", str, ""),
+            error_code=typed("error_code", int, 0),
+            model_push=pushes("model_push"),
+            other_push=pushes("other_push"),
+            wall_s=float(wall) if wall is not None else None,
+            notes=[n for n in typed("notes", list, []) if isinstance(n, str)],
+            runner=typed("runner", dict, {}),
+            model_loads=typed("model_loads", int, 0),
+            interrupted=typed("interrupted", bool, False),
+            sessions=typed("sessions", int, 1),
+            stand_in=typed("stand_in", dict, None),
+        )
+
+    def after(self, earlier: DeviceOutcome | None) -> DeviceOutcome:
+        """This session's outcome with the counted figures of the run's earlier sessions added."""
+        if earlier is None:
+            return self
+        self.model_loads += earlier.model_loads
+        self.model_push = earlier.model_push + self.model_push
+        self.other_push = earlier.other_push + self.other_push
+        if earlier.wall_s is not None:
+            self.wall_s = earlier.wall_s + (self.wall_s or 0.0)
+        self.sessions += earlier.sessions
+        return self
+
+
+@dataclass(frozen=True)
+class RunRequest:
+    """`edgefarm run`'s flags, as parsed (for --resume: the recorded ones, cli/resume.py)."""
+
+    device_spec: str = "all"
+    inventory: Path | None = None
+    model: Path | None = None
+    dataset_spec: str = ""
+    fmt: str | None = None
+    subset: str | None = None
+    limit: int | None = None
+    per_modality: int | None = None
+    modalities: tuple[str, ...] = ()
+    out: Path = Path("runs")
+    resume: Path | None = None
+    max_output_tokens: int | None = None
+    max_num_tokens: int | None = None
+    backend: str | None = None
+    threads: int | None = None
+    sample_timeout_s: float = DEFAULT_SAMPLE_TIMEOUT_S
+    cooldown_c: float | None = None
+    cooldown_max_s: float = DEFAULT_COOLDOWN_MAX_S
+    judge_url: str | None = None
+    judge_model: str | None = None
+    fallback_boards: tuple[str, ...] = ()
+    fallback_wait_s: float = DEFAULT_FALLBACK_WAIT_S
+    shard: bool = False
+    repeat: int = 1
+    warmup: int = 0
+    parallel_local: bool = False
+
+    def flags(self) -> dict[str, Any]:
+        """run.json `flags` (the keys it has always had; None where a flag was not given)."""
+        asked = {
+            "devices": self.device_spec,
+            "inventory": self.inventory,
+            "limit": self.limit,
+            "per_modality": self.per_modality,
+            "modality": list(self.modalities),
+            "max_output_tokens": self.max_output_tokens,
+            "max_num_tokens": self.max_num_tokens,
+            "backend": self.backend,
+            "threads": self.threads,
+            "sample_timeout_s": self.sample_timeout_s,
+            "cooldown_c": self.cooldown_c,
+            "cooldown_max_s": self.cooldown_max_s,
+            "format": self.fmt,
+            "subset": self.subset,
+            "judge_model": self.judge_model,
+            "judge_url": self.judge_url,
+            "shard": self.shard or None,
+            "repeat": self.repeat if self.repeat > 1 else None,
+            "warmup": self.warmup or None,
+            "parallel_local": self.parallel_local or None,
+        }
+        return {k: (str(v) if isinstance(v, Path) else v) for k, v in asked.items()}
+
+    def job_options(self, refused: Mapping[str, str]) -> JobOptions:
+        return JobOptions(
+            max_output_tokens=self.max_output_tokens or DEFAULT_MAX_OUTPUT_TOKENS,
+            override=self.max_output_tokens is not None,
+            refused=refused,
+        )
+
+
+@dataclass(frozen=True)
+class PreviousRun:
+    """What --resume needs from the run's run.json (read by rundir.read_run_json, checked there)."""
+
+    run_id: str
+    run_dir: Path
+    started_at: str
+    devices: tuple[str, ...]
+    model_sha256: str
+    dataset_sha256: str
+    sample_ids: tuple[str, ...] | None
+    record: Mapping[str, Any]  # the whole run.json, for the flags cli/resume.py takes from it
+
+    @classmethod
+    def from_dict(cls, run: Mapping[str, Any], run_dir: Path) -> PreviousRun:
+        model = run.get("model") if isinstance(run.get("model"), Mapping) else {}
+        ds = run.get("dataset") if isinstance(run.get("dataset"), Mapping) else {}
+        ids = ds.get("sample_ids")
+        return cls(
+            run_id=str(run["run_id"]),
+            run_dir=Path(run_dir),
+            started_at=str(run.get("started_at", "")),
+            devices=tuple(d for d in run.get("devices") or () if isinstance(d, str)),
+            model_sha256=str(model.get("sha256", "")),
+            dataset_sha256=str(ds.get("sha256", "")),
+            sample_ids=tuple(ids) if isinstance(ids, list) else None,
+            record=run,
+        )
+
+
+Score = Callable[[Dataset, Mapping[str, "str | None"]], dict]
+
+
+@dataclass(frozen=True)
+class HostSharing:
+    """Devices that share this host's CPU (several `kind: local` devices), and how they ran."""
+
+    devices: tuple[str, ...]
+    mode: str  # "sequential" (one after another, the default) | "parallel" (--parallel-local)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"devices": list(self.devices), "mode": self.mode}
+
+
+@dataclass(frozen=True)
+class RunPlan:
+    """Everything a run will do, decided before any device is touched (plan.py)."""
+
+    request: RunRequest
+    model: ModelSummary
+    dataset: Dataset
+    samples: tuple[Sample, ...]
+    dataset_sha: str
+    refused: Mapping[str, str]  # sample id -> why its prompt is not sent
+    inventory: Inventory
+    devices: tuple[Device, ...]  # what runs
+    unusable: tuple[DeviceInfo, ...]
+    notes: tuple[str, ...]
+    report_devices: tuple[str, ...]  # run.json `devices`: shard groups, and devices of an earlier session
+    base: RunOptions  # the run's options before a device's backend and threads; run_id "" until the folder exists
+    options: Mapping[str, RunOptions]  # per device (base with its backend and threads)
+    job: JobOptions
+    lanes: tuple[tuple[str, ...], ...]  # devices run one after another within a lane, lanes together
+    host_sharing: HostSharing | None
+    stand_ins: Mapping[str, tuple[str, ...]]  # phone -> boards that stand in for it ("*": any)
+    absent: tuple[DeviceInfo, ...]  # named phones not attached, with a stand-in
+    score: Score
+    shards: Any = None  # shard.ShardPlan with --shard
+    previous: PreviousRun | None = None  # --resume
+
+
+@dataclass(frozen=True)
+class RunRecord:
+    """The finished run: where it is, its reports, and the exit status it earns."""
+
+    run_id: str
+    run_dir: Path
+    report: Any  # report.types.RunReport
+    paths: Mapping[str, Path]  # format -> file (json, md, html, ...)
+    outcomes: Sequence[DeviceOutcome]
+    interrupted: bool
+    exit_code: int

@@ -1,0 +1,100 @@
+"""`plan` decides a run without a device: this host's devices one after another (or together when
+asked), each device's options, what a resume continues; DeviceOutcome's one codec and its sums."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from pathlib import Path
+
+import pytest
+
+from orchestrator.datasets import BUNDLED_DATASET, load_dataset
+from orchestrator.devices.local import LocalDevice
+from orchestrator.devices.types import Inventory, PushStats
+from orchestrator.errors import ConfigError
+from orchestrator.inventory import Selection
+from orchestrator.models import ModelSummary
+from orchestrator.run.plan import Inputs, plan, run_json
+from orchestrator.run.types import DeviceOutcome, PreviousRun, RunRequest
+
+MODEL = ModelSummary(path=Path("/models/m.litertlm"), size_bytes=10, sha256="a" * 64, vision=True, audio=True,
+                     max_context_tokens=4096)  # fmt: skip
+DATASET = load_dataset(str(BUNDLED_DATASET))
+
+
+class Phone:
+    """A device as the plan sees it (constructors do no I/O; nothing here is called)."""
+
+    kind, runner, backend, threads = "adb", "android", "cpu", None
+
+    def __init__(self, name: str) -> None:
+        self.name = name
+
+
+def _inputs(*devices, previous: PreviousRun | None = None) -> Inputs:
+    return Inputs(model=MODEL, inventory=Inventory(None, (), ()), dataset=DATASET, dataset_sha="d" * 64,
+                  stand_ins={"*": ()}, selection=Selection(tuple(devices), (), ()), absent=(),
+                  previous=previous)  # fmt: skip
+
+
+HOSTS = (LocalDevice("host-a", threads=1), LocalDevice("host-b", threads=2))
+
+
+def test_this_hosts_devices_share_one_lane_and_phones_run_beside_them():
+    p = plan(RunRequest(limit=3), _inputs(*HOSTS, Phone("pixel")))
+    assert p.lanes == (("host-a", "host-b"), ("pixel",))
+    assert p.host_sharing.to_dict() == {"devices": ["host-a", "host-b"], "mode": "sequential"}
+    assert [o.threads for o in p.options.values()] == [1, 2, None] and len(p.samples) == 3
+    record = run_json(p, "20260101-000000-abcd", "2026-01-01T00:00:00+00:00", {"cpus": 2})
+    assert record["host_sharing"]["mode"] == "sequential" and record["devices"] == [
+        "host-a",
+        "host-b",
+        "pixel",
+    ]
+
+
+def test_parallel_local_runs_every_device_in_its_own_lane_and_says_so():
+    p = plan(RunRequest(limit=3, parallel_local=True, threads=4, max_num_tokens=512), _inputs(*HOSTS))
+    assert p.lanes == (("host-a",), ("host-b",)) and p.host_sharing.mode == "parallel"
+    assert {(o.threads, o.max_num_tokens) for o in p.options.values()} == {(4, 512)}  # the flags win
+    assert p.request.flags()["parallel_local"] is True and p.request.flags()["max_num_tokens"] == 512
+
+
+def test_one_host_device_is_no_sharing():
+    p = plan(RunRequest(limit=1), _inputs(HOSTS[0], Phone("pixel")))
+    assert p.host_sharing is None and p.lanes == (("host-a",), ("pixel",))
+    assert "host_sharing" not in run_json(p, "20260101-000000-abcd", "", {})
+
+
+def _previous(model_sha: str, ids: list[str]) -> PreviousRun:
+    record = {"run_id": "20260101-000000-abcd", "started_at": "t0", "devices": ["host-a", "gone-phone"],
+              "model": {"sha256": model_sha}, "dataset": {"sha256": "d" * 64, "sample_ids": ids}}  # fmt: skip
+    return PreviousRun.from_dict(record, Path("/runs/20260101-000000-abcd"))
+
+
+def test_a_resume_keeps_the_devices_of_the_first_run_and_refuses_another_model():
+    ids = [s.id for s in DATASET.samples[:2]]
+    p = plan(RunRequest(limit=2), _inputs(HOSTS[0], previous=_previous("a" * 64, ids)))
+    assert p.report_devices == ("host-a", "gone-phone")  # a device not here now keeps its row
+    with pytest.raises(ConfigError, match="model file differs") as e:
+        plan(RunRequest(limit=2), _inputs(HOSTS[0], previous=_previous("b" * 64, ids)))
+    assert e.value.where == "/runs/20260101-000000-abcd/run.json"
+    with pytest.raises(ConfigError, match="sample selection differs"):
+        plan(RunRequest(limit=3), _inputs(HOSTS[0], previous=_previous("a" * 64, ids)))
+
+
+def test_device_outcome_round_trips_and_sums_over_sessions():
+    first = DeviceOutcome(name="p", kind="adb", model_loads=2, wall_s=10.0, model_push=PushStats(1, 100),
+                          notes=["warning: hot"], runner={"runner": "native"}, error="lost", error_code=3)  # fmt: skip
+    again = DeviceOutcome.from_dict(first.to_dict())
+    assert again == first and "stand_in" not in first.to_dict()
+    resumed = DeviceOutcome(name="p", kind="adb", wall_s=1.5, model_push=PushStats(0, 0, 1, 100)).after(again)
+    assert (resumed.model_loads, resumed.wall_s, resumed.sessions) == (2, 11.5, 2)
+    assert resumed.model_push == PushStats(1, 100, 1, 100) and resumed.error == ""
+
+
+def test_an_outcome_json_with_wrong_types_is_read_without_trusting_them():
+    data = replace(DeviceOutcome(name="p", kind="adb"), model_loads=1).to_dict()
+    data.update(model_loads="7", wall_s=True, notes=["ok", 3], model_push={"bytes_sent": "x", "files": 2})
+    got = DeviceOutcome.from_dict(data)
+    assert (got.model_loads, got.wall_s, got.notes, got.model_push) == (0, None, ["ok"], PushStats(files=2))
