@@ -181,6 +181,7 @@ class SampleResult:
     energy_mj_per_token: float | None = None  # energy_j / generated (decode) tokens
     power_source: str = ""  # sysfs:current_now | sysfs:current_avg | hwmon | pmic
     energy_unreliable: str = ""  # why the energy figure cannot be trusted (charging, ...), "" if it can
+    sustain_pass: int | None = None  # --sustain: which back-to-back pass (1..N) the row belongs to
     # where TTFT went, ms (orchestrator/telemetry/phases.py): encoder marks where the runtime reports
     # them (upstream binary), text_prefill or prefill (encoders included), after_prefill
     ttft_phases_ms: Mapping[str, float] | None = None

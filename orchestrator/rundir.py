@@ -149,7 +149,9 @@ def _load_report(run_dir: Path, written: Mapping[str, Sequence[SampleResult]]) -
     from .report.combine import as_record, build_report, device_row, sample_rows  # the report's stage
 
     run = read_run_json(run_dir)
-    rows, per_device = [], {}
+    from .sustain import curve as sustain_curve
+
+    rows, per_device, curves = [], {}, {}
     for name in run.get("devices", []):
         dev_dir = device_folder(run_dir, name)
         device = _read_json(dev_dir / "device.json") or {"name": name}
@@ -166,6 +168,8 @@ def _load_report(run_dir: Path, written: Mapping[str, Sequence[SampleResult]]) -
         ]
         extra = dev_dir / "repeats.jsonl"  # --repeat: runs 2..N of each sample, in the latency figures
         repeats = list(read_results(str(extra))) if extra.is_file() else []
+        if (passes := sustain_curve(results + repeats)) is not None:  # --sustain
+            curves[device.get("name", name)] = passes.to_json()
         over = _figures_over(run, len(results))
         row = device_row(device, outcome, results + stood, report, repeats=repeats, figures_over=over)
         rows.append(dataclasses.replace(row, folder=dev_dir.name))
@@ -173,7 +177,7 @@ def _load_report(run_dir: Path, written: Mapping[str, Sequence[SampleResult]]) -
     # the run's end, unless run.json has it
     ends = [p.stat().st_mtime for p in run_dir.glob("devices/*/outcome.json")]
     finished = datetime.fromtimestamp(max(ends), timezone.utc).isoformat(timespec="seconds") if ends else ""
-    return build_report(
+    report = build_report(
         run,
         rows,
         sample_rows(per_device),
@@ -181,6 +185,7 @@ def _load_report(run_dir: Path, written: Mapping[str, Sequence[SampleResult]]) -
         run.get("notes", []),
         finished_at=finished,
     )
+    return dataclasses.replace(report, sustain=curves) if curves else report
 
 
 def _figures_over(run: Mapping[str, Any], samples: int) -> str:
@@ -188,9 +193,9 @@ def _figures_over(run: Mapping[str, Any], samples: int) -> str:
     from .measure import describe
 
     flags = run.get("flags") if isinstance(run.get("flags"), Mapping) else {}
-    repeat, warmup = flags.get("repeat") or 1, flags.get("warmup") or 0
-    ok = isinstance(repeat, int) and isinstance(warmup, int)
-    return describe(samples, repeat, warmup) if ok else ""
+    repeat, warmup, sustain = flags.get("repeat") or 1, flags.get("warmup") or 0, flags.get("sustain") or 1
+    ok = isinstance(repeat, int) and isinstance(warmup, int) and isinstance(sustain, int)
+    return describe(samples, repeat, warmup, sustain) if ok else ""
 
 
 def write_reports(run_dir: Path, report: RunReport) -> dict[str, Path]:

@@ -162,6 +162,14 @@ def inventory_option(f):
     help="run this many samples first and count nothing from them",
 )
 @click.option(
+    "--sustain",
+    type=click.IntRange(min=1),
+    default=1,
+    show_default=True,
+    help="run the samples N times back to back without cooldown: speed, temperature and clocks per pass, "
+    "the time to the first throttle and the steady-state speed (not with --repeat or --cooldown-c)",
+)
+@click.option(
     "--parallel-local",
     is_flag=True,
     help="run several devices of this host (kind: local) at the same time; by default they run one "
@@ -170,6 +178,9 @@ def inventory_option(f):
 @click.pass_context
 def run(ctx: click.Context, **params) -> None:
     """Run the model over the dataset on every selected device; write and print the combined report."""
+    if params["sustain"] > 1 and (params["repeat"] > 1 or params["cooldown_c"] is not None):
+        raise click.UsageError("--sustain runs its passes back to back without cooldown: "
+                               "drop --repeat and --cooldown-c, or drop --sustain")  # fmt: skip
     previous = None
     if params["resume"] is not None:  # the selection comes from run.json; flags typed again must agree
         previous = read_run_json(params["resume"], own_folder=True)

@@ -7,6 +7,7 @@ from __future__ import annotations
 import html
 from urllib.parse import quote
 
+from .. import sustain
 from .cells import device_table, mod_cell, modalities, shared_settings
 from .facts import (
     FIGURES_NOTE,
@@ -284,6 +285,7 @@ def render_html(report: RunReport) -> str:
             "<h2>Problems and notes</h2><ul>" + "".join(f"<li>{_e(p)}</li>" for p in issues) + "</ul>"
         )
     parts += ["<h2 id='charts'>Charts</h2>", *charts]
+    parts.append(sustain.html(report.sustain))  # --sustain: the curve per device ('' without)
     parts += ["<h2 id='disagreements'>Disagreements between devices</h2>", _disagreements(report)]
     parts += ["<h2 id='drill'>Samples on every device</h2>", _drill_down(report)]
     parts.append(f"<p>{_e(FIGURES_NOTE)}</p><script>{_JS}</script></body></html>\n")

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from .. import sustain
 from .cells import Cell, device_table, mod_cell, modalities, sample_cell, shared_settings
 from .facts import (
     FIGURES_NOTE,
@@ -69,6 +70,7 @@ def to_markdown(report: RunReport) -> str:
         lines += _md_figure(table)
     energy = energy_table(report)
     lines += _md_figure(energy) if energy else ["", ENERGY_NOTE]
+    lines += sustain.markdown(report.sustain)  # --sustain: the curve per device ([] without)
     metric_names = sorted({k for r in report.devices for k in r.metrics})
     if metric_names:
         lines += ["", "## Metrics", ""]

@@ -286,3 +286,4 @@ class RunReport:
     baseline: str = ""  # the device the others are compared with (--baseline; else the first)
     paired: tuple[Paired, ...] = ()  # every other device against the baseline
     host_sharing: tuple[Mapping[str, Any], ...] = ()  # run.json: devices sharing this host's CPU
+    sustain: Mapping[str, Any] = field(default_factory=dict)  # --sustain: device -> curve (sustain.py)

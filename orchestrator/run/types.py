@@ -153,6 +153,7 @@ class RunRequest:
     shard: bool = False
     repeat: int = 1
     warmup: int = 0
+    sustain: int = 1  # --sustain: the samples N times back to back, no cooldown (orchestrator/sustain.py)
     parallel_local: bool = False
 
     def flags(self) -> dict[str, Any]:
@@ -177,6 +178,7 @@ class RunRequest:
             "shard": self.shard or None,
             "repeat": self.repeat if self.repeat > 1 else None,
             "warmup": self.warmup or None,
+            "sustain": self.sustain if self.sustain > 1 else None,
             "parallel_local": self.parallel_local or None,
         }
         return {k: (str(v) if isinstance(v, Path) else v) for k, v in asked.items()}

@@ -13,7 +13,8 @@ from typing import Any
 from ..telemetry import android as tel
 from ..telemetry.energy import PowerReading, reading_from_series, reading_to_json, with_battery
 
-SNAPSHOT_FILES = ("battery_before", "battery_after", "thermal_before", "thermal_after", "cooldown_ms")
+SNAPSHOT_FILES = ("battery_before", "battery_after", "thermal_before", "thermal_after", "cooldown_ms",
+                  "cpufreq_after", "gpufreq_after")  # fmt: skip
 
 
 def thermal_of(files: Mapping[str, str], phase: str) -> dict[str, Any] | None:
@@ -22,8 +23,19 @@ def thermal_of(files: Mapping[str, str], phase: str) -> dict[str, Any] | None:
     if not battery_text and not thermal_text:
         return None
     b, t = tel.parse_battery(battery_text), tel.parse_thermal(thermal_text)
-    return {"battery_temp_c": b.temperature_c, "battery_pct": b.level_pct, "thermal_status": t.status,
-            "max_temp_c": t.max_temp_c}  # fmt: skip
+    out = {"battery_temp_c": b.temperature_c, "battery_pct": b.level_pct, "thermal_status": t.status,
+           "max_temp_c": t.max_temp_c}  # fmt: skip
+    cpu, gpu = (
+        clock_mhz(files.get(f"cpufreq_{phase}", ""), 1e-3),
+        clock_mhz(files.get(f"gpufreq_{phase}", ""), 1e-6),
+    )
+    return out | ({"cpu_mhz": cpu} if cpu else {}) | ({"gpu_mhz": gpu} if gpu else {})
+
+
+def clock_mhz(text: str, mhz_per_unit: float) -> float | None:
+    """The highest clock in a `cat` of cpufreq `scaling_cur_freq` (kHz) or GPU clock files (Hz), MHz."""
+    values = [int(w) for w in text.split() if w.isdigit()]
+    return round(max(values) * mhz_per_unit, 1) if values else None
 
 
 def dumpsys_power(files: Mapping[str, str], wall_ms: float | None) -> PowerReading | None:
@@ -42,7 +54,9 @@ def dumpsys_power(files: Mapping[str, str], wall_ms: float | None) -> PowerReadi
     return None if reading is None else replace(reading, t0_s=None)  # no device clock: the wall time only
 
 
-def power_record(power: PowerReading | Mapping[str, Any] | None, files: Mapping[str, str]) -> dict[str, Any] | None:
+def power_record(
+    power: PowerReading | Mapping[str, Any] | None, files: Mapping[str, str]
+) -> dict[str, Any] | None:
     """The row's `power` record: the device's raw sums plus what the hook's `dumpsys battery` showed
     around the sample (external power, the coulomb counter's change): energy.py decides trust from it."""
     raw = reading_to_json(power) if isinstance(power, PowerReading) else power

@@ -36,6 +36,7 @@ class RunOptions:
     max_num_tokens: int | None = None  # --max-num-tokens: the runtime's token limit (KV cache); None: the model's
     repeat: int = 1  # --repeat: every sample runs this many times (the first run is scored)
     warmup: int = 0  # --warmup: this many runs first, never counted
+    sustain: int = 1  # --sustain: the samples this many times back to back, no cooldown
 
     def for_device(
         self, device: Device, backend_override: str | None, threads_override: int | None

@@ -20,7 +20,7 @@ import pytest
 
 from android_runner.native.build import build_host
 
-from .gauge import Gauge, GaugeBank, GaugeSpec
+from .gauge import Gauge, GaugeBank, GaugeSpec, ThermalSpec
 from .phone import FakePhone
 from .sandbox import GALAXY_S24, LAB_ETC, PIXEL_8, REDMI_NOTE_13, PhoneSpec, build_phone_root, bwrap_argv
 from .server import AdbServer, adb_binary
@@ -88,19 +88,28 @@ class Lab:
         self.servers[self.owner[serial]].connect(phone, timeout_s=30)
 
     @contextmanager
-    def gauges(self, specs: Mapping[str, GaugeSpec]) -> Iterator[GaugeBank]:
+    def gauges(
+        self, specs: Mapping[str, GaugeSpec], thermal: Mapping[str, ThermalSpec] | None = None
+    ) -> Iterator[GaugeBank]:
         """Give these phones live fuel gauges that follow their CPU use (tests/lab/adb/gauge.py) for the
-        block; their battery folder and `dumpsys battery` are restored afterwards."""
+        block (and `thermal` ones a temperature and a clock that follow it); their battery folder,
+        `dumpsys battery`/`thermalservice` and clock are restored afterwards."""
         bank = GaugeBank()
         saved: dict[str, tuple[dict[Path, str], str]] = {}
+        kept: dict[str, dict[Path, str]] = {}
         for label, spec in specs.items():
             root = self.phones[label].root
             battery, dumpsys = root / "power_supply" / "battery", root / LAB_ETC.lstrip("/") / "battery.txt"
+            etc = root / LAB_ETC.lstrip("/")
+            cpufreq = root / "cpufreq" / "policy0" / "scaling_cur_freq"
             saved[label] = ({p: p.read_text() for p in battery.iterdir()}, dumpsys.read_text())
+            kept[label] = {p: p.read_text() for p in (etc / "thermal.txt", cpufreq)}
             for p in battery.iterdir():
                 p.unlink()
             phone = self.phones[label]
-            bank.gauges[label] = Gauge(spec, battery, dumpsys, lambda phone=phone: set(phone.sessions))
+            heat = (thermal or {}).get(label)
+            bank.gauges[label] = Gauge(spec, battery, dumpsys, lambda phone=phone: set(phone.sessions), heat,
+                                       etc / "thermal.txt" if heat else None, cpufreq if heat else None)  # fmt: skip
         bank.start()
         try:
             yield bank
@@ -114,6 +123,8 @@ class Lab:
                 for p, text in files.items():
                     p.write_text(text)
                 (root / LAB_ETC.lstrip("/") / "battery.txt").write_text(dumpsys_text)
+                for p, text in kept[label].items():
+                    p.write_text(text)
 
     @property
     def server_addrs(self) -> list[tuple[str, int]]:

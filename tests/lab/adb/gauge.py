@@ -13,6 +13,12 @@ The truth is logged: cumulative load energy and battery charge at each 0.1 s tic
 load exactly over any window. Supplies: "battery" (the battery feeds the load), "usb-bypass" (USB
 powered, `Not charging`: the charger feeds the load and the battery gives ~5 mA) and "charging"
 (AC powered, `Charging`: the battery takes `charge_a` minus the load).
+
+A phone may also get a thermal model (`ThermalSpec`): its CPU temperature rises with the same CPU
+time and relaxes towards ambient; past each threshold the governor steps the clock down
+(/sys/devices/system/cpu/cpufreq/policy0/scaling_cur_freq) and `dumpsys thermalservice` reports a
+higher status, and the phone's processes really run slower: they are stopped for the share of every
+5 ms the lower clock takes away (SIGSTOP/SIGCONT), so the runtime's own speed figures fall.
 """
 
 from __future__ import annotations
@@ -20,6 +26,7 @@ from __future__ import annotations
 import bisect
 import os
 import re
+import signal
 import threading
 import time
 from collections.abc import Callable
@@ -49,6 +56,18 @@ class GaugeSpec:
     charge_a: float = 1.8  # charging: what the charger pushes
 
 
+@dataclass(frozen=True)
+class ThermalSpec:
+    ambient_c: float = 30.0
+    heat_c_per_cpu_s: float = 6.0  # degrees per CPU-second of the phone's processes
+    tau_s: float = 60.0  # relaxation towards ambient
+    max_khz: int = 2_910_000
+    steps: tuple[tuple[float, int, int], ...] = (
+        (34.0, 2_000_000, 1),
+        (38.0, 1_200_000, 2),
+    )  # (above C, kHz, status)
+
+
 def _cpu_by_session() -> dict[int, dict[int, float]]:
     """session id -> {pid: CPU seconds} for every process on the host."""
     out: dict[int, dict[int, float]] = {}
@@ -69,10 +88,15 @@ def _cpu_by_session() -> dict[int, dict[int, float]]:
 class Gauge:
     """One phone's gauge: truth log, published state, files."""
 
-    def __init__(
-        self, spec: GaugeSpec, battery_dir: Path, dumpsys_file: Path, sessions: Callable[[], set[int]]
-    ):
+    def __init__(self, spec: GaugeSpec, battery_dir: Path, dumpsys_file: Path, sessions: Callable[[], set[int]],
+                 thermal: ThermalSpec | None = None, thermal_file: Path | None = None,
+                 cpufreq_file: Path | None = None):  # fmt: skip
         self.spec = spec
+        self.thermal = thermal
+        self.thermal_file, self.cpufreq_file = thermal_file, cpufreq_file
+        self.thermal_template = thermal_file.read_text() if thermal_file else ""
+        self.temp_c = thermal.ambient_c if thermal else 0.0
+        self.clock_ratio = 1.0  # the governor's clock / the top clock: the share of time the phone runs
         self.battery_dir = battery_dir
         self.dumpsys_file = dumpsys_file
         self.template = dumpsys_file.read_text()
@@ -112,6 +136,8 @@ class Gauge:
                 now[pid] = sec
                 used += max(0.0, sec - self.seen.get(pid, 0.0))
         self.seen = now
+        if self.thermal is not None:
+            self._heat(used, dt)
         load = self.spec.base_a + self.spec.amps_per_cpu * used / dt
         volts = self._volts(load)
         batt = self._battery_a(load)
@@ -128,6 +154,22 @@ class Gauge:
             self.counter_uah -= self.acc_q / 3600.0 * 1e6
             self.publish(self.acc_q / span, self.acc_vq / span)
             self.t_pub, self.acc_q, self.acc_vq = t, 0.0, 0.0
+
+    def _heat(self, cpu_s: float, dt: float) -> None:
+        th = self.thermal
+        assert th is not None
+        self.temp_c += cpu_s * th.heat_c_per_cpu_s - (self.temp_c - th.ambient_c) * dt / th.tau_s
+        khz, status = th.max_khz, 0
+        for above, step_khz, step_status in th.steps:
+            if self.temp_c > above:
+                khz, status = step_khz, step_status
+        self.clock_ratio = khz / th.max_khz
+        if self.cpufreq_file is not None:
+            _write(self.cpufreq_file, f"{khz}\n")
+        if self.thermal_file is not None:
+            text = re.sub(r"Thermal Status: \d+", f"Thermal Status: {status}", self.thermal_template)
+            text = re.sub(r"mValue=[-\d.]+(, mType=0,)", f"mValue={self.temp_c:.1f}\\1", text)
+            _write(self.thermal_file, text)
 
     def publish(self, battery_a: float, volts: float) -> None:
         s = self.spec
@@ -188,14 +230,34 @@ class GaugeBank:
         self.gauges: dict[str, Gauge] = {}
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._loop, name="lab-gauges", daemon=True)
+        self._governor = threading.Thread(target=self._govern, name="lab-governor", daemon=True)
 
     def start(self) -> GaugeBank:
         self._thread.start()
+        if any(g.thermal for g in self.gauges.values()):
+            self._governor.start()
         return self
 
     def stop(self) -> None:
         self._stop.set()
         self._thread.join(timeout=5)
+        if self._governor.is_alive():
+            self._governor.join(timeout=5)
+
+    def _govern(self) -> None:
+        """Every 5 ms, stop each throttled phone's processes for the share its lower clock takes away."""
+        period = 0.005
+        while not self._stop.is_set():
+            slow = [g for g in self.gauges.values() if g.clock_ratio < 1.0]
+            if not slow:
+                time.sleep(period)
+                continue
+            off = min(1.0 - g.clock_ratio for g in slow) * period
+            pids = [pid for g in slow for pid in g.seen]
+            _signal(pids, signal.SIGSTOP)
+            time.sleep(off)
+            _signal(pids, signal.SIGCONT)
+            time.sleep(period - off)
 
     def _loop(self) -> None:
         while not self._stop.wait(TICK_S):
@@ -203,3 +265,11 @@ class GaugeBank:
             t = boottime()
             for g in list(self.gauges.values()):
                 g.tick(t, cpu)
+
+
+def _signal(pids: list[int], sig: int) -> None:
+    for pid in pids:
+        try:
+            os.kill(pid, sig)
+        except OSError:
+            pass

@@ -7,8 +7,9 @@ and `dumpsys` scripts answering from per-phone files. PATH is `/system/bin` only
 the phone finds only what a phone has. The host's libraries stay readable, so host-built binaries
 (the native runner, mksh, toybox) and the runtime library load. `/proc/meminfo` is the phone's
 fake meminfo and `/sys` is visible (the runtime's tcmalloc needs it, a phone has it), except
-`/sys/class/power_supply`: the phone's own battery folder with a constant, known power profile
-(vendor units and signs differ, as on real phones), so energy figures can be checked exactly.
+`/sys/class/power_supply`: the phone's own battery folder (vendor units and signs differ, as on real
+phones; tests/lab/adb/gauge.py makes it follow the phone's load), and
+`/sys/devices/system/cpu/cpufreq`: the phone's clock (policy0, which the lab's governor steps down).
 Nothing a test runs "on the phone" can write to the host outside `<root>`.
 """
 
@@ -23,6 +24,7 @@ from pathlib import Path
 
 FIXTURES = Path(__file__).resolve().parents[2] / "unit" / "fixtures" / "android"
 LAB_ETC = "/system/etc/edgefarm-lab"
+CPU_MAX_KHZ = 2_910_000  # the lab phones' big-core clock at rest (a Tensor G3's X3 core)
 # Host top-level folders the phone may read (everything else stays invisible).
 HOST_RO = ("usr", "etc", "root", "opt", "var", "home", "srv")
 
@@ -142,6 +144,10 @@ def build_phone_root(root: Path, spec: PhoneSpec) -> Path:
     battery.mkdir(parents=True, exist_ok=True)
     for name, value in spec.power.items():
         (battery / name).write_text(value + "\n")
+    policy = root / "cpufreq" / "policy0"  # the phone's CPU clock (/sys/devices/system/cpu/cpufreq)
+    policy.mkdir(parents=True, exist_ok=True)
+    for name in ("scaling_cur_freq", "scaling_max_freq", "cpuinfo_max_freq"):
+        (policy / name).write_text(f"{CPU_MAX_KHZ}\n")
     install_android_userland(bin_)
     scripts = {"getprop": GETPROP, "dumpsys": DUMPSYS}
     if spec.free_storage_kb is not None:
@@ -163,7 +169,9 @@ def install_android_userland(bin_: Path) -> None:
     """mksh as /system/bin/sh and every toybox applet as a link to toybox, as on Android >= 7."""
     mksh, toybox = shutil.which("mksh"), shutil.which("toybox")
     if not mksh or not toybox:
-        raise RuntimeError("mksh and toybox are missing: `apt-get install mksh toybox` (the phone's userland)")
+        raise RuntimeError(
+            "mksh and toybox are missing: `apt-get install mksh toybox` (the phone's userland)"
+        )
     shutil.copy(mksh, bin_ / "sh")
     shutil.copy(toybox, bin_ / "toybox")
     applets = subprocess.run([toybox], capture_output=True, text=True, check=True).stdout.split()
@@ -208,6 +216,7 @@ def bwrap_argv(root: Path, command: str) -> list[str]:
     argv += [
         "--ro-bind", "/sys", "/sys",
         "--ro-bind", str(root / "power_supply"), "/sys/class/power_supply",
+        "--ro-bind", str(root / "cpufreq"), "/sys/devices/system/cpu/cpufreq",
         "--ro-bind", "/proc", "/proc",
         "--dev", "/dev",
         "--tmpfs", "/tmp",

@@ -1,0 +1,176 @@
+"""Sustained load (`--sustain N`): one device's speed, temperature and clocks pass after pass (pure).
+
+The same samples run N times back to back without cooldown; every row carries its `sustain_pass`.
+Per pass: the median decode and prefill speed of its ok rows, the hottest temperature and the
+highest thermal status the hook saw after its samples, and the lowest CPU/GPU clock read after them
+(`thermal_after.cpu_mhz` / `gpu_mhz`, where the phone lets them be read). The time axis is the
+cumulative wall time of the rows in run order (back to back, so it is the time under load).
+- first throttle: the end of the first sample after which the thermal status was THROTTLING_LIGHT
+  (1) or higher, or the CPU clock was below 90% of the highest clock seen in pass 1;
+- steady state: the last pass's median decode speed as a fraction of the first pass's.
+"""
+
+from __future__ import annotations
+
+import statistics
+from collections.abc import Mapping, Sequence
+from dataclasses import asdict, dataclass
+from typing import Any
+
+from android_runner.contract import SampleResult
+
+CLOCK_DROP = 0.9  # a clock below this fraction of pass 1's highest is a throttle
+
+
+@dataclass(frozen=True)
+class PassFigures:
+    sustain_pass: int
+    rows: int
+    end_s: float  # cumulative wall time at the pass's end
+    decode_tps: float | None
+    prefill_tps: float | None
+    max_temp_c: float | None
+    thermal_status: int | None
+    cpu_mhz: float | None
+    gpu_mhz: float | None
+
+
+@dataclass(frozen=True)
+class SustainCurve:
+    passes: tuple[PassFigures, ...]
+    first_throttle_s: float | None  # None: no throttle seen
+    throttle_why: str
+    steady_fraction: float | None  # last pass's decode speed / first pass's
+
+    def to_json(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+def _after(r: SampleResult, key: str) -> float | None:
+    t = r.thermal_after
+    v = t.get(key) if isinstance(t, Mapping) else None
+    return float(v) if isinstance(v, (int, float)) else None
+
+
+def _median(values: Sequence[float | None]) -> float | None:
+    vals = [v for v in values if v is not None]
+    return round(statistics.median(vals), 3) if vals else None
+
+
+def _temp(r: SampleResult) -> float | None:
+    temps = [v for v in (_after(r, "max_temp_c"), _after(r, "battery_temp_c")) if v is not None]
+    return max(temps) if temps else None
+
+
+def curve(rows: Sequence[SampleResult]) -> SustainCurve | None:
+    """The device's sustain curve from its rows (results + repeats), None without --sustain rows."""
+    mine = sorted((r for r in rows if r.sustain_pass), key=lambda r: r.sustain_pass or 0)
+    if not mine or max(r.sustain_pass or 0 for r in mine) < 2:
+        return None
+    passes, elapsed = [], 0.0
+    first_clock = max((c for r in mine if r.sustain_pass == 1 and (c := _after(r, "cpu_mhz"))), default=None)
+    throttle_s, why = None, ""
+    for k in sorted({r.sustain_pass or 0 for r in mine}):
+        group = [r for r in mine if r.sustain_pass == k]
+        for r in group:
+            elapsed += (r.wall_ms or 0.0) / 1000.0
+            status, clock = _after(r, "thermal_status"), _after(r, "cpu_mhz")
+            if throttle_s is None and status is not None and status >= 1:
+                throttle_s, why = elapsed, f"thermal status {int(status)} after pass {k}'s sample {r.id}"
+            elif throttle_s is None and clock and first_clock and clock < CLOCK_DROP * first_clock:
+                throttle_s, why = (
+                    elapsed,
+                    f"CPU clock {clock:.0f} MHz (pass 1: {first_clock:.0f}) after {r.id}",
+                )
+        ok = [r for r in group if r.status == "ok"]
+        temps = [t for r in group if (t := _temp(r)) is not None]
+        statuses = [int(s) for r in group if (s := _after(r, "thermal_status")) is not None]
+        cpus = [c for r in group if (c := _after(r, "cpu_mhz")) is not None]
+        gpus = [g for r in group if (g := _after(r, "gpu_mhz")) is not None]
+        passes.append(PassFigures(
+            sustain_pass=k, rows=len(group), end_s=round(elapsed, 3),
+            decode_tps=_median([r.decode_tps for r in ok]), prefill_tps=_median([r.prefill_tps for r in ok]),
+            max_temp_c=max(temps) if temps else None, thermal_status=max(statuses) if statuses else None,
+            cpu_mhz=min(cpus) if cpus else None, gpu_mhz=min(gpus) if gpus else None,
+        ))  # fmt: skip
+    first, last = passes[0].decode_tps, passes[-1].decode_tps
+    steady = round(last / first, 3) if first and last is not None else None
+    return SustainCurve(tuple(passes), None if throttle_s is None else round(throttle_s, 3), why, steady)
+
+
+def _cell(v: Any, fmt: str = "{:.1f}") -> str:
+    return "-" if v is None else fmt.format(v)
+
+
+def table(curves: Mapping[str, Mapping[str, Any]]) -> tuple[list[str], list[list[str]]]:
+    """(headers, rows) of the per-pass table, a row per device and pass (report.json's `sustain`)."""
+    headers = ["Device", "Pass", "Time (s)", "Decode (tok/s)", "Prefill (tok/s)", "Temp (C)", "Thermal status",
+               "CPU (MHz)", "GPU (MHz)"]  # fmt: skip
+    rows = []
+    for name, c in curves.items():
+        for p in c.get("passes", ()):
+            rows.append([name, str(p["sustain_pass"]), _cell(p["end_s"]), _cell(p["decode_tps"]),
+                         _cell(p["prefill_tps"]), _cell(p["max_temp_c"]), _cell(p["thermal_status"], "{}"),
+                         _cell(p["cpu_mhz"], "{:.0f}"), _cell(p["gpu_mhz"], "{:.0f}")])  # fmt: skip
+    return headers, rows
+
+
+def summary(name: str, c: Mapping[str, Any]) -> str:
+    """One line per device: time to the first throttle and the steady-state speed."""
+    throttle = (f"first throttle after {c['first_throttle_s']:.1f} s under load ({c['throttle_why']})"
+                if c.get("first_throttle_s") is not None else "no throttle seen")  # fmt: skip
+    steady = c.get("steady_fraction")
+    speed = (
+        f"last pass at {steady:.0%} of the first pass's decode speed" if steady is not None else "no speed"
+    )
+    return f"{name}: {throttle}; {speed}"
+
+
+def markdown(curves: Mapping[str, Mapping[str, Any]]) -> list[str]:
+    """report.md's sustained-load section ([] without --sustain)."""
+    if not curves:
+        return []
+    headers, rows = table(curves)
+    lines = ["", "## Sustained load (--sustain)", ""]
+    lines += [f"- {summary(name, c)}" for name, c in curves.items()]
+    lines += ["", "| " + " | ".join(headers) + " |", "|" + "---|" * len(headers)]
+    lines += ["| " + " | ".join(r) + " |" for r in rows]
+    return lines
+
+
+def svg(c: Mapping[str, Any], width: int = 360, height: int = 120) -> str:
+    """A small line chart of decode speed per pass (the curve), with the throttle time marked."""
+    pts = [(p["end_s"], p["decode_tps"]) for p in c.get("passes", ()) if p["decode_tps"] is not None]
+    if len(pts) < 2:
+        return ""
+    t_max, v_max = max(t for t, _ in pts) or 1.0, max(v for _, v in pts) or 1.0
+    xy = [(20 + (width - 30) * t / t_max, height - 20 - (height - 30) * v / v_max) for t, v in pts]
+    line = " ".join(f"{x:.1f},{y:.1f}" for x, y in xy)
+    dots = "".join(f'<circle cx="{x:.1f}" cy="{y:.1f}" r="3"/>' for x, y in xy)
+    mark = ""
+    if c.get("first_throttle_s") is not None:
+        x = 20 + (width - 30) * c["first_throttle_s"] / t_max
+        mark = f'<line x1="{x:.1f}" y1="10" x2="{x:.1f}" y2="{height - 20}" stroke="#c33" stroke-dasharray="4 3"/>'
+    return (f'<svg xmlns="http://www.w3.org/2000/svg" width="{width}" height="{height}" role="img" '
+            f'aria-label="decode speed per pass">{mark}<polyline fill="none" stroke="#36c" stroke-width="2" '
+            f'points="{line}"/><g fill="#36c">{dots}</g><text x="20" y="{height - 5}" font-size="10">'
+            f'0 s</text><text x="{width - 40}" y="{height - 5}" font-size="10">{t_max:.0f} s</text>'
+            f'<text x="22" y="12" font-size="10">{v_max:.0f} tok/s</text></svg>')  # fmt: skip
+
+
+def html(curves: Mapping[str, Mapping[str, Any]]) -> str:
+    """report.html's sustained-load section ('' without --sustain)."""
+    from html import escape
+
+    if not curves:
+        return ""
+    headers, rows = table(curves)
+    parts = ['<section id="sustain"><h2>Sustained load (--sustain)</h2>']
+    for name, c in curves.items():
+        parts.append(f"<h3>{escape(name)}</h3><p>{escape(summary(name, c))}</p>{svg(c)}")
+    parts.append(
+        "<table><thead><tr>" + "".join(f"<th>{escape(h)}</th>" for h in headers) + "</tr></thead><tbody>"
+    )
+    parts += ["<tr>" + "".join(f"<td>{escape(v)}</td>" for v in r) + "</tr>" for r in rows]
+    parts.append("</tbody></table></section>")
+    return "".join(parts)

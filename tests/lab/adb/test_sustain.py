@@ -1,0 +1,57 @@
+"""`--sustain 5` on a lab phone that heats with its load: its CPU temperature follows the CPU time of its
+processes (the upstream stand-in keeps a CPU busy 0.3 s per sample), past 38 C and 44 C the governor
+steps the clock from 2910 down to 2000 and 1200 MHz (the phone's processes then really run slower)
+and `dumpsys thermalservice` says status 1, then 2. The report must show the curve per pass, the
+time to the first throttle and the steady-state speed."""
+
+from __future__ import annotations
+
+import json
+
+from .gauge import GaugeSpec, ThermalSpec
+from .test_energy import edgefarm
+
+HOT = ThermalSpec(
+    ambient_c=30.0, heat_c_per_cpu_s=3.0, tau_s=120.0, steps=((38.0, 2_000_000, 1), (44.0, 1_200_000, 2))
+)
+FAULTS = ("local", "tmp", "edgefarm-lab-faults")
+
+
+def test_sustain_five_passes_show_the_throttle_and_the_steady_state(adb_lab, tmp_path):
+    out = tmp_path / "runs"
+    faults = adb_lab.device_root("pixel8").joinpath(*FAULTS)
+    faults.write_text("spin 0.3\n")
+    try:
+        with adb_lab.gauges({"pixel8": GaugeSpec(period_s=0.25)}, thermal={"pixel8": HOT}) as bank:
+            p = edgefarm(adb_lab, "run", "--devices", "pixel-8", "--modality", "text", "--limit", "4",
+                         "--sustain", "5", "--out", str(out), EDGEFARM_PHONE_RUNNER="upstream")  # fmt: skip
+            peak = bank.gauges["pixel8"].temp_c
+    finally:
+        faults.unlink()
+    assert p.returncode == 0, p.stderr[-3000:]
+    (run_dir,) = [d for d in out.iterdir() if d.is_dir()]
+    dev = run_dir / "devices" / "pixel-8"
+    rows = [json.loads(x) for x in (dev / "results.jsonl").read_text().splitlines()]
+    repeats = [json.loads(x) for x in (dev / "repeats.jsonl").read_text().splitlines()]
+    assert [r["sustain_pass"] for r in rows] == [1] * 4
+    assert sorted({r["sustain_pass"] for r in repeats}) == [2, 3, 4, 5] and len(repeats) == 16
+    assert all("cpu_mhz" in r["thermal_after"] for r in rows + repeats)  # the clock read after each sample
+    curve = json.loads((run_dir / "report.json").read_text())["sustain"]["pixel-8"]
+    passes = curve["passes"]
+    print(json.dumps(curve, indent=1), f"peak {peak:.1f} C")
+    assert [q["sustain_pass"] for q in passes] == [1, 2, 3, 4, 5]
+    assert passes[-1]["max_temp_c"] > passes[0]["max_temp_c"]  # it heats pass after pass
+    assert passes[-1]["cpu_mhz"] < passes[0]["cpu_mhz"] and passes[-1]["thermal_status"] >= 1
+    assert curve["first_throttle_s"] is not None and 0 < curve["first_throttle_s"] < passes[-1]["end_s"]
+    assert curve["steady_fraction"] < 0.9  # the throttled phone is really slower
+    md = (run_dir / "report.md").read_text()
+    assert "## Sustained load (--sustain)" in md and "first throttle after" in md and "| pixel-8 | 5 |" in md
+    html = (run_dir / "report.html").read_text()
+    assert 'id="sustain"' in html and "<polyline" in html
+
+
+def test_sustain_refuses_repeat_and_cooldown(adb_lab, tmp_path):
+    p = edgefarm(
+        adb_lab, "run", "--devices", "pixel-8", "--sustain", "3", "--repeat", "2", "--out", str(tmp_path)
+    )
+    assert p.returncode == 2 and "--sustain runs its passes back to back without cooldown" in p.stderr
