@@ -27,6 +27,7 @@ class PassFigures:
     sustain_pass: int
     rows: int
     end_s: float  # cumulative wall time at the pass's end
+    wall_ms: float | None  # median wall time of its ok samples
     decode_tps: float | None
     prefill_tps: float | None
     max_temp_c: float | None
@@ -89,6 +90,7 @@ def curve(rows: Sequence[SampleResult]) -> SustainCurve | None:
         gpus = [g for r in group if (g := _after(r, "gpu_mhz")) is not None]
         passes.append(PassFigures(
             sustain_pass=k, rows=len(group), end_s=round(elapsed, 3),
+            wall_ms=_median([r.wall_ms for r in ok]),
             decode_tps=_median([r.decode_tps for r in ok]), prefill_tps=_median([r.prefill_tps for r in ok]),
             max_temp_c=max(temps) if temps else None, thermal_status=max(statuses) if statuses else None,
             cpu_mhz=min(cpus) if cpus else None, gpu_mhz=min(gpus) if gpus else None,
@@ -104,12 +106,13 @@ def _cell(v: Any, fmt: str = "{:.1f}") -> str:
 
 def table(curves: Mapping[str, Mapping[str, Any]]) -> tuple[list[str], list[list[str]]]:
     """(headers, rows) of the per-pass table, a row per device and pass (report.json's `sustain`)."""
-    headers = ["Device", "Pass", "Time (s)", "Decode (tok/s)", "Prefill (tok/s)", "Temp (C)", "Thermal status",
+    headers = ["Device", "Pass", "Time (s)", "Sample wall (ms)", "Decode (tok/s)", "Prefill (tok/s)", "Temp (C)", "Thermal status",
                "CPU (MHz)", "GPU (MHz)"]  # fmt: skip
     rows = []
     for name, c in curves.items():
         for p in c.get("passes", ()):
-            rows.append([name, str(p["sustain_pass"]), _cell(p["end_s"]), _cell(p["decode_tps"]),
+            rows.append([name, str(p["sustain_pass"]), _cell(p["end_s"]), _cell(p["wall_ms"], "{:.0f}"),
+                         _cell(p["decode_tps"]),
                          _cell(p["prefill_tps"]), _cell(p["max_temp_c"]), _cell(p["thermal_status"], "{}"),
                          _cell(p["cpu_mhz"], "{:.0f}"), _cell(p["gpu_mhz"], "{:.0f}")])  # fmt: skip
     return headers, rows

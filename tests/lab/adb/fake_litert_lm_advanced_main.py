@@ -304,7 +304,7 @@ def contents_of(lm, text: str, flags: dict[str, str]):
     return lm.Contents.of(*parts)
 
 
-FAULTS_FILE = "/data/local/tmp/edgefarm-lab-faults"  # lab only: `hang|kill|segv|abort TEXT` / `sleep S` / `spin S`
+FAULTS_FILE = "/data/local/tmp/edgefarm-lab-faults"  # lab only: `hang|kill|segv|abort TEXT` / `sleep S` / `spin S` / `work S`
 # What real runs printed just before dying, verbatim from public captures (tests/unit/fixtures/real/):
 SEGV_LAST_WORDS = (  # LiteRT-LM#1857 (lm1857_windows_gpu_segfault.log): a GPU run's last lines before SIGSEGV
     "Created LiteRT GpuEnvironment.",
@@ -330,7 +330,7 @@ def inject_fault(turns: list[str]) -> None:
     SIGKILL from outside (a task killer, or the low-memory killer: the row says which only with
     evidence), by SIGSEGV or SIGABRT after a real run's last words; `sleep SECONDS` slows every
     sample (a slow phone); `spin SECONDS` keeps a CPU busy that long per sample (a load the lab's
-    fuel gauge follows)."""
+    fuel gauge follows), `work SECONDS` does that much CPU work (slower on a throttled phone)."""
     try:
         with open(FAULTS_FILE, encoding="utf-8") as f:
             rules = [ln.rstrip("\n").split(" ", 1) for ln in f if " " in ln]
@@ -340,9 +340,10 @@ def inject_fault(turns: list[str]) -> None:
     for action, text in rules:
         if action == "sleep":
             time.sleep(float(text))
-        elif action == "spin":
-            end = time.monotonic() + float(text)
-            while time.monotonic() < end:
+        elif action in ("spin", "work"):  # spin: busy for S s of wall time; work: for S s of CPU time
+            clock = time.monotonic if action == "spin" else time.process_time
+            end = clock() + float(text)
+            while clock() < end:
                 pass
         elif text and text in prompt:
             if action == "hang":

@@ -97,6 +97,7 @@ class Gauge:
         self.thermal_template = thermal_file.read_text() if thermal_file else ""
         self.temp_c = thermal.ambient_c if thermal else 0.0
         self.clock_ratio = 1.0  # the governor's clock / the top clock: the share of time the phone runs
+        self.stopped_s = 0.0  # how long the governor has held the phone's processes stopped
         self.battery_dir = battery_dir
         self.dumpsys_file = dumpsys_file
         self.template = dumpsys_file.read_text()
@@ -254,6 +255,8 @@ class GaugeBank:
                 continue
             off = min(1.0 - g.clock_ratio for g in slow) * period
             pids = [pid for g in slow for pid in g.seen]
+            for g in slow:
+                g.stopped_s += off
             _signal(pids, signal.SIGSTOP)
             time.sleep(off)
             _signal(pids, signal.SIGCONT)

@@ -247,7 +247,7 @@ class FakePhone:
         self.unauthorized = unauthorized
         self.unplug_keeps_processes = False  # True: commands keep running after vanish() or a host CLSE
         self.port = port or free_port()
-        self.sessions: set[int] = set()  # live shell commands (each its own session): the lab's gauge reads their CPU
+        self.sessions: set[int] = set()  # live shell commands, each its own session (the lab gauge's CPU)
         self._listener: socket.socket | None = None
         self._conns: list[_Connection] = []
         self._stopped = threading.Event()
