@@ -53,7 +53,10 @@ def run_farm(
     lanes = [tuple(lane) for lane in (lanes or [(d.name,) for d in devices])]
     share = {d.name: (assignment or {}).get(d.name, samples) for d in devices}
     runs = {
-        d.name: measured_count(len(share[d.name]), opts[d.name].repeat, opts[d.name].warmup, opts[d.name].sustain) for d in devices
+        d.name: measured_count(
+            len(share[d.name]), opts[d.name].repeat, opts[d.name].warmup, opts[d.name].sustain
+        )
+        for d in devices
     }
     states = {d.name: DeviceProgress(total=runs[d.name]) for d in devices}
     bars = FarmProgress(console, runs)  # bars, or plain lines when piped

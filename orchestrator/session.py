@@ -106,7 +106,9 @@ def run_device(
         write_json_atomic(dev_dir / "device.json", asdict(effective_info(outcome.info, opts)))
         progress.at(Phase.STAGING)
         device.on_progress = progress.pushing
-        items = write_bundle(expand(samples, opts.repeat, opts.warmup, opts.sustain), dev_dir / "job", job_opts)
+        items = write_bundle(
+            expand(samples, opts.repeat, opts.warmup, opts.sustain), dev_dir / "job", job_opts
+        )
         adapter = RUNNERS.get(device.runner)(device)
         staged = adapter.stage(device, dev_dir / "job", model, opts)
         outcome.model_push, outcome.other_push = staged.model_push, staged.other_push
