@@ -114,7 +114,8 @@ def test_gpu_request_on_a_phone_without_opencl_is_an_error_row_with_the_runtimes
     dev = phone(adb_lab, "s24")
     text_only = [s for s in samples if not s.media and len(s.turns) == 1][:1]
     *_, results, _, _ = run_job(dev, text_only, model, tmp_path, RunOptions(run_id="lab-gpu", backend="gpu"))
-    assert results[0].status == "error" and results[0].backend == "gpu"
+    # no GPU ran: `backend` is what ran (nothing), `backend_requested` what was asked (docs/run-directory.md)
+    assert results[0].status == "error" and results[0].backend == "" and results[0].backend_requested == "gpu"
     assert "gpu_unavailable" in results[0].error and "Failed to run litert_lm" in results[0].error
 
 
