@@ -34,7 +34,7 @@ from .fsutil import write_json_atomic
 from .inventory import KINDS, Inventory, select_devices
 from .jobs import JobOptions
 from .models import ModelSummary
-from .run.types import DeviceOutcome, Score
+from .run.types import DeviceOutcome, Score, StandIn
 from .rundir import device_folder, write_outcome
 from .runners.base import RunOptions
 from .session import Progress, run_device, write_results
@@ -52,19 +52,6 @@ class Need:
     reason: str  # "absent at the start (...)" | "lost mid-run (...)"
     missing: tuple[str, ...]
     lost: bool  # failed mid-run (may come back within the wait); else absent from the start
-
-
-@dataclass(frozen=True)
-class StandIn:
-    phone: str
-    board: str
-    folder: str  # under devices/
-    reason: str
-    sample_ids: tuple[str, ...]
-    completed: bool  # every missing sample now has a row
-
-    def record(self) -> dict[str, Any]:
-        return dataclasses.asdict(self)
 
 
 def stand_in_boards(inv: Inventory, cli_boards: Sequence[str]) -> dict[str, tuple[str, ...]]:

@@ -7,8 +7,8 @@ Every `import` and `from ... import` of `orchestrator` and `android_runner`, at 
 inside a function (an import hidden in a function is still an arrow), TYPE_CHECKING-only imports
 left out (they never run). A package's `__init__` counts as a module. Cycles are the strongly
 connected components of more than one module (Tarjan). Stdlib only: it reads the files with `ast`.
-`--arrows` lists every arrow; `--top` lists the modules that import from a later stage of the run
-(cli -> plan -> execute -> report).
+`--arrows` lists every arrow; `--top` counts the arrows between the run's stages (cli -> plan ->
+execute -> finish) and lists those that climb back up (a stage importing an earlier one).
 """
 
 from __future__ import annotations
@@ -176,7 +176,10 @@ def main() -> int:
             for b in g[a]
             if (sa := _stage(a)) is not None and (sb := _stage(b)) is not None and sb < sa
         ]
-        print(f"arrows back up the stages (cli -> plan -> execute -> finish): {len(upward)}")
+        staged = [(a, b) for a in g for b in g[a] if _stage(a) is not None and _stage(b) is not None]
+        print(
+            f"arrows between the stages: {len(staged)}; climbing back up (cli -> plan -> execute -> finish): {len(upward)}"
+        )
         for a, b in sorted(upward):
             print(f"  {a} -> {b}")
     return 1 if found or private else 0

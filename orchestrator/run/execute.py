@@ -5,37 +5,16 @@ files happens here; a device's failure is its outcome, never an exception past t
 from __future__ import annotations
 
 import threading
-from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, replace
-from pathlib import Path
-from typing import Any
+from dataclasses import replace
 
 from rich.console import Console
 from rich.markup import escape
 
-from android_runner.contract import SampleResult
-
-from ..fallback import StandIn, run_stand_ins
+from ..fallback import run_stand_ins
 from ..farm import run_farm
 from ..rundir import host_info, new_run_dir, write_run_json
 from ..shard import merge_shards
-from .plan import run_json
-from .types import DeviceOutcome, RunPlan
-
-
-@dataclass(frozen=True)
-class Execution:
-    """What the devices did: the run folder, run.json as it stands, each device's outcome."""
-
-    run_id: str
-    run_dir: Path
-    record: dict[str, Any]  # run.json (stand-ins add to it; finish.py writes the end)
-    outcomes: tuple[DeviceOutcome, ...]
-    stood_in: tuple[StandIn, ...]
-    # the rows each device without trouble wrote to its results.jsonl, for the report, taken before the
-    # stand-ins: a failed device is read back from its folder (a stand-in, or its own return after a
-    # loss, adds rows there)
-    written: Mapping[str, Sequence[SampleResult]]
+from .types import Execution, RunPlan
 
 
 def execute(plan: RunPlan, console: Console, stop: threading.Event) -> Execution:
@@ -45,7 +24,7 @@ def execute(plan: RunPlan, console: Console, stop: threading.Event) -> Execution
         run_id, run_dir, started = plan.previous.run_id, plan.previous.run_dir, plan.previous.started_at
     else:
         run_id, run_dir, started = new_run_dir(plan.request.out)
-    record = run_json(plan, run_id, started, host_info())
+    record = plan.run_json(run_id, started, host_info())
     write_run_json(run_dir, record)
     console.print(f"run {run_id}: {len(plan.samples)} samples x {len(plan.devices)} device(s) -> {run_dir}")
     if plan.host_sharing is not None:

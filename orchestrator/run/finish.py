@@ -15,8 +15,7 @@ from ..report.terminal import device_tables, stdout_console
 from ..rundir import load_report, utc_now, versions, write_reports, write_run_json
 from ..runners.stamp import device_versions
 from ..scoring.evalscope_table import render_table
-from .execute import Execution
-from .types import DeviceOutcome, RunPlan, RunRecord
+from .types import DeviceOutcome, Execution, RunPlan, RunRecord
 
 
 def finish(plan: RunPlan, ex: Execution, console: Console, stop: threading.Event) -> RunRecord:

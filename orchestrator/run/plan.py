@@ -9,7 +9,6 @@ flag fails here, before any run folder exists.
 
 from __future__ import annotations
 
-import dataclasses
 import os
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -22,7 +21,6 @@ from ..errors import ConfigError
 from ..fallback import absent_named, stand_in_boards
 from ..inventory import Selection, load_inventory, select_usable
 from ..models import ModelSummary, inspect_model
-from ..redact import redact, redact_tree
 from ..runners.base import RunOptions
 from ..scoring import SCORERS  # each scorer imports nltk & co. when it first scores
 from ..scoring.judge import JudgeConfig, add_judge_accuracy, endpoint
@@ -175,47 +173,4 @@ def scorer_for(fmt: str, judge_url: str | None, judge_model: str | None) -> Scor
     return score
 
 
-def run_json(plan: RunPlan, run_id: str, started_at: str, host: Mapping[str, Any]) -> dict[str, Any]:
-    """run.json at the start of the run (finish.py adds the end, the versions and the stand-ins)."""
-    model, dataset, request = plan.model, plan.dataset, plan.request
-    record: dict[str, Any] = {
-        "schema_version": 1,
-        "run_id": run_id,
-        "started_at": started_at,
-        "model": {
-            "path": str(model.path),
-            "sha256": model.sha256,
-            "size_bytes": model.size_bytes,
-            "modalities": list(model.modalities),
-            "max_context_tokens": model.max_context_tokens,
-            "sections": [
-                {"data_type": x.data_type, "model_type": x.model_type, "size_bytes": x.size_bytes}
-                for x in model.sections
-            ],
-            # quantization, shapes, KV cache and the predicted memory floor at the model's token limit
-            "facts": model.facts.to_json(model.max_context_tokens) if model.facts else None,
-        },
-        "dataset": {
-            "path": redact(request.dataset_spec),  # a hub URL's token never written
-            "name": dataset.name,
-            "format": dataset.format,
-            "sha256": plan.dataset_sha,
-            "samples_total": len(dataset.samples),
-            "samples_run": len(plan.samples),
-            "sample_ids": [s.id for s in plan.samples],
-        },
-        "devices": list(plan.report_devices),
-        "flags": redact_tree(request.flags()),  # a --judge URL's password and api_key never written
-        "versions": {},  # written with the run's end
-        "host": dict(host),
-        "unusable": [dataclasses.asdict(u) for u in plan.unusable],
-        "notes": list(plan.notes),
-    }
-    if plan.host_sharing is not None:
-        record["host_sharing"] = plan.host_sharing.to_dict()
-    if plan.shards is not None:
-        record["shards"] = plan.shards.record()
-    return record
-
-
-__all__ = ["Inputs", "plan", "read_inputs", "run_json", "scorer_for"]
+__all__ = ["Inputs", "plan", "read_inputs", "scorer_for"]

@@ -4,6 +4,7 @@ file (outcome.json): its one codec is `to_dict` / `from_dict` below."""
 
 from __future__ import annotations
 
+import dataclasses
 import enum
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import asdict, dataclass, field, fields
@@ -18,6 +19,7 @@ from ..devices.base import Device
 from ..devices.types import DeviceInfo, Inventory, PushStats
 from ..jobs import JobOptions
 from ..models import ModelSummary
+from ..redact import redact, redact_tree
 from ..runners.base import DEFAULT_COOLDOWN_MAX_S, RunOptions
 
 PUSH_KEYS = tuple(f.name for f in fields(PushStats))
@@ -225,6 +227,21 @@ Score = Callable[[Dataset, Mapping[str, "str | None"]], dict]
 
 
 @dataclass(frozen=True)
+class StandIn:
+    """A board that ran a phone's missing samples (fallback.py); run.json `stand_ins`."""
+
+    phone: str
+    board: str
+    folder: str  # under devices/
+    reason: str
+    sample_ids: tuple[str, ...]
+    completed: bool  # every missing sample now has a row
+
+    def record(self) -> dict[str, Any]:
+        return dataclasses.asdict(self)
+
+
+@dataclass(frozen=True)
 class HostSharing:
     """Devices that share this host's CPU (several `kind: local` devices), and how they ran."""
 
@@ -260,6 +277,65 @@ class RunPlan:
     score: Score
     shards: Any = None  # shard.ShardPlan with --shard
     previous: PreviousRun | None = None  # --resume
+
+    def run_json(self, run_id: str, started_at: str, host: Mapping[str, Any]) -> dict[str, Any]:
+        """run.json at the start of the run (finish.py adds the end and the versions, fallback.py the
+        stand-ins); the run's one writer of it."""
+        plan = self
+        model, dataset, request = plan.model, plan.dataset, plan.request
+        record: dict[str, Any] = {
+            "schema_version": 1,
+            "run_id": run_id,
+            "started_at": started_at,
+            "model": {
+                "path": str(model.path),
+                "sha256": model.sha256,
+                "size_bytes": model.size_bytes,
+                "modalities": list(model.modalities),
+                "max_context_tokens": model.max_context_tokens,
+                "sections": [
+                    {"data_type": x.data_type, "model_type": x.model_type, "size_bytes": x.size_bytes}
+                    for x in model.sections
+                ],
+                # quantization, shapes, KV cache and the predicted memory floor at the model's token limit
+                "facts": model.facts.to_json(model.max_context_tokens) if model.facts else None,
+            },
+            "dataset": {
+                "path": redact(request.dataset_spec),  # a hub URL's token never written
+                "name": dataset.name,
+                "format": dataset.format,
+                "sha256": plan.dataset_sha,
+                "samples_total": len(dataset.samples),
+                "samples_run": len(plan.samples),
+                "sample_ids": [s.id for s in plan.samples],
+            },
+            "devices": list(plan.report_devices),
+            "flags": redact_tree(request.flags()),  # a --judge URL's password and api_key never written
+            "versions": {},  # written with the run's end
+            "host": dict(host),
+            "unusable": [dataclasses.asdict(u) for u in plan.unusable],
+            "notes": list(plan.notes),
+        }
+        if plan.host_sharing is not None:
+            record["host_sharing"] = plan.host_sharing.to_dict()
+        if plan.shards is not None:
+            record["shards"] = plan.shards.record()
+        return record
+
+
+@dataclass(frozen=True)
+class Execution:
+    """What the devices did: the run folder, run.json as it stands, each device's outcome."""
+
+    run_id: str
+    run_dir: Path
+    record: dict[str, Any]  # run.json (stand-ins add to it; finish.py writes the end)
+    outcomes: tuple[DeviceOutcome, ...]
+    stood_in: tuple[StandIn, ...]  # the boards that stood in for phones (fallback.py)
+    # the rows each device without trouble wrote to its results.jsonl, for the report, taken before the
+    # stand-ins: a failed device is read back from its folder (a stand-in, or its own return after a
+    # loss, adds rows there)
+    written: Mapping[str, Sequence[SampleResult]]
 
 
 @dataclass(frozen=True)

@@ -14,7 +14,7 @@ from orchestrator.devices.types import Inventory, PushStats
 from orchestrator.errors import ConfigError
 from orchestrator.inventory import Selection
 from orchestrator.models import ModelSummary
-from orchestrator.run.plan import Inputs, plan, run_json
+from orchestrator.run.plan import Inputs, plan
 from orchestrator.run.types import DeviceOutcome, PreviousRun, RunRequest
 
 MODEL = ModelSummary(path=Path("/models/m.litertlm"), size_bytes=10, sha256="a" * 64, vision=True, audio=True,
@@ -45,7 +45,7 @@ def test_this_hosts_devices_share_one_lane_and_phones_run_beside_them():
     assert p.lanes == (("host-a", "host-b"), ("pixel",))
     assert p.host_sharing.to_dict() == {"devices": ["host-a", "host-b"], "mode": "sequential"}
     assert [o.threads for o in p.options.values()] == [1, 2, None] and len(p.samples) == 3
-    record = run_json(p, "20260101-000000-abcd", "2026-01-01T00:00:00+00:00", {"cpus": 2})
+    record = p.run_json("20260101-000000-abcd", "2026-01-01T00:00:00+00:00", {"cpus": 2})
     assert record["host_sharing"]["mode"] == "sequential" and record["devices"] == [
         "host-a",
         "host-b",
@@ -63,7 +63,7 @@ def test_parallel_local_runs_every_device_in_its_own_lane_and_says_so():
 def test_one_host_device_is_no_sharing():
     p = plan(RunRequest(limit=1), _inputs(HOSTS[0], Phone("pixel")))
     assert p.host_sharing is None and p.lanes == (("host-a",), ("pixel",))
-    assert "host_sharing" not in run_json(p, "20260101-000000-abcd", "", {})
+    assert "host_sharing" not in p.run_json("20260101-000000-abcd", "", {})
 
 
 def _previous(model_sha: str, ids: list[str]) -> PreviousRun:
