@@ -9,7 +9,7 @@ import enum
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import asdict, dataclass, field, fields
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from android_runner.contract import SampleResult
 from android_runner.status import DEFAULT_MAX_OUTPUT_TOKENS, DEFAULT_SAMPLE_TIMEOUT_S
@@ -21,6 +21,10 @@ from ..jobs import JobOptions
 from ..models import ModelSummary
 from ..redact import redact, redact_tree
 from ..runners.base import DEFAULT_COOLDOWN_MAX_S, RunOptions
+
+if TYPE_CHECKING:  # records of later modules, named in annotations only
+    from ..report.types import RunReport
+    from ..shard import ShardPlan
 
 PUSH_KEYS = tuple(f.name for f in fields(PushStats))
 DEFAULT_FALLBACK_WAIT_S = 60.0  # how long a lost phone may take to come back before its stand-in runs
@@ -38,10 +42,6 @@ class Phase(str, enum.Enum):
     DONE = "done"
     FAILED = "failed"
     INTERRUPTED = "interrupted"
-
-    @property
-    def ended(self) -> bool:
-        return self in (Phase.DONE, Phase.FAILED, Phase.INTERRUPTED)
 
 
 @dataclass
@@ -275,14 +275,13 @@ class RunPlan:
     stand_ins: Mapping[str, tuple[str, ...]]  # phone -> boards that stand in for it ("*": any)
     absent: tuple[DeviceInfo, ...]  # named phones not attached, with a stand-in
     score: Score
-    shards: Any = None  # shard.ShardPlan with --shard
+    shards: ShardPlan | None = None  # --shard
     previous: PreviousRun | None = None  # --resume
 
     def run_json(self, run_id: str, started_at: str, host: Mapping[str, Any]) -> dict[str, Any]:
         """run.json at the start of the run (finish.py adds the end and the versions, fallback.py the
         stand-ins); the run's one writer of it."""
-        plan = self
-        model, dataset, request = plan.model, plan.dataset, plan.request
+        plan, model, dataset, request = self, self.model, self.dataset, self.request
         record: dict[str, Any] = {
             "schema_version": 1,
             "run_id": run_id,
@@ -344,7 +343,7 @@ class RunRecord:
 
     run_id: str
     run_dir: Path
-    report: Any  # report.types.RunReport
+    report: RunReport
     paths: Mapping[str, Path]  # format -> file (json, md, html, ...)
     outcomes: Sequence[DeviceOutcome]
     interrupted: bool

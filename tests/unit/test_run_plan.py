@@ -98,3 +98,19 @@ def test_an_outcome_json_with_wrong_types_is_read_without_trusting_them():
     data.update(model_loads="7", wall_s=True, notes=["ok", 3], model_push={"bytes_sent": "x", "files": 2})
     got = DeviceOutcome.from_dict(data)
     assert (got.model_loads, got.wall_s, got.notes, got.model_push) == (0, None, ["ok"], PushStats(files=2))
+
+
+def test_the_exit_status_the_outcomes_earn():
+    from orchestrator.run.finish import exit_status
+
+    def out(name: str, code: int = 0) -> DeviceOutcome:
+        return DeviceOutcome(name=name, kind="adb", error="x" if code else "", error_code=code)
+
+    assert exit_status([out("a"), out("b")]) == 0
+    assert exit_status([out("a", 3), out("b")]) == 3  # one device failed
+    assert exit_status([out("a", 3), out("b")], covered={"a"}) == 0  # its stand-in finished for it
+    assert exit_status([out("a", 4), out("b", 4)]) == 4  # the model, everywhere
+    assert exit_status([out("a", 4), out("b")]) == 3
+    assert exit_status([out("a", 3), out("b", 5)]) == 5  # the run folder: fix the disk, then --resume
+    assert exit_status([out("a", 6), out("b", 6)]) == 6  # a failure's own code, when every device had it
+    assert exit_status([out("a", 6), out("b", 7)]) == 3
