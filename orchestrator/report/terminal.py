@@ -31,6 +31,9 @@ def device_tables(report: RunReport) -> Group:
     parts: list = [table]
     if shared:
         parts.append(Text("same on every device: " + " · ".join(t for _, t in shared)))
+    for r in report.devices:  # a board ran this phone's missing samples (or this board ran a phone's)
+        if r.stand_in:
+            parts.append(Text(f"{r.device}: stand-in: {r.stand_in}", style="yellow"))
     parts.append(Text(INTERVALS_NOTE, style="dim"))
     mods = modalities(report)
     if mods:
