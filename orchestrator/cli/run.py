@@ -176,6 +176,12 @@ def inventory_option(f):
     "after another, since they share this host's CPU and would slow each other down",
 )
 @click.pass_context
+@click.option(
+    "--cluster",
+    default=None,
+    metavar="ADDRESS",
+    help="run on a Ray cluster's farm hosts (HEAD:6379; docs/cluster.md)",
+)
 def run(ctx: click.Context, **params) -> None:
     """Run the model over the dataset on every selected device; write and print the combined report."""
     if params["sustain"] > 1 and (params["repeat"] > 1 or params["cooldown_c"] is not None):

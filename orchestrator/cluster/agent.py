@@ -5,12 +5,15 @@ from __future__ import annotations
 
 import os
 import socket
+import threading
+from collections.abc import Iterator, Mapping
 from pathlib import Path
 
 from ..fsutil import cache_dir
 from ..inventory import load_inventory, select_usable
 from .hostcache import CACHE_IN_CACHE_DIR, HostCache
-from .types import Blob, HostDevices, Received
+from .remote_session import DeviceWork, localize, run_here
+from .types import Blob, ClusterError, HostDevices, Received
 
 
 class FarmHostAgent:
@@ -19,6 +22,9 @@ class FarmHostAgent:
         self._cache_root = cache_root
         self._inventory = inventory
         self._taken: dict[str, tuple[int, int]] = {}  # sha256 -> (bytes, chunks) received this life
+        self._lock = threading.Lock()  # the actor is threaded: transfers and sessions run side by side
+        self._devices: dict[str, object] = {}  # name -> Device, from the last listing
+        self._stops: dict[str, threading.Event] = {}
 
     @property
     def cache(self) -> HostCache:
@@ -36,6 +42,8 @@ class FarmHostAgent:
         path = self._inventory or os.environ.get("EDGEFARM_INVENTORY")
         sel = select_usable(load_inventory(Path(path) if path else None), "all")
         usable = [(d, i) for d, i in zip(sel.devices, sel.infos) if d.kind != "local"]
+        with self._lock:
+            self._devices = {d.name: d for d, _ in usable}
         notes = tuple(n for n in sel.notes if "means this host" not in n)
         return HostDevices(self.host, tuple(i for _, i in usable), tuple(sel.unusable), notes)
 
@@ -50,17 +58,43 @@ class FarmHostAgent:
 
     def take_chunk(self, blob: Blob, index: int, data: bytes) -> int:
         n = self.cache.write_chunk(blob, index, data)
-        got, chunks = self._taken.get(blob.sha256, (0, 0))
-        self._taken[blob.sha256] = (got + n, chunks + 1)
+        with self._lock:
+            got, chunks = self._taken.get(blob.sha256, (0, 0))
+            self._taken[blob.sha256] = (got + n, chunks + 1)
         return n
 
     def finish(self, blob: Blob) -> Received:
         """Verify and rename a file that was sent; a file already held is reported as 0 bytes."""
-        if blob.sha256 not in self._taken:
+        with self._lock:
+            taken = self._taken.pop(blob.sha256, None)
+        if taken is None:
             return Received(self.host, blob.sha256, 0, 0, already_held=True)
-        got, chunks = self._taken.pop(blob.sha256)
+        got, chunks = taken
         self.cache.commit(blob)
         return Received(self.host, blob.sha256, got, chunks, already_held=False)
 
     def cached_path(self, blob: Blob) -> str:
         return str(self.cache.path(blob.sha256))
+
+    # -- one device's session, streamed -----------------------------------------------------------
+    def run(self, work: DeviceWork, files: Mapping[str, Blob]) -> Iterator[tuple]:
+        """Run `work` on this host's device with the cached copies of `files` (controller path ->
+        Blob); yields the session's events (remote_session.run_here). A streaming generator in Ray."""
+        if work.device not in self._devices:
+            self.devices()
+        device = self._devices.get(work.device)
+        if device is None:
+            raise ClusterError(
+                f"no device {work.device} on this farm host any more",
+                where=f"farm host {self.host}",
+                fix="plug it back in (`edgefarm devices --cluster` lists what each host sees)",
+            )
+        local = {path: self.cache.named(blob, Path(path).name) for path, blob in files.items()}
+        stop = self._stops.setdefault(work.device, threading.Event())
+        stop.clear()
+        scratch = self.cache.root / "runs" / work.opts.run_id / work.device
+        yield from run_here(device, localize(work, local), scratch, stop)
+
+    def stop(self, device: str) -> None:
+        """Ctrl-C on the controller: the device's session stops its runner and keeps what finished."""
+        self._stops.setdefault(device, threading.Event()).set()

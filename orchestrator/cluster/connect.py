@@ -15,6 +15,7 @@ from .types import FARMHOST_PREFIX, ClusterError, FarmHost, HostDevices
 AGENT_START_S = 120.0  # an agent waits for its host's `farmhost:` resource; a busy host is slow
 NAMESPACE = "edgefarm"
 HEAD_CONNECT_S = 10.0
+AGENT_THREADS = 64  # an agent serves its phones' sessions and the transfers side by side
 
 
 def _reachable(address: str) -> str:
@@ -74,7 +75,10 @@ def start_agents(hosts: list[str], *, max_restarts: int = 1) -> dict[str, object
     remote = ray.remote(FarmHostAgent)
     agents = {
         h: remote.options(
-            resources={f"{FARMHOST_PREFIX}{h}": 1}, num_cpus=0, max_restarts=max_restarts
+            resources={f"{FARMHOST_PREFIX}{h}": 1},
+            num_cpus=0,
+            max_restarts=max_restarts,
+            max_concurrency=AGENT_THREADS,
         ).remote(h)
         for h in hosts
     }

@@ -79,3 +79,15 @@ class HostCache:
         dst.parent.mkdir(parents=True, exist_ok=True)
         os.replace(part, dst)
         return dst
+
+    def named(self, blob: Blob, name: str) -> Path:
+        """The cached file under its original name (a hard link beside the blob): runtimes and the
+        job's media names go by the suffix."""
+        dst = self.root / "named" / blob.sha256 / name
+        if not dst.exists():
+            dst.parent.mkdir(parents=True, exist_ok=True)
+            try:
+                os.link(self.path(blob.sha256), dst)
+            except FileExistsError:
+                pass
+        return dst

@@ -68,6 +68,17 @@ class HostDevices:
     notes: tuple[str, ...] = ()
 
 
+@dataclass(frozen=True)
+class RemoteDevice:
+    """A device on a farm host, as the controller sees it (its session runs on the host)."""
+
+    name: str
+    kind: str
+    host: str
+    backend: str | None = None  # --backend/--threads apply; a farm host's devices.yaml pins are not read yet
+    threads: int | None = None
+
+
 def flat_listing(hosts: list[HostDevices]):
     """Every host's devices as one list (usable, then unusable), each with its host, and the notes."""
     infos = [i for h in hosts for i in h.infos]

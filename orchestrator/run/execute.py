@@ -35,7 +35,7 @@ def execute(plan: RunPlan, console: Console, stop: threading.Event) -> Execution
         )
         console.print(f"note: {', '.join(plan.host_sharing.devices)} share this host's CPU: they run {how}")
     options = {name: replace(o, run_id=run_id) for name, o in plan.options.items()}
-    outcomes = run_farm(
+    outcomes = (plan.cluster.run_farm if plan.cluster else run_farm)(
         plan.devices,
         plan.dataset,
         plan.samples,
@@ -49,6 +49,8 @@ def execute(plan: RunPlan, console: Console, stop: threading.Event) -> Execution
         assignment=plan.shards.assignment if plan.shards else None,
         lanes=plan.lanes,
     )
+    if plan.cluster:  # what crossed the network to each farm host
+        record["cluster"] = plan.cluster.record()
     written = {o.name: list(o.results) for o in outcomes if not o.error}
     if plan.shards is not None:
         merge_shards(plan.shards, outcomes, plan.dataset, plan.samples, run_dir, plan.score)

@@ -43,6 +43,7 @@ class Inputs:
     selection: Selection  # the devices that answer, as `edgefarm devices` lists them
     absent: tuple[DeviceInfo, ...]  # phones named in --devices that are not attached but have a stand-in
     previous: PreviousRun | None
+    cluster: Any = None  # cluster.controller.ClusterFarm with --cluster (it found the devices)
 
 
 def read_inputs(request: RunRequest, previous: Mapping[str, Any] | None = None) -> Inputs:
@@ -57,15 +58,21 @@ def read_inputs(request: RunRequest, previous: Mapping[str, Any] | None = None) 
     )  # bad judge flags fail before discovery
     table = stand_in_boards(inventory, request.fallback_boards)  # a bad --fallback too
     named, absent = absent_named(inventory, request.device_spec, table)  # named phones a board stands in for
+    cluster = None
+    if request.cluster:  # the devices of every farm host, run there (docs/cluster.md)
+        from ..cluster.controller import ClusterFarm  # Ray: imported only with --cluster
+
+        cluster = ClusterFarm(request.cluster)
     return Inputs(
         model=model,
         inventory=inventory,
         dataset=dataset,
         dataset_sha=dataset_fingerprint(dataset, samples),
         stand_ins=table,
-        selection=select_usable(inventory, named),
+        selection=cluster.select(named) if cluster else select_usable(inventory, named),
         absent=absent,
         previous=PreviousRun.from_dict(previous, request.resume) if previous is not None else None,
+        cluster=cluster,
     )
 
 
@@ -111,6 +118,7 @@ def plan(request: RunRequest, inputs: Inputs) -> RunPlan:
         score=score,
         shards=shards,
         previous=previous,
+        cluster=inputs.cluster,
     )
 
 

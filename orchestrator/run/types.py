@@ -157,11 +157,13 @@ class RunRequest:
     warmup: int = 0
     sustain: int = 1  # --sustain: the samples N times back to back, no cooldown (orchestrator/sustain.py)
     parallel_local: bool = False
+    cluster: str | None = None  # a Ray cluster's head: the devices of its farm hosts (docs/cluster.md)
 
     def flags(self) -> dict[str, Any]:
         """run.json `flags` (the keys it has always had; None where a flag was not given)."""
         asked = {
             "devices": self.device_spec,
+            "cluster": self.cluster,
             "inventory": self.inventory,
             "limit": self.limit,
             "per_modality": self.per_modality,
@@ -277,6 +279,7 @@ class RunPlan:
     score: Score
     shards: ShardPlan | None = None  # --shard
     previous: PreviousRun | None = None  # --resume
+    cluster: Any = None  # cluster.controller.ClusterFarm with --cluster: its devices run on their farm hosts
 
     def run_json(self, run_id: str, started_at: str, host: Mapping[str, Any]) -> dict[str, Any]:
         """run.json at the start of the run (finish.py adds the end and the versions, fallback.py the

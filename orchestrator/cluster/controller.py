@@ -1,0 +1,62 @@
+"""`edgefarm run --cluster ADDRESS`: the devices of every farm host, and the farm that runs them there.
+
+`ClusterFarm.select(spec)` answers like `inventory.select_usable` (same `Selection`, each device a
+`RemoteDevice` naming its host); `ClusterFarm.run_farm(...)` takes `farm.run_farm`'s arguments and
+returns its outcomes, so the run command swaps one for the other and nothing else changes."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+from ..errors import ConfigError
+from ..inventory import Selection
+from ..run.types import DeviceOutcome
+from .connect import cluster_devices, start_agents
+from .farm import run_on_cluster
+from .types import HostDevices, Received, RemoteDevice
+
+
+@dataclass
+class ClusterFarm:
+    address: str
+    hosts: list[HostDevices] = field(default_factory=list)
+    agents: dict[str, object] = field(default_factory=dict)
+    taken: dict[str, list[Received]] = field(default_factory=dict)
+
+    def select(self, spec: str) -> Selection:
+        """`all` | NAME,... over every farm host's usable devices."""
+        self.hosts = cluster_devices(self.address)
+        found = {i.name: (h.host, i) for h in self.hosts for i in h.infos}
+        unusable = tuple(u for h in self.hosts for u in h.unusable)
+        notes = tuple(f"{h.host}: {n}" for h in self.hosts for n in h.notes)
+        names = sorted(found) if spec == "all" else [n.strip() for n in spec.split(",") if n.strip()]
+        missing = [n for n in names if n not in found]
+        if missing or not names:
+            raise ConfigError(
+                f"no such device on the cluster's farm hosts: {', '.join(missing) or '(none found)'}",
+                where=f"--devices {spec} --cluster {self.address}",
+                fix=f"use names from `edgefarm devices --cluster {self.address}`: {', '.join(sorted(found))}",
+            )
+        devices = tuple(RemoteDevice(n, found[n][1].kind, found[n][0]) for n in names)
+        self.agents = start_agents(sorted({d.host for d in devices}))
+        return Selection(devices, unusable, notes, tuple(found[n][1] for n in names))
+
+    def run_farm(self, devices: Sequence[RemoteDevice], *args, **kwargs) -> list[DeviceOutcome]:
+        """`farm.run_farm`'s arguments after `devices` (cluster/farm.run_on_cluster)."""
+        outcomes, self.taken = run_on_cluster(self.agents, devices, *args, **kwargs)
+        return outcomes
+
+    def record(self) -> dict:
+        """For run.json: the cluster and what crossed the network to each host in this run."""
+        return {
+            "address": self.address,
+            "hosts": {
+                h: {
+                    "bytes_received": sum(r.bytes_received for r in got),
+                    "files_sent": sum(not r.already_held for r in got),
+                    "files_held": sum(r.already_held for r in got),
+                }
+                for h, got in sorted(self.taken.items())
+            },
+        }

@@ -1,0 +1,146 @@
+"""The farm over a Ray cluster: every device's session runs on its farm host's agent; the controller
+hands each host the model and media once, and writes what streams back into its run folder.
+
+Same inputs and outcomes as `farm.run_farm`, and the same files in each device's folder: the
+results stream file grows one line per finished sample as it arrives (what `--resume` reads after
+a crash), then the session's own files replace it. A farm host or agent that dies makes its
+devices' outcome a DeviceLost naming the host; the rows that arrived are kept."""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+
+import ray
+from rich.console import Console
+
+from ..datasets.types import Dataset, Sample
+from ..errors import DeviceLost, EdgefarmError
+from ..fsutil import make_dir, output_errors, write_bytes_atomic
+from ..jobs import JobOptions, write_bundle
+from ..measure import expand, measured_count
+from ..models import ModelSummary
+from ..progress import FarmProgress
+from ..run.types import DeviceOutcome, Phase, Score
+from ..rundir import device_folder, read_outcome, write_outcome
+from ..runners.base import RunOptions
+from ..session import STREAM_FILE
+from ..session import Progress as DeviceProgress
+from .blob import describe
+from .remote_session import DeviceWork
+from .transfer import hand_over
+from .types import Blob, Received, RemoteDevice
+
+
+def stage_files(model: ModelSummary, samples: Sequence[Sample], agents: Mapping[str, object]) -> tuple[
+        dict[str, Blob], dict[str, list[Received]]]:  # fmt: skip
+    """The model and every medium, handed to each host once: the blobs by controller path, and
+    what each host took in (0 bytes for what its cache held)."""
+    paths = [model.path] + sorted({p.path for s in samples for p in s.media if p.path is not None})
+    blobs = {str(p): describe(Path(p)) for p in paths}
+    taken: dict[str, list[Received]] = {h: [] for h in agents}
+    for path, blob in blobs.items():
+        for host, got in hand_over(Path(path), blob, agents).items():
+            taken[host].append(got)
+    return blobs, taken
+
+
+def _lost(name: str, host: str, e: BaseException) -> DeviceLost:
+    return DeviceLost(
+        f"farm host {host} stopped answering during the run ({type(e).__name__}): {str(e)[:300]}",
+        where=f"{name} (on farm host {host})",
+        fix="check the host (`ray status` on the head); continue with `edgefarm run --resume RUN`",
+    )
+
+
+def run_on_cluster(
+    agents: Mapping[str, object],
+    devices: Sequence[RemoteDevice],
+    dataset: Dataset,
+    samples: Sequence[Sample],
+    model: ModelSummary,
+    opts: Mapping[str, RunOptions],
+    job_opts: JobOptions,
+    run_dir: Path,
+    console: Console,
+    score: Score,
+    stop: threading.Event | None = None,
+    assignment: Mapping[str, Sequence[Sample]] | None = None,
+    lanes: object = None,  # farm.run_farm's: only this host's devices share lanes; farm hosts have none
+) -> tuple[list[DeviceOutcome], dict[str, list[Received]]]:
+    """Every device runs on its host's agent, all at once."""
+    stop = stop or threading.Event()
+    host_of = {d.name: d.host for d in devices}
+    names = list(host_of)
+    share = {d: tuple((assignment or {}).get(d, samples)) for d in names}
+    hosts = {host_of[d] for d in names}
+    blobs, taken = stage_files(model, samples, {h: agents[h] for h in hosts})
+    runs = {d: measured_count(len(share[d]), opts[d].repeat, opts[d].warmup) for d in names}
+    states = {d: DeviceProgress(total=runs[d]) for d in names}
+    outcomes: dict[str, DeviceOutcome] = {}
+
+    def work(name: str) -> None:
+        host, dev_dir = host_of[name], device_folder(run_dir, name)
+        outcome = DeviceOutcome(name=name, kind=next(d.kind for d in devices if d.name == name))
+        t0 = time.monotonic()
+        try:
+            make_dir(dev_dir)
+            earlier = read_outcome(dev_dir)  # --resume: an earlier session's counted figures add up
+            items = expand(share[name], opts[name].repeat, opts[name].warmup)
+            write_bundle(
+                items, dev_dir / "job", job_opts
+            )  # the job's media, linked here as on one controller
+            job = DeviceWork(name, dataset, share[name], model, opts[name], job_opts, score)
+            stream = dev_dir / STREAM_FILE
+            with output_errors(stream), open(stream, "a", encoding="utf-8") as out:
+                for ref in agents[host].run.options(num_returns="streaming").remote(job, blobs):
+                    event = ray.get(ref)
+                    if event[0] == "result":
+                        out.write(event[1].to_json() + "\n")
+                        out.flush()
+                        states[name].record(event[1])
+                    elif event[0] == "phase":
+                        states[name].phase, states[name].detail = event[1], event[2]
+                    elif event[0] == "outcome":
+                        outcome = event[1].after(earlier)
+                    elif event[0] == "file" and ".." not in Path(event[1]).parts:
+                        write_bytes_atomic(dev_dir / event[1], event[2])
+            if (dev_dir / "results.jsonl").exists():
+                stream.unlink(missing_ok=True)
+        except EdgefarmError as e:
+            outcome.error, outcome.error_code = str(e), e.exit_code
+        except ray.exceptions.RayTaskError as e:
+            cause = e.cause if isinstance(e.cause, EdgefarmError) else None
+            outcome.error = str(cause) if cause else f"internal error on farm host {host}: {e}"
+            outcome.error_code = cause.exit_code if cause else 1
+        except ray.exceptions.RayError as e:  # the agent or its node died
+            err = _lost(name, host, e)
+            outcome.error, outcome.error_code = str(err), err.exit_code
+        if outcome.error:
+            states[name].at(Phase.FAILED)
+            outcome.wall_s = outcome.wall_s or time.monotonic() - t0
+        try:
+            write_outcome(dev_dir, outcome)
+        except EdgefarmError as e:
+            outcome.error = outcome.error or str(e)
+        outcomes[name] = outcome
+
+    def watch_stop() -> None:
+        stop.wait()
+        for name in names:
+            agents[host_of[name]].stop.remote(name)
+
+    threading.Thread(target=watch_stop, daemon=True).start()
+    threads = [threading.Thread(target=work, args=(n,), name=f"device-{n}") for n in names]
+    with FarmProgress(console, runs) as bars:
+        for t in threads:
+            t.start()
+        while any(t.is_alive() for t in threads):
+            for name, st in states.items():
+                bars.update(name, st.done, st.ok, st.failed, st.shown, st.current)
+            time.sleep(0.1)
+        for name, st in states.items():
+            bars.update(name, st.done, st.ok, st.failed, st.shown)
+    return [outcomes[n] for n in names], taken

@@ -1,0 +1,72 @@
+"""`edgefarm run --cluster`: every phone runs on its farm host's agent with the same session code;
+the model and media cross to each host once (a rerun moves 0 bytes); the run folder is the same
+as one controller's, and so are the answers (docs/cluster.md)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from android_runner.contract import read_results
+from orchestrator.bundled import BUNDLED_MODEL
+from orchestrator.rundir import device_folder
+
+pytestmark = pytest.mark.cluster
+
+
+def _outputs(run_dir: Path, device: str) -> dict[str, str]:
+    return {r.id: r.output for r in read_results(device_folder(run_dir, device) / "results.jsonl")}
+
+
+def _run_dir(stdout: str) -> Path:
+    return Path(stdout.strip().splitlines()[-1]).parent
+
+
+def test_a_run_across_farm_hosts_equals_one_controllers_and_a_rerun_moves_no_bytes(cluster_lab, tmp_path):
+    lab = cluster_lab
+    names = json.loads(lab.edgefarm("devices", "--cluster", lab.address, "--json").stdout)
+    host_of = {i["name"]: h["host"] for h in names["hosts"] for i in h["infos"]}
+    assert sorted(host_of.values()) == ["h1", "h1", "h2"]
+    common = ["--limit", "2", "--modality", "text", "--max-output-tokens", "8"]
+
+    p = lab.edgefarm(
+        "run", "--cluster", lab.address, "--devices", "all", "--out", str(tmp_path / "c"), *common
+    )
+    assert p.returncode == 0, p.stderr[-4000:]
+    run = _run_dir(p.stdout)
+    record = json.loads((run / "run.json").read_text())
+    model_bytes = BUNDLED_MODEL.stat().st_size
+    hosts = record["cluster"]["hosts"]
+    assert sorted(hosts) == ["h1", "h2"]  # h3 has no phone: nothing crosses to it
+    for h in hosts.values():
+        assert h["bytes_received"] == model_bytes and h["files_sent"] == 1  # text rows: the model only
+    for name in host_of:
+        dev = device_folder(run, name)
+        assert (dev / "results.jsonl").is_file() and (dev / "report.json").is_file()
+        assert not (dev / "results.stream.jsonl").exists()
+        assert len(_outputs(run, name)) == 2
+    assert (run / "report.json").is_file() and (run / "report.html").is_file()
+    for host in ("h1", "h2"):  # the model sits in the host's cache under its sha256
+        assert len([p for p in (lab.hosts[host].cache / "cluster" / "blobs").rglob("*") if p.is_file()]) == 1
+
+    # one controller driving the same phones through their adb servers gives the same answers
+    yaml = tmp_path / "devices.yaml"
+    yaml.write_text(f"adb_servers: [127.0.0.1:{lab.hosts['h2'].adb.port}]\n")
+    one = lab.edgefarm("run", "--inventory", str(yaml), "--devices", ",".join(host_of),
+                       "--out", str(tmp_path / "one"), *common,
+                       ANDROID_ADB_SERVER_PORT=str(lab.hosts["h1"].adb.port))  # fmt: skip
+    assert one.returncode == 0, one.stderr[-4000:]
+    for name in host_of:
+        assert _outputs(_run_dir(one.stdout), name) == _outputs(run, name)
+
+    again = lab.edgefarm(
+        "run", "--cluster", lab.address, "--devices", "all", "--out", str(tmp_path / "c2"), *common
+    )
+    assert again.returncode == 0, again.stderr[-4000:]
+    hosts = json.loads((_run_dir(again.stdout) / "run.json").read_text())["cluster"]["hosts"]
+    assert {h: (v["bytes_received"], v["files_held"]) for h, v in hosts.items()} == {
+        "h1": (0, 1),
+        "h2": (0, 1),
+    }
