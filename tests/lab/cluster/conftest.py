@@ -12,7 +12,9 @@ the processes in that namespace (never `ray stop`, which would stop every Ray of
 from __future__ import annotations
 
 import json
+import os
 import shutil
+import signal
 import subprocess
 import sys
 import tempfile
@@ -40,6 +42,9 @@ class FarmHostLab:
     cache: Path
     adb: AdbServer
     phones: list[str]
+    start: list[str]  # its `ray start` arguments
+    env: dict[str, str]
+    node: subprocess.Popen | None = None
 
 
 @dataclass
@@ -60,6 +65,27 @@ class ClusterLab:
         return self.ns.run([str(BIN / "edgefarm"), *args], capture_output=True, text=True,
                            timeout=timeout_s, env=self.controller_env(**env))  # fmt: skip
 
+    def kill_host(self, name: str) -> None:
+        """The farm host dies: SIGKILL its Ray node's whole process tree (ray start, raylet, workers)."""
+        host = self.hosts[name]
+        tree, grew = {host.node.pid}, True
+        while grew:
+            kids = {pid for pid in self.ns.pids() if _ppid(pid) in tree}
+            grew = not kids <= tree
+            tree |= kids
+        for pid in tree:
+            try:
+                os.kill(pid, signal.SIGKILL)
+            except ProcessLookupError:
+                pass
+        host.node.wait()
+
+    def start_host(self, name: str) -> None:
+        """Start the host's Ray node again (same resource, same cache and adb server)."""
+        host = self.hosts[name]
+        host.node = _ray_start(self.ns, self.tmp, name, host.start, host.env)
+        _wait_ready(self.ns, self.address, list(self.hosts), self.controller_env())
+
     def controller_env(self, **extra: str) -> dict[str, str]:
         env = self.phones.env(
             EDGEFARM_CACHE_DIR=str(self.tmp / "controller-cache"), RAY_USAGE_STATS_ENABLED="0"
@@ -69,11 +95,18 @@ class ClusterLab:
         return env
 
 
+def _ppid(pid: int) -> int:
+    try:
+        return int(Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[1])
+    except (OSError, IndexError, ValueError):
+        return 0
+
+
 def _ray_start(ns: NetNs, tmp: Path, name: str, args: list[str], env: dict[str, str]) -> subprocess.Popen:
     """`ray start --block` for one node, waiting until it says it is up. Nodes start one at a time,
     and a node that times out in Ray's fixed 30 s registration (a loaded 2-core box) is started again."""
     for attempt in range(3):
-        log_path = tmp / f"ray-{name}-{attempt}.log"
+        log_path = tmp / f"ray-{name}-{time.monotonic_ns()}.log"
         log = open(log_path, "wb")  # noqa: SIM115 - lives as long as the node
         proc = ns.popen([str(BIN / "ray"), "start", "--block", "--disable-usage-stats",
                          f"--object-store-memory={OBJECT_STORE_BYTES}", *args],
@@ -130,9 +163,13 @@ def cluster_lab(tmp_path_factory):
         for host, phones in HOST_PHONES.items():
             cache = tmp / host / "cache"
             env = dict(base, EDGEFARM_CACHE_DIR=str(cache), ANDROID_ADB_SERVER_PORT=str(servers[host].port))
-            _ray_start(ns, tmp, host, [f"--address={address}", "--num-cpus=1",
-                                       f"--resources={json.dumps({f'farmhost:{host}': 1})}"], env)  # fmt: skip
-            hosts[host] = FarmHostLab(host, cache, servers[host], [label for label, _ in phones])
+            start = [
+                f"--address={address}",
+                "--num-cpus=1",
+                f"--resources={json.dumps({f'farmhost:{host}': 1})}",
+            ]
+            hosts[host] = FarmHostLab(host, cache, servers[host], [label for label, _ in phones], start, env)
+            hosts[host].node = _ray_start(ns, tmp, host, start, env)
         cl = ClusterLab(ns=ns, tmp=tmp, address=address, hosts=hosts, phones=lab)
         _wait_ready(ns, address, list(hosts), cl.controller_env())
         yield cl

@@ -16,7 +16,8 @@ def test_the_cli_and_a_runs_imports_leave_ray_out():
     )
     code = (
         "import orchestrator.cli, orchestrator.cli.run, orchestrator.cli.devices, orchestrator.farm\n"
-        "import orchestrator.session, orchestrator.run.plan, orchestrator.cluster, orchestrator.cluster.agent\n"
+        "import orchestrator.session, orchestrator.run.plan, orchestrator.run.execute, orchestrator.run.finish\n"
+        "import orchestrator.cluster, orchestrator.cluster.agent, orchestrator.cluster.types\n"
         "import orchestrator.cluster.hostcache, orchestrator.cluster.blob\n"
         "import sys; print(' '.join(sys.modules))"
     )
