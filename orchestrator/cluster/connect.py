@@ -52,7 +52,7 @@ def connect(address: str) -> None:
 
 
 def farm_hosts() -> list[FarmHost]:
-    """Every node that offers a `farmhost:NAME` resource, alive or dead (dead ones say so)."""
+    """Every node that offers a `farmhost:NAME` resource, alive or dead (dead ones say so), once per name."""
     found = []
     for node in ray.nodes():
         for key in node.get("Resources", {}) or {}:
@@ -61,7 +61,12 @@ def farm_hosts() -> list[FarmHost]:
                 found.append(
                     FarmHost(name, node["NodeID"], node.get("NodeManagerAddress", ""), bool(node["Alive"]))
                 )
-    return sorted(found, key=lambda h: h.name)
+    # a host that left and joined again is two nodes with one name: the live one counts
+    by_name: dict[str, FarmHost] = {}
+    for h in found:
+        if h.name not in by_name or (h.alive and not by_name[h.name].alive):
+            by_name[h.name] = h
+    return [by_name[name] for name in sorted(by_name)]
 
 
 def start_agents(hosts: list[str], *, max_restarts: int = 1) -> dict[str, object]:

@@ -83,8 +83,8 @@ class ClusterLab:
     def start_host(self, name: str) -> None:
         """Start the host's Ray node again (same resource, same cache and adb server)."""
         host = self.hosts[name]
-        host.node = _ray_start(self.ns, self.tmp, name, host.start, host.env)
-        _wait_ready(self.ns, self.address, list(self.hosts), self.controller_env())
+        host.node = ray_start(self.ns, self.tmp, name, host.start, host.env)
+        wait_ready(self.ns, self.address, list(self.hosts), self.controller_env())
 
     def controller_env(self, **extra: str) -> dict[str, str]:
         env = self.phones.env(
@@ -102,7 +102,7 @@ def _ppid(pid: int) -> int:
         return 0
 
 
-def _ray_start(ns: NetNs, tmp: Path, name: str, args: list[str], env: dict[str, str]) -> subprocess.Popen:
+def ray_start(ns: NetNs, tmp: Path, name: str, args: list[str], env: dict[str, str]) -> subprocess.Popen:
     """`ray start --block` for one node, waiting until it says it is up. Nodes start one at a time,
     and a node that times out in Ray's fixed 30 s registration (a loaded 2-core box) is started again."""
     for attempt in range(3):
@@ -121,7 +121,7 @@ def _ray_start(ns: NetNs, tmp: Path, name: str, args: list[str], env: dict[str, 
     raise RuntimeError(f"Ray node {name} did not start 3 times: {log_path.read_text()[-3000:]}")
 
 
-def _wait_ready(ns: NetNs, address: str, hosts: list[str], env: dict[str, str]) -> None:
+def wait_ready(ns: NetNs, address: str, hosts: list[str], env: dict[str, str]) -> None:
     code = (
         "import json, sys, time, ray\n"
         f"ray.init(address={address!r}, logging_level='ERROR', log_to_driver=False)\n"
@@ -157,7 +157,7 @@ def cluster_lab(tmp_path_factory):
                 ns.call(lab.add_phone, label, spec, server=i)
         address = f"127.0.0.1:{HEAD_PORT}"
         base = lab.env(RAY_USAGE_STATS_ENABLED="0")
-        _ray_start(ns, tmp, "head", ["--head", f"--port={HEAD_PORT}", "--num-cpus=0",
+        ray_start(ns, tmp, "head", ["--head", f"--port={HEAD_PORT}", "--num-cpus=0",
                                      "--include-dashboard=false", f"--temp-dir={ray_tmp}"], base)  # fmt: skip
         hosts = {}
         for host, phones in HOST_PHONES.items():
@@ -169,9 +169,9 @@ def cluster_lab(tmp_path_factory):
                 f"--resources={json.dumps({f'farmhost:{host}': 1})}",
             ]
             hosts[host] = FarmHostLab(host, cache, servers[host], [label for label, _ in phones], start, env)
-            hosts[host].node = _ray_start(ns, tmp, host, start, env)
+            hosts[host].node = ray_start(ns, tmp, host, start, env)
         cl = ClusterLab(ns=ns, tmp=tmp, address=address, hosts=hosts, phones=lab)
-        _wait_ready(ns, address, list(hosts), cl.controller_env())
+        wait_ready(ns, address, list(hosts), cl.controller_env())
         yield cl
     finally:
         for phone in list(lab.phones.values()) if lab else []:
