@@ -292,6 +292,7 @@ run_upstream() {
     "$BIN" "$@" < "$input" > "$S/stdout" 2> "$S/stderr" &
     bpid=$!
     echo "$$ $bpid" > "$LOCK"
+    echo "$bpid" > "$S/pid"  # the host looks for the low-memory killer's record of this pid after a SIGKILL
     limit=$((TIMEOUT_S * 100))
     timed_out=
     while kill -0 "$bpid" 2>/dev/null; do

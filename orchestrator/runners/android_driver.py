@@ -20,7 +20,7 @@ from typing import Any, Protocol
 
 from android_runner.contract import JobItem, JobPart, SampleResult, loads_bounded
 from android_runner.conversation import MEDIA_KINDS, unsupported_reason
-from android_runner.status import MODEL_UNLOADABLE_EXIT, SIGABRT, Status
+from android_runner.status import MODEL_UNLOADABLE_EXIT, SIGABRT, SIGKILL, Status, signal_from_shell_status
 
 from ..bundled import REPO_ROOT
 from ..devices.base import Device
@@ -32,6 +32,7 @@ from ..telemetry.energy import settle
 from ..telemetry.pass_energy import pass_energy
 from . import android_native as native
 from . import android_upstream as upstream
+from .android_kills import available_mb, kill_records
 from .android_snapshots import SNAPSHOT_FILES
 from .base import RunnerEvents, RunOptions, Staged
 
@@ -142,6 +143,7 @@ class AndroidRunner:
         self.native_lines: dict[str, tuple[dict, str]] = {}  # id -> (result line, log tail): snapshots later
         self.collected: dict[str, str] | None = None  # the phone's files read at the end of execute
         self.streamed: set[int] = set()  # sample numbers whose RESULT line came over stdout (native)
+        self.available_mb: float | None = None  # the phone's MemAvailable when execute started
         self._events_note: Callable[[str], None] = lambda _text: None
 
     # ---------------------------------------------------------------- stage
@@ -286,6 +288,7 @@ class AndroidRunner:
                 events: RunnerEvents) -> list[SampleResult]:  # fmt: skip
         assert self.choice is not None
         self._events_note, self.streamed = events.note, set()
+        self.available_mb = available_mb(device)  # before the runner starts: what it could have
         results: dict[str, SampleResult] = {}
         for row in self.host_rows.values():
             results[row.id] = row
@@ -383,7 +386,11 @@ class AndroidRunner:
             tail = ""
             if line.get("status") == native.DIED:
                 tail = "\n".join(self._lines(device, staged.job / "runner.log")[-8:])
-            results[item.id] = native.result_from_line(line, item.id, opts, {}, tail)
+                pid, code = line.get("pid"), line.get("exit_code")  # the driver's own died line
+                if isinstance(code, int) and signal_from_shell_status(code) == SIGKILL and isinstance(pid, int):
+                    tail = "\n".join(x for x in (tail, kill_records(device, pid)) if x)
+            results[item.id] = native.result_from_line(line, item.id, opts, {}, tail,
+                                                       available_mb=self.available_mb)  # fmt: skip
             self.native_lines[item.id] = (line, tail)
             events.result(results[item.id])
 
@@ -428,7 +435,9 @@ class AndroidRunner:
         log = native.backend_lines(files.get("runner.log", ""))
         for item_id, (line, tail) in self.native_lines.items():
             mine = {f: files.get(f"samples/{line['n']}/{f}", "") for f in SNAPSHOT_FILES}
-            results[item_id] = native.result_from_line(line, item_id, opts, mine, tail, log)
+            results[item_id] = native.result_from_line(
+                line, item_id, opts, mine, tail, log, self.available_mb
+            )
         self.native_lines = {}
 
     def _check_phone_copy(self, text: str, results: dict[str, SampleResult]) -> None:
@@ -458,8 +467,12 @@ class AndroidRunner:
             if r is None or r.id in results:
                 return
             wall = float(cells[2]) if len(cells) > 2 and cells[2].isdigit() else None
+            rc = int(cells[1])
             files = self._fetch(device, staged.job / "samples" / str(r.n), upstream.SAMPLE_FILES)
-            results[r.id] = upstream.build_result(r, int(cells[1]), wall, files, opts)
+            pid = files.get("pid", "").strip()
+            if signal_from_shell_status(rc) == SIGKILL and pid.isdigit():  # the phone's record of the kill
+                files = {**files, "logcat": kill_records(device, int(pid))}
+            results[r.id] = upstream.build_result(r, rc, wall, files, opts, self.available_mb)
             events.ready(results[r.id].init_ms)  # one model load per sample
             events.result(results[r.id])
 

@@ -95,6 +95,14 @@ def _count(v: Any) -> int:
     return n if n is not None and n > 0 else 0
 
 
+def _died_peak(line: Mapping[str, Any]) -> float | None:
+    """The dead runner's last memory reading in MB (the driver's, when it has one): max(VmHWM, VmRSS +
+    VmSwap); None when the line has none."""
+    rss_swap = _mb((_num(line.get("peak_rss_kb")) or 0) + (_num(line.get("peak_swap_kb")) or 0))
+    seen = [v for v in (_mb(line.get("peak_hwm_kb")), rss_swap) if v]
+    return max(seen) if seen else None
+
+
 def answer_of(response: Any, truncated: int) -> tuple[str, str]:
     """(the answer text, an error) from the runtime's reply as the runner passed it on: parsed under the
     contract's size and depth bounds, so a hostile reply is that sample's error, never the device's."""
@@ -127,20 +135,27 @@ def result_from_line(
     files: Mapping[str, str],
     log_tail: str = "",
     runtime_log: Sequence[str] = (),
+    available_mb: float | None = None,
 ) -> SampleResult:
     """One runner (or driver) result line -> the row. `files` are the hook's snapshots; `runtime_log`
     the runner log's lines (backend_lines): the backend that really ran is read there (android_runner/
-    backend.py), so a GPU that fell back to the CPU is an error row, never a row that says gpu."""
+    backend.py), so a GPU that fell back to the CPU is an error row, never a row that says gpu.
+    A died line: `log_tail` is the runner log's last lines and the phone's lmkd/kernel records naming
+    the runner's pid; `available_mb` the phone's MemAvailable at the start of the run (a SIGKILL is
+    `oom` only with evidence: a record, or a peak near it; else `killed`, android_runner/status.py)."""
     raw = str(line.get("status", ""))
     exit_code, signal = _int(line.get("exit_code")), None
     if raw == DIED:
         signal = signal_from_shell_status(exit_code)
-        pressure = memory_pressure(log_text=log_tail)  # oom only with evidence, else killed
+        peak = _died_peak(line)
+        pressure = memory_pressure(peak, available_mb, log_tail)  # oom only with evidence, else killed
         status = classify(None if signal else exit_code, signal, "", pressure)
         status = Status.ERROR if status == Status.OK else status  # a died line is never an answer
         how = f"signal {signal}" if signal else f"exit status {exit_code}"
         if status in (Status.OOM, Status.KILLED):
-            how += f"; {pressure}" if pressure else "; no evidence of memory pressure"
+            seen = f"peak {peak:.0f} MB" if peak else "no memory reading"
+            seen += f" of {available_mb:.0f} MB available" if available_mb else ""
+            how += f"; {pressure}" if pressure else f"; no evidence of memory pressure ({seen})"
         error = f"runner died during this sample ({how})" + (f":\n{log_tail}" if log_tail else "")
         exit_code = None if signal else exit_code
     else:

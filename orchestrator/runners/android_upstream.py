@@ -28,7 +28,7 @@ from .base import RunOptions
 
 RUNNER_NAME = "litert_lm_advanced_main"
 RUNNER_KIND = "upstream"  # SampleResult.runner
-SAMPLE_FILES = ("stdout", "stderr", "trace.tsv", "power.tsv", *SNAPSHOT_FILES)
+SAMPLE_FILES = ("stdout", "stderr", "trace.tsv", "power.tsv", "pid", *SNAPSHOT_FILES)  # pid: the binary's
 
 
 # ---------------------------------------------------------------- rendering (files only)

@@ -304,7 +304,8 @@ def contents_of(lm, text: str, flags: dict[str, str]):
     return lm.Contents.of(*parts)
 
 
-FAULTS_FILE = "/data/local/tmp/edgefarm-lab-faults"  # lab only: `hang|kill|segv|abort TEXT` / `sleep S` / `spin S` / `work S`
+FAULTS_FILE = "/data/local/tmp/edgefarm-lab-faults"  # lab only: `hang|kill|hog|lmkd|segv|abort TEXT` / `sleep S` / `spin S` / `work S`
+LAB_LOGCAT = "/data/local/tmp/edgefarm-lab-logcat"  # the lab phone's main log (tests/lab/adb/sandbox.py LOGCAT)
 # What real runs printed just before dying, verbatim from public captures (tests/unit/fixtures/real/):
 SEGV_LAST_WORDS = (  # LiteRT-LM#1857 (lm1857_windows_gpu_segfault.log): a GPU run's last lines before SIGSEGV
     "Created LiteRT GpuEnvironment.",
@@ -323,6 +324,24 @@ def _die(words: tuple[str, ...], sig: int) -> None:
     sys.stderr.write("".join(w + "\n" for w in words))
     sys.stderr.flush()
     os.kill(os.getpid(), sig)
+
+
+def lmkd_record(pid: int) -> None:
+    """Append lmkd's record of killing `pid` to the lab phone's main log. Its words are lmkd.cpp's
+    `Kill '%s' (%d), uid %d, oom_score_adj %d to free %ldkB rss, %ldkB swap; reason: %s`, in logcat's
+    threadtime form exactly as the real capture tests/unit/fixtures/real/lmkd_rk3588_rknn249.txt
+    (rknn-llm#249) shows them; uid 2000 is `shell`, which starts the runner."""
+    rss_kb = 0
+    with open(f"/proc/{pid}/status", encoding="ascii") as f:
+        for line in f:
+            if line.startswith("VmRSS:"):
+                rss_kb = int(line.split()[1])
+    stamp = time.strftime("%m-%d %H:%M:%S") + f".{int(time.time() * 1000) % 1000:03d}"
+    record = (f"{stamp}   300   300 I lowmemorykiller: Kill 'litert_lm_advanced_main' ({pid}), uid 2000, "
+              f"oom_score_adj 0 to free {rss_kb}kB rss, 0kB swap; reason: min watermark is breached and swap is low "
+              f"(130588kB < 192936kB)\n")  # fmt: skip
+    with open(LAB_LOGCAT, "a", encoding="utf-8") as f:
+        f.write(record)
 
 
 def inject_fault(turns: list[str]) -> None:
@@ -350,6 +369,14 @@ def inject_fault(turns: list[str]) -> None:
                 time.sleep(3600)
             elif action == "kill":
                 os.kill(os.getpid(), 9)  # SIGKILL, as a task killer or the low-memory killer sends
+            elif action == "hog":  # a runner killed while it holds memory: 64 MB touched, seen by the trace
+                held = bytearray(64 << 20)
+                held[:: 4096] = b"x" * len(held[:: 4096])
+                time.sleep(0.8)  # several of the driver's 0.1 s trace rows
+                os.kill(os.getpid(), 9)
+            elif action == "lmkd":  # the low-memory killer's kill: its record in the main log, then SIGKILL
+                lmkd_record(os.getpid())
+                os.kill(os.getpid(), 9)
             elif action == "segv":
                 _die(SEGV_LAST_WORDS, 11)
             elif action == "abort":

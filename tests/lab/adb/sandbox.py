@@ -35,6 +35,31 @@ if [ $# -eq 0 ]; then cat "$F"; exit 0; fi
 grep -F "[$1]: [" "$F" | head -n 1 | sed 's/^\\[[^]]*\\]: \\[\\(.*\\)\\]$/\\1/'
 """
 
+LAB_LOGCAT = "/data/local/tmp/edgefarm-lab-logcat"  # the phone's main log (lab: what lmkd wrote)
+# logcat stand-in: `logcat -d [-s TAG...]` dumps the phone's main log, only those tags' lines with -s.
+# Lines are in logcat's default (threadtime) form, `MM-DD HH:MM:SS.mmm  PID  TID P TAG: message`, as
+# in the real capture tests/unit/fixtures/real/lmkd_rk3588_rknn249.txt (rknn-llm#249).
+LOGCAT = f"""#!/system/bin/sh
+# logcat stand-in (lab): the phone's main log from {LAB_LOGCAT}
+tags=
+while [ $# -gt 0 ]; do
+  case "$1" in
+    -d) ;;
+    -s) ;;
+    -*) echo "logcat: option $1 is not emulated in the lab" >&2; exit 2 ;;
+    *) tags="$tags ${{1%%:*}}" ;;
+  esac
+  shift
+done
+[ -f {LAB_LOGCAT} ] || exit 0
+while IFS= read -r line; do
+  [ -z "$tags" ] && {{ echo "$line"; continue; }}
+  for t in $tags; do
+    case "$line" in *" $t: "*) echo "$line"; break ;; esac
+  done
+done < {LAB_LOGCAT}
+"""
+
 DUMPSYS = f"""#!/system/bin/sh
 # dumpsys stand-in: battery and thermalservice from captured-style files
 case "$1" in
@@ -54,6 +79,7 @@ class PhoneSpec:
     battery: str = "battery_pixel8.txt"
     thermal: str = "thermal_pixel8.txt"
     meminfo_total_kb: int = 7812544
+    meminfo_available_kb: int | None = None  # None: the Pixel 8 capture's MemAvailable
     free_storage_kb: int | None = None  # None: the host's real `df`; else a fake df reports this
     extra: dict[str, str] = field(default_factory=dict)
     # /sys/class/power_supply/battery files (constant values); {} = no readable battery folder
@@ -139,6 +165,11 @@ def build_phone_root(root: Path, spec: PhoneSpec) -> Path:
     shutil.copy(FIXTURES / spec.thermal, etc / "thermal.txt")
     meminfo = (FIXTURES / "meminfo_pixel8.txt").read_text().splitlines()
     meminfo[0] = f"MemTotal:       {spec.meminfo_total_kb} kB"
+    if spec.meminfo_available_kb is not None:
+        meminfo = [
+            f"MemAvailable:   {spec.meminfo_available_kb} kB" if ln.startswith("MemAvailable:") else ln
+            for ln in meminfo
+        ]
     (root / "meminfo").write_text("\n".join(meminfo) + "\n")
     battery = root / "power_supply" / "battery"
     battery.mkdir(parents=True, exist_ok=True)
@@ -149,7 +180,7 @@ def build_phone_root(root: Path, spec: PhoneSpec) -> Path:
     for name in ("scaling_cur_freq", "scaling_max_freq", "cpuinfo_max_freq"):
         (policy / name).write_text(f"{CPU_MAX_KHZ}\n")
     install_android_userland(bin_)
-    scripts = {"getprop": GETPROP, "dumpsys": DUMPSYS}
+    scripts = {"getprop": GETPROP, "dumpsys": DUMPSYS, "logcat": LOGCAT}
     if spec.free_storage_kb is not None:
         (bin_ / "df").unlink(missing_ok=True)
         scripts["df"] = (
@@ -176,7 +207,7 @@ def install_android_userland(bin_: Path) -> None:
     shutil.copy(toybox, bin_ / "toybox")
     applets = subprocess.run([toybox], capture_output=True, text=True, check=True).stdout.split()
     for applet in applets:
-        if applet not in ("sh", "toybox", "getprop", "dumpsys") and not (bin_ / applet).exists():
+        if applet not in ("sh", "toybox", "getprop", "dumpsys", "logcat") and not (bin_ / applet).exists():
             os.symlink("toybox", bin_ / applet)
 
 
