@@ -29,6 +29,7 @@ class Recorded:
 
 RECORDED = (
     Recorded("device_spec", "--devices", "devices"),
+    Recorded("cluster", "--cluster", "cluster"),
     Recorded("inventory", "--inventory", "inventory"),
     Recorded("model", "--model", "model.path"),
     Recorded("dataset_spec", "--dataset", "dataset.path"),

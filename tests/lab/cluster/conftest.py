@@ -24,9 +24,9 @@ from pathlib import Path
 
 import pytest
 
-from ..adb.conftest import Lab, _require_tools
+from ..adb.conftest import Lab
 from ..adb.sandbox import GALAXY_S24, PIXEL_8, REDMI_NOTE_13
-from ..adb.server import AdbServer
+from ..adb.server import AdbServer, adb_binary
 from .netns import NetNs
 
 HEAD_PORT = 6379  # Ray's default: free inside the private namespace
@@ -141,9 +141,13 @@ def wait_ready(ns: NetNs, address: str, hosts: list[str], env: dict[str, str]) -
 @pytest.fixture(scope="session")
 def cluster_lab(tmp_path_factory):
     """A head and 3 farm hosts (h1: 2 phones, h2: 1 phone, h3: none), for the whole session."""
-    _require_tools()
-    if not shutil.which("ip"):
-        pytest.fail("`ip` (iproute2) is missing: `apt-get install iproute2`; the cluster lab needs it")
+    for tool, package in (("bwrap", "bubblewrap"), ("ip", "iproute2")):  # a missing tool fails, never skips
+        if not shutil.which(tool):
+            pytest.fail(f"`{tool}` is missing: `apt-get install {package}`; the cluster lab needs it")
+    try:
+        adb_binary()
+    except RuntimeError as e:
+        pytest.fail(str(e))
     tmp = tmp_path_factory.mktemp("cluster-lab")
     # Ray's unix sockets live under its temp dir: keep that path short (sun_path is 108 bytes).
     ray_tmp = Path(tempfile.mkdtemp(prefix="efray-", dir="/tmp"))

@@ -1,0 +1,71 @@
+"""The controller is SIGKILLed mid-run: no agent is left running on any farm host (Ray ends the
+actors of a dead driver), and `edgefarm run --resume RUN` finishes with every sample exactly once,
+with 0 bytes sent again to hosts whose caches hold the model (docs/cluster.md)."""
+
+from __future__ import annotations
+
+import json
+import signal
+import subprocess
+import time
+from pathlib import Path
+
+import pytest
+
+from android_runner.contract import read_results
+from orchestrator.rundir import device_folder
+
+from .conftest import BIN
+
+pytestmark = pytest.mark.cluster
+WAIT_S = 240.0
+LIMIT = 12
+
+
+def _agents(lab) -> list[int]:
+    found = []
+    for pid in lab.ns.pids():
+        try:
+            if b"FarmHostAgent" in Path(f"/proc/{pid}/cmdline").read_bytes():
+                found.append(pid)
+        except OSError:
+            continue
+    return found
+
+
+def test_a_killed_controller_leaves_no_agent_and_resume_runs_every_sample_once(cluster_lab, tmp_path):
+    lab = cluster_lab
+    listing = json.loads(lab.edgefarm("devices", "--cluster", lab.address, "--json").stdout)
+    on = {h["host"]: [i["name"] for i in h["infos"]] for h in listing["hosts"]}
+    devices = [on["h1"][0], on["h2"][0]]
+    out = tmp_path / "runs"
+    argv = [str(BIN / "edgefarm"), "run", "--cluster", lab.address, "--devices", ",".join(devices),
+            "--limit", str(LIMIT), "--modality", "text", "--max-output-tokens", "8", "--out", str(out)]  # fmt: skip
+    proc = lab.ns.popen(argv, env=lab.controller_env(), stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        deadline = time.monotonic() + WAIT_S
+        while time.monotonic() < deadline and proc.poll() is None:
+            streams = list(out.glob("*/devices/*/results.stream.jsonl"))
+            if any(p.read_text().count("\n") >= 1 for p in streams):
+                break
+            time.sleep(0.2)
+        assert proc.poll() is None, "the run ended before the controller could be killed"
+        assert _agents(lab), "no agent was running"
+        proc.send_signal(signal.SIGKILL)
+        proc.wait()
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    deadline = time.monotonic() + WAIT_S
+    while _agents(lab) and time.monotonic() < deadline:
+        time.sleep(1)
+    assert _agents(lab) == []
+
+    run = next(out.iterdir())
+    p = lab.edgefarm("run", "--resume", str(run))
+    assert p.returncode == 0, p.stderr[-4000:]
+    for name in devices:
+        ids = [r.id for r in read_results(device_folder(run, name) / "results.jsonl")]
+        assert len(ids) == LIMIT and len(set(ids)) == LIMIT, (name, ids)
+    hosts = json.loads((run / "run.json").read_text())["cluster"]["hosts"]
+    assert {h: v["bytes_received"] for h, v in hosts.items()} == {"h1": 0, "h2": 0}
