@@ -6,13 +6,7 @@ on a phone, a board and this host. Stdlib only: copied to boards with the runner
 
 from __future__ import annotations
 
-import json
-
 from .contract import OUTPUT_MAX_BYTES
-
-# The native runner's reply for a plain text answer starts so (android_runner/native/edgefarm_runner.c
-# passes the runtime's JSON on; the runtime writes it in this order).
-_TEXT_REPLY_HEAD = '{"role":"assistant","content":[{"type":"text","text":"'
 
 
 def decode_answer(data: bytes) -> tuple[str, int]:
@@ -45,23 +39,11 @@ def clean_answer(raw: str | bytes, max_bytes: int = OUTPUT_MAX_BYTES) -> tuple[s
     if isinstance(raw, str):
         try:
             raw.encode("utf-8")
-        except UnicodeEncodeError:  # bytes a binding kept as lone surrogates (surrogateescape): the bytes
-            raw = raw.encode("utf-8", "surrogateescape")
+        except UnicodeEncodeError:  # bytes a binding kept as lone surrogates (surrogateescape): the bytes;
+            try:  # another lone surrogate (a JSON \ud800 escape): its 3 bytes, invalid, as the native runner does
+                raw = raw.encode("utf-8", "surrogateescape")
+            except UnicodeEncodeError:
+                raw = raw.encode("utf-8", "surrogatepass")
     text, invalid = decode_answer(raw) if isinstance(raw, bytes) else (raw, 0)
     kept, dropped = cap_answer(text, max_bytes)
     return kept, invalid, dropped
-
-
-def text_of_cut_reply(head: str) -> str | None:
-    """The answer text in a runtime reply the native runner cut at OUTPUT_MAX_BYTES (no longer JSON):
-    the JSON string after the plain-text reply's head, decoded up to the cut; None for another shape."""
-    if not head.startswith(_TEXT_REPLY_HEAD):
-        return None
-    body = head[len(_TEXT_REPLY_HEAD) :]
-    for cut in range(7):  # the cut may fall inside an escape such as \\u00e9
-        try:
-            text = json.loads('"' + body[: len(body) - cut] + '"')
-        except ValueError:
-            continue
-        return text if isinstance(text, str) else None
-    return None

@@ -28,7 +28,7 @@ from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
 SOURCE = HERE / "edgefarm_runner.c"
-SOURCES = [SOURCE, HERE / "job.c", HERE / "text.c", HERE / "sha256.c"]
+SOURCES = [SOURCE, HERE / "job.c", HERE / "reply.c", HERE / "text.c", HERE / "sha256.c"]
 RUNNER = "edgefarm_runner"
 LIB = "liblitert-lm.so"
 RUNTIME_DIST = "litert-lm-api"

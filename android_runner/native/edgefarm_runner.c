@@ -11,7 +11,12 @@
  *                   [--power-dir DIR] [--allow-runtime]
  *
  * The host renders every sample into the job file (android_runner/conversation.py) as the exact
- * JSON the C API takes, so this program needs no JSON parser: it only escapes strings it writes.
+ * JSON the C API takes, so this program needs no JSON parser for its input. The runtime's reply (at
+ * most REPLY_MAX_BYTES, else the sample's error row) is read by reply.c: a plain text reply's answer
+ * is android_runner/answer_text.py's clean_answer of its text (invalid UTF-8 -> U+FFFD, counted;
+ * then cut to OUTPUT_MAX_BYTES of UTF-8 on a character boundary, counted) passed on as
+ * {"role":"assistant","content":[{"type":"text","text":ANSWER}]}; any other reply (a tool call...)
+ * is passed on whole, invalid UTF-8 replaced, cut at OUTPUT_MAX_BYTES (the host then refuses it).
  * Per sample it appends ONE JSON line to RESULTS (one write(2), O_APPEND) keyed by the sample's
  * number `n`, and prints protocol lines on stdout, each ONE write(2):
  *   EDGEFARM READY {...}  EDGEFARM BEGIN n  EDGEFARM RESULT {...}  EDGEFARM NOTE text  EDGEFARM DONE {...}
@@ -50,6 +55,7 @@
 
 #include "engine.h" /* upstream LiteRT-LM c/engine.h (build.py: UPSTREAM_HEADER_COMMIT) */
 #include "job.h"
+#include "reply.h"
 #include "sha256.h"
 #include "text.h"
 
@@ -64,7 +70,10 @@
 #define EXIT_RUNTIME 3
 #define EXIT_MODEL_UNLOADABLE 65 /* android_runner/status.py MODEL_UNLOADABLE_EXIT */
 #define EXIT_TIMEOUT 124         /* android_runner/status.py TIMEOUT_EXIT */
-#define OUTPUT_MAX_BYTES (1L << 20) /* android_runner/contract.py OUTPUT_MAX_BYTES: one answer's cap */
+#define OUTPUT_MAX_BYTES (1L << 20) /* android_runner/contract.py OUTPUT_MAX_BYTES: one answer TEXT's cap */
+#define REPLY_MAX_BYTES (64L << 20) /* the runtime's raw JSON reply this runner reads at all (else an error row) */
+#define REPLY_MAX_DEPTH 32          /* android_runner/contract.py RESULT_LINE_MAX_DEPTH */
+#define TEXT_REPLY_HEAD "{\"role\":\"assistant\",\"content\":[{\"type\":\"text\",\"text\":"
 #define MEM_SAMPLE_MS 20
 #define FIX_RUNTIME "push the pinned library: `python scripts/build_native_runner.py --android` puts it in " \
   "build/android_arm64/; or run this one anyway with EDGEFARM_ALLOW_RUNTIME=1 (every row then names it)"
@@ -589,6 +598,22 @@ static void add_error_text(sbuf *s, const char *what) {
   free(t.buf);
 }
 
+/* The reply as the row's "response": a plain text reply rebuilt around its answer cleaned and capped
+ * as answer_text.py's clean_answer does; another shape passed on whole (see the top of this file). */
+static void add_answer(sbuf *line, const char *reply, size_t len, long *invalid, long *dropped) {
+  sbuf text = {0}, rebuilt = {0};
+  if (reply_text(reply, len, REPLY_MAX_DEPTH, &text) == 0) {
+    sb_str(&rebuilt, TEXT_REPLY_HEAD);
+    sb_json_text(&rebuilt, text.buf, text.len, OUTPUT_MAX_BYTES, invalid, dropped);
+    sb_str(&rebuilt, "}]}");
+    sb_json_text(line, rebuilt.buf, rebuilt.len, 0, NULL, NULL);
+  } else {
+    sb_json_text(line, reply, len, OUTPUT_MAX_BYTES, invalid, dropped);
+  }
+  free(text.buf);
+  free(rebuilt.buf);
+}
+
 static void run_sample(LiteRtLmEngine *engine, const sample *s, double init_ms) {
   sbuf line = {0}, turns = {0}, error = {0};
   char *response = NULL;
@@ -629,7 +654,14 @@ static void run_sample(LiteRtLmEngine *engine, const sample *s, double init_ms) 
     }
     const char *text = api.litert_lm_json_response_get_string(resp);
     free(response);
-    response_len = text ? strlen(text) : 0;
+    response = NULL;
+    response_len = text ? strnlen(text, (size_t)REPLY_MAX_BYTES + 1) : 0;
+    if (response_len > (size_t)REPLY_MAX_BYTES) {
+      api.litert_lm_json_response_delete(resp);
+      sb_printf(&error, "\"the runtime's reply is over %ld bytes (the runner's REPLY_MAX_BYTES): not read\"",
+                REPLY_MAX_BYTES);
+      break;
+    }
     response = xmalloc(response_len + 1);
     memcpy(response, text ? text : "", response_len + 1);
     api.litert_lm_json_response_delete(resp);
@@ -666,7 +698,7 @@ static void run_sample(LiteRtLmEngine *engine, const sample *s, double init_ms) 
     if (error.len) sb_add(&line, error.buf, error.len);
     else sb_add(&line, "\"\"", 2);
     sb_str(&line, ",\"response\":");
-    if (response) sb_json_text(&line, response, response_len, OUTPUT_MAX_BYTES, &invalid, &dropped);
+    if (response) add_answer(&line, response, response_len, &invalid, &dropped);
     else sb_str(&line, "null");
     sb_printf(&line, ",\"invalid_utf8_bytes\":%ld,\"output_truncated_bytes\":%ld", invalid, dropped);
     sb_number(&line, "init_ms", init_ms);

@@ -99,18 +99,21 @@ static size_t utf8_seq(const unsigned char *p, size_t left, size_t *bad) {
 void sb_json_text(sbuf *s, const char *text, size_t len, size_t max_bytes, long *invalid, long *dropped) {
   const unsigned char *p = (const unsigned char *)text;
   size_t i = 0, kept = 0; /* kept: UTF-8 bytes of the answer written so far */
+  int cut = 0;
   sb_add(s, "\"", 1);
   while (i < len) {
     size_t bad = 0, n = utf8_seq(p + i, len - i, &bad);
     size_t out = n ? n : 3; /* U+FFFD is 3 bytes of UTF-8 */
-    if (max_bytes && kept + out > max_bytes) {
-      if (dropped) *dropped += (long)(len - i);
-      break;
+    if (!n && invalid) *invalid += (long)bad; /* over the whole text, the part past the cut too */
+    if (!cut && max_bytes && kept + out > max_bytes) cut = 1; /* a character that does not fit whole goes */
+    if (cut) {
+      if (dropped) *dropped += (long)out; /* bytes of the text as replaced, as answer_text.py counts */
+      i += n ? n : bad;
+      continue;
     }
     kept += out;
     if (!n) {
       sb_add(s, "\\ufffd", 6);
-      if (invalid) *invalid += (long)bad;
       i += bad;
       continue;
     }

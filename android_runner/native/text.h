@@ -18,9 +18,11 @@ void sb_add(sbuf *s, const char *data, size_t n);
 void sb_str(sbuf *s, const char *text);
 void sb_printf(sbuf *s, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 void sb_number(sbuf *s, const char *key, double v); /* ,"key":v  (null for NaN/inf) */
-/* A JSON string literal of text[0..len): invalid UTF-8 -> U+FFFD (each maximal invalid subpart, as
- * Python's errors="replace" does), bytes replaced added to *invalid; cut at max_bytes on a character
- * boundary, bytes dropped added to *dropped (NULL: no cap). */
+/* A JSON string literal of text[0..len), android_runner/answer_text.py's clean_answer in the same order:
+ * invalid UTF-8 -> U+FFFD (each maximal invalid subpart, as Python's errors="replace" does), the bytes
+ * replaced over the WHOLE text added to *invalid; then the text as replaced cut to max_bytes of UTF-8
+ * (0: no cap) on a character boundary (a character that does not fit whole is dropped with the rest),
+ * its bytes past the cut (each U+FFFD 3) added to *dropped. */
 void sb_json_text(sbuf *s, const char *text, size_t len, size_t max_bytes, long *invalid, long *dropped);
 void sb_json_string(sbuf *s, const char *text); /* whole NUL-terminated text, invalid bytes not counted */
 

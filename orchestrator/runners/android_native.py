@@ -14,7 +14,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import PurePosixPath
 from typing import Any
 
-from android_runner.answer_text import cap_answer, text_of_cut_reply
+from android_runner.answer_text import cap_answer
 from android_runner.backend import classify_backend, split_lines
 from android_runner.contract import (
     RESULT_LINE_MAX_BYTES,
@@ -105,19 +105,19 @@ def _died_peak(line: Mapping[str, Any]) -> float | None:
 
 def answer_of(response: Any, truncated: int) -> tuple[str, str]:
     """(the answer text, an error) from the runtime's reply as the runner passed it on: parsed under the
-    contract's size and depth bounds, so a hostile reply is that sample's error, never the device's."""
+    contract's size and depth bounds, so a hostile reply is that sample's error, never the device's.
+    The runner passes a plain text reply on whole, its answer already cut at the cap (`truncated`); only
+    another shape is cut, and then it is not a reply."""
     if not isinstance(response, str) or not response:
         return "", ""
-    if truncated:
-        text = text_of_cut_reply(response)
-        return (text, "") if text is not None else ("", (f"the runtime's reply was cut at its cap and is not plain text: "
-                                                        f"{response[:200]!r}"))  # fmt: skip
     try:
         reply = loads_bounded(response, RESULT_LINE_MAX_BYTES, RESULT_LINE_MAX_DEPTH)
         return cap_answer(reply_text(reply))[0], ""
     except JsonBoundError as e:
         return "", f"the runtime's reply was refused: {e}"
     except (ValueError, TypeError, AttributeError, RecursionError) as e:
+        if truncated:
+            return "", f"the runtime's reply was cut at its cap and is not plain text: {response[:200]!r}"
         return "", f"the runtime's reply is not a reply ({type(e).__name__}): {response[:200]!r}"
 
 

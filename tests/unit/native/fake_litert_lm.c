@@ -3,6 +3,8 @@
  * in the message JSON, so each test drives one path:
  *   @deep=N      the reply is a tool call nested N levels deep (issue 24)
  *   @big=N       an answer of N bytes ('a's)
+ *   @pad=N,PRE,POST  an answer of the bytes PRE (hex), N 'a's, the bytes POST (hex), raw in the reply
+ *   @raw=HEX     the whole reply is these bytes (hex)
  *   @badutf8     an answer with invalid UTF-8 (a lone 0xff, a cut 3-byte sequence, a surrogate)
  *   @ctrl        an answer with control characters (0x01, 0x1b, 0x7f)
  *   @slow=S      the send takes S seconds
@@ -73,6 +75,16 @@ EXPORT LiteRtLmConversation *litert_lm_conversation_create(LiteRtLmEngine *e, Li
 }
 EXPORT void litert_lm_conversation_delete(LiteRtLmConversation *c) { free(c); }
 
+/* Hex digits at `hex` (up to the first other character) -> bytes at out; how many. */
+static size_t unhex(const char *hex, char *out) {
+  size_t k = 0;
+  for (; hex[0] && hex[1] && strchr("0123456789abcdef", hex[0]) && strchr("0123456789abcdef", hex[1]); hex += 2) {
+    char pair[3] = {hex[0], hex[1], 0};
+    out[k++] = (char)strtoul(pair, NULL, 16);
+  }
+  return k;
+}
+
 static char *text_reply(const char *answer, size_t n) {
   const char *head = "{\"role\":\"assistant\",\"content\":[{\"type\":\"text\",\"text\":\"", *tail = "\"}]}";
   char *out = malloc(strlen(head) + n + strlen(tail) + 1);
@@ -107,6 +119,21 @@ EXPORT LiteRtLmJsonResponse *litert_lm_conversation_send_message(LiteRtLmConvers
     for (long i = 0; i < n; i++) text[k++] = '[';
     for (long i = 0; i < n; i++) text[k++] = ']';
     strcpy(text + k, "}}]}");
+  } else if ((w = strstr(msg, "@pad="))) {
+    char *end;
+    size_t n = (size_t)strtoul(w + 5, &end, 10), pre = 0, post = 0;
+    const char *pre_hex = end + 1, *post_hex = pre_hex + strspn(pre_hex, "0123456789abcdef") + 1;
+    char *a = malloc(n + strlen(pre_hex) + 1);
+    if (!a) return NULL;
+    pre = unhex(pre_hex, a);
+    memset(a + pre, 'a', n);
+    post = unhex(post_hex, a + pre + n);
+    text = text_reply(a, pre + n + post);
+    free(a);
+  } else if ((w = strstr(msg, "@raw="))) {
+    text = malloc(strlen(w) + 1);
+    if (!text) return NULL;
+    text[unhex(w + 5, text)] = 0;
   } else if ((w = strstr(msg, "@big="))) {
     size_t n = (size_t)atol(w + 5);
     char *a = malloc(n + 1);

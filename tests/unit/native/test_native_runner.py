@@ -151,10 +151,9 @@ def test_a_10_mb_answer_is_cut_at_the_cap_and_marked(native_build, tmp_path):
     assert rc == 0
     row = rows[0]
     assert row["status"] == "ok" and row["output_truncated_bytes"] > 0
-    kept = len(row["response"].encode("utf-8"))
-    assert kept <= OUTPUT_MAX_BYTES and kept + row["output_truncated_bytes"] == size + len(
-        '{"role":"assistant","content":[{"type":"text","text":""}]}'
-    )
+    # the cap is on the answer's text (answer_text.py), not on the runtime's JSON reply around it
+    assert json.loads(row["response"])["content"][0]["text"] == "a" * OUTPUT_MAX_BYTES
+    assert row["output_truncated_bytes"] == size - OUTPUT_MAX_BYTES
 
 
 def test_invalid_utf8_is_replaced_and_counted_and_control_characters_escaped(native_build, tmp_path):
@@ -281,3 +280,13 @@ def test_the_library_hash_is_remembered_only_while_the_file_is_unchanged(native_
     (tmp_path / "results.jsonl").unlink()
     rc, lines, _, _ = run(native_build, tmp_path, job("a"), lib=lib)
     assert rc == EXIT_RUNTIME and "not the pinned one" in fatal_of(lines)["error"]
+
+
+def test_a_reply_over_the_raw_bound_is_that_samples_error_row(native_build, tmp_path):
+    """REPLY_MAX_BYTES (64 MiB, edgefarm_runner.c) bounds the runtime's raw reply the runner reads at all;
+    the answer's own cap (OUTPUT_MAX_BYTES) applies to the text inside a reply under it."""
+    rc, _lines, rows, _ = run(native_build, tmp_path, job(f"@big={64 * 2**20}", "hi"))
+    assert rc == 0
+    big, small = rows
+    assert big["status"] == "error" and "REPLY_MAX_BYTES" in big["error"] and big["response"] is None
+    assert small["status"] == "ok" and json.loads(small["response"])["content"][0]["text"] == "fake answer"

@@ -7,7 +7,7 @@ import json
 
 import pytest
 
-from android_runner.answer_text import clean_answer, decode_answer, text_of_cut_reply
+from android_runner.answer_text import clean_answer, decode_answer
 from android_runner.contract import OUTPUT_MAX_BYTES, RESULT_LINE_MAX_DEPTH
 from orchestrator.runners.android_driver import _json_field
 from orchestrator.runners.android_native import parse_line, result_from_line
@@ -95,11 +95,14 @@ def test_sampled_peaks_leave_the_process_wide_vmhwm_out():
     assert r.peak_rss_mb == 120.0
 
 
-def test_a_reply_cut_at_the_cap_keeps_its_text_and_the_mark():
-    head = '{"role":"assistant","content":[{"type":"text","text":"' + "caf\\u00e9 " * 10 + "x\\u00"
-    r = row(response=head, output_truncated_bytes=12345)
-    assert r.status == "ok" and r.output.startswith("café café") and r.output_truncated_bytes == 12345
-    assert text_of_cut_reply('{"other":1') is None
+def test_a_reply_whose_answer_was_cut_keeps_its_text_and_the_mark_a_cut_reply_is_an_error_row():
+    whole = '{"role":"assistant","content":[{"type":"text","text":"' + "caf\\u00e9 " * 10 + '"}]}'
+    r = row(response=whole, output_truncated_bytes=12345)  # the runner cut the answer, not the reply
+    assert r.status == "ok" and r.output == "café " * 10 and r.output_truncated_bytes == 12345
+    # another shape, cut at the cap: not a reply
+    cut = '{"role":"assistant","tool_calls":[{"function":{"name":"f","arguments":{"a":"xx'
+    r = row(response=cut, output_truncated_bytes=12345)
+    assert r.status == "error" and "cut at its cap and is not plain text" in r.error and r.output == ""
 
 
 def test_ready_and_fatal_payloads_are_parsed_under_bounds():
