@@ -141,6 +141,14 @@ def sshd(root: Path, extra: Sequence[str] = (), subsystem: bool = True) -> Itera
                 proc.kill()
 
 
+def known_hosts(home: Path, board: Board, pub: Path) -> None:
+    """$HOME/.ssh/known_hosts listing `pub` as the board's host key (and nothing else)."""
+    ssh = home / ".ssh"
+    ssh.mkdir(parents=True, exist_ok=True)
+    key = " ".join(pub.read_text().split()[:2])
+    (ssh / "known_hosts").write_text(f"[{board.host}]:{board.port} {key}\n")
+
+
 @pytest.fixture(scope="session")
 def board(tmp_path_factory) -> Iterator[Board]:
     """The x86_64 board: its python is this host's interpreter (litert_lm already there)."""

@@ -8,15 +8,20 @@ import time
 import pytest
 
 from ..local.conftest import device_json, edgefarm, only_run_dir, results, run_json
-from .conftest import free_port, write_inventory
+from .conftest import free_port, known_hosts, write_inventory
 
 EVERY_MODALITY = {"image", "audio", "text", "multi_turn", "combination", "structured_output", "tool_call"}
 
 
 @pytest.fixture(scope="module")
 def board_run(board, tmp_path_factory):
-    """`edgefarm run --devices pi-lab --per-modality 1` twice on the same board (second: nothing to push)."""
+    """`edgefarm run --devices pi-lab --per-modality 1` twice on the same board (second: nothing to push).
+    $HOME is not the account's home (a CI container, a service account): the board is listed in
+    $HOME/.ssh/known_hosts only, so commands (asyncssh) and the model push (rsync over the system ssh)
+    must both verify its host key there."""
     tmp = tmp_path_factory.mktemp("pi-run")
+    home = tmp / "home"
+    known_hosts(home, board, board.root / "host_ed25519.pub")
     inv = write_inventory(tmp / "devices.yaml", board.entry("pi-lab", tmp / "board-work"))
     ran = []
     for i in (1, 2):
@@ -24,7 +29,7 @@ def board_run(board, tmp_path_factory):
         t0 = time.monotonic()
         p = edgefarm(
             "run", "--devices", "pi-lab", "--inventory", str(inv), "--out", str(out),
-            "--per-modality", "1", "--max-output-tokens", "8",
+            "--per-modality", "1", "--max-output-tokens", "8", env={"HOME": str(home)},
         )  # fmt: skip
         ran.append((p, only_run_dir(out), time.monotonic() - t0))
     return ran
@@ -57,6 +62,15 @@ def test_every_modality_runs_on_the_board_with_real_figures(board_run):
     assert "| pi-lab |" in (run_dir / "report.md").read_text()
     first = device_json(run_dir, "outcome.json", "pi-lab")
     assert first["model_push"]["bytes_sent"] > 0 and first["error"] == ""
+
+
+def test_file_copies_check_the_host_key_in_the_same_known_hosts_as_commands(board_run):
+    """The runs above had the board's key in $HOME/.ssh/known_hosts only (not the account's home): the
+    model went over rsync (the system ssh), held to that same file, and succeeded."""
+    p, run_dir, _ = board_run[0]
+    assert p.returncode == 0, p.stderr[-3000:]
+    push = device_json(run_dir, "outcome.json", "pi-lab")["model_push"]
+    assert push["bytes_sent"] > 256 * 1024  # big enough to go with rsync
 
 
 def test_a_second_run_pushes_no_model_bytes(board_run):

@@ -1,5 +1,6 @@
 """What goes wrong with boards, through the real CLI: each is one line saying what happened (naming the
-board) and one `fix:` line, never a traceback. And file copies trust exactly the host keys commands do."""
+board) and one `fix:` line, never a traceback. (File copies trusting exactly the host keys commands do, with
+$HOME not the account's home: test_board_cli.py's runs.)"""
 
 from __future__ import annotations
 
@@ -7,8 +8,8 @@ import json
 import shutil
 import subprocess
 
-from ..local.conftest import device_json, edgefarm, only_run_dir
-from .conftest import keygen, sshd, write_inventory
+from ..local.conftest import edgefarm, only_run_dir
+from .conftest import keygen, known_hosts, sshd, write_inventory
 
 
 def _error(p: subprocess.CompletedProcess) -> tuple[str, str]:
@@ -20,31 +21,9 @@ def _error(p: subprocess.CompletedProcess) -> tuple[str, str]:
     return lines[i], lines[i + 1]
 
 
-def _known_hosts(home, board, pub) -> None:
-    ssh = home / ".ssh"
-    ssh.mkdir(parents=True, exist_ok=True)
-    key = " ".join(pub.read_text().split()[:2])
-    (ssh / "known_hosts").write_text(f"[{board.host}]:{board.port} {key}\n")
-
-
-def test_file_copies_check_the_host_key_in_the_same_known_hosts_as_commands(board, tmp_path):
-    """$HOME is not the account's home (a CI container, a service account): the board is listed in
-    $HOME/.ssh/known_hosts only. Commands (asyncssh) verify it there; the model push (rsync over the
-    system ssh, which would read the account's home) must verify it in the same file and succeed."""
-    home = tmp_path / "home"
-    _known_hosts(home, board, board.root / "host_ed25519.pub")
-    inv = write_inventory(tmp_path / "devices.yaml", board.entry("pi-lab", tmp_path / "work"))
-    out = tmp_path / "runs"
-    p = edgefarm("run", "--devices", "pi-lab", "--inventory", str(inv), "--out", str(out), "--modality", "text",
-                 "--limit", "1", "--max-output-tokens", "4", env={"HOME": str(home)})  # fmt: skip
-    assert p.returncode == 0, p.stderr[-3000:]
-    push = device_json(only_run_dir(out), "outcome.json", "pi-lab")["model_push"]
-    assert push["bytes_sent"] > 256 * 1024  # big enough to go with rsync
-
-
 def test_a_wrong_host_key_is_refused_by_commands_and_copies_with_the_fix(board, tmp_path):
     home = tmp_path / "home"
-    _known_hosts(home, board, keygen(tmp_path / "impostor").with_suffix(".pub"))
+    known_hosts(home, board, keygen(tmp_path / "impostor").with_suffix(".pub"))
     inv = write_inventory(tmp_path / "devices.yaml", board.entry("pi-lab", tmp_path / "work"))
     what, fix = _error(edgefarm("setup", "pi-lab", "--inventory", str(inv), env={"HOME": str(home)}))
     assert f"pi-lab (ssh {board.user}@127.0.0.1:{board.port})" in what and "host key does not match" in what
