@@ -1,0 +1,64 @@
+"""Ctrl-C on the controller of a cluster run: every farm host's session stops its runner and keeps
+what finished, the controller writes the reports and exits 130, no agent is left, and `--resume`
+finishes every sample exactly once (docs/cluster.md)."""
+
+from __future__ import annotations
+
+import json
+import signal
+import subprocess
+import time
+
+import pytest
+
+from android_runner.contract import read_results
+from orchestrator.interrupt import INTERRUPTED_EXIT
+from orchestrator.rundir import device_folder
+
+from .conftest import BIN
+from .test_controller_killed import _agents
+
+pytestmark = pytest.mark.cluster
+WAIT_S = 240.0
+LIMIT = 12
+
+
+def test_ctrl_c_stops_every_hosts_session_keeps_the_rows_and_resume_finishes(cluster_lab, tmp_path):
+    lab = cluster_lab
+    listing = json.loads(lab.edgefarm("devices", "--cluster", lab.address, "--json").stdout)
+    on = {h["host"]: [i["name"] for i in h["infos"]] for h in listing["hosts"]}
+    devices = [on["h1"][0], on["h2"][0]]
+    out = tmp_path / "runs"
+    argv = [str(BIN / "edgefarm"), "run", "--cluster", lab.address, "--devices", ",".join(devices),
+            "--limit", str(LIMIT), "--modality", "text", "--max-output-tokens", "8", "--out", str(out)]  # fmt: skip
+    log = tmp_path / "stderr.txt"
+    with open(log, "w") as err:
+        proc = lab.ns.popen(argv, env=lab.controller_env(), stdout=subprocess.DEVNULL, stderr=err)
+    try:
+        deadline = time.monotonic() + WAIT_S
+        while time.monotonic() < deadline and proc.poll() is None:
+            if any(p.read_text().count("\n") >= 1 for p in out.glob("*/devices/*/results.stream.jsonl")):
+                break
+            time.sleep(0.2)
+        assert proc.poll() is None, "the run ended before Ctrl-C"
+        proc.send_signal(signal.SIGINT)
+        proc.wait(timeout=WAIT_S)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    assert proc.returncode == INTERRUPTED_EXIT, log.read_text()[-4000:]
+    run = next(out.iterdir())
+    assert (run / "report.json").is_file()
+    outcomes = [json.loads((device_folder(run, n) / "outcome.json").read_text()) for n in devices]
+    assert [o["error"] for o in outcomes] == ["", ""]  # stopped, not failed
+    assert any(o["interrupted"] for o in outcomes)
+    deadline = time.monotonic() + WAIT_S
+    while _agents(lab) and time.monotonic() < deadline:
+        time.sleep(1)
+    assert _agents(lab) == []
+
+    p = lab.edgefarm("run", "--resume", str(run))
+    assert p.returncode == 0, p.stderr[-4000:]
+    for name in devices:
+        ids = [r.id for r in read_results(device_folder(run, name) / "results.jsonl")]
+        assert len(ids) == LIMIT and len(set(ids)) == LIMIT, (name, ids)
