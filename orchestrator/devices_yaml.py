@@ -26,6 +26,7 @@ SCHEMA: dict[str, Any] = {
     "additionalProperties": False,
     "properties": {
         "adb_servers": {"type": "array", "items": {"type": "string", "pattern": r"^[^\s:]+:\d{1,5}$"}},
+        "cluster": {"type": "string", "pattern": r"^[^\s:]+:\d{1,5}$"},  # a Ray head (docs/cluster.md)
         "devices": {
             "type": "array",
             "items": {
@@ -208,7 +209,8 @@ def parse_inventory(text: str, where: str) -> Inventory:
     for s in data.get("adb_servers") or []:
         host, _, port = s.rpartition(":")
         servers.append((host, int(port)))
-    return Inventory(path=None, adb_servers=tuple(servers), entries=tuple(data.get("devices") or ()))
+    return Inventory(path=None, adb_servers=tuple(servers), entries=tuple(data.get("devices") or ()),
+                     cluster=data.get("cluster"))  # fmt: skip
 
 
 def _schema_problems(data: Any, node: Any, where: str) -> list[str]:

@@ -64,7 +64,7 @@ def load_inventory(path: Path | None) -> Inventory:
             fix="check the file's permissions and that it is UTF-8 text",
         ) from None
     inv = parse_inventory(text, str(path))
-    return Inventory(path=path, adb_servers=inv.adb_servers, entries=inv.entries)
+    return Inventory(path=path, adb_servers=inv.adb_servers, entries=inv.entries, cluster=inv.cluster)
 
 
 # Discovery functions find attached devices (phones on adb servers, ...): each returns the usable

@@ -25,6 +25,8 @@ from .run import inventory_option
 )
 def devices(inventory, as_json: bool, cluster: str | None) -> None:
     """List the devices `edgefarm run --devices all` would use, and those found but unusable."""
+    inv = load_inventory(inventory)
+    cluster = cluster or inv.cluster  # devices.yaml `cluster:` as --cluster
     if cluster:
         from ..cluster.connect import cluster_devices  # Ray: imported only with --cluster
 
@@ -35,7 +37,6 @@ def devices(inventory, as_json: bool, cluster: str | None) -> None:
         else:
             print_devices(*flat_listing(hosts))
         return
-    inv = load_inventory(inventory)
     selection = select_usable(inv, "all")  # the same rule `run --devices all` uses
     infos = list(selection.infos)
     if as_json:

@@ -66,6 +66,7 @@ class Inventory:
     path: Path | None
     adb_servers: tuple[tuple[str, int], ...]
     entries: tuple[Mapping[str, Any], ...]
+    cluster: str | None = None  # `cluster: HOST:PORT`: run on that Ray cluster's farm hosts (docs/cluster.md)
 
 
 MAX_MESSAGE_CHARS = 300  # one problem line; values in messages are cut, never printed whole

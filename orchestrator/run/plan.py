@@ -59,10 +59,10 @@ def read_inputs(request: RunRequest, previous: Mapping[str, Any] | None = None) 
     table = stand_in_boards(inventory, request.fallback_boards)  # a bad --fallback too
     named, absent = absent_named(inventory, request.device_spec, table)  # named phones a board stands in for
     cluster = None
-    if request.cluster:  # the devices of every farm host, run there (docs/cluster.md)
-        from ..cluster.controller import ClusterFarm  # Ray: imported only with --cluster
+    if request.cluster or inventory.cluster:  # the devices of every farm host, run there (docs/cluster.md)
+        from ..cluster.controller import ClusterFarm  # Ray: imported only with a cluster
 
-        cluster = ClusterFarm(request.cluster)
+        cluster = ClusterFarm(request.cluster or inventory.cluster)
     return Inputs(
         model=model,
         inventory=inventory,
