@@ -69,7 +69,7 @@ def farm_hosts() -> list[FarmHost]:
     return [by_name[name] for name in sorted(by_name)]
 
 
-def start_agents(hosts: list[str], *, max_restarts: int = 1) -> dict[str, object]:
+def start_agents(hosts: list[str], *, max_restarts: int = 2) -> dict[str, object]:
     """One agent actor per farm host, pinned by its resource; waits until each answers."""
     if not hosts:
         raise ClusterError(

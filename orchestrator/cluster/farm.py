@@ -33,6 +33,9 @@ from .remote_session import DeviceWork
 from .transfer import hand_over
 from .types import Blob, Received, RemoteDevice
 
+AGENT_RESTARTS = 1  # an agent that dies on a live host is restarted once per device and run
+AGENT_RESTART_WAIT_S = 30.0  # how long a restarted agent may take to answer; a dead host never does
+
 
 def stage_files(model: ModelSummary, samples: Sequence[Sample], agents: Mapping[str, object]) -> tuple[
         dict[str, Blob], dict[str, list[Received]]]:  # fmt: skip
@@ -45,6 +48,20 @@ def stage_files(model: ModelSummary, samples: Sequence[Sample], agents: Mapping[
         for host, got in hand_over(Path(path), blob, agents).items():
             taken[host].append(got)
     return blobs, taken
+
+
+def _answers(agent) -> bool:
+    """The (restarting) agent answers within AGENT_RESTART_WAIT_S; never when it died for good (its
+    host is gone, or its restarts are used up)."""
+    deadline = time.monotonic() + AGENT_RESTART_WAIT_S
+    while time.monotonic() < deadline:
+        try:
+            return bool(ray.get(agent.hello.remote(), timeout=5.0))
+        except ray.exceptions.ActorDiedError:
+            return False
+        except (ray.exceptions.ActorUnavailableError, ray.exceptions.GetTimeoutError):
+            time.sleep(1.0)  # restarting: calls fail at once until it is back
+    return False
 
 
 def _lost(name: str, host: str, e: BaseException) -> DeviceLost:
@@ -85,6 +102,8 @@ def run_on_cluster(
         host, dev_dir = host_of[name], device_folder(run_dir, name)
         outcome = DeviceOutcome(name=name, kind=next(d.kind for d in devices if d.name == name))
         t0 = time.monotonic()
+        counted: set[str] = set()  # a restarted session replays the phone's finished rows: count each once
+        notes: list[str] = []
         try:
             make_dir(dev_dir)
             earlier = read_outcome(dev_dir)  # --resume: an earlier session's counted figures add up
@@ -94,19 +113,32 @@ def run_on_cluster(
             )  # the job's media, linked here as on one controller
             job = DeviceWork(name, dataset, share[name], model, opts[name], job_opts, score)
             stream = dev_dir / STREAM_FILE
-            with output_errors(stream), open(stream, "a", encoding="utf-8") as out:
-                for ref in agents[host].run.options(num_returns="streaming").remote(job, blobs):
-                    event = ray.get(ref)
-                    if event[0] == "result":
-                        out.write(event[1].to_json() + "\n")
-                        out.flush()
-                        states[name].record(event[1])
-                    elif event[0] == "phase":
-                        states[name].phase, states[name].detail = event[1], event[2]
-                    elif event[0] == "outcome":
-                        outcome = event[1].after(earlier)
-                    elif event[0] == "file" and ".." not in Path(event[1]).parts:
-                        write_bytes_atomic(dev_dir / event[1], event[2])
+            restarts = 0
+            while True:
+                try:
+                    with output_errors(stream), open(stream, "a", encoding="utf-8") as out:
+                        for ref in agents[host].run.options(num_returns="streaming").remote(job, blobs):
+                            event = ray.get(ref)
+                            if event[0] == "result":
+                                out.write(event[1].to_json() + "\n")
+                                out.flush()
+                                if event[1].id not in counted:
+                                    counted.add(event[1].id)
+                                    states[name].record(event[1])
+                            elif event[0] == "phase":
+                                states[name].phase, states[name].detail = event[1], event[2]
+                            elif event[0] == "outcome":
+                                outcome = event[1].after(earlier)
+                            elif event[0] == "file" and ".." not in Path(event[1]).parts:
+                                write_bytes_atomic(dev_dir / event[1], event[2])
+                    break
+                except ray.exceptions.RayActorError as e:  # the agent died: Ray restarts it on a live host
+                    if restarts >= AGENT_RESTARTS or stop.is_set() or not _answers(agents[host]):
+                        raise
+                    restarts += 1
+                    notes.append(f"the agent on farm host {host} died ({type(e).__name__}) and was restarted; "
+                                 "the phone resumed from the samples it had finished")  # fmt: skip
+            outcome.notes = [*notes, *outcome.notes]
             if (dev_dir / "results.jsonl").exists():
                 stream.unlink(missing_ok=True)
         except EdgefarmError as e:
