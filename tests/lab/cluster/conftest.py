@@ -24,6 +24,8 @@ from pathlib import Path
 
 import pytest
 
+from orchestrator.rundir import device_folder
+
 from ..adb.conftest import Lab
 from ..adb.sandbox import GALAXY_S24, PIXEL_8, REDMI_NOTE_13
 from ..adb.server import AdbServer, adb_binary
@@ -64,6 +66,27 @@ class ClusterLab:
         """The real CLI, run inside the namespace (the controller)."""
         return self.ns.run([str(BIN / "edgefarm"), *args], capture_output=True, text=True,
                            timeout=timeout_s, env=self.controller_env(**env))  # fmt: skip
+
+    def running_run(
+        self, devices: list[str], limit: int, out: Path, first_row_of: str = ""
+    ) -> subprocess.Popen:
+        """`edgefarm run --cluster` in the background (stderr to out/../stderr.txt, a file: nobody reads
+        a pipe meanwhile), returned once a row of `first_row_of` (any device when empty) streamed back."""
+        argv = [str(BIN / "edgefarm"), "run", "--cluster", self.address, "--devices", ",".join(devices),
+                "--limit", str(limit), "--modality", "text", "--max-output-tokens", "8", "--out", str(out)]  # fmt: skip
+        with open(out.parent / "stderr.txt", "w") as err:
+            proc = self.ns.popen(argv, env=self.controller_env(), stdout=subprocess.DEVNULL, stderr=err)
+        deadline = time.monotonic() + READY_S
+        while time.monotonic() < deadline and proc.poll() is None:
+            streams = out.glob(f"*/devices/{device_folder(Path(), first_row_of).name if first_row_of else '*'}/"
+                               "results.stream.jsonl")  # fmt: skip
+            if any(p.read_text().count("\n") >= 1 for p in streams):
+                return proc
+            time.sleep(0.2)
+        proc.kill()
+        raise AssertionError(
+            f"no row streamed back while the run went on: {(out.parent / 'stderr.txt').read_text()[-3000:]}"
+        )
 
     def kill_host(self, name: str) -> None:
         """The farm host dies: SIGKILL its Ray node's whole process tree (ray start, raylet, workers)."""

@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import json
 import signal
-import subprocess
 import time
 from pathlib import Path
 
@@ -14,8 +13,6 @@ import pytest
 
 from android_runner.contract import read_results
 from orchestrator.rundir import device_folder
-
-from .conftest import BIN
 
 pytestmark = pytest.mark.cluster
 WAIT_S = 240.0
@@ -39,17 +36,8 @@ def test_a_killed_controller_leaves_no_agent_and_resume_runs_every_sample_once(c
     on = {h["host"]: [i["name"] for i in h["infos"]] for h in listing["hosts"]}
     devices = [on["h1"][0], on["h2"][0]]
     out = tmp_path / "runs"
-    argv = [str(BIN / "edgefarm"), "run", "--cluster", lab.address, "--devices", ",".join(devices),
-            "--limit", str(LIMIT), "--modality", "text", "--max-output-tokens", "8", "--out", str(out)]  # fmt: skip
-    proc = lab.ns.popen(argv, env=lab.controller_env(), stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    proc = lab.running_run(devices, LIMIT, out)
     try:
-        deadline = time.monotonic() + WAIT_S
-        while time.monotonic() < deadline and proc.poll() is None:
-            streams = list(out.glob("*/devices/*/results.stream.jsonl"))
-            if any(p.read_text().count("\n") >= 1 for p in streams):
-                break
-            time.sleep(0.2)
-        assert proc.poll() is None, "the run ended before the controller could be killed"
         assert _agents(lab), "no agent was running"
         proc.send_signal(signal.SIGKILL)
         proc.wait()

@@ -5,15 +5,11 @@ folder, the other host's phone finishes, and the run exits 3 (docs/cluster.md)."
 from __future__ import annotations
 
 import json
-import subprocess
-import time
 
 import pytest
 
 from android_runner.contract import read_results
 from orchestrator.rundir import device_folder
-
-from .conftest import BIN
 
 pytestmark = pytest.mark.cluster
 STREAM_WAIT_S = 240.0
@@ -27,30 +23,15 @@ def test_a_farm_host_that_dies_mid_run_loses_its_phone_with_the_reason_and_keeps
     on = {h["host"]: [i["name"] for i in h["infos"]] for h in listing["hosts"]}
     doomed, survivor = on["h2"][0], on["h1"][0]
     out = tmp_path / "runs"
-    argv = [str(BIN / "edgefarm"), "run", "--cluster", lab.address, "--devices", f"{doomed},{survivor}",
-            "--limit", "20", "--modality", "text", "--max-output-tokens", "8", "--out", str(out)]  # fmt: skip
-    log = tmp_path / "stderr.txt"
-    with open(log, "w") as err:  # a file, not a pipe: nobody reads it while the run goes on
-        proc = lab.ns.popen(argv, env=lab.controller_env(), stdout=subprocess.DEVNULL, stderr=err)
+    proc = lab.running_run([doomed, survivor], 20, out, first_row_of=doomed)
     try:
-        deadline = time.monotonic() + STREAM_WAIT_S
-        streamed = []
-        while time.monotonic() < deadline and proc.poll() is None:
-            streamed = list(out.glob("*/devices/*/results.stream.jsonl"))
-            if any(
-                device_folder(p.parents[2], doomed) == p.parent and p.read_text().count("\n") >= 1
-                for p in streamed
-            ):
-                break
-            time.sleep(0.2)
-        assert proc.poll() is None, "the run ended before the host could die"
         lab.kill_host("h2")
         proc.wait(timeout=300)
     finally:
         if proc.poll() is None:
             proc.kill()
         lab.start_host("h2")  # the session's other stories get their host back
-    stderr = log.read_text()
+    stderr = (tmp_path / "stderr.txt").read_text()
     assert proc.returncode == 3, stderr[-4000:]
     run = next(out.iterdir())
     lost = json.loads((device_folder(run, doomed) / "outcome.json").read_text())

@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import json
 import signal
-import subprocess
 import time
 
 import pytest
@@ -15,7 +14,6 @@ from android_runner.contract import read_results
 from orchestrator.interrupt import INTERRUPTED_EXIT
 from orchestrator.rundir import device_folder
 
-from .conftest import BIN
 from .test_controller_killed import _agents
 
 pytestmark = pytest.mark.cluster
@@ -29,24 +27,14 @@ def test_ctrl_c_stops_every_hosts_session_keeps_the_rows_and_resume_finishes(clu
     on = {h["host"]: [i["name"] for i in h["infos"]] for h in listing["hosts"]}
     devices = [on["h1"][0], on["h2"][0]]
     out = tmp_path / "runs"
-    argv = [str(BIN / "edgefarm"), "run", "--cluster", lab.address, "--devices", ",".join(devices),
-            "--limit", str(LIMIT), "--modality", "text", "--max-output-tokens", "8", "--out", str(out)]  # fmt: skip
-    log = tmp_path / "stderr.txt"
-    with open(log, "w") as err:
-        proc = lab.ns.popen(argv, env=lab.controller_env(), stdout=subprocess.DEVNULL, stderr=err)
+    proc = lab.running_run(devices, LIMIT, out)
     try:
-        deadline = time.monotonic() + WAIT_S
-        while time.monotonic() < deadline and proc.poll() is None:
-            if any(p.read_text().count("\n") >= 1 for p in out.glob("*/devices/*/results.stream.jsonl")):
-                break
-            time.sleep(0.2)
-        assert proc.poll() is None, "the run ended before Ctrl-C"
         proc.send_signal(signal.SIGINT)
         proc.wait(timeout=WAIT_S)
     finally:
         if proc.poll() is None:
             proc.kill()
-    assert proc.returncode == INTERRUPTED_EXIT, log.read_text()[-4000:]
+    assert proc.returncode == INTERRUPTED_EXIT, (tmp_path / "stderr.txt").read_text()[-4000:]
     run = next(out.iterdir())
     assert (run / "report.json").is_file()
     outcomes = [json.loads((device_folder(run, n) / "outcome.json").read_text()) for n in devices]
