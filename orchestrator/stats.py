@@ -1,4 +1,4 @@
-"""Intervals and paired tests for the report (pure, stdlib only: the runtime does not need scipy).
+"""Intervals and paired tests for the report (pure; numpy draws the resamples, scipy is for tests only).
 
 - `bootstrap_ci`: percentile bootstrap of any statistic (a latency percentile, a mean) over the
   samples; `bootstrap_ci_groups` resamples whole groups (the repeats of one sample under --repeat),
@@ -16,15 +16,56 @@ docs/run-directory.md says which interval each figure carries and why.
 from __future__ import annotations
 
 import math
-import random
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from statistics import NormalDist
+from typing import Protocol
 
-Stat = Callable[[Sequence[float]], float | None]
+import numpy as np
+
 LEVEL = 0.95
 N_BOOT = 2000
 ALPHA = 0.05  # a paired test "rejects" (a significant difference) below this p
+# Resamples are drawn as a (resamples x values) matrix in blocks of at most this many cells, so a
+# device with 10,000 samples does not allocate 2000 x 10,000 floats at once.
+BLOCK_CELLS = 1 << 20
+
+
+class Stat(Protocol):
+    """A statistic of a sample of values, also computed row by row over a matrix of resamples
+    (NaN marks an empty cell where resampled groups differ in size)."""
+
+    def __call__(self, values: Sequence[float]) -> float | None: ...
+
+    def rows(self, m: np.ndarray) -> np.ndarray: ...
+
+
+@dataclass(frozen=True)
+class Percentile:
+    """The q-th percentile (q in [0, 100]), linearly interpolated (numpy's default)."""
+
+    q: float
+
+    def __call__(self, values: Sequence[float]) -> float | None:
+        return quantile(values, self.q / 100.0)
+
+    def rows(self, m: np.ndarray) -> np.ndarray:
+        if np.isnan(m).any():
+            return np.nanpercentile(m, self.q, axis=1)
+        return np.percentile(m, self.q, axis=1)
+
+
+@dataclass(frozen=True)
+class Mean:
+    def __call__(self, values: Sequence[float]) -> float | None:
+        return sum(values) / len(values) if len(values) else None
+
+    def rows(self, m: np.ndarray) -> np.ndarray:
+        return np.nanmean(m, axis=1) if np.isnan(m).any() else m.mean(axis=1)
+
+
+mean = Mean()
+median = Percentile(50.0)
 
 
 def quantile(values: Sequence[float], q: float) -> float | None:
@@ -37,43 +78,43 @@ def quantile(values: Sequence[float], q: float) -> float | None:
     return xs[lo] + (xs[hi] - xs[lo]) * (pos - lo)
 
 
-def mean(values: Sequence[float]) -> float | None:
-    return sum(values) / len(values) if values else None
-
-
-def median(values: Sequence[float]) -> float | None:
-    return quantile(values, 0.5)
-
-
-def percentile_stat(q: float) -> Stat:
+def percentile_stat(q: float) -> Percentile:
     """The statistic 'q-th percentile' (q in [0, 100]) for bootstrap_ci."""
-    return lambda xs: quantile(xs, q / 100.0)
+    return Percentile(float(q))
 
 
-def _tails(stats: list[float], level: float) -> tuple[float, float]:
-    stats.sort()
+def _resampled(table: np.ndarray, stat: Stat, n: int, seed: int) -> np.ndarray:
+    """`stat` of n resamples (with replacement) of the rows of `table` (one row a sample, or a group
+    of a sample's runs padded with NaN), flattened per resample. Seeded: the same values give the
+    same interval in every report."""
+    rng = np.random.default_rng(seed)
+    k = table.shape[0]
+    block = max(1, BLOCK_CELLS // max(1, table.size))
+    out = []
+    for start in range(0, n, block):
+        idx = rng.integers(0, k, size=(min(block, n - start), k))
+        out.append(stat.rows(table[idx].reshape(idx.shape[0], -1)))
+    stats = np.concatenate(out)
+    return stats[~np.isnan(stats)]
+
+
+def _tails(stats: np.ndarray, level: float) -> tuple[float, float] | None:
+    if stats.size == 0:
+        return None
     a = (1.0 - level) / 2.0
-    lo, hi = quantile(stats, a), quantile(stats, 1.0 - a)
-    assert lo is not None and hi is not None
-    return lo, hi
+    lo, hi = np.quantile(stats, [a, 1.0 - a])
+    return float(lo), float(hi)
 
 
 def bootstrap_ci(
     values: Sequence[float], stat: Stat, *, n: int = N_BOOT, seed: int = 0, level: float = LEVEL
 ) -> tuple[float, float] | None:
     """Percentile bootstrap interval of `stat` over `values`; None with fewer than 2 values (no
-    spread to estimate). Seeded: the same values give the same interval in every report."""
-    xs = [float(v) for v in values if v is not None and not math.isnan(v)]
-    if len(xs) < 2:
+    spread to estimate)."""
+    xs = np.array([float(v) for v in values if v is not None and not math.isnan(v)])
+    if xs.size < 2:
         return None
-    rng = random.Random(seed)
-    k = len(xs)
-    stats = []
-    for _ in range(n):
-        s = stat(rng.choices(xs, k=k))
-        if s is not None:
-            stats.append(s)
-    return _tails(stats, level) if stats else None
+    return _tails(_resampled(xs.reshape(-1, 1), stat, n, seed), level)
 
 
 def bootstrap_ci_groups(
@@ -84,13 +125,10 @@ def bootstrap_ci_groups(
     gs = [[float(v) for v in g] for g in groups if g]
     if len(gs) < 2:
         return None
-    rng = random.Random(seed)
-    stats = []
-    for _ in range(n):
-        s = stat([v for g in rng.choices(gs, k=len(gs)) for v in g])
-        if s is not None:
-            stats.append(s)
-    return _tails(stats, level) if stats else None
+    table = np.full((len(gs), max(len(g) for g in gs)), np.nan)
+    for i, g in enumerate(gs):
+        table[i, : len(g)] = g
+    return _tails(_resampled(table, stat, n, seed), level)
 
 
 def wilson_interval(k: int, n: int, level: float = LEVEL) -> tuple[float, float] | None:
