@@ -155,7 +155,7 @@ def _load_report(run_dir: Path, written: Mapping[str, Sequence[SampleResult]]) -
     for name in run.get("devices", []):
         dev_dir = device_folder(run_dir, name)
         device = _read_json(dev_dir / "device.json") or {"name": name}
-        outcome = _read_json(dev_dir / "outcome.json") or {"name": name, "error": "no outcome recorded"}
+        outcome = read_outcome(dev_dir) or DeviceOutcome(name=name, kind="", error="no outcome recorded")
         results = (
             list(written[name]) if name in written else list(read_results(str(dev_dir / "results.jsonl")))
         )

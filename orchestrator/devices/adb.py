@@ -23,6 +23,8 @@ from typing import Any, TypeVar
 
 import adbutils
 
+from android_runner.status import signal_from_shell_status
+
 from ..errors import DeviceError, DeviceLost
 from ..telemetry import android as tel
 from .files import cached_sha256, parse_sha256sum, push_pairs
@@ -460,7 +462,7 @@ class AdbDevice:
                             if pending and on_line:
                                 on_line(pending.decode("utf-8", "replace"))
                             rc = data[0] if data else 255
-                            sig = rc - 128 if 128 < rc < 160 else None
+                            sig = signal_from_shell_status(rc)
                             return Exit(
                                 code=None if sig else rc, signal=sig, output_tail="".join(err_tail)[-2000:]
                             )

@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Any
 
 from android_runner.contract import SampleResult
 
+from ..run.types import DeviceOutcome
 from ..telemetry.energy import energy_trusted
 from .intervals import device_intervals, row_settings, run_settings
 from .paired import against_baseline
@@ -70,7 +71,7 @@ def thermal_c(reading: Mapping[str, Any] | None) -> float | None:
 
 def device_row(
     device: Mapping[str, Any],
-    outcome: Mapping[str, Any],
+    outcome: DeviceOutcome,
     results: Sequence[SampleResult],
     report: Any,
     repeats: Sequence[SampleResult] = (),
@@ -78,7 +79,7 @@ def device_row(
 ) -> DeviceRow:
     """`repeats` (--repeat): the extra runs, counted in the latency distributions with the first runs."""
     score = as_record(report)
-    name = device.get("name", outcome.get("name", "?"))
+    name = device.get("name", outcome.name or "?")
     # rows a stand-in board ran for this phone are in its column, not in its figures (the board's)
     results, all_rows = [r for r in results if r.stood_in_for != name], results
     ok = [r for r in results if r.status == "ok"]
@@ -88,19 +89,19 @@ def device_row(
     several = len({m.subset for m in metric_rows}) > 1
     metrics = {(f"{m.metric}/{m.subset}" if several else m.metric): m.score for m in metric_rows}
     backends = sorted({r.backend for r in results if r.backend})
-    runner = _runner_identity(outcome)
+    runner = _runner_identity(outcome.runner)
     strict = [
         s for s in (score.samples if score else ()) if s.status != "skipped" and "strict_passed" in s.detail
     ]
     strict_passed = sum(bool(s.detail["strict_passed"]) for s in strict)
     return DeviceRow(
-        device=device.get("name", outcome.get("name", "?")),
-        kind=device.get("kind", outcome.get("kind", "")),
+        device=name,
+        kind=device.get("kind", outcome.kind),
         hardware=" ".join(x for x in (device.get("manufacturer", ""), device.get("model", "")) if x)
         if device.get("kind") != "local"
         else device.get("cpu", ""),
         soc=device.get("soc", ""),
-        backend=",".join(backends) or outcome.get("backend", ""),
+        backend=",".join(backends),
         samples=len(all_rows),
         scored=sm.total_scored if sm else 0,
         passed=(sm.total_passed or 0) if sm else 0,
@@ -113,7 +114,7 @@ def device_row(
         decode_tps_p50=percentile([r.decode_tps for r in timed if r.decode_tps], 50),
         peak_rss_mb=_max([max(filter(None, (r.peak_rss_mb, r.peak_hwm_mb)), default=None) for r in results]),
         peak_anon_mb=_max([r.peak_anon_mb for r in results]),
-        wall_s=round(outcome["wall_s"], 2) if outcome.get("wall_s") is not None else None,
+        wall_s=round(outcome.wall_s, 2) if outcome.wall_s is not None else None,
         prefill_tps_p90=percentile([r.prefill_tps for r in timed if r.prefill_tps], 90),
         decode_tps_p90=percentile([r.decode_tps for r in timed if r.decode_tps], 90),
         peak_file_mb=_max([r.peak_file_mb for r in results]),
@@ -123,21 +124,21 @@ def device_row(
         runner=runner["runner"],
         runner_sha256=runner["runner_sha256"],
         runtime=runner["runtime"],
-        model_loads=outcome.get("model_loads"),
+        model_loads=outcome.model_loads,
         status_counts=dict(sorted(Counter(r.status for r in results).items())),
         by_modality={
             m.modality: {"passed": m.passed, "total": m.total, "avg_score": m.avg_score}
             for m in (score.by_modality if score else ())
         },
         metrics=metrics,
-        model_bytes_pushed=int((outcome.get("model_push") or {}).get("bytes_sent", 0) or 0),
-        error=outcome.get("error", "") or "",
+        model_bytes_pushed=outcome.model_push.bytes_sent,
+        error=outcome.error,
         energy_j_p50=percentile([e for r in ok if (e := _energy(r, "energy_j")) is not None], 50),
         energy_mj_per_token_p50=percentile(
             [e for r in ok if (e := _energy(r, "energy_mj_per_token")) is not None], 50
         ),
         scoring_problem=_scoring_problem(score),
-        stand_in=_stand_in(outcome, all_rows, name),
+        stand_in=_stand_in(outcome.stand_in, all_rows, name),
         shards=_shards(device),
         figures_over=figures_over,
         intervals=device_intervals(results, repeats, sm, (len(strict), strict_passed)),
@@ -160,9 +161,9 @@ def _shards(device: Mapping[str, Any]) -> str:
     return f"{len(members)} devices: {listed}"
 
 
-def _stand_in(outcome: Mapping[str, Any], rows: Sequence[SampleResult], name: str) -> str:
-    """On a phone a board stood in for: `pi-5 ran 4`; on the board: `for pixel-8: 4`."""
-    s = outcome.get("stand_in")
+def _stand_in(s: Mapping[str, Any] | None, rows: Sequence[SampleResult], name: str) -> str:
+    """On a phone a board stood in for (outcome.json's `stand_in`): `pi-5 ran 4`; on the board:
+    `for pixel-8: 4`."""
     if isinstance(s, Mapping) and s.get("board"):
         return f"{s['board']} ran {sum(1 for r in rows if r.stood_in_for == name)}"
     mine = Counter(r.stood_in_for for r in rows if r.stood_in_for and r.stood_in_for != name)
@@ -176,12 +177,10 @@ def _energy(r: SampleResult, field: str) -> float | None:
     return r.energy_j if field == "energy_j" else r.energy_mj_per_token
 
 
-def _runner_identity(outcome: Mapping[str, Any]) -> dict[str, str]:
+def _runner_identity(src: Mapping[str, Any]) -> dict[str, str]:
     """outcome.json's `runner` stamp ({runner, runner_sha256, runtime / runtime_lib, runtime_version,
-    runtime_sha256}), or the same keys at its top level; every value text, '' when unknown."""
-    stamp = outcome.get("runner")
-    src = stamp if isinstance(stamp, Mapping) else outcome
-    name = src.get("runner") if isinstance(stamp, Mapping) else stamp
+    runtime_sha256}); every value text, '' when unknown."""
+    name = src.get("runner")
     runtime_name = src.get("runtime") or (str(src.get("runtime_lib", "")).rsplit("/", 1)[-1])
     runtime = " ".join(
         x

@@ -354,7 +354,9 @@ class AndroidRunner:
             raise DeviceError(str(runtime.get("error", ""))[:2000], where=device.name,
                               fix=str(runtime.get("fix") or "push the pinned runtime library"))  # fmt: skip
         words = [str(d.get("error") or "") or f for d, f in zip(said, fatal)]
-        unloadable = ex.code in (MODEL_UNLOADABLE_EXIT, 128 + SIGABRT) or bool(fatal)
+        unloadable = (
+            ex.code == MODEL_UNLOADABLE_EXIT or signal_from_shell_status(ex.code) == SIGABRT or bool(fatal)
+        )
         if self.choice.kind == "native" and unloadable:
             raise ModelError(
                 "the model could not be loaded on the phone"

@@ -16,6 +16,7 @@ from orchestrator.report.cells import MODALITY_ORDER
 from orchestrator.report.charts import render_charts
 from orchestrator.report.combine import build_report, device_row, sample_rows
 from orchestrator.report.svg import FONT_PT, TAB10, TAB20, Canvas, nice_ticks, round_ticks, text_width_in
+from orchestrator.run.types import DeviceOutcome
 
 RUN = {"run_id": "20260101-000000-abcd", "model": {"path": "m.litertlm"}, "dataset": {"path": "d"}}
 SAMPLES = 40
@@ -82,7 +83,10 @@ def farm(n: int, samples: int = SAMPLES):
     for d, name in enumerate(names):
         rows = [_row(d, i) for i in range(samples)]
         per[name] = (rows, _score(rows, d))
-    devices = [device_row({"name": name, "kind": "adb"}, {"wall_s": 1.0}, *per[name]) for name in names]
+    devices = [
+        device_row({"name": name, "kind": "adb"}, DeviceOutcome.from_dict({"wall_s": 1.0}), *per[name])
+        for name in names
+    ]
     return build_report(RUN, devices, sample_rows(per))
 
 
@@ -370,7 +374,9 @@ def test_one_outlier_does_not_stretch_the_axis_and_is_counted():
             for i in range(40)]  # fmt: skip
     rows.append(SampleResult(id="s40", status="ok", output="x", ttft_ms=5000.0, peak_rss_mb=91.0))
     per = {"p": (rows, None)}
-    report = build_report(RUN, [device_row({"name": "p"}, {}, rows, None)], sample_rows(per))
+    report = build_report(
+        RUN, [device_row({"name": "p"}, DeviceOutcome(name="p", kind=""), rows, None)], sample_rows(per)
+    )
     svgs = {key: svg for key, _, svg in render_charts(report) if svg}
     labels = [t for t, _, _ in texts(svgs["chart-dist"])]
     assert "TTFT (ms); 1 beyond the axis" in labels

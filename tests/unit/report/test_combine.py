@@ -4,6 +4,7 @@ import pytest
 
 from android_runner.contract import SampleResult
 from orchestrator.report.combine import device_row, percentile, sample_rows
+from orchestrator.run.types import DeviceOutcome
 
 
 def test_percentile_matches_linear_interpolation():
@@ -45,7 +46,7 @@ def test_device_row_uses_ok_samples_for_latency_and_counts_statuses():
     }
     row = device_row(
         {"name": "p", "kind": "adb", "manufacturer": "Google", "model": "Pixel 8"},
-        {"wall_s": 1.234, "model_push": {"bytes_sent": 5}},
+        DeviceOutcome.from_dict({"wall_s": 1.234, "model_push": {"bytes_sent": 5}}),
         results,
         report,
     )

@@ -10,6 +10,7 @@ from orchestrator.report.combine import build_report, device_row, sample_rows
 from orchestrator.report.paired import flips_text, pair, ratio_text, speedup
 from orchestrator.report.printers import PRINTERS
 from orchestrator.report.types import SampleCell
+from orchestrator.run.types import DeviceOutcome
 
 RUN = {"run_id": "r", "model": {"sha256": "a" * 64}, "dataset": {"sha256": "b" * 64}, "flags": {"threads": 4}}
 
@@ -52,7 +53,9 @@ def _rows(ms: float, n: int = 12, cap: int | None = None):
 
 def test_rows_carry_intervals_as_fields_and_the_report_pairs_against_the_baseline():
     per = {"fast": (_rows(50), None), "slow": (_rows(100), None)}
-    rows = [device_row({"name": n}, {"name": n}, res, rep) for n, (res, rep) in per.items()]
+    rows = [
+        device_row({"name": n}, DeviceOutcome(name=n, kind=""), res, rep) for n, (res, rep) in per.items()
+    ]
     report = build_report(RUN, rows, sample_rows(per))
     fast = report.devices[0]
     lo, hi = fast.intervals["ttft_ms_p50"]
@@ -73,8 +76,12 @@ def test_repeats_are_resampled_with_their_sample_so_the_interval_stays_honest():
     first = [SampleResult(id=i, status="ok", output="y", ttft_ms=ms) for i, ms in base.items()]
     again = [SampleResult(id=i, status="ok", output="y", ttft_ms=ms + rng.gauss(0, 0.5)) for i, ms in base.items()
              for _ in range(4)]  # fmt: skip
-    grouped = device_row({"name": "p"}, {}, first, None, repeats=again).intervals["ttft_ms_p50"]
-    as_if_independent = device_row({"name": "p"}, {}, first + again, None).intervals["ttft_ms_p50"]
+    grouped = device_row(
+        {"name": "p"}, DeviceOutcome(name="p", kind=""), first, None, repeats=again
+    ).intervals["ttft_ms_p50"]
+    as_if_independent = device_row(
+        {"name": "p"}, DeviceOutcome(name="p", kind=""), first + again, None
+    ).intervals["ttft_ms_p50"]
     assert grouped[1] - grouped[0] > 1.5 * (as_if_independent[1] - as_if_independent[0])
 
 
@@ -82,6 +89,8 @@ def test_cpu_sharing_is_stated():
     from orchestrator.report.facts import sharing_text
 
     run = {**RUN, "host_sharing": [{"host": "lab", "devices": ["cpu-a", "cpu-b"], "mode": "sequential"}]}
-    report = build_report(run, [device_row({"name": "cpu-a"}, {}, [], None)])
+    report = build_report(
+        run, [device_row({"name": "cpu-a"}, DeviceOutcome(name="cpu-a", kind=""), [], None)]
+    )
     assert sharing_text(report) == "cpu-a, cpu-b shared lab's CPU (sequential)"
     assert "CPU sharing: cpu-a, cpu-b shared lab's CPU (sequential)" in PRINTERS.get("md")(report)

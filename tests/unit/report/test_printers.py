@@ -15,6 +15,7 @@ from orchestrator.report.combine import build_report, device_row, sample_rows
 from orchestrator.report.compare import compare_runs
 from orchestrator.report.merge import merge_reports
 from orchestrator.report.printers import PRINTERS
+from orchestrator.run.types import DeviceOutcome
 
 RUN = {
     "run_id": "20260101-000000-abcd",
@@ -89,7 +90,12 @@ def _report(run=RUN, ids=("s1", "s2", "s3")):
         ),
     }
     rows = [
-        device_row({"name": n, "kind": "adb", "model": f"Phone {n}"}, {"wall_s": 1.0}, *per[n]) for n in per
+        device_row(
+            {"name": n, "kind": "adb", "model": f"Phone {n}"},
+            DeviceOutcome.from_dict({"wall_s": 1.0}),
+            *per[n],
+        )
+        for n in per
     ]
     return build_report(run, rows, sample_rows(per), finished_at="2026-01-01T00:01:00+00:00")
 
@@ -204,21 +210,23 @@ def test_runner_identity_from_outcome_is_in_the_row_and_the_stamp():
         },
         "model_loads": 1,
     }
-    row = device_row({"name": "p"}, outcome, [_r("s1")], _score({"s1": True}))
+    row = device_row({"name": "p"}, DeviceOutcome.from_dict(outcome), [_r("s1")], _score({"s1": True}))
     assert (row.runner, row.runner_sha256, row.model_loads) == ("native", "f" * 64, 1)
     assert row.runtime == "liblitert-lm.so 0.18.1 sha256 eeeeeeeeeeee"
     rep = build_report(RUN, [row], sample_rows({"p": ([_r("s1")], _score({"s1": True}))}))
     assert "p: native sha256 ffffffffffff, runtime liblitert-lm.so 0.18.1" in PRINTERS.get("md")(rep)
     py = device_row(
         {"name": "h"},
-        {
-            "runner": {
-                "runner": "python",
-                "runner_sha256": "a1",
-                "runtime": "litert-lm-api",
-                "runtime_version": "0.18.1",
+        DeviceOutcome.from_dict(
+            {
+                "runner": {
+                    "runner": "python",
+                    "runner_sha256": "a1",
+                    "runtime": "litert-lm-api",
+                    "runtime_version": "0.18.1",
+                }
             }
-        },
+        ),
         [],
         None,
     )
@@ -244,7 +252,7 @@ def test_energy_chart_and_table_when_a_device_reports_trusted_energy():
             _score({"s1": True}),
         )
     }
-    r = device_row({"name": "phone"}, {}, *per["phone"])
+    r = device_row({"name": "phone"}, DeviceOutcome(name="phone", kind=""), *per["phone"])
     assert r.energy_j_p50 == 2.0 and r.energy_mj_per_token_p50 == 200.0  # the charging row is left out
     rep = build_report(RUN, [r], sample_rows(per))
     md = PRINTERS.get("md")(rep)
