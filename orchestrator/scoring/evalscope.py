@@ -24,7 +24,8 @@ SCORE_DECIMALS = 4
 OVERALL = "OVERALL"
 
 
-def _r(x: float) -> float:
+def round_score(x: float) -> float:
+    """A score as every evalscope table shows it (SCORE_DECIMALS places)."""
     return round(float(x), SCORE_DECIMALS)
 
 
@@ -40,7 +41,7 @@ def metric_rows(samples: Sequence[ScoredSample], metrics: Sequence[str]) -> tupl
         for sub, group in groups:
             values = [s.scores[metric] for s in group if metric in s.scores]
             if values:
-                rows.append(MetricRow(metric, sub, len(values), _r(sum(values) / len(values))))
+                rows.append(MetricRow(metric, sub, len(values), round_score(sum(values) / len(values))))
     return tuple(rows)
 
 
@@ -59,7 +60,7 @@ def summarize(
         summary=ScoreSummary(
             total_scored=len(scored),
             total_passed=passed,
-            overall_avg=_r(sum(main_values) / len(main_values)) if main_values else 0.0,
+            overall_avg=round_score(sum(main_values) / len(main_values)) if main_values else 0.0,
             pass_rate_pct=(round(100.0 * passed / len(scored), 2) if scored else 0.0) if has_pass else None,
             skipped=tuple(s.id for s in rows if s.status == "skipped"),
             scoring_errors=sum(s.status == "error" for s in rows),
@@ -72,7 +73,7 @@ def summarize(
     )
 
 
-def _score_all(
+def score_all(
     dataset: Dataset,
     outputs: Mapping[str, str | None],
     main: str,
@@ -96,7 +97,7 @@ def _score_all(
 
         def scored(sample: Sample = sample, out: str = out, base: dict = base) -> ScoredSample:
             scores, detail = one(sample, out)
-            scores = {m: _r(v) for m, v in scores.items()}
+            scores = {m: round_score(v) for m, v in scores.items()}
             return ScoredSample(
                 **base,
                 score=scores.get(main),
@@ -123,7 +124,7 @@ def _score_all(
 
 def score_vqa(dataset: Dataset, outputs: Mapping[str, str | None]) -> ScoreReport:
     """General-VQA: BLEU-1..4 and ROUGE-1/2/L R/P/F of each output vs the row's `answer`."""
-    rows = _score_all(
+    rows = score_all(
         dataset,
         outputs,
         VQA_MAIN_METRIC,
@@ -141,7 +142,7 @@ def score_vmcq(dataset: Dataset, outputs: Mapping[str, str | None]) -> ScoreRepo
         picked = extract_choice(out, len(sample.choices))
         return {ACCURACY: 1.0 if picked == sample.reference else 0.0}, {"extracted": picked}
 
-    rows = _score_all(
+    rows = score_all(
         dataset, outputs, ACCURACY, (ACCURACY,), one, lambda scores: scores.get(ACCURACY) == 1.0
     )
     return summarize("general_vmcq", ACCURACY, rows, metric_rows(rows, (ACCURACY,)), {})

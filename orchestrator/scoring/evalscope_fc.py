@@ -25,7 +25,7 @@ from typing import Any
 
 from ..datasets.evalscope_fc import SHOULD_CALL
 from ..datasets.types import Dataset, Sample
-from .evalscope import OVERALL, _r, _score_all, summarize
+from .evalscope import OVERALL, round_score, score_all, summarize
 from .types import MetricRow, ScoredSample, ScoreReport
 
 FC_MAIN_METRIC = "tool_call_f1"
@@ -134,7 +134,7 @@ def _metric_rows(rows: Sequence[ScoredSample]) -> tuple[MetricRow, ...]:
         for sub, group in groups:
             if group:
                 out.append(
-                    MetricRow(metric, sub, len(group), _r(aggregate([s.scores for s in group])[metric]))
+                    MetricRow(metric, sub, len(group), round_score(aggregate([s.scores for s in group])[metric]))
                 )
     return tuple(out)
 
@@ -146,8 +146,8 @@ def score_fc(dataset: Dataset, outputs: Mapping[str, str | None]) -> ScoreReport
         values, reason = sample_values(sample.reference == SHOULD_CALL, out, sample.tools)
         return values, ({"error_reason": reason} if reason else {})
 
-    rows = _score_all(dataset, outputs, "passed", ("passed",), one, lambda s: bool(s.get("passed")))
+    rows = score_all(dataset, outputs, "passed", ("passed",), one, lambda s: bool(s.get("passed")))
     report = summarize("general_fc", FC_MAIN_METRIC, rows, _metric_rows(rows), {})
     scored = [s.scores for s in rows if s.status != "skipped"]
-    overall = _r(aggregate(scored)[FC_MAIN_METRIC]) if scored else 0.0
+    overall = round_score(aggregate(scored)[FC_MAIN_METRIC]) if scored else 0.0
     return dataclasses.replace(report, summary=dataclasses.replace(report.summary, overall_avg=overall))
