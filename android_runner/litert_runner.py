@@ -13,6 +13,11 @@ flushes it. Progress goes to stdout as protocol lines the host streams:
 The runtime's own log goes to stderr, which is redirected to `runner.log` in the job folder so the
 real error behind a generic RuntimeError can be quoted in the result. A broken model aborts the
 whole process (SIGABRT): the host, which started us as a child, turns that into a device error.
+
+Size: over 400 lines on purpose: this is the one loop of one process (engine, conversation,
+watchdog, memory and thermal readings around each sample) copied to every board; what it shares with
+the host and the native runner is in its stdlib neighbours (contract, status, conversation, memory,
+answer_text, backend).
 """
 
 from __future__ import annotations

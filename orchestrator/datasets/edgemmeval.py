@@ -3,6 +3,9 @@
 The core is `row_to_sample(row, where, root)`: one parsed JSON row in, a Sample or the list of
 its problems out. It touches the filesystem only to check media paths (through `paths.py`).
 `load` is the edge: it finds metadata.jsonl, reads lines, and checks ids are unique.
+
+Size: a check per field of the card's row schema, kept in one module so that a row's problems are
+all found and reported at once.
 """
 
 from __future__ import annotations

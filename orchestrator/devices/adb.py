@@ -4,6 +4,10 @@ Every call has our own deadline: adbutils opens transports with a 600 s default 
 phone is otherwise never noticed. adbutils' own exceptions never leave this module: they become
 DeviceError / DeviceLost naming the phone. Shell always uses shell v2 (real exit codes; the v1
 fallback appends `; echo X4EXIT:$?` and breaks on `exit N`).
+
+Size: one transport over 400 lines on purpose: shell v2 framing, sync push/pull with the hash
+skip, info and the adb-server probe share one deadline and one error mapping; splitting them would
+spread that mapping over several modules.
 """
 
 from __future__ import annotations

@@ -6,6 +6,10 @@ Two runners run under the same driver (android_runner/driver.sh):
 - `upstream`: the upstream `litert_lm_advanced_main`, one process per sample (android_upstream.py).
 Every remote command takes paths as positional arguments: nothing derived from a run or a
 dataset is pasted into a command string.
+
+Size: over 400 lines because staging, the driver command, its stop path and collecting share the
+phone's paths and the runner choice; reading each runner's output is in android_native.py and
+android_upstream.py.
 """
 
 from __future__ import annotations

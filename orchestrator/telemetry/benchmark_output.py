@@ -1,4 +1,5 @@
 """Pure parser of `litert_lm_advanced_main --benchmark --report_peak_memory_footprint` output.
+(Over 400 lines: most of it is upstream's patterns, each with its citation.)
 
 Input: the binary's stdout and stderr. Output: the answer text, init phases, TTFT, per-turn
 prefill/decode figures, peak memory, what backend really ran, and the runtime's own words when
