@@ -8,6 +8,7 @@ does not run proves nothing.
 
 from __future__ import annotations
 
+import hashlib
 import os
 import shutil
 import sys
@@ -18,7 +19,7 @@ from pathlib import Path
 
 import pytest
 
-from android_runner.native.build import build_host
+from android_runner.native.build import SOURCES, build_host
 
 from .gauge import Gauge, GaugeBank, GaugeSpec, ThermalSpec
 from .phone import FakePhone
@@ -36,6 +37,16 @@ def _require_tools() -> None:
         adb_binary()
     except RuntimeError as e:
         pytest.fail(str(e))
+
+
+_NATIVE_BUILDS: dict[str, tuple[Path, Path]] = {}  # source hash -> (runner, library), this session
+
+
+def _native_source_key() -> str:
+    digest = hashlib.sha256()
+    for f in (*SOURCES, *sorted(SOURCES[0].parent.glob("*.h"))):
+        digest.update(f.read_bytes())
+    return digest.hexdigest()
 
 
 @dataclass
@@ -147,11 +158,14 @@ class Lab:
 
     def native_runner(self) -> tuple[Path, Path]:
         """edgefarm's native runner built with the host compiler against the installed wheel's
-        liblitert-lm.so (the phone build uses the NDK and the android wheel: same source)."""
-        folder = self.tmp / "native"
-        if not (folder / "edgefarm_runner").exists():
+        liblitert-lm.so (the phone build uses the NDK and the android wheel: same source). Built once
+        per test session and source hash, whichever lab asks first (the labs only read it)."""
+        key = _native_source_key()
+        if key not in _NATIVE_BUILDS:
+            folder = self.tmp / "native"
             build_host(folder)
-        return folder / "edgefarm_runner", folder / "liblitert-lm.so"
+            _NATIVE_BUILDS[key] = (folder / "edgefarm_runner", folder / "liblitert-lm.so")
+        return _NATIVE_BUILDS[key]
 
     def device_root(self, label: str) -> Path:
         """The host folder that is the phone's /data."""

@@ -20,7 +20,7 @@ from .test_farm_run import PHONES, REPO, edgefarm, inventory
 
 LOST, LOST_LABEL = "pixel-8", "pixel8"
 LABELS = {"pixel-8": "pixel8", "sm-s921b": "s24", "23021raaeg": "redmi"}
-LIMIT = 6
+LIMIT = 4  # the slow phone is lost after its first result: 3 left for --resume
 WAIT_S = 60.0
 
 
@@ -122,6 +122,8 @@ def test_unplugged_phone_is_reported_lost_keeps_its_results_and_resume_finishes_
         assert before[LOST][:k] == [str(n) for n in range(1, k + 1)] and len(before[LOST]) < LIMIT, before
         stamps = {name: {p: p.stat().st_mtime_ns for p in _on_phone(adb_lab, LABELS[name], run_id).rglob("stdout")}
                   for name in set(PHONES) - {LOST}}  # fmt: skip
+        pushed = {name: json.loads((run_dir / "devices" / name / "outcome.json").read_text())["model_push"]["bytes_sent"]
+                  for name in PHONES}  # fmt: skip
         second = edgefarm(adb_lab, *args, "--resume", str(run_dir), timeout=120)
         assert second.returncode == 0, second.stderr[-3000:]
         assert sorted(p for p in out.iterdir() if p.is_dir()) == [run_dir]  # no new run folder
@@ -136,7 +138,8 @@ def test_unplugged_phone_is_reported_lost_keeps_its_results_and_resume_finishes_
             done = _done_rows(_on_phone(adb_lab, LABELS[name], run_id))
             assert sorted(done, key=int) == [str(n) for n in range(1, LIMIT + 1)], (name, done)  # ran once
             assert done[: len(before[name])] == before[name], name  # finished samples were not run again
-            assert json.loads((dev / "outcome.json").read_text())["model_push"]["bytes_sent"] == 0, name
+            # the outcome sums the run's sessions: the resume pushed no model bytes
+            assert json.loads((dev / "outcome.json").read_text())["model_push"]["bytes_sent"] == pushed[name], name
         for name, seen in stamps.items():  # the finished phones ran nothing at all
             assert before[name] == _done_rows(_on_phone(adb_lab, LABELS[name], run_id)), name
             assert seen and all(p.stat().st_mtime_ns == t for p, t in seen.items()), name
