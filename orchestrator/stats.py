@@ -1,4 +1,5 @@
-"""Intervals and paired tests for the report (pure; numpy draws the resamples, scipy is for tests only).
+"""Intervals and paired tests for the report (pure; numpy draws the resamples; scipy's values are only
+the tests' references, tests/unit/fixtures/stats_references.json).
 
 - `bootstrap_ci`: percentile bootstrap of any statistic (a latency percentile, a mean) over the
   samples; `bootstrap_ci_groups` resamples whole groups (the repeats of one sample under --repeat),

@@ -1,23 +1,31 @@
-"""orchestrator/stats.py against reference values (scipy, textbook examples)."""
+"""orchestrator/stats.py against reference values: scipy's (computed by scripts/stats_references.py into
+fixtures/stats_references.json, on the same seeded inputs) and textbook examples."""
 
 from __future__ import annotations
 
+import importlib.util
+import json
 import math
 import random
+from pathlib import Path
 
 import pytest
 
 from orchestrator import stats
 
-scipy_stats = pytest.importorskip("scipy.stats")
+REPO = Path(__file__).resolve().parents[2]
+REFS = json.loads((REPO / "tests/unit/fixtures/stats_references.json").read_text())
+_spec = importlib.util.spec_from_file_location("stats_references", REPO / "scripts/stats_references.py")
+INPUTS = importlib.util.module_from_spec(_spec)  # the reference script's inputs (its scipy import is lazy)
+_spec.loader.exec_module(INPUTS)
 
 
-@pytest.mark.parametrize("k,n", [(0, 10), (1, 10), (5, 10), (10, 10), (3, 50), (17, 200), (199, 200)])
+@pytest.mark.parametrize("k,n", INPUTS.WILSON)
 def test_wilson_matches_scipy(k, n):
-    ref = scipy_stats.binomtest(k, n).proportion_ci(confidence_level=0.95, method="wilson")
+    ref_lo, ref_hi = REFS["wilson"][f"{k}/{n}"]
     lo, hi = stats.wilson_interval(k, n)
-    assert lo == pytest.approx(ref.low, abs=1e-9)
-    assert hi == pytest.approx(ref.high, abs=1e-9)
+    assert lo == pytest.approx(ref_lo, abs=1e-9)
+    assert hi == pytest.approx(ref_hi, abs=1e-9)
 
 
 def test_wilson_textbook_value():
@@ -29,9 +37,9 @@ def test_wilson_textbook_value():
         stats.wilson_interval(3, 2)
 
 
-@pytest.mark.parametrize("b,c", [(0, 0), (0, 1), (1, 0), (8, 0), (0, 8), (3, 5), (10, 2), (25, 40), (0, 100)])
+@pytest.mark.parametrize("b,c", INPUTS.MCNEMAR)
 def test_mcnemar_matches_scipy_binomial(b, c):
-    ref = 1.0 if b + c == 0 else scipy_stats.binomtest(min(b, c), b + c, 0.5).pvalue
+    ref = REFS["mcnemar"][f"{b},{c}"]
     assert stats.mcnemar_exact(b, c) == pytest.approx(ref, rel=1e-12)
 
 
@@ -43,14 +51,12 @@ def test_mcnemar_known_values():
 
 
 def test_bootstrap_mean_close_to_scipy_percentile_bootstrap():
-    rng = random.Random(7)
-    xs = [rng.gauss(100.0, 15.0) for _ in range(200)]
+    xs = INPUTS.mean_sample()
     lo, hi = stats.bootstrap_ci(xs, stats.mean, n=4000)
-    ref = scipy_stats.bootstrap((xs,), lambda a, axis: a.mean(axis=axis), n_resamples=4000,
-                                method="percentile", random_state=0).confidence_interval  # fmt: skip
-    width = ref.high - ref.low
-    assert lo == pytest.approx(ref.low, abs=0.08 * width)
-    assert hi == pytest.approx(ref.high, abs=0.08 * width)
+    ref_lo, ref_hi = REFS["bootstrap_mean"]
+    width = ref_hi - ref_lo
+    assert lo == pytest.approx(ref_lo, abs=0.08 * width)
+    assert hi == pytest.approx(ref_hi, abs=0.08 * width)
     # and against the normal theory interval of a mean: mean +- 1.96 s / sqrt(n)
     m, s = stats.mean(xs), math.sqrt(sum((x - stats.mean(xs)) ** 2 for x in xs) / (len(xs) - 1))
     half = 1.96 * s / math.sqrt(len(xs))
@@ -58,13 +64,11 @@ def test_bootstrap_mean_close_to_scipy_percentile_bootstrap():
 
 
 def test_bootstrap_median_close_to_scipy():
-    rng = random.Random(3)
-    xs = [rng.lognormvariate(4.0, 0.5) for _ in range(150)]
+    xs = INPUTS.median_sample()
     lo, hi = stats.bootstrap_ci(xs, stats.percentile_stat(50), n=4000)
-    ref = scipy_stats.bootstrap((xs,), lambda a, axis: __import__("numpy").median(a, axis=axis), n_resamples=4000,
-                                method="percentile", random_state=0).confidence_interval  # fmt: skip
-    width = ref.high - ref.low
-    assert lo == pytest.approx(ref.low, abs=0.15 * width) and hi == pytest.approx(ref.high, abs=0.15 * width)
+    ref_lo, ref_hi = REFS["bootstrap_median"]
+    width = ref_hi - ref_lo
+    assert lo == pytest.approx(ref_lo, abs=0.15 * width) and hi == pytest.approx(ref_hi, abs=0.15 * width)
     assert lo < stats.median(xs) < hi
 
 
@@ -118,4 +122,4 @@ def test_paired_ratio_skips_missing_pairs_and_checks_lengths():
         stats.paired_ratio_ci([1.0], [1.0, 2.0])
     # the log-ratio mean equals the log of the scipy geometric mean of the ratios
     a, b = [1.0, 2.0, 4.0], [3.0, 2.0, 1.0]
-    assert stats.paired_ratio_ci(a, b).ratio == pytest.approx(scipy_stats.gmean([3.0, 1.0, 0.25]))
+    assert stats.paired_ratio_ci(a, b).ratio == pytest.approx(REFS["gmean_3_1_quarter"])
