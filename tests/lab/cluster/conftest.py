@@ -161,9 +161,10 @@ def wait_ready(ns: NetNs, address: str, hosts: list[str], env: dict[str, str]) -
         raise RuntimeError(f"the lab cluster did not come up: {p.stderr[-3000:]}")
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="package")
 def cluster_lab(tmp_path_factory):
-    """A head and 3 farm hosts (h1: 2 phones, h2: 1 phone, h3: none), for the whole session."""
+    """A head and 3 farm hosts (h1: 2 phones, h2: 1 phone, h3: none), for tests/lab/cluster: torn down
+    when its last test has run, so its Ray processes take no CPU from the rest of the suite."""
     for tool, package in (("bwrap", "bubblewrap"), ("ip", "iproute2")):  # a missing tool fails, never skips
         if not shutil.which(tool):
             pytest.fail(f"`{tool}` is missing: `apt-get install {package}`; the cluster lab needs it")
