@@ -30,8 +30,27 @@ def _reachable(address: str) -> str:
     return ""
 
 
+def _events_to_stderr() -> None:
+    """Ray's driver prints the cluster's error events (a node marked dead, a raylet that crashed) on
+    sys.stdout from a background thread (ray/_private/worker.py at 2.60.0: listen_error_messages ->
+    print_to_stdstream with is_err False). edgefarm's stdout carries its results (`devices --json`,
+    the report's path), so those lines go to stderr with the other logs. Ray is pinned exactly, so
+    this one private hook is checked by the cluster lab (a `--json` listing after a host died)."""
+    worker = ray._private.worker
+    printer = worker.print_to_stdstream
+    if getattr(printer, "edgefarm_stderr", False):
+        return
+
+    def to_stderr(data, ignore_prefix: bool) -> None:
+        printer({**data, "is_err": True}, ignore_prefix)
+
+    to_stderr.edgefarm_stderr = True  # type: ignore[attr-defined]
+    worker.print_to_stdstream = to_stderr
+
+
 def connect(address: str) -> None:
     """Join the cluster at `address` (host:port of its head) as a driver."""
+    _events_to_stderr()
     why = _reachable(address)
     if why:
         raise ClusterError(
