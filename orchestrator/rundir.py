@@ -24,6 +24,7 @@ from .jsonio import DOCUMENT, read_json
 from .run.types import DeviceOutcome
 
 if TYPE_CHECKING:
+    from .datasets.types import Dataset
     from .report.types import RunReport
 
 
@@ -198,11 +199,12 @@ def _figures_over(run: Mapping[str, Any], samples: int) -> str:
     return describe(samples, repeat, warmup, sustain) if ok else ""
 
 
-def write_reports(run_dir: Path, report: RunReport) -> dict[str, Path]:
+def write_reports(run_dir: Path, report: RunReport, dataset: Dataset | None = None) -> dict[str, Path]:
+    """report.json/md/html; `dataset`: the run's own, when the caller has it loaded (else read again)."""
     from .report.media import with_samples
     from .report.printers import PRINTERS
 
-    report = with_samples(report, run_dir)  # the drill-down's prompts, and media copied under media/
+    report = with_samples(report, run_dir, dataset=dataset)  # the drill-down's prompts; media under media/
     paths = {}
     for fmt, name in (("json", "report.json"), ("md", "report.md"), ("html", "report.html")):
         write_text_atomic(run_dir / name, PRINTERS.get(fmt)(report))

@@ -13,6 +13,8 @@ import hashlib
 from dataclasses import replace
 from pathlib import Path
 
+from ..datasets.types import Dataset
+from ..errors import EdgefarmError
 from ..fsutil import make_dir, write_bytes_atomic
 from .types import RunReport, SampleRow
 
@@ -43,21 +45,31 @@ def _copy(src: Path, run_dir: Path, write: bool) -> str | None:
     return f"{MEDIA_DIR}/{name}"
 
 
-def with_samples(report: RunReport, run_dir: Path, write: bool = True) -> RunReport:
-    """The report with each sample's prompt and media on its row; unchanged when the dataset is not
-    a local path any more (moved, or a hub id: the report never downloads)."""
-    dataset = report.run.get("dataset") if isinstance(report.run.get("dataset"), dict) else {}
-    spec = str(dataset.get("path") or "")
-    if not spec or not report.samples or not Path(spec).expanduser().exists():
-        return report
+def _dataset_of(report: RunReport) -> Dataset | None:
+    """The run's dataset read again from run.json's path; None when it is gone or no longer loads."""
+    recorded = report.run.get("dataset") if isinstance(report.run.get("dataset"), dict) else {}
+    spec = str(recorded.get("path") or "")
+    if not spec or not Path(spec).expanduser().exists():
+        return None
     from ..datasets import load_dataset  # lazy: only when a report with a drill-down is written
 
     flags = report.run.get("flags") if isinstance(report.run.get("flags"), dict) else {}
     try:
-        ds = load_dataset(
-            Path(spec).expanduser(), format=dataset.get("format") or None, subset=flags.get("subset")
+        return load_dataset(
+            Path(spec).expanduser(), format=recorded.get("format") or None, subset=flags.get("subset")
         )
-    except Exception:  # noqa: BLE001 - a dataset that no longer loads leaves the drill-down without prompts
+    except (EdgefarmError, OSError):  # a dataset that no longer loads leaves the drill-down without prompts
+        return None
+
+
+def with_samples(
+    report: RunReport, run_dir: Path, write: bool = True, dataset: Dataset | None = None
+) -> RunReport:
+    """The report with each sample's prompt and media on its row. `dataset`: the run's, when the caller
+    has it (`edgefarm run`); else it is read again from run.json's path, and the report is left as it
+    is when that is not a local path any more (moved, or a hub id: the report never downloads)."""
+    ds = dataset if dataset is not None else _dataset_of(report)
+    if ds is None or not report.samples:
         return report
     by_id = {s.id: s for s in ds.samples}
     rows: list[SampleRow] = []
