@@ -67,6 +67,22 @@ class ClusterLab:
         return self.ns.run([str(BIN / "edgefarm"), *args], capture_output=True, text=True,
                            timeout=timeout_s, env=self.controller_env(**env))  # fmt: skip
 
+    def phones_by_host(self) -> dict[str, list[str]]:
+        """Farm host -> the names of its phones, as `edgefarm devices --cluster --json` lists them."""
+        listing = json.loads(self.edgefarm("devices", "--cluster", self.address, "--json").stdout)
+        return {h["host"]: [i["name"] for i in h["infos"]] for h in listing["hosts"]}
+
+    def agents(self) -> list[int]:
+        """Pids of the farm hosts' agent actors (any process in the namespace running FarmHostAgent)."""
+        found = []
+        for pid in self.ns.pids():
+            try:
+                if b"FarmHostAgent" in Path(f"/proc/{pid}/cmdline").read_bytes():
+                    found.append(pid)
+            except OSError:
+                continue
+        return found
+
     def running_run(
         self, devices: list[str], limit: int, out: Path, first_row_of: str = ""
     ) -> subprocess.Popen:

@@ -13,8 +13,6 @@ import pytest
 from android_runner.contract import read_results
 from orchestrator.rundir import device_folder
 
-from .test_controller_killed import _agents
-
 pytestmark = pytest.mark.cluster
 WAIT_S = 240.0
 LIMIT = 12
@@ -22,12 +20,11 @@ LIMIT = 12
 
 def test_a_crashed_agent_is_restarted_and_runs_the_remaining_samples(cluster_lab, tmp_path):
     lab = cluster_lab
-    listing = json.loads(lab.edgefarm("devices", "--cluster", lab.address, "--json").stdout)
-    device = next(h["infos"][0]["name"] for h in listing["hosts"] if h["host"] == "h2")
+    device = lab.phones_by_host()["h2"][0]
     out = tmp_path / "runs"
     proc = lab.running_run([device], LIMIT, out)
     try:
-        (agent,) = _agents(lab)
+        (agent,) = lab.agents()
         os.kill(agent, signal.SIGKILL)
         proc.wait(timeout=WAIT_S * 2)
     finally:

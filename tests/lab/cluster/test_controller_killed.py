@@ -7,7 +7,6 @@ from __future__ import annotations
 import json
 import signal
 import time
-from pathlib import Path
 
 import pytest
 
@@ -19,35 +18,23 @@ WAIT_S = 240.0
 LIMIT = 12
 
 
-def _agents(lab) -> list[int]:
-    found = []
-    for pid in lab.ns.pids():
-        try:
-            if b"FarmHostAgent" in Path(f"/proc/{pid}/cmdline").read_bytes():
-                found.append(pid)
-        except OSError:
-            continue
-    return found
-
-
 def test_a_killed_controller_leaves_no_agent_and_resume_runs_every_sample_once(cluster_lab, tmp_path):
     lab = cluster_lab
-    listing = json.loads(lab.edgefarm("devices", "--cluster", lab.address, "--json").stdout)
-    on = {h["host"]: [i["name"] for i in h["infos"]] for h in listing["hosts"]}
+    on = lab.phones_by_host()
     devices = [on["h1"][0], on["h2"][0]]
     out = tmp_path / "runs"
     proc = lab.running_run(devices, LIMIT, out)
     try:
-        assert _agents(lab), "no agent was running"
+        assert lab.agents(), "no agent was running"
         proc.send_signal(signal.SIGKILL)
         proc.wait()
     finally:
         if proc.poll() is None:
             proc.kill()
     deadline = time.monotonic() + WAIT_S
-    while _agents(lab) and time.monotonic() < deadline:
+    while lab.agents() and time.monotonic() < deadline:
         time.sleep(1)
-    assert _agents(lab) == []
+    assert lab.agents() == []
 
     run = next(out.iterdir())
     p = lab.edgefarm("run", "--resume", str(run))

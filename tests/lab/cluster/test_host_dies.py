@@ -19,8 +19,7 @@ def test_a_farm_host_that_dies_mid_run_loses_its_phone_with_the_reason_and_keeps
     cluster_lab, tmp_path
 ):
     lab = cluster_lab
-    listing = json.loads(lab.edgefarm("devices", "--cluster", lab.address, "--json").stdout)
-    on = {h["host"]: [i["name"] for i in h["infos"]] for h in listing["hosts"]}
+    on = lab.phones_by_host()
     doomed, survivor = on["h2"][0], on["h1"][0]
     out = tmp_path / "runs"
     proc = lab.running_run([doomed, survivor], 20, out, first_row_of=doomed)

@@ -14,8 +14,6 @@ from android_runner.contract import read_results
 from orchestrator.interrupt import INTERRUPTED_EXIT
 from orchestrator.rundir import device_folder
 
-from .test_controller_killed import _agents
-
 pytestmark = pytest.mark.cluster
 WAIT_S = 240.0
 LIMIT = 12
@@ -23,8 +21,7 @@ LIMIT = 12
 
 def test_ctrl_c_stops_every_hosts_session_keeps_the_rows_and_resume_finishes(cluster_lab, tmp_path):
     lab = cluster_lab
-    listing = json.loads(lab.edgefarm("devices", "--cluster", lab.address, "--json").stdout)
-    on = {h["host"]: [i["name"] for i in h["infos"]] for h in listing["hosts"]}
+    on = lab.phones_by_host()
     devices = [on["h1"][0], on["h2"][0]]
     out = tmp_path / "runs"
     proc = lab.running_run(devices, LIMIT, out)
@@ -41,9 +38,9 @@ def test_ctrl_c_stops_every_hosts_session_keeps_the_rows_and_resume_finishes(clu
     assert [o["error"] for o in outcomes] == ["", ""]  # stopped, not failed
     assert any(o["interrupted"] for o in outcomes)
     deadline = time.monotonic() + WAIT_S
-    while _agents(lab) and time.monotonic() < deadline:
+    while lab.agents() and time.monotonic() < deadline:
         time.sleep(1)
-    assert _agents(lab) == []
+    assert lab.agents() == []
 
     p = lab.edgefarm("run", "--resume", str(run))
     assert p.returncode == 0, p.stderr[-4000:]
