@@ -6,6 +6,8 @@ import json
 import os
 import subprocess
 import sys
+import threading
+from http.server import BaseHTTPRequestHandler, HTTPServer
 from pathlib import Path
 from typing import NamedTuple
 
@@ -107,3 +109,24 @@ def device_json(run_dir: Path, name: str, device: str = "this-host") -> dict:
 def run_json(run_dir: Path, name: str = "report.json") -> dict:
     """A JSON file at the top of the run folder (the combined report.json, run.json)."""
     return json.loads((run_dir / name).read_text())
+
+
+class StubEndpoint(BaseHTTPRequestHandler):
+    """Base of the tests' stub HTTP endpoints (LLM judges): `answer` sends a JSON body; no request log."""
+
+    def answer(self, status: int, body: bytes) -> None:
+        self.send_response(status)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
+
+    def log_message(self, *args):
+        pass
+
+
+def serve(handler: type[StubEndpoint]) -> HTTPServer:
+    """The handler on a free loopback port, served from a daemon thread (call `shutdown()` when done)."""
+    server = HTTPServer(("127.0.0.1", 0), handler)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    return server

@@ -3,12 +3,10 @@
 from __future__ import annotations
 
 import json
-import threading
-from http.server import BaseHTTPRequestHandler, HTTPServer
 from typing import ClassVar
 
 from ..evalscope_examples import write_examples
-from .conftest import results, run_json
+from .conftest import StubEndpoint, results, run_json, serve
 
 
 def test_general_vqa_and_vmcq_files_run_and_print_evalscope_tables(tmp_path, run_here):
@@ -28,7 +26,7 @@ def test_general_vqa_and_vmcq_files_run_and_print_evalscope_tables(tmp_path, run
         assert all(r["ttft_ms"] > 0 for r in rows)
 
 
-class _Judge(BaseHTTPRequestHandler):
+class _Judge(StubEndpoint):
     seen: ClassVar[list[dict]] = []
 
     def do_POST(self):
@@ -36,20 +34,12 @@ class _Judge(BaseHTTPRequestHandler):
         _Judge.seen.append(body)
         reply = {"choices": [{"message": {"role": "assistant", "content": "CORRECT"}}]}
         data = json.dumps(reply).encode()
-        self.send_response(200)
-        self.send_header("Content-Type", "application/json")
-        self.send_header("Content-Length", str(len(data)))
-        self.end_headers()
-        self.wfile.write(data)
-
-    def log_message(self, *args):
-        pass
+        self.answer(200, data)
 
 
 def test_llm_judge_adds_an_accuracy_column(tmp_path, run_here):
     vqa, _ = write_examples(tmp_path)
-    server = HTTPServer(("127.0.0.1", 0), _Judge)
-    threading.Thread(target=server.serve_forever, daemon=True).start()
+    server = serve(_Judge)
     try:
         url = f"http://127.0.0.1:{server.server_port}/v1"
         judge = ("--judge", url, "--judge-model", "grader")

@@ -2,15 +2,13 @@
 
 from __future__ import annotations
 
-import threading
-from http.server import BaseHTTPRequestHandler, HTTPServer
 from typing import ClassVar
 
 from ..evalscope_examples import write_examples
-from .conftest import device_json, run_json
+from .conftest import StubEndpoint, device_json, run_json, serve
 
 
-class _Broken(BaseHTTPRequestHandler):
+class _Broken(StubEndpoint):
     """An OpenAI-compatible judge that answers every request with HTTP 500."""
 
     seen: ClassVar[list[str]] = []
@@ -19,20 +17,12 @@ class _Broken(BaseHTTPRequestHandler):
         self.rfile.read(int(self.headers["Content-Length"]))
         _Broken.seen.append(self.path)
         data = b'{"error": {"message": "CUDA out of memory"}}'
-        self.send_response(500)
-        self.send_header("Content-Type", "application/json")
-        self.send_header("Content-Length", str(len(data)))
-        self.end_headers()
-        self.wfile.write(data)
-
-    def log_message(self, *args):
-        pass
+        self.answer(500, data)
 
 
 def test_a_judge_answering_500_marks_accuracy_failed_and_every_report_is_written(tmp_path, run_here):
     vqa, _ = write_examples(tmp_path)
-    server = HTTPServer(("127.0.0.1", 0), _Broken)
-    threading.Thread(target=server.serve_forever, daemon=True).start()
+    server = serve(_Broken)
     try:
         judge = ("--judge", f"http://127.0.0.1:{server.server_port}/v1", "--judge-model", "grader")
         p, run_dir = run_here("--dataset", str(vqa), "--max-output-tokens", "8", *judge)

@@ -8,18 +8,16 @@ from __future__ import annotations
 
 import base64
 import json
-import threading
-from http.server import BaseHTTPRequestHandler, HTTPServer
 from pathlib import Path
 from typing import ClassVar
 
 from ..evalscope_examples import VQA_TEXT, write_examples
-from .conftest import device_json
+from .conftest import StubEndpoint, device_json, serve
 
 PASSWORD, KEY = "Pw-s3cret-9f2", "KEY-0c7e51d"
 
 
-class _Judge(BaseHTTPRequestHandler):
+class _Judge(StubEndpoint):
     """An OpenAI-compatible judge that wants HTTP basic auth user:PASSWORD and ?api_key=KEY."""
 
     seen: ClassVar[list[tuple[str, str]]] = []
@@ -32,14 +30,7 @@ class _Judge(BaseHTTPRequestHandler):
         ok = ok and self.path == f"/v1/chat/completions?api_key={KEY}"
         reply = {"choices": [{"message": {"content": "CORRECT"}}]} if ok else {"error": "unauthorized"}
         data = json.dumps(reply).encode()
-        self.send_response(200 if ok else 401)
-        self.send_header("Content-Type", "application/json")
-        self.send_header("Content-Length", str(len(data)))
-        self.end_headers()
-        self.wfile.write(data)
-
-    def log_message(self, *args):
-        pass
+        self.answer(200 if ok else 401, data)
 
 
 def every_file_text(folder: Path) -> str:
@@ -48,8 +39,7 @@ def every_file_text(folder: Path) -> str:
 
 def test_a_judge_url_with_credentials_is_used_and_never_written(tmp_path: Path, run_here):
     vqa, _ = write_examples(tmp_path, vqa_rows=(VQA_TEXT,))
-    server = HTTPServer(("127.0.0.1", 0), _Judge)
-    threading.Thread(target=server.serve_forever, daemon=True).start()
+    server = serve(_Judge)
     url = f"http://user:{PASSWORD}@127.0.0.1:{server.server_port}/v1?api_key={KEY}"
     try:
         p, run_dir = run_here("--dataset", str(vqa), "--max-output-tokens", "4", "--judge", url,
