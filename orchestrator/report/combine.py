@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Any
 from android_runner.contract import SampleResult
 
 from ..run.types import DeviceOutcome
+from ..stats import quantile
 from ..telemetry.energy import energy_trusted
 from .intervals import device_intervals, row_settings, run_settings
 from .paired import against_baseline
@@ -35,13 +36,10 @@ MAX_OUTPUT_CHARS = 1000  # per cell in the combined report; the device folder ke
 
 
 def percentile(values: Sequence[float], q: float) -> float | None:
-    """Linear-interpolated percentile (numpy's default), q in [0, 100]; None for no values."""
-    xs = sorted(v for v in values if v is not None and not math.isnan(v))
-    if not xs:
-        return None
-    pos = (len(xs) - 1) * q / 100.0
-    lo, hi = math.floor(pos), math.ceil(pos)
-    return round(xs[lo] + (xs[hi] - xs[lo]) * (pos - lo), 3)
+    """stats.quantile of the values (None and NaN left out), q in [0, 100], rounded to 3 places; None
+    for no values."""
+    p = quantile([v for v in values if v is not None and not math.isnan(v)], q / 100.0)
+    return None if p is None else round(p, 3)
 
 
 def _max(values: Sequence[float | None]) -> float | None:
