@@ -23,7 +23,7 @@ import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
-BACKENDS = ("cpu", "gpu", "npu")
+BACKENDS = ("cpu", "gpu", "npu")  # what --backend and devices.yaml `backend:` take, everywhere
 
 # ------------------------------------------------------------------ log lines
 

@@ -36,7 +36,14 @@ from pathlib import Path
 from typing import Any
 
 from .answer_text import clean_answer
-from .backend import BACKEND_UNAVAILABLE_KINDS, BackendVerdict, classify_backend, engine_failure, split_lines
+from .backend import (
+    BACKEND_UNAVAILABLE_KINDS,
+    BACKENDS,
+    BackendVerdict,
+    classify_backend,
+    engine_failure,
+    split_lines,
+)
 from .contract import JobItem, SampleResult, TurnFigures, read_results
 from .conversation import render, reply_text, unsupported_reason
 from .memory import MemorySampler, sample_peaks_mb
@@ -471,7 +478,7 @@ def _parser() -> argparse.ArgumentParser:
     ap.add_argument("--model", help="the .litertlm model (required unless --stop)")
     ap.add_argument("--job", help="job bundle folder holding job.jsonl")
     ap.add_argument("--results", help="results.jsonl to append to (default: JOB/results.jsonl)")
-    ap.add_argument("--backend", default="cpu", choices=["cpu", "gpu", "npu"])
+    ap.add_argument("--backend", default="cpu", choices=BACKENDS)
     ap.add_argument("--threads", type=int)
     ap.add_argument("--cache-dir", help="runtime cache folder (default: JOB/cache)")
     ap.add_argument("--max-num-tokens", type=int)

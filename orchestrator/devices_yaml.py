@@ -10,12 +10,14 @@ from typing import Any
 
 import yaml
 
+from android_runner.backend import BACKENDS
+
 from .devices.types import Inventory, clip
 from .errors import ConfigError
 
 _COMMON = {
     "name": {"type": "string", "pattern": r"^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$"},
-    "backend": {"enum": ["cpu", "gpu", "npu"]},
+    "backend": {"enum": list(BACKENDS)},
     "threads": {"type": "integer", "minimum": 1},
     "workdir": {"type": "string", "minLength": 1},
     "fallback_for": {"type": "array", "items": {"type": "string"}},

@@ -9,6 +9,7 @@ from pathlib import Path
 
 import click
 
+from android_runner.backend import BACKENDS
 from android_runner.status import DEFAULT_MAX_OUTPUT_TOKENS, DEFAULT_SAMPLE_TIMEOUT_S
 
 from ..bundled import BUNDLED_DATASET, BUNDLED_MODEL
@@ -92,7 +93,7 @@ def inventory_option(f):
 )
 @click.option(
     "--backend",
-    type=click.Choice(["cpu", "gpu", "npu"]),
+    type=click.Choice(BACKENDS),
     default=None,
     help="override every device's backend (default: each device's, else cpu)",
 )

@@ -54,14 +54,6 @@ class RunOptions:
         return self.cooldown_max_s + 5.0 if self.cooldown_c is not None else 0.0
 
 
-def device_settings(
-    backend_override: str | None, threads_override: int | None
-) -> Callable[[Device], RunOptions]:
-    """Each device's backend and threads (the command line's over devices.yaml) before a run exists:
-    what groups identical devices (--shard)."""
-    return lambda device: RunOptions(run_id="").for_device(device, backend_override, threads_override)
-
-
 @dataclass(frozen=True)
 class Staged:
     """Where things landed on the device."""
