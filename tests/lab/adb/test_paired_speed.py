@@ -52,9 +52,11 @@ def test_a_known_speed_factor_is_significant_and_identical_phones_are_not(adb_la
     paired = {x["b"]: {f["field"]: f for f in x["figures"]} for x in report["paired"]}
     slow_time, twin_time = paired["slow"]["wall_ms"], paired["fast-b"]["wall_ms"]
     assert slow_time["pairs"] == 12 and twin_time["pairs"] == 12
-    assert slow_time["significant"] and 1.8 < slow_time["lo"] < slow_time["ratio"] < slow_time["hi"] < 2.2, (
-        slow_time
-    )
+    # the interval holds its estimate; report.json rounds all three to 4 places, so on 12 near-identical
+    # ratios (sleeps of 1000 and 500 ms) an end can equal the estimate
+    assert (
+        slow_time["significant"] and 1.8 < slow_time["lo"] <= slow_time["ratio"] <= slow_time["hi"] < 2.2
+    ), slow_time
     assert not twin_time["significant"] and 0.95 < twin_time["ratio"] < 1.05, twin_time
     md = (run_dir / "report.md").read_text()
     slow_line = next(x for x in md.splitlines() if x.startswith("- slow vs fast-a"))
