@@ -1,23 +1,31 @@
 #!/usr/bin/env python3
 """A farm bigger than one controller: N lab phones across 4 farm hosts, on Ray vs one controller.
 
-    python scripts/bench_cluster.py [--phones 8,16,32] [--sample-ms 200] [--limit 20] [--json]
+    python scripts/bench_cluster.py [--phones 8,16,32] [--sample-ms 500] [--limit 40] [--repeat 3] [--json]
 
 Needs root (a private network namespace, as the lab cluster: tests/lab/cluster) and the cluster
 extra. In the namespace: 4 farm hosts, each a real Ray node (`farmhost:hN`) with its own real adb
-server, cache folder and N/4 emulated phones (tests/lab/adb), and a Ray head. Every phone runs the
-bundled dataset's first --limit samples with the fixed-time stand-in runner (scripts/fixed_time_runner.c:
---sample-ms per sample, the phone's compute, which costs the hosts nothing). Per N, the same run:
+server, cache folder and emulated phones (tests/lab/adb, spread over the hosts), and a Ray head.
+Every phone runs the bundled dataset's first --limit samples with the fixed-time stand-in runner
+(scripts/fixed_time_runner.c: --sample-ms per sample, the phone's compute, which costs the hosts
+nothing). The defaults look like a phone run: a real phone takes seconds per sample (docs/cluster.md),
+so 40 samples x 500 ms is 20 s of phone compute, against which the run's fixed start and end show at
+their true weight. For 1 phone and then each N, the same run through two paths:
 
-- cluster: `edgefarm run --cluster` (sessions on the farm hosts' agents), first run and a rerun;
-- one controller: `edgefarm run` driving all phones through the 4 adb servers (`adb_servers`).
+- cluster: `edgefarm run --cluster` (sessions on the farm hosts' agents);
+- one controller: `edgefarm run` driving the same phones through the 4 adb servers (`adb_servers`).
 
-Figures per row: wall (rerun: the model already on the phones), efficiency = one phone's compute time
-(limit x sample-ms) / wall (1.0 = nothing is added as phones are added), the controller's CPU seconds
-and peak RSS (wait4 rusage of the `edgefarm` process tree) per device, and for the cluster the bytes
-each farm host received on the first run and on the rerun (run.json `cluster`). On this 2-core lab
-every farm host, phone and adb server shares the controller's cores: the walls are the lab's, the
-bytes and the controller's per-device costs carry over to a real farm.
+Each N's phones run once (the model reaches the phones and the hosts' caches), then --repeat more
+times, the two paths alternating so both see the same load; every figure is the median of those
+repeats. Per row: wall; efficiency = wall at 1 phone / wall at N through the SAME path (as
+scripts/bench_farm.py: 1.0 = adding phones adds nothing; the fixed start and end are in both walls);
+compute/wall = one phone's compute (limit x sample-ms) / wall, which charges every fixed cost
+(interpreter, joining the cluster, the agents' start) to the run; the controller's CPU seconds and
+peak RSS (wait4 rusage of the `edgefarm` process tree) per device; for the cluster the bytes each farm
+host received on the first run and on the repeats (run.json `cluster.hosts`), and where the
+cluster's wall went (run.json `cluster.phases`, the controller's clock). On a 2-core lab every farm
+host, phone and adb server shares the controller's cores: the walls are the lab's, the bytes and
+the controller's per-device costs carry over to a real farm.
 """
 
 from __future__ import annotations
@@ -25,6 +33,7 @@ from __future__ import annotations
 import argparse
 import json
 import shutil
+import statistics
 import sys
 import tempfile
 from pathlib import Path
@@ -101,58 +110,94 @@ class ClusterBench:
         shutil.rmtree(self.ray_tmp, ignore_errors=True)
 
 
-def host_bytes(run_dir: Path) -> dict[str, int]:
-    hosts = json.loads((run_dir / "run.json").read_text())["cluster"]["hosts"]
-    return {h: v["bytes_received"] for h, v in hosts.items()}
+def cluster_figures(run_dir: Path) -> tuple[dict[str, int], dict[str, float]]:
+    """Bytes each farm host received, and where the wall went (run.json `cluster`)."""
+    cluster = json.loads((run_dir / "run.json").read_text())["cluster"]
+    return {h: v["bytes_received"] for h, v in cluster["hosts"].items()}, cluster.get("phases", {})
 
 
-def row(kind: str, n: int, fig: dict, compute_s: float, **extra) -> dict:
-    return {"setup": kind, "phones": n, "wall_s": round(fig["wall_s"], 2),
-            "efficiency": round(compute_s / fig["wall_s"], 3),
-            "controller_cpu_s_per_device": round(fig["cpu_s"] / n, 3),
-            "controller_peak_rss_mb_per_device": round(fig["peak_rss_mb"] / n, 2), **extra}  # fmt: skip
+def median_of(figures: list[dict]) -> dict:
+    return {
+        k: statistics.median(f[k] for f in figures)
+        for k in figures[0]
+        if isinstance(figures[0][k], float | int)
+    }
+
+
+def measure(bench: ClusterBench, n: int, limit: int, repeat: int) -> list[dict]:
+    """n new phones: a first run per path, then `repeat` runs alternating the paths; medians."""
+    labels = bench.phones(n)
+    cluster = ("--cluster", bench.address)
+    one = ("--inventory", str(bench.inventory))
+    _, first = bench.run(bench.work / f"cluster-{n}", *cluster, limit=limit)
+    bench.run(bench.work / f"one-{n}", *one, limit=limit)
+    runs: dict[str, list[dict]] = {"cluster": [], "one controller": []}
+    moved, phases = [], []
+    for _ in range(repeat):
+        fig, again = bench.run(bench.work / f"cluster-{n}", *cluster, limit=limit)
+        runs["cluster"].append(fig)
+        got, where = cluster_figures(again)
+        moved.append(max(got.values()))
+        phases.append(where)
+        runs["one controller"].append(bench.run(bench.work / f"one-{n}", *one, limit=limit)[0])
+    bench.unplug(labels)
+    rows = []
+    for setup, figures in runs.items():
+        walls = [f["wall_s"] for f in figures]
+        mid = median_of(figures)
+        rows.append({"setup": setup, "phones": n, "wall_s": round(mid["wall_s"], 2),
+                     "wall_spread_s": round(max(walls) - min(walls), 2),
+                     "controller_cpu_s_per_device": round(mid["cpu_s"] / n, 3),
+                     "controller_peak_rss_mb_per_device": round(mid["peak_rss_mb"] / n, 2),
+                     "load1": round(mid["load1"], 2), "idle_fraction": round(mid["idle_fraction"], 3)})  # fmt: skip
+    rows[0].update(bytes_per_host_first=cluster_figures(first)[0], bytes_per_host_rerun_max=max(moved),
+                   phases_s={k: round(v, 2) for k, v in median_of(phases).items()})  # fmt: skip
+    return rows
 
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--phones", default="8,16,32")
-    ap.add_argument("--sample-ms", type=int, default=200)
-    ap.add_argument("--limit", type=int, default=20)
+    ap.add_argument(
+        "--phones", default="8,16,32", help="phone counts after the 1-phone base, comma-separated"
+    )
+    ap.add_argument("--sample-ms", type=int, default=500, help="the stand-in runner's time per sample")
+    ap.add_argument("--limit", type=int, default=40, help="samples per phone")
+    ap.add_argument("--repeat", type=int, default=3, help="timed runs per N and path (medians reported)")
     ap.add_argument("--json", action="store_true")
     args = ap.parse_args()
     work = Path(tempfile.mkdtemp(prefix="bench-cluster-"))
     bench = ClusterBench(work, args.sample_ms)
     compute_s = args.limit * args.sample_ms / 1000
-    rows = []
+    sizes = [1] + [n for n in (int(x) for x in args.phones.split(",")) if n != 1]
+    rows: list[dict] = []
     try:
-        for n in [int(x) for x in args.phones.split(",")]:
-            labels = bench.phones(n)
-            _, first = bench.run(work / f"cluster-{n}", "--cluster", bench.address, limit=args.limit)
-            fig, again = bench.run(work / f"cluster-{n}", "--cluster", bench.address, limit=args.limit)
-            rows.append(row("cluster", n, fig, compute_s, bytes_per_host_first=host_bytes(first),
-                            bytes_per_host_rerun=host_bytes(again)))  # fmt: skip
-            bench.run(work / f"one-{n}", "--inventory", str(bench.inventory), limit=args.limit)
-            fig, _ = bench.run(work / f"one-{n}", "--inventory", str(bench.inventory), limit=args.limit)
-            rows.append(row("one controller", n, fig, compute_s))
-            bench.unplug(labels)
+        for n in sizes:
+            rows += measure(bench, n, args.limit, args.repeat)
+            print(f"N={n}: {rows[-2:]}", file=sys.stderr, flush=True)
     finally:
         bench.close()
         shutil.rmtree(work, ignore_errors=True)
+    base = {r["setup"]: r["wall_s"] for r in rows if r["phones"] == 1}
+    for r in rows:
+        r["efficiency"] = round(base[r["setup"]] / r["wall_s"], 3)
+        r["compute_over_wall"] = round(compute_s / r["wall_s"], 3)
     if args.json:
         print(json.dumps(rows, indent=2))
         return
-    print(
-        f"{args.limit} samples x {args.sample_ms} ms per phone; 4 farm hosts; rerun figures (model on the phones)"
-    )
-    print(
-        f"{'setup':<15} {'phones':>6} {'wall s':>7} {'eff':>6} {'ctl CPU s/dev':>13} {'ctl RSS MB/dev':>14}  bytes/host"
-    )
+    print(f"{args.limit} samples x {args.sample_ms} ms per phone ({compute_s:g} s of phone compute); 4 farm hosts; "
+          f"medians of {args.repeat} runs after a first one (the model on the hosts and phones)")  # fmt: skip
+    print(f"{'setup':<15} {'phones':>6} {'wall s':>7} {'spread':>6} {'eff':>6} {'cmp/wall':>8} {'ctl CPU s/dev':>13} "
+          f"{'ctl RSS MB/dev':>14}  bytes/host")  # fmt: skip
     for r in rows:
         moved = ""
         if "bytes_per_host_first" in r:
-            moved = f"first {sorted(set(r['bytes_per_host_first'].values()))} rerun {sorted(set(r['bytes_per_host_rerun'].values()))}"
-        print(f"{r['setup']:<15} {r['phones']:>6} {r['wall_s']:>7} {r['efficiency']:>6} "
-              f"{r['controller_cpu_s_per_device']:>13} {r['controller_peak_rss_mb_per_device']:>14}  {moved}")  # fmt: skip
+            moved = f"first {sorted(set(r['bytes_per_host_first'].values()))} rerun {r['bytes_per_host_rerun_max']}"
+        print(f"{r['setup']:<15} {r['phones']:>6} {r['wall_s']:>7} {r['wall_spread_s']:>6} {r['efficiency']:>6} "
+              f"{r['compute_over_wall']:>8} {r['controller_cpu_s_per_device']:>13} "
+              f"{r['controller_peak_rss_mb_per_device']:>14}  {moved}")  # fmt: skip
+    print("cluster phases (s, median): " + "; ".join(
+        f"{r['phones']} phones: " + " ".join(f"{k[:-2]} {v}" for k, v in r["phases_s"].items())
+        for r in rows if "phases_s" in r))  # fmt: skip
 
 
 if __name__ == "__main__":

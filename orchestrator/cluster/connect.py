@@ -6,6 +6,8 @@ from __future__ import annotations
 
 import logging
 import socket
+import time
+from dataclasses import dataclass
 
 import ray
 
@@ -120,13 +122,33 @@ def start_agents(hosts: list[str], *, max_restarts: int = 2) -> dict[str, object
     return agents
 
 
-def cluster_devices(address: str) -> list[HostDevices]:
-    """`edgefarm devices --cluster`: every farm host and the devices its agent finds; a host whose
-    node is down is listed with that reason and no devices."""
+@dataclass(frozen=True)
+class Listing:
+    """What the controller found: every farm host and its devices, the live hosts' agents, and the
+    seconds each step took on the controller's clock (run.json `cluster.phases`)."""
+
+    hosts: list[HostDevices]
+    agents: dict[str, object]
+    phases: dict[str, float]
+
+
+def listing(address: str) -> Listing:
+    """Every farm host and the devices its agent finds (a host whose node is down is listed with
+    that reason and no devices). A run keeps the agents of its hosts rather than starting new ones:
+    an agent's start is a new worker process on its host importing edgefarm and Ray."""
+    t0 = time.monotonic()
     connect(address)
     hosts = farm_hosts()
+    t1 = time.monotonic()
     alive = [h.name for h in hosts if h.alive]
     agents = start_agents(alive) if alive else {}
+    t2 = time.monotonic()
     found = dict(zip(alive, ray.get([agents[h].devices.remote() for h in alive])))
     down = ("farm host down: its Ray node left the cluster (`ray status` on the head)",)
-    return [found.get(h.name) or HostDevices(h.name, (), (), down) for h in hosts]
+    phases = {"join_s": t1 - t0, "agents_s": t2 - t1, "listing_s": time.monotonic() - t2}
+    return Listing([found.get(h.name) or HostDevices(h.name, (), (), down) for h in hosts], agents, phases)
+
+
+def cluster_devices(address: str) -> list[HostDevices]:
+    """`edgefarm devices --cluster`: every farm host and the devices its agent finds."""
+    return listing(address).hosts

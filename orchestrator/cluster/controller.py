@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from ..errors import ConfigError
 from ..inventory import Selection
 from ..run.types import DeviceOutcome
-from .connect import cluster_devices, start_agents
+from .connect import listing
 from .farm import run_on_cluster
 from .types import HostDevices, Received, RemoteDevice
 
@@ -23,10 +23,12 @@ class ClusterFarm:
     hosts: list[HostDevices] = field(default_factory=list)
     agents: dict[str, object] = field(default_factory=dict)
     taken: dict[str, list[Received]] = field(default_factory=dict)
+    phases: dict[str, float] = field(default_factory=dict)  # where the wall went (run.json)
 
     def select(self, spec: str) -> Selection:
         """`all` | NAME,... over every farm host's usable devices."""
-        self.hosts = cluster_devices(self.address)
+        found_at = listing(self.address)
+        self.hosts, self.phases = found_at.hosts, dict(found_at.phases)
         found = {i.name: (h.host, i) for h in self.hosts for i in h.infos}
         unusable = tuple(u for h in self.hosts for u in h.unusable)
         notes = tuple(f"{h.host}: {n}" for h in self.hosts for n in h.notes)
@@ -39,12 +41,14 @@ class ClusterFarm:
                 fix=f"use names from `edgefarm devices --cluster {self.address}`: {', '.join(sorted(found))}",
             )
         devices = tuple(RemoteDevice(n, found[n][1].kind, found[n][0]) for n in names)
-        self.agents = start_agents(sorted({d.host for d in devices}))
+        # the listing's agents of the selected devices' hosts run them; the others end with their handles
+        self.agents = {h: found_at.agents[h] for h in sorted({d.host for d in devices})}
         return Selection(devices, unusable, notes, tuple(found[n][1] for n in names))
 
     def run_farm(self, devices: Sequence[RemoteDevice], *args, **kwargs) -> list[DeviceOutcome]:
         """`farm.run_farm`'s arguments after `devices` (cluster/farm.run_on_cluster)."""
-        outcomes, self.taken = run_on_cluster(self.agents, devices, *args, **kwargs)
+        outcomes, self.taken, phases = run_on_cluster(self.agents, devices, *args, **kwargs)
+        self.phases.update(phases)
         return outcomes
 
     def record(self) -> dict:
@@ -59,4 +63,5 @@ class ClusterFarm:
                 }
                 for h, got in sorted(self.taken.items())
             },
+            "phases": {k: round(v, 3) for k, v in self.phases.items()},
         }

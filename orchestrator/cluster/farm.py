@@ -86,14 +86,21 @@ def run_on_cluster(
     stop: threading.Event | None = None,
     assignment: Mapping[str, Sequence[Sample]] | None = None,
     lanes: object = None,  # farm.run_farm's: only this host's devices share lanes; farm hosts have none
-) -> tuple[list[DeviceOutcome], dict[str, list[Received]]]:
-    """Every device runs on its host's agent, all at once."""
+) -> tuple[list[DeviceOutcome], dict[str, list[Received]], dict[str, float]]:
+    """Every device runs on its host's agent, all at once. Also returns where the wall went, in
+    seconds on the controller's clock: the hand-over, each device's wait for its first row and its
+    tail (last row to the session's end), the longest of each, and the sessions as a whole."""
     stop = stop or threading.Event()
+    t0 = time.monotonic()
     host_of = {d.name: d.host for d in devices}
     names = list(host_of)
     share = {d: tuple((assignment or {}).get(d, samples)) for d in names}
     hosts = {host_of[d] for d in names}
     blobs, taken = stage_files(model, samples, {h: agents[h] for h in hosts})
+    t_staged = time.monotonic()
+    first_row: dict[str, float] = {}
+    last_row: dict[str, float] = {}
+    ended: dict[str, float] = {}  # the device's stream ended (its session's files arrived)
     runs = {d: measured_count(len(share[d]), opts[d].repeat, opts[d].warmup) for d in names}
     states = {d: DeviceProgress(total=runs[d]) for d in names}
     outcomes: dict[str, DeviceOutcome] = {}
@@ -120,6 +127,8 @@ def run_on_cluster(
                         for ref in agents[host].run.options(num_returns="streaming").remote(job, blobs):
                             event = ray.get(ref)
                             if event[0] == "result":
+                                last_row[name] = time.monotonic()
+                                first_row.setdefault(name, last_row[name])
                                 out.write(event[1].to_json() + "\n")
                                 out.flush()
                                 if event[1].id not in counted:
@@ -131,6 +140,7 @@ def run_on_cluster(
                                 outcome = event[1].after(earlier)
                             elif event[0] == "file" and ".." not in Path(event[1]).parts:
                                 write_bytes_atomic(dev_dir / event[1], event[2])
+                    ended[name] = time.monotonic()
                     break
                 except ray.exceptions.RayActorError as e:  # the agent died: Ray restarts it on a live host
                     if restarts >= AGENT_RESTARTS or stop.is_set() or not _answers(agents[host]):
@@ -175,4 +185,7 @@ def run_on_cluster(
             time.sleep(0.1)
         for name, st in states.items():
             bars.update(name, st.done, st.ok, st.failed, st.shown)
-    return [outcomes[n] for n in names], taken
+    phases = {"hand_over_s": t_staged - t0, "sessions_s": time.monotonic() - t_staged,
+              "first_row_s": max((t - t_staged for t in first_row.values()), default=0.0),
+              "tail_s": max((ended[d] - last_row[d] for d in ended if d in last_row), default=0.0)}  # fmt: skip
+    return [outcomes[n] for n in names], taken, phases
