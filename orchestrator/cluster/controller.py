@@ -14,7 +14,7 @@ from ..inventory import Selection
 from ..run.types import DeviceOutcome
 from .connect import listing
 from .farm import run_on_cluster
-from .types import HostDevices, Received, RemoteDevice
+from .types import HostDevices, Received, RemoteDevice, refuse_clashes
 
 
 @dataclass
@@ -33,6 +33,7 @@ class ClusterFarm:
         unusable = tuple(u for h in self.hosts for u in h.unusable)
         notes = tuple(f"{h.host}: {n}" for h in self.hosts for n in h.notes)
         names = sorted(found) if spec == "all" else [n.strip() for n in spec.split(",") if n.strip()]
+        refuse_clashes(self.hosts, names, where=f"--devices {spec} --cluster {self.address}")
         missing = [n for n in names if n not in found]
         if missing or not names:
             raise ConfigError(

@@ -16,6 +16,8 @@ from pathlib import Path
 import ray
 from rich.console import Console
 
+from android_runner.contract import SampleResult
+
 from ..datasets.types import Dataset, Sample
 from ..errors import DeviceLost, EdgefarmError
 from ..fsutil import make_dir, output_errors, write_bytes_atomic
@@ -26,7 +28,7 @@ from ..progress import FarmProgress
 from ..run.types import DeviceOutcome, Phase, Score
 from ..rundir import device_folder, read_outcome, write_outcome
 from ..runners.base import RunOptions
-from ..session import STREAM_FILE
+from ..session import STREAM_FILE, write_results
 from ..session import Progress as DeviceProgress
 from .blob import describe
 from .remote_session import DeviceWork
@@ -109,7 +111,7 @@ def run_on_cluster(
         host, dev_dir = host_of[name], device_folder(run_dir, name)
         outcome = DeviceOutcome(name=name, kind=next(d.kind for d in devices if d.name == name))
         t0 = time.monotonic()
-        counted: set[str] = set()  # a restarted session replays the phone's finished rows: count each once
+        rows: dict[str, SampleResult] = {}  # a restarted session replays the phone's rows: each kept once
         notes: list[str] = []
         try:
             make_dir(dev_dir)
@@ -126,14 +128,13 @@ def run_on_cluster(
                     with output_errors(stream), open(stream, "a", encoding="utf-8") as out:
                         for ref in agents[host].run.options(num_returns="streaming").remote(job, blobs):
                             event = ray.get(ref)
-                            if event[0] == "result":
+                            if event[0] == "result" and event[1].id not in rows:
+                                rows[event[1].id] = event[1]
                                 last_row[name] = time.monotonic()
                                 first_row.setdefault(name, last_row[name])
                                 out.write(event[1].to_json() + "\n")
                                 out.flush()
-                                if event[1].id not in counted:
-                                    counted.add(event[1].id)
-                                    states[name].record(event[1])
+                                states[name].record(event[1])
                             elif event[0] == "phase":
                                 states[name].phase, states[name].detail = event[1], event[2]
                             elif event[0] == "outcome":
@@ -164,6 +165,10 @@ def run_on_cluster(
             states[name].at(Phase.FAILED)
             outcome.wall_s = outcome.wall_s or time.monotonic() - t0
         try:
+            if outcome.error and not outcome.results and rows:  # no session outcome came: keep what did
+                outcome.results = [rows[s.id] for s in share[name] if s.id in rows]
+                write_results(outcome, dataset, share[name], dev_dir, score)  # scored, as on one controller
+                (dev_dir / STREAM_FILE).unlink(missing_ok=True)
             write_outcome(dev_dir, outcome)
         except EdgefarmError as e:
             outcome.error = outcome.error or str(e)

@@ -19,11 +19,12 @@ from android_runner.contract import SampleResult
 
 from ..datasets.types import Dataset, Part, Sample
 from ..devices.base import Device
+from ..devices.lock import DeviceBusy, held
 from ..fsutil import make_dir
 from ..jobs import JobOptions
 from ..measure import measured_count
 from ..models import ModelSummary
-from ..run.types import Score
+from ..run.types import DeviceOutcome, Score
 from ..runners.base import RunOptions
 from ..session import Progress, run_device
 
@@ -71,6 +72,22 @@ def localize(work: DeviceWork, local: Mapping[str, Path]) -> DeviceWork:
     return replace(work, samples=samples, model=replace(work.model, path=local[str(work.model.path)]))
 
 
+def locked_session(
+    device: Device, work: DeviceWork, dev_dir: Path, progress: Progress, stop: threading.Event
+) -> DeviceOutcome:
+    """`session.run_device` under the device's one-run lock, as `farm.run_farm` runs it on one
+    controller: a device another live run holds is refused at once (DeviceBusy, the outcome's error,
+    naming the holder's run, pid and host), so a cluster run and a plain run never share a phone."""
+    try:
+        with held(device, work.opts.run_id) as note:
+            outcome = run_device(device, work.dataset, work.samples, work.model, work.opts, work.job_opts,
+                                 dev_dir, progress, clock=time.monotonic, score=work.score, stop=stop)  # fmt: skip
+    except DeviceBusy as e:
+        return DeviceOutcome(name=device.name, kind=device.kind, error=str(e), error_code=e.exit_code)
+    outcome.notes += [note] if note else []
+    return outcome
+
+
 def run_here(device: Device, work: DeviceWork, dev_dir: Path, stop: threading.Event) -> Iterator[tuple]:
     """Run the session in a thread; yield its events, then every file it wrote (the job's media aside)."""
     if dev_dir.exists():
@@ -82,8 +99,7 @@ def run_here(device: Device, work: DeviceWork, dev_dir: Path, stop: threading.Ev
 
     def session() -> None:
         try:
-            box["outcome"] = run_device(device, work.dataset, work.samples, work.model, work.opts, work.job_opts,
-                                        dev_dir, progress, clock=time.monotonic, score=work.score, stop=stop)  # fmt: skip
+            box["outcome"] = locked_session(device, work, dev_dir, progress, stop)
         finally:
             events.put(("end",))
 

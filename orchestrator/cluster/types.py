@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
 from ..devices.types import DeviceInfo
-from ..errors import EdgefarmError
+from ..errors import ConfigError, EdgefarmError
 
+RUNNER_OF_KIND = {"adb": "android", "ssh": "python", "local": "python"}  # devices/*.py `runner` by kind
 FARMHOST_PREFIX = "farmhost:"  # a farm host is a Ray node started with resources {"farmhost:NAME": 1}
 CHUNK_BYTES = 8 * 1024 * 1024  # one object-store object per chunk
 WINDOW_CHUNKS = 4  # chunks in flight per transfer: bounds the controller's and the object store's memory
@@ -78,6 +80,48 @@ class RemoteDevice:
     backend: str | None = None  # --backend/--threads apply; a farm host's devices.yaml pins are not read yet
     threads: int | None = None
 
+    @property
+    def runner(self) -> str:
+        """The RUNNERS entry its host's Device of this kind names (what --shard compares)."""
+        return RUNNER_OF_KIND.get(self.kind, self.kind)
+
+
+def name_clashes(hosts: Sequence[HostDevices]) -> dict[str, list[tuple[str, str]]]:
+    """Device names that more than one farm host uses: name -> [(host, serial), ...] (pure). Each host
+    names its phones on its own (the model's slug, or devices.yaml's `name:`), so two hosts with a
+    Pixel 8 each both call it `pixel-8`."""
+    seen: dict[str, list[tuple[str, str]]] = {}
+    for h in hosts:
+        for i in h.infos:
+            seen.setdefault(i.name, []).append((h.host, i.serial))
+    return {n: v for n, v in seen.items() if len({host for host, _ in v}) > 1}
+
+
+def clash_text(name: str, where: Sequence[tuple[str, str]]) -> str:
+    return f"{name} is the name of a device on farm hosts " + " and ".join(
+        f"{host} (serial {serial})" for host, serial in where
+    )
+
+
+def refuse_clashes(hosts: Sequence[HostDevices], names: Iterable[str], where: str) -> None:
+    """A run may not use a name that two farm hosts give: it is the device's folder in the run (and
+    what `--resume` finds again), so it must name one device. Renaming on the controller (adding the
+    host or the serial's tail, as one controller does for two phones of one model) would give a
+    name that changes when the other host's phone is unplugged before a `--resume`; a name set in
+    the host's devices.yaml does not."""
+    clashes = name_clashes(hosts)
+    chosen = [n for n in names if n in clashes]
+    if chosen:
+        host, serial = clashes[chosen[0]][-1]
+        raise ConfigError(
+            "; ".join(clash_text(n, clashes[n]) for n in chosen)
+            + ": a device's name is its folder in the run, so it must name one device",
+            where=where,
+            fix=f"give each such device its own name in its farm host's devices.yaml ($EDGEFARM_INVENTORY "
+            f"there), e.g. on {host}: `devices: [{{name: {chosen[0]}-{host}, kind: adb, serial: '{serial}'}}]`; "
+            "or leave those names out of --devices",
+        )
+
 
 def flat_listing(hosts: list[HostDevices]):
     """Every host's devices as one list (usable, then unusable), each with its host, and the notes."""
@@ -86,4 +130,6 @@ def flat_listing(hosts: list[HostDevices]):
     host_of = [h.host for h in hosts for _ in h.infos] + [h.host for h in hosts for _ in h.unusable]
     notes = [f"{h.host}: {n}" for h in hosts for n in h.notes]
     notes += [f"{h.host}: no device" for h in hosts if not (h.infos or h.unusable or h.notes)]
+    notes += [f"{clash_text(n, w)}: a cluster run refuses it until each has its own name in its host's "
+              "devices.yaml" for n, w in name_clashes(hosts).items()]  # fmt: skip
     return infos, unusable, notes, dict(enumerate(host_of))

@@ -46,6 +46,7 @@ class FarmHostLab:
     phones: list[str]
     start: list[str]  # its `ray start` arguments
     env: dict[str, str]
+    inventory: Path  # the host's own devices.yaml ($EDGEFARM_INVENTORY there; its agent reads it per listing)
     node: subprocess.Popen | None = None
 
 
@@ -84,14 +85,27 @@ class ClusterLab:
         return found
 
     def running_run(
-        self, devices: list[str], limit: int, out: Path, first_row_of: str = ""
+        self,
+        devices: list[str],
+        limit: int,
+        out: Path,
+        first_row_of: str = "",
+        *,
+        extra: tuple[str, ...] = (),
+        plain_on: str = "",
     ) -> subprocess.Popen:
         """`edgefarm run --cluster` in the background (stderr to out/../stderr.txt, a file: nobody reads
-        a pipe meanwhile), returned once a row of `first_row_of` (any device when empty) streamed back."""
-        argv = [str(BIN / "edgefarm"), "run", "--cluster", self.address, "--devices", ",".join(devices),
-                "--limit", str(limit), "--modality", "text", "--max-output-tokens", "8", "--out", str(out)]  # fmt: skip
+        a pipe meanwhile), returned once a row of `first_row_of` (any device when empty) streamed back.
+        `extra`: more `run` flags; `plain_on=HOST`: a plain run (no cluster) from a controller whose
+        local adb server is that farm host's."""
+        how = ["--cluster", self.address] if not plain_on else []
+        argv = [str(BIN / "edgefarm"), "run", *how, "--devices", ",".join(devices), "--limit", str(limit),
+                "--modality", "text", "--max-output-tokens", "8", "--out", str(out), *extra]  # fmt: skip
+        env = self.controller_env(
+            **({"ANDROID_ADB_SERVER_PORT": str(self.hosts[plain_on].adb.port)} if plain_on else {})
+        )
         with open(out.parent / "stderr.txt", "w") as err:
-            proc = self.ns.popen(argv, env=self.controller_env(), stdout=subprocess.DEVNULL, stderr=err)
+            proc = self.ns.popen(argv, env=env, stdout=subprocess.DEVNULL, stderr=err)
         deadline = time.monotonic() + READY_S
         while time.monotonic() < deadline and proc.poll() is None:
             streams = out.glob(f"*/devices/{device_folder(Path(), first_row_of).name if first_row_of else '*'}/"
@@ -205,14 +219,17 @@ def cluster_lab(tmp_path_factory):
                                      "--include-dashboard=false", f"--temp-dir={ray_tmp}"], base)  # fmt: skip
         hosts = {}
         for host, phones in HOST_PHONES.items():
-            cache = tmp / host / "cache"
-            env = dict(base, EDGEFARM_CACHE_DIR=str(cache), ANDROID_ADB_SERVER_PORT=str(servers[host].port))
+            cache, inventory = tmp / host / "cache", tmp / host / "devices.yaml"
+            inventory.write_text("devices: []\n")
+            env = dict(base, EDGEFARM_CACHE_DIR=str(cache), ANDROID_ADB_SERVER_PORT=str(servers[host].port),
+                       EDGEFARM_INVENTORY=str(inventory))  # fmt: skip
             start = [
                 f"--address={address}",
                 "--num-cpus=1",
                 f"--resources={json.dumps({f'farmhost:{host}': 1})}",
             ]
-            hosts[host] = FarmHostLab(host, cache, servers[host], [label for label, _ in phones], start, env)
+            hosts[host] = FarmHostLab(host, cache, servers[host], [label for label, _ in phones], start, env,
+                                      inventory)  # fmt: skip
             hosts[host].node = ray_start(ns, tmp, host, start, env)
         cl = ClusterLab(ns=ns, tmp=tmp, address=address, hosts=hosts, phones=lab)
         wait_ready(ns, address, list(hosts), cl.controller_env())

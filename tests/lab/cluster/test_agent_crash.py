@@ -1,12 +1,20 @@
 """An agent that crashes mid-run (its worker process SIGKILLed; the farm host lives) is restarted by
 Ray and given the remaining samples: the phone resumes from the rows it finished, the run exits 0
-with every sample exactly once, and the device's outcome says the agent was restarted."""
+with every sample exactly once, and the device's outcome says the agent was restarted.
+
+The restarted session replays the rows the phone had finished before it runs the rest: the
+controller keeps each sample's first row, so its stream file never holds a sample twice; an agent
+that dies again (its restart used) loses the phone, and the rows that came back are its results,
+each once and scored, as a lost phone's are on one controller (docs/cluster.md)."""
 
 from __future__ import annotations
 
 import json
 import os
+import re
 import signal
+import time
+from pathlib import Path
 
 import pytest
 
@@ -16,6 +24,10 @@ from orchestrator.rundir import device_folder
 pytestmark = pytest.mark.cluster
 WAIT_S = 240.0
 LIMIT = 12
+
+
+def _ids(path: Path) -> list[str]:
+    return [r.id for r in read_results(path)]
 
 
 def test_a_crashed_agent_is_restarted_and_runs_the_remaining_samples(cluster_lab, tmp_path):
@@ -32,7 +44,49 @@ def test_a_crashed_agent_is_restarted_and_runs_the_remaining_samples(cluster_lab
             proc.kill()
     assert proc.returncode == 0, (tmp_path / "stderr.txt").read_text()[-4000:]
     run = next(out.iterdir())
-    ids = [r.id for r in read_results(device_folder(run, device) / "results.jsonl")]
+    ids = _ids(device_folder(run, device) / "results.jsonl")
     assert len(ids) == LIMIT and len(set(ids)) == LIMIT, ids
     outcome = json.loads((device_folder(run, device) / "outcome.json").read_text())
     assert any("was restarted" in n for n in outcome["notes"]), outcome["notes"]
+    report = json.loads((device_folder(run, device) / "report.json").read_text())
+    assert report["summary"]["total_scored"] == LIMIT
+    done = [
+        int(n)
+        for n in re.findall(rf"{re.escape(device)}\s+(\d+)/{LIMIT} ", (tmp_path / "stderr.txt").read_text())
+    ]
+    assert max(done) == LIMIT, done  # the progress counted each sample once, the replayed ones too
+
+
+def test_an_agent_that_dies_twice_loses_the_phone_and_keeps_each_finished_sample_once(cluster_lab, tmp_path):
+    lab = cluster_lab
+    device = lab.phones_by_host()["h2"][0]
+    out = tmp_path / "runs"
+    proc = lab.running_run([device], 41, out)  # every text sample: the run outlasts two restarts
+    try:
+        run = next(out.iterdir())
+        stream = device_folder(run, device) / "results.stream.jsonl"
+        (first,) = lab.agents()
+        before = _ids(stream)
+        os.kill(first, signal.SIGKILL)
+        deadline = time.monotonic() + WAIT_S
+        while len(_ids(stream)) <= len(before) and proc.poll() is None and time.monotonic() < deadline:
+            time.sleep(0.2)  # the restarted session replays the phone's rows, then a new one arrives
+        seen = _ids(stream)
+        assert len(seen) > len(before), "no new row came from the restarted agent"
+        assert len(seen) == len(set(seen)) and set(before) <= set(seen), (
+            seen
+        )  # replayed rows not written again
+        (second,) = [p for p in lab.agents() if p != first]
+        os.kill(second, signal.SIGKILL)
+        proc.wait(timeout=WAIT_S)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    assert proc.returncode == 3, (tmp_path / "stderr.txt").read_text()[-4000:]
+    dev = device_folder(run, device)
+    outcome = json.loads((dev / "outcome.json").read_text())
+    assert "farm host h2" in outcome["error"] and "--resume" in outcome["error"]
+    kept = _ids(dev / "results.jsonl")
+    assert len(kept) == len(set(kept)) and set(seen) <= set(kept) and len(kept) < 41, kept
+    assert not (dev / "results.stream.jsonl").exists()
+    assert json.loads((dev / "report.json").read_text())["summary"]["total_scored"] == len(kept)

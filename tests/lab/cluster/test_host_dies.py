@@ -1,6 +1,6 @@
 """A farm host dies mid-run (its Ray node SIGKILLed: raylet, agent and all): its phone's outcome is
 a lost device naming the host, the rows that streamed back before are kept in the controller's run
-folder, the other host's phone finishes, and the run exits 3 (docs/cluster.md)."""
+folder (its results.jsonl, scored), the other host's phone finishes, and the run exits 3 (docs/cluster.md)."""
 
 from __future__ import annotations
 
@@ -35,7 +35,12 @@ def test_a_farm_host_that_dies_mid_run_loses_its_phone_with_the_reason_and_keeps
     run = next(out.iterdir())
     lost = json.loads((device_folder(run, doomed) / "outcome.json").read_text())
     assert "farm host h2" in lost["error"] and "--resume" in lost["error"]
-    kept = list(read_results(device_folder(run, doomed) / "results.stream.jsonl"))
-    assert 1 <= len(kept) < 20
+    kept = [
+        r.id for r in read_results(device_folder(run, doomed) / "results.jsonl")
+    ]  # scored, as one controller
+    assert 1 <= len(kept) < 20 and len(set(kept)) == len(kept)
+    assert json.loads((device_folder(run, doomed) / "report.json").read_text())["summary"][
+        "total_scored"
+    ] == len(kept)
     assert len(list(read_results(device_folder(run, survivor) / "results.jsonl"))) == 20
     assert doomed in stderr and "h2" in stderr
