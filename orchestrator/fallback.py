@@ -16,7 +16,7 @@ from __future__ import annotations
 import dataclasses
 import threading
 import time
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
@@ -54,16 +54,19 @@ class Need:
     lost: bool  # failed mid-run (may come back within the wait); else absent from the start
 
 
-def stand_in_boards(inv: Inventory, cli_boards: Sequence[str]) -> dict[str, tuple[str, ...]]:
+def stand_in_boards(
+    inv: Inventory, cli_boards: Sequence[str], listed: Collection[str] = ()
+) -> dict[str, tuple[str, ...]]:
     """phone name -> the boards that stand in for it, in order: devices.yaml `fallback_for`, then
-    every --fallback board (which stands in for any phone)."""
+    every --fallback board (which stands in for any phone). `listed`: boards found elsewhere (a
+    cluster's farm hosts) that --fallback may name too."""
     boards = {e["name"]: e for e in inv.entries if e["kind"] == "ssh" and not e.get("disabled")}
     for name in cli_boards:
-        if name not in boards:
+        if name not in boards and name not in listed:
             raise ConfigError(
                 f"--fallback {name}: no such board in devices.yaml",
                 where="--fallback",
-                fix=f"name a board (kind: ssh) from devices.yaml: {', '.join(sorted(boards)) or '(none declared)'}",
+                fix=f"name a board (kind: ssh) from devices.yaml: {', '.join(sorted({*boards, *listed})) or '(none declared)'}",
             )
     out: dict[str, list[str]] = {}
     for name, e in boards.items():
@@ -147,9 +150,12 @@ def run_stand_ins(
     console: Console,
     stop: threading.Event,
     clock: Callable[[], float] = time.monotonic,
+    session: Callable[..., DeviceOutcome] | None = None,
 ) -> list[StandIn]:
     """Wait for lost phones, then run what is still missing on stand-in boards; returns what was done.
-    run.json gets `stand_ins` (and any board that ran only as a stand-in under `devices`)."""
+    run.json gets `stand_ins` (and any board that ran only as a stand-in under `devices`). `session`
+    runs a device's session where it lives (a cluster's farm host); default: from this host."""
+    session = session or _session
     todo = needs(outcomes, unusable, samples, table)
     if not todo:
         return []
@@ -165,7 +171,7 @@ def run_stand_ins(
         if need.lost and _came_back(by_name.get(need.phone), wait_s, clock, stop, console, need.phone):
             phone = by_name[need.phone]
             console.print(f"{need.phone} is back: it finishes its own {len(need.missing)} sample(s)")
-            again = _session(phone, dataset, samples, model, opts, backend, threads, job_opts,
+            again = session(phone, dataset, samples, model, opts, backend, threads, job_opts,
                              device_folder(run_dir, phone.name), score, stop, clock)  # fmt: skip
             if not again.error:
                 outcome_of[need.phone].error = ""
@@ -184,7 +190,7 @@ def run_stand_ins(
         )
         todo_samples = [by_id[i] for i in need.missing]
         stand_opts = replace(opts, run_id=f"{opts.run_id}-for-{need.phone}")
-        got = _session(board, dataset, todo_samples, model, stand_opts, backend, threads, job_opts, folder,
+        got = session(board, dataset, todo_samples, model, stand_opts, backend, threads, job_opts, folder,
                        score, stop, clock)  # fmt: skip
         rows = [replace(r, stood_in_for=need.phone) for r in got.results]
         got.results = rows

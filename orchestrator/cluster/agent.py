@@ -95,6 +95,13 @@ class FarmHostAgent:
         scratch = self.cache.root / "runs" / work.opts.run_id / work.device
         yield from run_here(device, localize(work, local), scratch, stop)
 
+    def alive(self, device: str) -> bool:
+        """Is the device there and answering (a lost phone polled before its stand-in takes over)?"""
+        if device not in self._devices:
+            self.devices()
+        found = self._devices.get(device)
+        return bool(found is not None and found.alive())
+
     def stop(self, device: str) -> None:
         """Ctrl-C on the controller: the device's session stops its runner and keeps what finished."""
         self._stops.setdefault(device, threading.Event()).set()

@@ -8,6 +8,9 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from pathlib import Path
+
+from rich.console import Console
 
 from ..errors import ConfigError
 from ..inventory import Selection
@@ -24,6 +27,7 @@ class ClusterFarm:
     agents: dict[str, object] = field(default_factory=dict)
     taken: dict[str, list[Received]] = field(default_factory=dict)
     phases: dict[str, float] = field(default_factory=dict)  # where the wall went (run.json)
+    boards: dict[str, RemoteDevice] = field(default_factory=dict)  # every farm host's boards, by name
 
     def select(self, spec: str) -> Selection:
         """`all` | NAME,... over every farm host's usable devices."""
@@ -41,9 +45,17 @@ class ClusterFarm:
                 where=f"--devices {spec} --cluster {self.address}",
                 fix=f"use names from `edgefarm devices --cluster {self.address}`: {', '.join(sorted(found))}",
             )
-        devices = tuple(RemoteDevice(n, found[n][1].kind, found[n][0]) for n in names)
-        # the listing's agents of the selected devices' hosts run them; the others end with their handles
-        self.agents = {h: found_at.agents[h] for h in sorted({d.host for d in devices})}
+        agent_of = found_at.agents
+        devices = tuple(
+            RemoteDevice(n, found[n][1].kind, found[n][0], agent=agent_of[found[n][0]]) for n in names
+        )
+        # boards a farm host lists can stand in for a lost phone (--fallback BOARD; fallback.py)
+        self.boards = {i.name: RemoteDevice(i.name, i.kind, h.host, agent=agent_of[h.host])
+                       for h in self.hosts for i in h.infos if i.kind == "ssh"}  # fmt: skip
+        # the listing's agents of the selected devices' (and boards') hosts run them; the others end
+        # with their handles
+        keep = {d.host for d in devices} | {b.host for b in self.boards.values()}
+        self.agents = {h: agent_of[h] for h in sorted(keep)}
         return Selection(devices, unusable, notes, tuple(found[n][1] for n in names))
 
     def run_farm(self, devices: Sequence[RemoteDevice], *args, **kwargs) -> list[DeviceOutcome]:
@@ -51,6 +63,19 @@ class ClusterFarm:
         outcomes, self.taken, phases = run_on_cluster(self.agents, devices, *args, **kwargs)
         self.phases.update(phases)
         return outcomes
+
+    def stand_in(self, device: RemoteDevice, dataset, samples, model, opts, backend, threads, job_opts,
+                 dev_dir: Path, score, stop, clock) -> DeviceOutcome:  # fmt: skip
+        """fallback.py's session, on the device's farm host: a board standing in for a lost phone (into
+        `dev_dir`, `devices/<board>-for-<phone>/`), or the phone when it came back. The model crosses
+        to that host once, as for the run."""
+        outcomes, taken, _ = run_on_cluster(
+            self.agents, [device], dataset, samples, model, {device.name: opts.for_device(device, backend, threads)},
+            job_opts, dev_dir.parents[1], Console(quiet=True), score, stop, folders={device.name: dev_dir},
+        )  # fmt: skip
+        for host, got in taken.items():
+            self.taken.setdefault(host, []).extend(got)
+        return outcomes[0]
 
     def record(self) -> dict:
         """For run.json: the cluster and what crossed the network to each host in this run."""

@@ -88,6 +88,7 @@ def run_on_cluster(
     stop: threading.Event | None = None,
     assignment: Mapping[str, Sequence[Sample]] | None = None,
     lanes: object = None,  # farm.run_farm's: only this host's devices share lanes; farm hosts have none
+    folders: Mapping[str, Path] | None = None,  # a device's folder when not its own (a stand-in's)
 ) -> tuple[list[DeviceOutcome], dict[str, list[Received]], dict[str, float]]:
     """Every device runs on its host's agent, all at once. Also returns where the wall went, in
     seconds on the controller's clock: the hand-over, each device's wait for its first row and its
@@ -108,7 +109,7 @@ def run_on_cluster(
     outcomes: dict[str, DeviceOutcome] = {}
 
     def work(name: str) -> None:
-        host, dev_dir = host_of[name], device_folder(run_dir, name)
+        host, dev_dir = host_of[name], (folders or {}).get(name) or device_folder(run_dir, name)
         outcome = DeviceOutcome(name=name, kind=next(d.kind for d in devices if d.name == name))
         t0 = time.monotonic()
         rows: dict[str, SampleResult] = {}  # a restarted session replays the phone's rows: each kept once

@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from ..devices.types import DeviceInfo
 from ..errors import ConfigError, EdgefarmError
 
 RUNNER_OF_KIND = {"adb": "android", "ssh": "python", "local": "python"}  # devices/*.py `runner` by kind
+ALIVE_S = 30.0  # a device's alive() through its host's agent (the device's own check takes up to 10 s)
 FARMHOST_PREFIX = "farmhost:"  # a farm host is a Ray node started with resources {"farmhost:NAME": 1}
 CHUNK_BYTES = 8 * 1024 * 1024  # one object-store object per chunk
 WINDOW_CHUNKS = 4  # chunks in flight per transfer: bounds the controller's and the object store's memory
@@ -79,11 +80,22 @@ class RemoteDevice:
     host: str
     backend: str | None = None  # --backend/--threads apply; a farm host's devices.yaml pins are not read yet
     threads: int | None = None
+    agent: object = field(default=None, compare=False, repr=False)  # its host's agent (a Ray actor handle)
 
     @property
     def runner(self) -> str:
         """The RUNNERS entry its host's Device of this kind names (what --shard compares)."""
         return RUNNER_OF_KIND.get(self.kind, self.kind)
+
+    def alive(self) -> bool:
+        """Its host's agent finds it and it answers (fallback.py polls a lost phone with this); a host
+        or agent that does not answer within ALIVE_S counts as not alive."""
+        import ray  # only a cluster run makes RemoteDevices
+
+        try:
+            return bool(ray.get(self.agent.alive.remote(self.name), timeout=ALIVE_S))
+        except ray.exceptions.RayError:
+            return False
 
 
 def name_clashes(hosts: Sequence[HostDevices]) -> dict[str, list[tuple[str, str]]]:

@@ -49,21 +49,24 @@ def execute(plan: RunPlan, console: Console, stop: threading.Event) -> Execution
         assignment=plan.shards.assignment if plan.shards else None,
         lanes=plan.lanes,
     )
-    if plan.cluster:  # what crossed the network to each farm host
-        record["cluster"] = plan.cluster.record()
     written = {o.name: list(o.results) for o in outcomes if not o.error}
     if plan.shards is not None:
         merge_shards(plan.shards, outcomes, plan.dataset, plan.samples, run_dir, plan.score)
     stood_in = []
     if not stop.is_set():
         request = plan.request
+        cluster = plan.cluster  # its boards stand in on their farm hosts
         stood_in = run_stand_ins(
-            inv=plan.inventory, table=plan.stand_ins, selected=plan.devices, outcomes=outcomes,
+            inv=plan.inventory, table=plan.stand_ins, outcomes=outcomes,
+            selected=(*plan.devices, *cluster.boards.values()) if cluster else plan.devices,
+            session=cluster.stand_in if cluster else None,
             unusable=plan.unusable if request.device_spec == "all" else plan.absent, dataset=plan.dataset,
             samples=plan.samples, model=plan.model, opts=replace(plan.base, run_id=run_id),
             backend=request.backend, threads=request.threads, job_opts=plan.job, run_dir=run_dir,
             run_record=record, wait_s=request.fallback_wait_s, score=plan.score, console=console, stop=stop,
         )  # fmt: skip
+    if plan.cluster:  # what crossed the network to each farm host (for the run and its stand-ins)
+        record["cluster"] = plan.cluster.record()
     return Execution(run_id, run_dir, record, tuple(outcomes), tuple(stood_in), written)
 
 

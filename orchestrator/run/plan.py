@@ -56,20 +56,27 @@ def read_inputs(request: RunRequest, previous: Mapping[str, Any] | None = None) 
     scorer_for(
         dataset.format, request.judge_url, request.judge_model
     )  # bad judge flags fail before discovery
-    table = stand_in_boards(inventory, request.fallback_boards)  # a bad --fallback too
-    named, absent = absent_named(inventory, request.device_spec, table)  # named phones a board stands in for
     cluster = None
     if request.cluster or inventory.cluster:  # the devices of every farm host, run there (docs/cluster.md)
         from ..cluster.controller import ClusterFarm  # Ray: imported only with a cluster
 
         cluster = ClusterFarm(request.cluster or inventory.cluster)
+        selection = cluster.select(request.device_spec)
+        # a bad --fallback too; it may name a board a farm host lists
+        table = stand_in_boards(inventory, request.fallback_boards, listed=cluster.boards)
+        absent: tuple[DeviceInfo, ...] = ()  # a phone on no farm host now is not known by name
+    else:
+        table = stand_in_boards(inventory, request.fallback_boards)  # a bad --fallback too
+        # named phones a board stands in for
+        named, absent = absent_named(inventory, request.device_spec, table)
+        selection = select_usable(inventory, named)
     return Inputs(
         model=model,
         inventory=inventory,
         dataset=dataset,
         dataset_sha=dataset_fingerprint(dataset, samples),
         stand_ins=table,
-        selection=cluster.select(named) if cluster else select_usable(inventory, named),
+        selection=selection,
         absent=absent,
         previous=PreviousRun.from_dict(previous, request.resume) if previous is not None else None,
         cluster=cluster,
