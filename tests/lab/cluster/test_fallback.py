@@ -16,7 +16,7 @@ from orchestrator.rundir import device_folder
 from ..ssh.conftest import sshd
 
 pytestmark = pytest.mark.cluster
-LIMIT = 12
+LIMIT = 8
 WAIT_S = 300.0
 
 
@@ -29,7 +29,7 @@ def test_a_phone_lost_on_one_host_has_its_remaining_samples_run_by_a_board_on_an
     try:
         entry = board.entry("pi-lab", tmp_path / "pi-lab")
         lab.hosts["h3"].inventory.write_text(json.dumps({"devices": [entry]}))
-        proc = lab.running_run([phone], LIMIT, out, extra=("--fallback", "pi-lab", "--fallback-wait-s", "2"))
+        proc = lab.running_run([phone], LIMIT, out, extra=("--fallback", "pi-lab", "--fallback-wait-s", "1"))
         try:
             lab.phones.phones["redmi"].vanish()  # unplugged mid-run
             proc.wait(timeout=WAIT_S)
