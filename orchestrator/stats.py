@@ -17,7 +17,7 @@ docs/run-directory.md says which interval each figure carries and why.
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from statistics import NormalDist
 from typing import Protocol
@@ -51,9 +51,7 @@ class Percentile:
         return quantile(values, self.q / 100.0)
 
     def rows(self, m: np.ndarray) -> np.ndarray:
-        if np.isnan(m).any():
-            return np.nanpercentile(m, self.q, axis=1)
-        return np.percentile(m, self.q, axis=1)
+        return percentile_rows(m, self.q)
 
 
 @dataclass(frozen=True)
@@ -79,22 +77,69 @@ def quantile(values: Sequence[float], q: float) -> float | None:
     return xs[lo] + (xs[hi] - xs[lo]) * (pos - lo)
 
 
+def percentile_rows(m: np.ndarray, q: float) -> np.ndarray:
+    """The q-th percentile of each row of m, NaN cells left out (a row of NaN only: NaN): bit for bit
+    `np.nanpercentile(m, q, axis=1)` (`np.percentile` when there is no NaN), by one sort of the rows.
+    numpy partitions each row separately (and, with NaN, applies a Python function row by row): 6 ms
+    for 2000 resamples of 200 values against 1 ms here."""
+    srt = np.sort(m, axis=1)  # NaN sorts last
+    count = srt.shape[1] - np.isnan(srt).sum(axis=1)
+    virtual = (count - 1) * np.true_divide(q, 100)  # numpy's "linear" method (Hyndman & Fan 7)
+    prev = np.floor(virtual)
+    gamma = virtual - prev
+    last = np.maximum(count - 1, 0)
+    top = virtual >= count - 1
+    i = np.where(top, last, prev).astype(np.intp)
+    j = np.where(top, last, prev + 1).astype(np.intp)
+    a = np.take_along_axis(srt, i[:, None], axis=1)[:, 0]
+    b = np.take_along_axis(srt, j[:, None], axis=1)[:, 0]
+    diff = b - a  # numpy's _lerp: from the nearer end, so the value is exact at both ends
+    out = np.where(gamma >= 0.5, b - diff * (1 - gamma), a + diff * gamma)
+    out[count == 0] = np.nan
+    return out
+
+
 def percentile_stat(q: float) -> Percentile:
     """The statistic 'q-th percentile' (q in [0, 100]) for bootstrap_ci."""
     return Percentile(float(q))
 
 
-def _resampled(table: np.ndarray, stat: Stat, n: int, seed: int) -> np.ndarray:
+class Resamples:
+    """The bootstrap's resamples (which rows each draws), drawn once per table shape and reused by
+    every statistic over as many rows: a device's interval figures, every device's paired figures
+    against the baseline. Each draw starts from `seed` as a fresh one would, so sharing changes no
+    interval. Only draws of one block (BLOCK_CELLS) are kept; bigger ones are drawn per statistic."""
+
+    def __init__(self, n: int = N_BOOT, seed: int = 0) -> None:
+        self.n, self.seed = n, seed
+        self._kept: dict[tuple[int, int], list[np.ndarray]] = {}
+
+    def indices(self, k: int, block: int) -> Iterator[np.ndarray]:
+        """Row indices into a table of k rows, `block` resamples at a time (n in all)."""
+        key = (k, block)
+        if key in self._kept:
+            yield from self._kept[key]
+            return
+        rng = np.random.default_rng(self.seed)
+        drawn = []
+        for start in range(0, self.n, block):
+            idx = rng.integers(0, k, size=(min(block, self.n - start), k))
+            if block >= self.n and idx.size <= BLOCK_CELLS:
+                drawn.append(idx)
+            yield idx
+        if drawn:
+            self._kept[key] = drawn
+
+
+def _resampled(table: np.ndarray, stat: Stat, draws: Resamples) -> np.ndarray:
     """`stat` of n resamples (with replacement) of the rows of `table` (one row a sample, or a group
     of a sample's runs padded with NaN), flattened per resample. Seeded: the same values give the
     same interval in every report."""
-    rng = np.random.default_rng(seed)
     k = table.shape[0]
     block = max(1, BLOCK_CELLS // max(1, table.size))
-    out = []
-    for start in range(0, n, block):
-        idx = rng.integers(0, k, size=(min(block, n - start), k))
-        out.append(stat.rows(table[idx].reshape(idx.shape[0], -1)))
+    out = [
+        stat.rows(np.take(table, idx, axis=0).reshape(idx.shape[0], -1)) for idx in draws.indices(k, block)
+    ]
     stats = np.concatenate(out)
     return stats[~np.isnan(stats)]
 
@@ -108,18 +153,30 @@ def _tails(stats: np.ndarray, level: float) -> tuple[float, float] | None:
 
 
 def bootstrap_ci(
-    values: Sequence[float], stat: Stat, *, n: int = N_BOOT, seed: int = 0, level: float = LEVEL
+    values: Sequence[float],
+    stat: Stat,
+    *,
+    n: int = N_BOOT,
+    seed: int = 0,
+    level: float = LEVEL,
+    draws: Resamples | None = None,
 ) -> tuple[float, float] | None:
     """Percentile bootstrap interval of `stat` over `values`; None with fewer than 2 values (no
-    spread to estimate)."""
+    spread to estimate). `draws`: resamples shared with other statistics (their n and seed count)."""
     xs = np.array([float(v) for v in values if v is not None and not math.isnan(v)])
     if xs.size < 2:
         return None
-    return _tails(_resampled(xs.reshape(-1, 1), stat, n, seed), level)
+    return _tails(_resampled(xs.reshape(-1, 1), stat, draws or Resamples(n, seed)), level)
 
 
 def bootstrap_ci_groups(
-    groups: Sequence[Sequence[float]], stat: Stat, *, n: int = N_BOOT, seed: int = 0, level: float = LEVEL
+    groups: Sequence[Sequence[float]],
+    stat: Stat,
+    *,
+    n: int = N_BOOT,
+    seed: int = 0,
+    level: float = LEVEL,
+    draws: Resamples | None = None,
 ) -> tuple[float, float] | None:
     """Cluster bootstrap: resample whole groups (a sample's first run and its --repeat runs) and
     apply `stat` to the values of the drawn groups; None with fewer than 2 non-empty groups."""
@@ -129,7 +186,7 @@ def bootstrap_ci_groups(
     table = np.full((len(gs), max(len(g) for g in gs)), np.nan)
     for i, g in enumerate(gs):
         table[i, : len(g)] = g
-    return _tails(_resampled(table, stat, n, seed), level)
+    return _tails(_resampled(table, stat, draws or Resamples(n, seed)), level)
 
 
 def wilson_interval(k: int, n: int, level: float = LEVEL) -> tuple[float, float] | None:
@@ -186,6 +243,7 @@ def paired_ratio_ci(
     n: int = N_BOOT,
     seed: int = 0,
     level: float = LEVEL,
+    draws: Resamples | None = None,
 ) -> Ratio | None:
     """B against A on the same samples (a[i] and b[i] are one sample): the geometric mean of b_i/a_i
     with a bootstrap interval over the pairs. Pairs where either value is missing or not > 0 are
@@ -201,7 +259,7 @@ def paired_ratio_ci(
         return None
     est = _geomean_ratio(logs)
     assert est is not None
-    ci = bootstrap_ci(logs, mean, n=n, seed=seed, level=level)
+    ci = bootstrap_ci(logs, mean, n=n, seed=seed, level=level, draws=draws)
     if ci is None:
         return Ratio(est, None, None, len(logs))
     return Ratio(est, math.exp(ci[0]), math.exp(ci[1]), len(logs))

@@ -13,7 +13,7 @@ from typing import Any
 
 from android_runner.contract import SampleResult
 
-from ..stats import bootstrap_ci, bootstrap_ci_groups, percentile_stat, wilson_interval
+from ..stats import Resamples, bootstrap_ci, bootstrap_ci_groups, percentile_stat, wilson_interval
 from ..telemetry.energy import energy_trusted
 
 # DeviceRow field -> (SampleResult figure, percentile)
@@ -49,6 +49,7 @@ def device_intervals(
         out["strict_pass_rate_pct"] = _pct(wilson_interval(strict[1], strict[0]))
     ok = [r for r in results if r.status == "ok"]
     extra = [r for r in repeats if r.status == "ok"]
+    draws = Resamples()  # drawn once: every figure over as many samples resamples the same ones
     for name, figure, q in BOOTSTRAPPED:
         stat = percentile_stat(q)
         if extra:  # whole samples with their repeats
@@ -57,9 +58,11 @@ def device_intervals(
                 v = figure(r)
                 if v is not None:
                     groups.setdefault(r.id, []).append(float(v))
-            out[name] = _round(bootstrap_ci_groups(list(groups.values()), stat))
+            out[name] = _round(bootstrap_ci_groups(list(groups.values()), stat, draws=draws))
         else:
-            out[name] = _round(bootstrap_ci([v for r in ok if (v := figure(r)) is not None], stat))
+            out[name] = _round(
+                bootstrap_ci([v for r in ok if (v := figure(r)) is not None], stat, draws=draws)
+            )
     return {k: v for k, v in out.items() if v is not None}
 
 

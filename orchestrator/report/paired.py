@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 
-from ..stats import ALPHA, mcnemar_exact, paired_ratio_ci
+from ..stats import ALPHA, Resamples, mcnemar_exact, paired_ratio_ci
 from .types import Paired, PairedFigure, SampleCell, SampleRow
 
 NOISE = 0.02  # |ratio - 1| at or below this is "no significant difference", whatever the interval
@@ -24,8 +24,16 @@ PAIRED_FIGURES = (  # SampleCell field, label, higher is better
 )
 
 
-def pair(a: str, b: str, cells_a: Mapping[str, SampleCell], cells_b: Mapping[str, SampleCell]) -> Paired:
-    """B against A over the sample ids both have (cells by sample id)."""
+def pair(
+    a: str,
+    b: str,
+    cells_a: Mapping[str, SampleCell],
+    cells_b: Mapping[str, SampleCell],
+    draws: Resamples | None = None,
+) -> Paired:
+    """B against A over the sample ids both have (cells by sample id); `draws`: the bootstrap's
+    resamples shared with the other pairs (stats.Resamples)."""
+    draws = draws or Resamples()
     ids = [i for i in cells_a if i in cells_b]
     scored = [
         (cells_a[i], cells_b[i])
@@ -44,7 +52,9 @@ def pair(a: str, b: str, cells_a: Mapping[str, SampleCell], cells_b: Mapping[str
     ok = [(cells_a[i], cells_b[i]) for i in ids if cells_a[i].status == "ok" and cells_b[i].status == "ok"]
     figures = []
     for field, label, higher in PAIRED_FIGURES:
-        r = paired_ratio_ci([getattr(x, field) for x, _ in ok], [getattr(y, field) for _, y in ok])
+        r = paired_ratio_ci(
+            [getattr(x, field) for x, _ in ok], [getattr(y, field) for _, y in ok], draws=draws
+        )
         if r is None:
             continue
         sig = r.significant and abs(r.ratio - 1.0) > NOISE
@@ -64,7 +74,8 @@ def against_baseline(samples: Sequence[SampleRow], names: Sequence[str], baselin
         return {s.id: s.cells[name] for s in samples if name in s.cells}
 
     base = cells(baseline)
-    return tuple(pair(baseline, n, base, cells(n)) for n in names if n != baseline)
+    draws = Resamples()  # one draw per number of pairs, for every device and figure
+    return tuple(pair(baseline, n, base, cells(n), draws) for n in names if n != baseline)
 
 
 def flips_text(p: Paired) -> str:

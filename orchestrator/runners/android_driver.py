@@ -292,7 +292,6 @@ class AndroidRunner:
                 events: RunnerEvents) -> list[SampleResult]:  # fmt: skip
         assert self.choice is not None
         self._events_note, self.streamed = events.note, set()
-        self.available_mb = available_mb(device)  # before the runner starts: what it could have
         results: dict[str, SampleResult] = {}
         for row in self.host_rows.values():
             results[row.id] = row
@@ -300,7 +299,7 @@ class AndroidRunner:
         native_mode = self.choice.kind == "native"
         finish = self._native_finisher(device, staged, opts, results, events) if native_mode else \
             self._upstream_finisher(device, staged, opts, results, events)  # fmt: skip
-        self._replay(device, staged, finish)
+        self._before_start(device, staged, finish)  # the phone's MemAvailable; what it recorded before
         left = [it for it in self.numbers.values() if it.id not in results]
         if not left or events.stop.is_set():
             self._finish_from_files(device, staged, opts, results, finish)
@@ -316,9 +315,9 @@ class AndroidRunner:
             elif kind == "READY":
                 events.ready(_json_field(rest, "init_ms"))
             elif kind == ("RESULT" if native_mode else "END"):
-                if native_mode and (parsed := native.parse_line(rest)) is not None:
-                    self.streamed.add(parsed["n"])
-                finish(rest)
+                n = finish(rest)
+                if native_mode and n is not None:
+                    self.streamed.add(n)
             elif kind == "NOTE":
                 events.note(rest.strip())
             elif kind == "FATAL":
@@ -373,22 +372,33 @@ class AndroidRunner:
         raise DeviceError(f"the on-phone driver failed ({'timed out' if ex.timed_out else ex.code}): {tail}",
                           where=device.name, fix="see the message above; rerun with --resume to continue")  # fmt: skip
 
-    def _replay(self, device: Phone, staged: Staged, finish: Callable[[str], None]) -> None:
-        """Feed what the phone already recorded (an earlier run, or lines lost in transit) to finish."""
+    def _before_start(self, device: Phone, staged: Staged, finish: Callable[[str], int | None]) -> None:
+        """ONE shell call before the runner starts: the phone's MemAvailable now (what a runner started
+        now can have: a kill's cause, android_kills.py) and what the phone already recorded (an earlier
+        run, or lines lost in transit), fed to finish."""
         name = "results.jsonl" if self.choice.kind == "native" else "done.tsv"
-        for line in self._lines(device, staged.job / name):
+        marker = f"@@EDGEFARM-{secrets.token_hex(8)}@@"
+        script = 'cat /proc/meminfo 2>/dev/null; echo "$1"; cat "$2" 2>/dev/null; true'
+        lines: list[str] = []
+        device.run(["sh", "-c", script, "sh", marker, str(staged.job / name)], timeout_s=60, on_line=lines.append)
+        cut = lines.index(marker) if marker in lines else len(lines)
+        self.available_mb = available_mb("\n".join(lines[:cut]))
+        for line in lines[cut + 1 :]:
             finish(line if name == "results.jsonl" else line.replace("\t", " "))
 
-    def _native_finisher(self, device, staged, opts, results, events) -> Callable[[str], None]:
+    def _native_finisher(self, device, staged, opts, results, events) -> Callable[[str], int | None]:
         """Each result line becomes its row at once; the hook's snapshot files are read for all rows in
-        one call at the end (`_finish_from_files`), so no per-sample device call delays the stream."""
+        one call at the end (`_finish_from_files`), so no per-sample device call delays the stream.
+        The finisher returns the line's sample number (None: a torn or foreign line), parsed once."""
         self.native_lines = {}
 
-        def finish(text: str) -> None:
+        def finish(text: str) -> int | None:
             line = native.parse_line(text)
-            item = self.numbers.get(line["n"]) if line else None
+            if line is None:
+                return None
+            item = self.numbers.get(line["n"])
             if item is None or item.id in results:
-                return
+                return line["n"]
             tail = ""
             if line.get("status") == native.DIED:
                 tail = "\n".join(self._lines(device, staged.job / "runner.log")[-8:])
@@ -399,6 +409,7 @@ class AndroidRunner:
                                                        available_mb=self.available_mb)  # fmt: skip
             self.native_lines[item.id] = (line, tail)
             events.result(results[item.id])
+            return line["n"]
 
         return finish
 
@@ -431,11 +442,17 @@ class AndroidRunner:
         native rows get their hook snapshots, and collect() keeps the records without asking again."""
         files = self._end_files(device, staged)
         native_mode = self.choice.kind == "native"
+        on_phone: set[int] = set()
+        torn = 0
         for line in files.get("results.jsonl" if native_mode else "done.tsv", "").splitlines():
-            finish(line if native_mode else line.replace("\t", " "))
+            n = finish(line if native_mode else line.replace("\t", " "))
+            if n is not None:
+                on_phone.add(n)
+            elif line.strip():
+                torn += 1
         self.collected = files
         if native_mode:
-            self._check_phone_copy(files.get("results.jsonl", ""), results)
+            self._check_phone_copy(on_phone, torn)
         if not native_mode or not self.native_lines:
             return
         log = native.backend_lines(files.get("runner.log", ""))
@@ -446,13 +463,12 @@ class AndroidRunner:
             )
         self.native_lines = {}
 
-    def _check_phone_copy(self, text: str, results: dict[str, SampleResult]) -> None:
-        """The phone's results file against what came over stdout: a row missing there (storage full, a
-        torn line) is said once, as a note on the outcome, so a later resume from the phone is not trusted
-        blindly. The rows themselves are kept (they came over stdout)."""
-        on_phone = {d["n"] for d in map(native.parse_line, text.splitlines()) if d is not None}
+    def _check_phone_copy(self, on_phone: set[int], torn: int) -> None:
+        """The phone's results file (the sample numbers of its lines, and how many lines were torn)
+        against what came over stdout: a row missing there (storage full, a torn line) is said once, as
+        a note on the outcome, so a later resume from the phone is not trusted blindly. The rows
+        themselves are kept (they came over stdout)."""
         missing = sorted(self.streamed - on_phone)
-        torn = sum(1 for ln in text.splitlines() if ln.strip() and native.parse_line(ln) is None)
         if missing or torn:
             shown = ", ".join(map(str, missing[:10])) + (" ..." if len(missing) > 10 else "")
             self._events_note(

@@ -2,7 +2,8 @@
 
 A SIGKILL is `oom` only with evidence (android_runner/status.py): the kernel's or lmkd's record of
 the kill, or a peak near the memory the phone had. The host reads the phone's MemAvailable when a
-run starts and, only after a SIGKILL, the low-memory killer's lines that name the runner's pid.
+run starts (in the driver's one call before the runner) and, only after a SIGKILL, the low-memory
+killer's lines that name the runner's pid.
 """
 
 from __future__ import annotations
@@ -21,15 +22,11 @@ from ..telemetry.android import parse_meminfo
 LMKD_LOG = ("logcat", "-d", "-s", "lowmemorykiller", "lmkd")
 
 
-def available_mb(device: Device) -> float | None:
-    """The phone's MemAvailable in MB now (its RAM, MemTotal, on a kernel without that line; None when
-    /proc/meminfo cannot be read): the memory a runner started now can have, for the kill cause."""
-    lines: list[str] = []
-    try:
-        device.run(["cat", "/proc/meminfo"], timeout_s=30, on_line=lines.append)
-    except DeviceError:
-        return None
-    info = parse_meminfo("\n".join(lines))
+def available_mb(meminfo: str) -> float | None:
+    """MemAvailable in MB of a phone's /proc/meminfo text (its RAM, MemTotal, on a kernel without that
+    line; None when it has neither): the memory a runner started then could have, for the kill cause.
+    Pure; the driver reads the file in the shell call it makes before the runner starts."""
+    info = parse_meminfo(meminfo)
     kb = info.get("MemAvailable", info.get("MemTotal"))
     return round(kb / 1024.0, 1) if kb else None
 

@@ -9,6 +9,7 @@ import math
 import random
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 from orchestrator import stats
@@ -123,3 +124,33 @@ def test_paired_ratio_skips_missing_pairs_and_checks_lengths():
     # the log-ratio mean equals the log of the scipy geometric mean of the ratios
     a, b = [1.0, 2.0, 4.0], [3.0, 2.0, 1.0]
     assert stats.paired_ratio_ci(a, b).ratio == pytest.approx(REFS["gmean_3_1_quarter"])
+
+
+def test_percentile_rows_is_numpys_percentile_bit_for_bit():
+    # one sort of the rows instead of numpy's partition per row: the same floats, ties and NaN cells
+    # (a resample of groups of unequal size) included, at the ends and in between
+    rng = np.random.default_rng(3)
+    for trial in range(60):
+        m = rng.lognormal(2, 1, size=(int(rng.integers(1, 40)), int(rng.integers(1, 120))))
+        if trial % 3 == 0:
+            m = np.round(m, 1)
+        if trial % 2:
+            m[rng.random(m.shape) < 0.3] = np.nan
+            m[:, 0] = np.where(np.isnan(m[:, 0]), 1.0, m[:, 0])
+        for q in (0, 1, 10, 33.3, 50, 90, 99, 100):
+            ref = np.nanpercentile(m, q, axis=1) if trial % 2 else np.percentile(m, q, axis=1)
+            assert np.array_equal(stats.percentile_rows(m, q), ref), (trial, q)
+    assert np.isnan(stats.percentile_rows(np.full((1, 3), np.nan), 50)).all()
+
+
+def test_shared_resamples_give_the_intervals_of_fresh_draws():
+    rng = random.Random(4)
+    xs, ys = [rng.uniform(1, 9) for _ in range(50)], [rng.uniform(1, 9) for _ in range(50)]
+    groups = [[x, x + rng.uniform(0, 1)] for x in xs]
+    draws = stats.Resamples()
+    for stat in (stats.median, stats.percentile_stat(90), stats.mean):
+        assert stats.bootstrap_ci(xs, stat, draws=draws) == stats.bootstrap_ci(xs, stat)
+        assert stats.bootstrap_ci(ys, stat, draws=draws) == stats.bootstrap_ci(ys, stat)
+        assert stats.bootstrap_ci_groups(groups, stat, draws=draws) == stats.bootstrap_ci_groups(groups, stat)
+    assert stats.paired_ratio_ci(xs, ys, draws=draws) == stats.paired_ratio_ci(xs, ys)
+    assert stats.bootstrap_ci(xs[:7], stats.mean, draws=draws) == stats.bootstrap_ci(xs[:7], stats.mean)

@@ -363,14 +363,14 @@ def test_a_phone_whose_results_file_refuses_writes_says_so_and_keeps_every_row(a
 
     dev, adapter, staged, items, opts = _staged_job(adb_lab, "s24", tmp_path, "lab-full-results", 60, 3)
     job = adb_lab.device_root("s24") / "local" / "tmp" / "edgefarm" / "runs" / "lab-full-results" / "job"
-    replay = adapter._replay
+    before_start = adapter._before_start
 
     def replay_then_fill_the_disk(*args) -> None:
-        replay(*args)
+        before_start(*args)
         (job / "results.jsonl").unlink(missing_ok=True)
         (job / "results.jsonl").symlink_to("/dev/full")
 
-    adapter._replay = replay_then_fill_the_disk
+    adapter._before_start = replay_then_fill_the_disk
     notes: list[str] = []
     results = adapter.execute(dev, staged, items, opts, RunnerEvents(note=notes.append))
     assert [r.status for r in results] == ["ok"] * 3
