@@ -129,9 +129,9 @@ def refuse_clashes(hosts: Sequence[HostDevices], names: Iterable[str], where: st
             "; ".join(clash_text(n, clashes[n]) for n in chosen)
             + ": a device's name is its folder in the run, so it must name one device",
             where=where,
-            fix=f"give each such device its own name in its farm host's devices.yaml ($EDGEFARM_INVENTORY "
-            f"there), e.g. on {host}: `devices: [{{name: {chosen[0]}-{host}, kind: adb, serial: '{serial}'}}]`; "
-            "or leave those names out of --devices",
+            fix=f"give each such device its own `name:` in its farm host's devices.yaml ($EDGEFARM_INVENTORY "
+            f"there), e.g. for a phone on {host}: `devices: [{{name: {chosen[0]}-{host}, kind: adb, "
+            f"serial: '{serial}'}}]`; or leave those names out of the run",
         )
 
 

@@ -59,11 +59,13 @@ def read_inputs(request: RunRequest, previous: Mapping[str, Any] | None = None) 
     cluster = None
     if request.cluster or inventory.cluster:  # the devices of every farm host, run there (docs/cluster.md)
         from ..cluster.controller import ClusterFarm  # Ray: imported only with a cluster
+        from ..cluster.types import refuse_clashes
 
         cluster = ClusterFarm(request.cluster or inventory.cluster)
         selection = cluster.select(request.device_spec)
         # a bad --fallback too; it may name a board a farm host lists
         table = stand_in_boards(inventory, request.fallback_boards, listed=cluster.boards)
+        refuse_clashes(cluster.hosts, request.fallback_boards, where="--fallback")  # one board per name
         absent: tuple[DeviceInfo, ...] = ()  # a phone on no farm host now is not known by name
     else:
         table = stand_in_boards(inventory, request.fallback_boards)  # a bad --fallback too

@@ -5,7 +5,8 @@ with every sample exactly once, and the device's outcome says the agent was rest
 The restarted session replays the rows the phone had finished before it runs the rest: the
 controller keeps each sample's first row, so its stream file never holds a sample twice; an agent
 that dies again (its restart used) loses the phone, and the rows that came back are its results,
-each once and scored, as a lost phone's are on one controller (docs/cluster.md)."""
+each once and scored, as a lost phone's are on one controller; `--resume` then finishes every
+sample once (docs/cluster.md)."""
 
 from __future__ import annotations
 
@@ -24,6 +25,7 @@ from orchestrator.rundir import device_folder
 pytestmark = pytest.mark.cluster
 WAIT_S = 240.0
 LIMIT = 12
+TWICE = 20
 
 
 def _ids(path: Path) -> list[str]:
@@ -61,7 +63,7 @@ def test_an_agent_that_dies_twice_loses_the_phone_and_keeps_each_finished_sample
     lab = cluster_lab
     device = lab.phones_by_host()["h2"][0]
     out = tmp_path / "runs"
-    proc = lab.running_run([device], 41, out)  # every text sample: the run outlasts two restarts
+    proc = lab.running_run([device], TWICE, out)  # the run outlasts two restarts
     try:
         run = next(out.iterdir())
         stream = device_folder(run, device) / "results.stream.jsonl"
@@ -87,6 +89,11 @@ def test_an_agent_that_dies_twice_loses_the_phone_and_keeps_each_finished_sample
     outcome = json.loads((dev / "outcome.json").read_text())
     assert "farm host h2" in outcome["error"] and "--resume" in outcome["error"]
     kept = _ids(dev / "results.jsonl")
-    assert len(kept) == len(set(kept)) and set(seen) <= set(kept) and len(kept) < 41, kept
+    assert len(kept) == len(set(kept)) and set(seen) <= set(kept) and len(kept) < TWICE, kept
     assert not (dev / "results.stream.jsonl").exists()
     assert json.loads((dev / "report.json").read_text())["summary"]["total_scored"] == len(kept)
+
+    p = lab.edgefarm("run", "--resume", str(run))  # the phone finishes from its own rows: each sample once
+    assert p.returncode == 0, p.stderr[-4000:]
+    ids = _ids(dev / "results.jsonl")
+    assert len(ids) == TWICE and len(set(ids)) == TWICE and set(kept) <= set(ids)

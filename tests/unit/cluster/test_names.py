@@ -41,7 +41,7 @@ def test_a_run_using_a_clashing_name_is_refused_naming_both_hosts_and_the_fix():
     said = str(e.value)
     assert said.startswith("--devices all --cluster H:1: pixel-8 is the name of a device on farm hosts "
                            "h1 (serial AAA1) and h2 (serial CCC3)")  # fmt: skip
-    assert "fix: give each such device its own name in its farm host's devices.yaml" in said
+    assert "fix: give each such device its own `name:` in its farm host's devices.yaml" in said
     assert "name: pixel-8-h2, kind: adb, serial: 'CCC3'" in said
     assert e.value.exit_code == 2
 
