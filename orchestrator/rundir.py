@@ -148,11 +148,13 @@ def load_report(run_dir: Path, written: Mapping[str, Sequence[SampleResult]] | N
 
 def _load_report(run_dir: Path, written: Mapping[str, Sequence[SampleResult]]) -> RunReport:
     from .report.combine import as_record, build_report, device_row, sample_rows  # the report's stage
+    from .stats import Resamples
 
     run = read_run_json(run_dir)
     from .sustain import curve as sustain_curve
 
     rows, per_device, curves = [], {}, {}
+    draws = Resamples()  # the intervals' bootstrap, drawn once for every device
     for name in run.get("devices", []):
         dev_dir = device_folder(run_dir, name)
         device = _read_json(dev_dir / "device.json") or {"name": name}
@@ -172,7 +174,7 @@ def _load_report(run_dir: Path, written: Mapping[str, Sequence[SampleResult]]) -
         if (passes := sustain_curve(results + repeats)) is not None:  # --sustain
             curves[device.get("name", name)] = passes.to_json()
         over = _figures_over(run, len(results))
-        row = device_row(device, outcome, results + stood, report, repeats=repeats, figures_over=over)
+        row = device_row(device, outcome, results + stood, report, repeats, over, draws)
         rows.append(dataclasses.replace(row, folder=dev_dir.name))
         per_device[device.get("name", name)] = (results, report)
     # the run's end, unless run.json has it

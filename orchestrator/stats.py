@@ -53,6 +53,23 @@ class Percentile:
     def rows(self, m: np.ndarray) -> np.ndarray:
         return percentile_rows(m, self.q)
 
+    def by_counts(self, xs: np.ndarray, counts: np.ndarray) -> np.ndarray:
+        """The percentile of every resample of xs from how often each value is drawn in it (a row of
+        `counts`), without building the resamples: a resample's j-th smallest value is the sorted value
+        at which the running count of drawn values passes j. Bit for bit `rows` of the resamples."""
+        order = np.argsort(xs, kind="stable")
+        srt = xs[order]
+        cum = np.cumsum(np.take(counts, order, axis=1), axis=1, dtype=counts.dtype)  # take: C order, fast
+        k = xs.size
+        virtual = (k - 1) * np.true_divide(self.q, 100)  # as percentile_rows, with every row k long
+        prev = np.floor(virtual)
+        gamma = virtual - prev
+        i, j = (k - 1, k - 1) if virtual >= k - 1 else (int(prev), int(prev) + 1)
+        a = srt[(cum > i).argmax(axis=1)]  # the first sorted value whose running count passes i
+        b = srt[(cum > j).argmax(axis=1)]
+        diff = b - a
+        return b - diff * (1 - gamma) if gamma >= 0.5 else a + diff * gamma
+
 
 @dataclass(frozen=True)
 class Mean:
@@ -113,6 +130,20 @@ class Resamples:
     def __init__(self, n: int = N_BOOT, seed: int = 0) -> None:
         self.n, self.seed = n, seed
         self._kept: dict[tuple[int, int], list[np.ndarray]] = {}
+        self._counts: dict[int, np.ndarray] = {}
+
+    def counts(self, k: int) -> np.ndarray | None:
+        """(n x k): how often each of k values is drawn in each resample (the draws `indices` gives a
+        table of one column), or None when those draws are too big to keep."""
+        block = max(1, BLOCK_CELLS // k)
+        if block < self.n:
+            return None
+        if k not in self._counts:
+            (idx,) = self.indices(k, block)  # one block, kept
+            flat = (idx + (np.arange(idx.shape[0]) * k)[:, None]).ravel()
+            counted = np.bincount(flat, minlength=idx.size).reshape(idx.shape)
+            self._counts[k] = counted.astype(np.int32)  # numpy sums int32 rows fastest
+        return self._counts[k]
 
     def indices(self, k: int, block: int) -> Iterator[np.ndarray]:
         """Row indices into a table of k rows, `block` resamples at a time (n in all)."""
@@ -166,7 +197,10 @@ def bootstrap_ci(
     xs = np.array([float(v) for v in values if v is not None and not math.isnan(v)])
     if xs.size < 2:
         return None
-    return _tails(_resampled(xs.reshape(-1, 1), stat, draws or Resamples(n, seed)), level)
+    draws = draws or Resamples(n, seed)
+    if isinstance(stat, Percentile) and (counts := draws.counts(xs.size)) is not None:
+        return _tails(stat.by_counts(xs, counts), level)
+    return _tails(_resampled(xs.reshape(-1, 1), stat, draws), level)
 
 
 def bootstrap_ci_groups(

@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any
 from android_runner.contract import SampleResult
 
 from ..run.types import DeviceOutcome
-from ..stats import quantile
+from ..stats import Resamples, quantile
 from ..telemetry.energy import energy_trusted
 from .intervals import device_intervals, row_settings, run_settings
 from .paired import against_baseline
@@ -74,8 +74,10 @@ def device_row(
     report: Any,
     repeats: Sequence[SampleResult] = (),
     figures_over: str = "",
+    draws: Resamples | None = None,
 ) -> DeviceRow:
-    """`repeats` (--repeat): the extra runs, counted in the latency distributions with the first runs."""
+    """`repeats` (--repeat): the extra runs, counted in the latency distributions with the first runs.
+    `draws`: the intervals' bootstrap resamples, shared by every device of a report (stats.Resamples)."""
     score = as_record(report)
     name = device.get("name", outcome.name or "?")
     # rows a stand-in board ran for this phone are in its column, not in its figures (the board's)
@@ -139,7 +141,7 @@ def device_row(
         stand_in=_stand_in(outcome.stand_in, all_rows, name),
         shards=_shards(device),
         figures_over=figures_over,
-        intervals=device_intervals(results, repeats, sm, (len(strict), strict_passed)),
+        intervals=device_intervals(results, repeats, sm, (len(strict), strict_passed), draws),
         strict_scored=len(strict),
         strict_passed=strict_passed,
         strict_pass_rate_pct=round(100.0 * strict_passed / len(strict), 1) if strict else None,

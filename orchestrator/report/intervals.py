@@ -40,8 +40,11 @@ def device_intervals(
     repeats: Sequence[SampleResult],
     summary: Any,
     strict: tuple[int, int],
+    draws: Resamples | None = None,
 ) -> dict[str, tuple[float, float]]:
-    """DeviceRow field -> (lo, hi) for every figure that has a sample of values."""
+    """DeviceRow field -> (lo, hi) for every figure that has a sample of values. `draws`: the
+    bootstrap's resamples, shared with the report's other devices (else drawn here, once for all
+    this device's figures)."""
     out: dict[str, tuple[float, float] | None] = {}
     if summary is not None and summary.total_passed is not None and summary.total_scored:
         out["pass_rate_pct"] = _pct(wilson_interval(summary.total_passed, summary.total_scored))
@@ -49,7 +52,7 @@ def device_intervals(
         out["strict_pass_rate_pct"] = _pct(wilson_interval(strict[1], strict[0]))
     ok = [r for r in results if r.status == "ok"]
     extra = [r for r in repeats if r.status == "ok"]
-    draws = Resamples()  # drawn once: every figure over as many samples resamples the same ones
+    draws = draws or Resamples()  # drawn once: every figure over as many samples resamples the same ones
     for name, figure, q in BOOTSTRAPPED:
         stat = percentile_stat(q)
         if extra:  # whole samples with their repeats

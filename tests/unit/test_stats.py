@@ -154,3 +154,16 @@ def test_shared_resamples_give_the_intervals_of_fresh_draws():
         assert stats.bootstrap_ci_groups(groups, stat, draws=draws) == stats.bootstrap_ci_groups(groups, stat)
     assert stats.paired_ratio_ci(xs, ys, draws=draws) == stats.paired_ratio_ci(xs, ys)
     assert stats.bootstrap_ci(xs[:7], stats.mean, draws=draws) == stats.bootstrap_ci(xs[:7], stats.mean)
+
+
+def test_percentiles_counted_from_the_draws_are_numpys_percentiles_of_the_resamples():
+    # a resample's percentile read from how often each value is drawn in it, without building it
+    rng = np.random.default_rng(8)
+    for k in (2, 3, 17, 200):
+        xs = np.round(rng.lognormal(3, 0.5, k), 0 if k == 17 else 3)  # k == 17: many ties
+        draws = stats.Resamples()
+        (idx,) = draws.indices(k, stats.BLOCK_CELLS // k)
+        for q in (0, 2.5, 50, 90, 99.9, 100):
+            got = stats.percentile_stat(q).by_counts(xs, draws.counts(k))
+            assert np.array_equal(got, np.percentile(xs[idx], q, axis=1)), (k, q)
+    assert stats.Resamples().counts(stats.BLOCK_CELLS) is None  # a draw too big to keep: resampled per figure
