@@ -90,8 +90,9 @@ def farm_hosts() -> list[FarmHost]:
     return [by_name[name] for name in sorted(by_name)]
 
 
-def start_agents(hosts: list[str], *, max_restarts: int = 2) -> dict[str, object]:
-    """One agent actor per farm host, pinned by its resource; waits until each answers."""
+def create_agents(hosts: list[str], *, max_restarts: int = 2) -> dict[str, object]:
+    """One agent actor per farm host, pinned by its resource; asked for, not waited for (each is a
+    new worker process on its host: `await_agents`)."""
     if not hosts:
         raise ClusterError(
             "the cluster has no farm host",
@@ -99,7 +100,7 @@ def start_agents(hosts: list[str], *, max_restarts: int = 2) -> dict[str, object
             fix="on each USB host: `ray start --address=HEAD:6379 --resources='{\"farmhost:NAME\": 1}'`",
         )
     remote = ray.remote(FarmHostAgent)
-    agents = {
+    return {
         h: remote.options(
             resources={f"{FARMHOST_PREFIX}{h}": 1},
             num_cpus=0,
@@ -108,7 +109,11 @@ def start_agents(hosts: list[str], *, max_restarts: int = 2) -> dict[str, object
         ).remote(h)
         for h in hosts
     }
-    pending = {agents[h].hello.remote(): h for h in hosts}
+
+
+def await_agents(agents: dict[str, object]) -> dict[str, object]:
+    """Wait until every agent answers (AGENT_START_S at most)."""
+    pending = {agent.hello.remote(): h for h, agent in agents.items()}
     ready, _ = ray.wait(list(pending), num_returns=len(pending), timeout=AGENT_START_S)
     late = sorted(pending[r] for r in pending if r not in ready)
     if late:
@@ -122,6 +127,31 @@ def start_agents(hosts: list[str], *, max_restarts: int = 2) -> dict[str, object
     return agents
 
 
+def start_agents(hosts: list[str], *, max_restarts: int = 2) -> dict[str, object]:
+    """One agent actor per farm host, pinned by its resource; waits until each answers."""
+    return await_agents(create_agents(hosts, max_restarts=max_restarts))
+
+
+@dataclass(frozen=True)
+class Joined:
+    """The cluster joined and an agent asked for on every live farm host, not yet waited for: the
+    controller reads its model and dataset while the agents start (`listing` waits)."""
+
+    hosts: list[FarmHost]
+    agents: dict[str, object]
+    join_s: float  # ray.init and the node list
+    asked_at: float  # time.monotonic() when the agents were asked for
+
+
+def join(address: str) -> Joined:
+    t0 = time.monotonic()
+    connect(address)
+    hosts = farm_hosts()
+    t1 = time.monotonic()
+    alive = [h.name for h in hosts if h.alive]
+    return Joined(hosts, create_agents(alive) if alive else {}, t1 - t0, t1)
+
+
 @dataclass(frozen=True)
 class Listing:
     """What the controller found: every farm host and its devices, the live hosts' agents, and the
@@ -132,23 +162,26 @@ class Listing:
     phases: dict[str, float]
 
 
-def listing(address: str) -> Listing:
+def listing(joined: Joined) -> Listing:
     """Every farm host and the devices its agent finds (a host whose node is down is listed with
     that reason and no devices). A run keeps the agents of its hosts rather than starting new ones:
     an agent's start is a new worker process on its host importing edgefarm and Ray."""
-    t0 = time.monotonic()
-    connect(address)
-    hosts = farm_hosts()
     t1 = time.monotonic()
-    alive = [h.name for h in hosts if h.alive]
-    agents = start_agents(alive) if alive else {}
+    agents = await_agents(joined.agents)
     t2 = time.monotonic()
+    alive = list(agents)
     found = dict(zip(alive, ray.get([agents[h].devices.remote() for h in alive])))
     down = ("farm host down: its Ray node left the cluster (`ray status` on the head)",)
-    phases = {"join_s": t1 - t0, "agents_s": t2 - t1, "listing_s": time.monotonic() - t2}
-    return Listing([found.get(h.name) or HostDevices(h.name, (), (), down) for h in hosts], agents, phases)
+    phases = {
+        "join_s": joined.join_s,
+        "agents_s": t2 - t1,  # the wait for the agents after the controller's own start-up work
+        "agents_started_s": t2 - joined.asked_at,
+        "listing_s": time.monotonic() - t2,
+    }
+    hosts = [found.get(h.name) or HostDevices(h.name, (), (), down) for h in joined.hosts]
+    return Listing(hosts, agents, phases)
 
 
 def cluster_devices(address: str) -> list[HostDevices]:
     """`edgefarm devices --cluster`: every farm host and the devices its agent finds."""
-    return listing(address).hosts
+    return listing(join(address)).hosts

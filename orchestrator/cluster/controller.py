@@ -15,9 +15,9 @@ from rich.console import Console
 from ..errors import ConfigError
 from ..inventory import Selection
 from ..run.types import DeviceOutcome
-from .connect import listing
+from .connect import Joined, join, listing
 from .farm import run_on_cluster
-from .types import HostDevices, Received, RemoteDevice, refuse_clashes
+from .types import ClusterError, HostDevices, Received, RemoteDevice, refuse_clashes
 
 
 @dataclass
@@ -28,10 +28,23 @@ class ClusterFarm:
     taken: dict[str, list[Received]] = field(default_factory=dict)
     phases: dict[str, float] = field(default_factory=dict)  # where the wall went (run.json)
     boards: dict[str, RemoteDevice] = field(default_factory=dict)  # every farm host's boards, by name
+    joined: Joined | None = None
+    unjoined: ClusterError | None = None  # why `begin` could not join: raised by `select`
+
+    def begin(self) -> None:
+        """Join the cluster and ask every live farm host for its agent, without waiting: the
+        controller reads its model and dataset while the agents start (`select` waits for them). A
+        cluster that cannot be joined is said by `select`, after the model's and dataset's errors."""
+        try:
+            self.joined = join(self.address)
+        except ClusterError as e:
+            self.unjoined = e
 
     def select(self, spec: str) -> Selection:
         """`all` | NAME,... over every farm host's usable devices."""
-        found_at = listing(self.address)
+        if self.unjoined is not None:
+            raise self.unjoined
+        found_at = listing(self.joined or join(self.address))
         self.hosts, self.phases = found_at.hosts, dict(found_at.phases)
         found = {i.name: (h.host, i) for h in self.hosts for i in h.infos}
         unusable = tuple(u for h in self.hosts for u in h.unusable)

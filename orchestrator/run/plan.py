@@ -49,19 +49,22 @@ class Inputs:
 def read_inputs(request: RunRequest, previous: Mapping[str, Any] | None = None) -> Inputs:
     """The model, devices.yaml, the dataset (checked) and the devices; `previous` is the run.json of
     the run --resume continues."""
-    model = inspect_model(request.model)
     inventory = load_inventory(request.inventory)
+    cluster = None
+    if request.cluster or inventory.cluster:  # the devices of every farm host, run there (docs/cluster.md)
+        from ..cluster.controller import ClusterFarm  # Ray: imported only with a cluster
+
+        cluster = ClusterFarm(request.cluster or inventory.cluster)
+        cluster.begin()  # its farm hosts' agents start while the model and dataset are read
+    model = inspect_model(request.model)
     dataset = require_valid(load_dataset(request.dataset_spec, format=request.fmt, subset=request.subset))
     samples = select_samples(dataset, request.modalities, request.limit, request.per_modality)
     scorer_for(
         dataset.format, request.judge_url, request.judge_model
     )  # bad judge flags fail before discovery
-    cluster = None
-    if request.cluster or inventory.cluster:  # the devices of every farm host, run there (docs/cluster.md)
-        from ..cluster.controller import ClusterFarm  # Ray: imported only with a cluster
+    if cluster is not None:
         from ..cluster.types import refuse_clashes
 
-        cluster = ClusterFarm(request.cluster or inventory.cluster)
         selection = cluster.select(request.device_spec)
         # a bad --fallback too; it may name a board a farm host lists
         table = stand_in_boards(inventory, request.fallback_boards, listed=cluster.boards)
