@@ -16,7 +16,7 @@ from __future__ import annotations
 import dataclasses
 import threading
 import time
-from collections.abc import Callable, Collection, Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
@@ -55,11 +55,13 @@ class Need:
 
 
 def stand_in_boards(
-    inv: Inventory, cli_boards: Sequence[str], listed: Collection[str] = ()
+    inv: Inventory, cli_boards: Sequence[str], listed: Mapping[str, Sequence[str]] | None = None
 ) -> dict[str, tuple[str, ...]]:
     """phone name -> the boards that stand in for it, in order: devices.yaml `fallback_for`, then
     every --fallback board (which stands in for any phone). `listed`: boards found elsewhere (a
-    cluster's farm hosts) that --fallback may name too."""
+    cluster's farm hosts: board -> the `fallback_for` of its host's devices.yaml), which --fallback
+    may name too."""
+    listed = listed or {}
     boards = {e["name"]: e for e in inv.entries if e["kind"] == "ssh" and not e.get("disabled")}
     for name in cli_boards:
         if name not in boards and name not in listed:
@@ -72,6 +74,10 @@ def stand_in_boards(
     for name, e in boards.items():
         for phone in e.get("fallback_for") or ():
             out.setdefault(str(phone), []).append(name)
+    for name, phones in listed.items():
+        for phone in phones:
+            if name not in out.setdefault(str(phone), []):
+                out[str(phone)].append(name)
     out.setdefault("*", [])
     out["*"] += [b for b in cli_boards if b not in out["*"]]
     return {k: tuple(v) for k, v in out.items()}

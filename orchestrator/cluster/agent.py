@@ -40,12 +40,15 @@ class FarmHostAgent:
         `adb_servers` of its devices.yaml) and boards: the same rule `edgefarm devices` uses on one
         controller. The host itself is not a farm device: with no phone, its list is empty."""
         path = self._inventory or os.environ.get("EDGEFARM_INVENTORY")
-        sel = select_usable(load_inventory(Path(path) if path else None), "all")
+        inv = load_inventory(Path(path) if path else None)
+        sel = select_usable(inv, "all")
         usable = [(d, i) for d, i in zip(sel.devices, sel.infos) if d.kind != "local"]
         with self._lock:
             self._devices = {d.name: d for d, _ in usable}
         notes = tuple(n for n in sel.notes if "means this host" not in n)
-        return HostDevices(self.host, tuple(i for _, i in usable), tuple(sel.unusable), notes)
+        stands_in = {str(e["name"]): tuple(str(p) for p in e["fallback_for"]) for e in inv.entries
+                     if e["kind"] == "ssh" and not e.get("disabled") and e.get("fallback_for")}  # fmt: skip
+        return HostDevices(self.host, tuple(i for _, i in usable), tuple(sel.unusable), notes, stands_in)
 
     # -- the model and media, once per host ------------------------------------------------------
     def offer(self, blob: Blob) -> bool:

@@ -63,7 +63,8 @@ class ClusterFarm:
             RemoteDevice(n, found[n][1].kind, found[n][0], agent=agent_of[found[n][0]]) for n in names
         )
         # boards a farm host lists can stand in for a lost phone (--fallback BOARD; fallback.py)
-        self.boards = {i.name: RemoteDevice(i.name, i.kind, h.host, agent=agent_of[h.host])
+        self.boards = {i.name: RemoteDevice(i.name, i.kind, h.host, agent=agent_of[h.host],
+                                            fallback_for=h.fallback_for.get(i.name, ()))
                        for h in self.hosts for i in h.infos if i.kind == "ssh"}  # fmt: skip
         # the listing's agents of the selected devices' (and boards') hosts run them; the others end
         # with their handles

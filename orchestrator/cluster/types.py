@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 
 from ..devices.types import DeviceInfo
@@ -69,6 +69,9 @@ class HostDevices:
     infos: tuple[DeviceInfo, ...]
     unusable: tuple[DeviceInfo, ...]
     notes: tuple[str, ...] = ()
+    fallback_for: Mapping[str, tuple[str, ...]] = field(
+        default_factory=dict
+    )  # board -> its devices.yaml's phones
 
 
 @dataclass(frozen=True)
@@ -81,6 +84,7 @@ class RemoteDevice:
     backend: str | None = None  # --backend/--threads apply; a farm host's devices.yaml pins are not read yet
     threads: int | None = None
     agent: object = field(default=None, compare=False, repr=False)  # its host's agent (a Ray actor handle)
+    fallback_for: tuple[str, ...] = ()  # a board: the phones its host's devices.yaml says it stands in for
 
     @property
     def runner(self) -> str:

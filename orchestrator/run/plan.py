@@ -67,7 +67,8 @@ def read_inputs(request: RunRequest, previous: Mapping[str, Any] | None = None) 
 
         selection = cluster.select(request.device_spec)
         # a bad --fallback too; it may name a board a farm host lists
-        table = stand_in_boards(inventory, request.fallback_boards, listed=cluster.boards)
+        listed = {name: board.fallback_for for name, board in cluster.boards.items()}
+        table = stand_in_boards(inventory, request.fallback_boards, listed=listed)
         refuse_clashes(cluster.hosts, request.fallback_boards, where="--fallback")  # one board per name
         absent: tuple[DeviceInfo, ...] = ()  # a phone on no farm host now is not known by name
     else:

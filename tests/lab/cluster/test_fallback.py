@@ -1,6 +1,8 @@
-"""`--fallback` across farm hosts: a phone on h2 is unplugged mid-run; after `--fallback-wait-s` its
-remaining samples run on a board that farm host h3 lists (a real sshd inside the lab's namespace,
-declared in h3's own devices.yaml), in that board's session on h3's agent. As on one controller
+"""Stand-in boards across farm hosts: a phone on h2 is unplugged mid-run; after `--fallback-wait-s`
+its remaining samples run on the board that farm host h3's own devices.yaml declares with
+`fallback_for: [the phone]` (a real sshd inside the lab's namespace), in that board's session on
+h3's agent (`--fallback BOARD` naming a host's board takes the same path: fallback.stand_in_boards,
+tests/unit/cluster/test_stand_in_listing.py). As on one controller
 (docs/boards.md): the phone keeps the rows it finished, the board's rows fill its column marked
 `stood_in_for`, nothing runs twice, and a failure the stand-in covered does not fail the run."""
 
@@ -27,9 +29,9 @@ def test_a_phone_lost_on_one_host_has_its_remaining_samples_run_by_a_board_on_an
     board = lab.ns.call(board_cm.__enter__)  # its sshd listens inside the namespace, where h3 reaches it
     out = tmp_path / "runs"
     try:
-        entry = board.entry("pi-lab", tmp_path / "pi-lab")
+        entry = board.entry("pi-lab", tmp_path / "pi-lab", fallback_for=[phone])  # h3's own devices.yaml
         lab.hosts["h3"].inventory.write_text(json.dumps({"devices": [entry]}))
-        proc = lab.running_run([phone], LIMIT, out, extra=("--fallback", "pi-lab", "--fallback-wait-s", "1"))
+        proc = lab.running_run([phone], LIMIT, out, extra=("--fallback-wait-s", "1"))
         try:
             lab.phones.phones["redmi"].vanish()  # unplugged mid-run
             proc.wait(timeout=WAIT_S)
