@@ -67,10 +67,12 @@ class ClusterBench:
         ray_start(self.ns, work, "head", ["--head", f"--port={HEAD_PORT}", "--num-cpus=0",
                                           "--include-dashboard=false", f"--temp-dir={self.ray_tmp}"], self.env)  # fmt: skip
         for host, server in zip(HOSTS, servers):
+            (work / host / "devices.yaml").write_text("devices: []\n")
             env = dict(
                 self.env,
                 EDGEFARM_CACHE_DIR=str(work / host / "cache"),
                 ANDROID_ADB_SERVER_PORT=str(server.port),
+                EDGEFARM_INVENTORY=str(work / host / "devices.yaml"),
             )
             ray_start(self.ns, work, host, [f"--address={self.address}", "--num-cpus=1",
                                             f"--resources={json.dumps({f'farmhost:{host}': 1})}"], env)  # fmt: skip
@@ -89,11 +91,21 @@ class ClusterBench:
             self.count += 1
             labels.append(f"p{self.count}")
             self.ns.call(self.lab.add_phone, labels[-1], PIXEL_8, server=i % len(HOSTS))
+        self.name_phones()
         return labels
 
     def unplug(self, labels: list[str]) -> None:
         for label in labels:
             self.ns.call(self.lab.remove_phone, label)
+        self.name_phones()
+
+    def name_phones(self) -> None:
+        """Each farm host's devices.yaml names its phones by their labels: identical phones on two
+        hosts would otherwise share a name, which a cluster run refuses (docs/cluster.md)."""
+        for index, host in enumerate(HOSTS):
+            entries = [f"{{name: {label}, kind: adb, serial: '{serial}'}}" for label, serial in self.lab.serials.items()
+                       if label in self.lab.phones and self.lab.owner.get(serial) == index]  # fmt: skip
+            (self.work / host / "devices.yaml").write_text(f"devices: [{', '.join(entries)}]\n")
 
     def run(self, out: Path, *how: str, limit: int) -> tuple[dict, Path]:
         before = set(out.iterdir()) if out.is_dir() else set()
