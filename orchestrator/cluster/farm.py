@@ -151,6 +151,7 @@ def run_on_cluster(
                     notes.append(f"the agent on farm host {host} died ({type(e).__name__}) and was restarted; "
                                  "the phone resumed from the samples it had finished")  # fmt: skip
             outcome.notes = [*notes, *outcome.notes]
+            outcome.sessions += restarts  # a crashed agent's session counts too (its figures died with it)
             if (dev_dir / "results.jsonl").exists():
                 stream.unlink(missing_ok=True)
         except EdgefarmError as e:

@@ -73,16 +73,29 @@ class ClusterLab:
         listing = json.loads(self.edgefarm("devices", "--cluster", self.address, "--json").stdout)
         return {h["host"]: [i["name"] for i in h["infos"]] for h in listing["hosts"]}
 
-    def agents(self) -> list[int]:
-        """Pids of the farm hosts' agent actors (any process in the namespace running FarmHostAgent)."""
+    def agents(self, host: str = "") -> list[int]:
+        """Pids of the farm hosts' agent actors (any process in the namespace running FarmHostAgent);
+        with `host`, only that farm host's (in its Ray node's process tree)."""
+        tree = self.tree(host) if host else None
         found = []
         for pid in self.ns.pids():
             try:
-                if b"FarmHostAgent" in Path(f"/proc/{pid}/cmdline").read_bytes():
+                if b"FarmHostAgent" in Path(f"/proc/{pid}/cmdline").read_bytes() and (
+                    tree is None or pid in tree
+                ):
                     found.append(pid)
             except OSError:
                 continue
         return found
+
+    def tree(self, host: str) -> set[int]:
+        """The farm host's Ray node and every process below it (raylet, workers, agents)."""
+        tree, grew = {self.hosts[host].node.pid}, True
+        while grew:
+            kids = {pid for pid in self.ns.pids() if _ppid(pid) in tree}
+            grew = not kids <= tree
+            tree |= kids
+        return tree
 
     def running_run(
         self,
@@ -121,12 +134,7 @@ class ClusterLab:
     def kill_host(self, name: str) -> None:
         """The farm host dies: SIGKILL its Ray node's whole process tree (ray start, raylet, workers)."""
         host = self.hosts[name]
-        tree, grew = {host.node.pid}, True
-        while grew:
-            kids = {pid for pid in self.ns.pids() if _ppid(pid) in tree}
-            grew = not kids <= tree
-            tree |= kids
-        for pid in tree:
+        for pid in self.tree(name):
             try:
                 os.kill(pid, signal.SIGKILL)
             except ProcessLookupError:

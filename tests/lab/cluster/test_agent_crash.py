@@ -38,7 +38,7 @@ def test_a_crashed_agent_is_restarted_and_runs_the_remaining_samples(cluster_lab
     out = tmp_path / "runs"
     proc = lab.running_run([device], LIMIT, out)
     try:
-        (agent,) = lab.agents()
+        (agent,) = lab.agents("h2")
         os.kill(agent, signal.SIGKILL)
         proc.wait(timeout=WAIT_S * 2)
     finally:
@@ -50,6 +50,7 @@ def test_a_crashed_agent_is_restarted_and_runs_the_remaining_samples(cluster_lab
     assert len(ids) == LIMIT and len(set(ids)) == LIMIT, ids
     outcome = json.loads((device_folder(run, device) / "outcome.json").read_text())
     assert any("was restarted" in n for n in outcome["notes"]), outcome["notes"]
+    assert outcome["sessions"] == 2  # the one the crash ended, and the one that finished
     report = json.loads((device_folder(run, device) / "report.json").read_text())
     assert report["summary"]["total_scored"] == LIMIT
     done = [
@@ -67,7 +68,7 @@ def test_an_agent_that_dies_twice_loses_the_phone_and_keeps_each_finished_sample
     try:
         run = next(out.iterdir())
         stream = device_folder(run, device) / "results.stream.jsonl"
-        (first,) = lab.agents()
+        (first,) = lab.agents("h2")
         before = _ids(stream)
         os.kill(first, signal.SIGKILL)
         deadline = time.monotonic() + WAIT_S
@@ -78,7 +79,7 @@ def test_an_agent_that_dies_twice_loses_the_phone_and_keeps_each_finished_sample
         assert len(seen) == len(set(seen)) and set(before) <= set(seen), (
             seen
         )  # replayed rows not written again
-        (second,) = [p for p in lab.agents() if p != first]
+        (second,) = [p for p in lab.agents("h2") if p != first]
         os.kill(second, signal.SIGKILL)
         proc.wait(timeout=WAIT_S)
     finally:

@@ -72,7 +72,7 @@ def test_a_plain_run_and_a_cluster_run_never_share_a_phone(cluster_lab, tmp_path
         assert held.poll() is None, (
             "the cluster run ended before the plain run asked: the test proves nothing"
         )
-        agents = lab.agents()
+        agents = lab.agents("h2")
     finally:
         code = _stop(held)
     assert code == INTERRUPTED_EXIT, (tmp_path / "b" / "stderr.txt").read_text()[-3000:]
