@@ -123,9 +123,19 @@ hook() {
   snapshot battery "$S/battery_$PHASE"
   snapshot thermalservice "$S/thermal_$PHASE"
   if [ "$PHASE" = after ]; then  # clocks where readable (--sustain follows them): CPU kHz, GPU Hz
-    cat /sys/devices/system/cpu/cpufreq/policy*/scaling_cur_freq > "$S/cpufreq_after" 2>/dev/null
-    cat /sys/class/kgsl/kgsl-3d0/gpuclk /sys/class/devfreq/*gpu*/cur_freq > "$S/gpufreq_after" 2>/dev/null
+    first_lines /sys/devices/system/cpu/cpufreq/policy*/scaling_cur_freq > "$S/cpufreq_after" 2>/dev/null
+    first_lines /sys/class/kgsl/kgsl-3d0/gpuclk /sys/class/devfreq/*gpu*/cur_freq > "$S/gpufreq_after" 2>/dev/null
   fi
+  return 0
+}
+
+# first_lines FILE...: the first line of each readable file (sysfs values), read by the shell itself:
+# the hook runs twice per sample, and a `cat` there was two processes more per sample on the phone.
+first_lines() {
+  for f in "$@"; do
+    v=
+    [ -r "$f" ] && { read -r v < "$f" || [ -n "$v" ]; } && printf '%s\n' "$v"
+  done
   return 0
 }
 
