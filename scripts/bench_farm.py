@@ -27,6 +27,13 @@ model not: a run computes it while inspecting the model) against `adb push` of t
 same link; and,
 with --shard on 4 identical phones, the sharded wall against the unsharded one.
 Every figure is the best of --repeat runs, with the spread (max - min) beside it.
+
+--edgefarm DIR measures another checkout (its .venv's python, e.g. a worktree of main before a change)
+with this script's lab and harness, so before and after are measured alike. --bytecode: edgefarm's own
+modules are compiled once (in the first, untimed run) into the benchmark's folder and read as bytecode
+afterwards, as an installed edgefarm does (pip writes the bytecode at install); without it every run
+compiles them from source, as on a machine with PYTHONDONTWRITEBYTECODE set (this one): 0.1 - 0.3 s of
+CPU per run that grows with the amount of code, not with phones or samples.
 """
 
 from __future__ import annotations
@@ -125,10 +132,14 @@ def pushed(run_dir: Path) -> dict:
 
 
 class Farm:
-    """The lab's two adb servers, phones added and removed per N."""
+    """The lab's two adb servers, phones added and removed per N; `edgefarm` the checkout measured."""
 
-    def __init__(self, work: Path, sample_ms: int) -> None:
+    def __init__(self, work: Path, sample_ms: int, edgefarm: Path = REPO, bytecode: bool = False) -> None:
         self.work = work
+        self.edgefarm = edgefarm
+        venv = edgefarm / ".venv" / "bin" / "python"
+        self.python = str(venv) if venv.is_file() else sys.executable
+        self.pycache = work / "pycache" if bytecode else None
         self.lab = Lab(
             tmp=work, servers=[AdbServer(work / "host0").start(), AdbServer(work / "host1").start()]
         )
@@ -144,6 +155,11 @@ class Farm:
         )
         env.pop("EDGEFARM_INVENTORY", None)
         env.pop("EDGEFARM_PHONE_RUNNER", None)
+        if self.pycache is not None:  # compiled once, outside the checkout
+            env.pop("PYTHONDONTWRITEBYTECODE", None)
+            env["PYTHONPYCACHEPREFIX"] = str(self.pycache)
+        else:
+            env["PYTHONDONTWRITEBYTECODE"] = "1"
         return env
 
     def phones(self, n: int) -> list[str]:
@@ -162,10 +178,10 @@ class Farm:
 
     def run(self, out: Path, *extra: str) -> tuple[dict, Path]:
         before = set(out.iterdir()) if out.is_dir() else set()
-        argv = [sys.executable, "-m", "orchestrator", "run", "--devices", "all", "--inventory", str(self.inventory),
+        argv = [self.python, "-m", "orchestrator", "run", "--devices", "all", "--inventory", str(self.inventory),
                 "--out", str(out), "--sample-timeout", "60", *extra]  # fmt: skip
         pids = tuple(s.proc.pid for s in self.lab.servers if s.proc)
-        figures = timed(argv, self.env(), lab_pids=pids)
+        figures = timed(argv, self.env(), cwd=self.edgefarm, lab_pids=pids)
         (run_dir,) = set(out.iterdir()) - before
         return figures, run_dir
 
@@ -257,8 +273,8 @@ def push_vs_adb(farm: Farm, size_mb: int, repeat: int) -> dict:
     ours, theirs = [], []
     for _ in range(repeat):
         on_phone.unlink(missing_ok=True)
-        p = subprocess.run([sys.executable, "-c", PUSH_SNIPPET, serial, str(port), str(model), remote],
-                           cwd=REPO, env=env, capture_output=True, text=True, check=True)  # fmt: skip
+        p = subprocess.run([farm.python, "-c", PUSH_SNIPPET, serial, str(port), str(model), remote],
+                           cwd=farm.edgefarm, env=env, capture_output=True, text=True, check=True)  # fmt: skip
         seconds, sent = p.stdout.split()
         assert int(sent) == size, (sent, size)
         ours.append(float(seconds))
@@ -267,8 +283,8 @@ def push_vs_adb(farm: Farm, size_mb: int, repeat: int) -> dict:
         subprocess.run([str(adb_binary()), "-P", str(port), "-s", serial, "push", str(model), remote],
                        env=env, capture_output=True, check=True)  # fmt: skip
         theirs.append(time.perf_counter() - t0)
-    again = subprocess.run([sys.executable, "-c", PUSH_SNIPPET, serial, str(port), str(model), remote],
-                           cwd=REPO, env=env, capture_output=True, text=True, check=True)  # fmt: skip
+    again = subprocess.run([farm.python, "-c", PUSH_SNIPPET, serial, str(port), str(model), remote],
+                           cwd=farm.edgefarm, env=env, capture_output=True, text=True, check=True)  # fmt: skip
     farm.unplug([label])
     mb = size / 2**20
     return {
@@ -336,12 +352,23 @@ def main() -> int:
     ap.add_argument("--repeat", type=int, default=2, help="second runs per N (the best is reported)")
     ap.add_argument("--push-mb", type=int, default=200, help="model size for the push comparison (0: skip)")
     ap.add_argument("--no-shard", action="store_true", help="skip the --shard comparison")
+    ap.add_argument(
+        "--edgefarm",
+        type=Path,
+        default=REPO,
+        help="the checkout to measure (its .venv's python runs it; default: this one)",
+    )
+    ap.add_argument(
+        "--bytecode",
+        action="store_true",
+        help="edgefarm's modules compiled once, not on every run (as installed)",
+    )
     ap.add_argument("--json", action="store_true")
     args = ap.parse_args()
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))  # a kill still stops the lab's adb servers
     result: dict = {}
     with tempfile.TemporaryDirectory() as tmp:
-        farm = Farm(Path(tmp), args.sample_ms)
+        farm = Farm(Path(tmp), args.sample_ms, args.edgefarm.resolve(), args.bytecode)
         try:
             result["scale"] = scale(farm, [int(x) for x in args.phones.split(",")], args.repeat, args.sample_ms,
                                     args.limit)  # fmt: skip
