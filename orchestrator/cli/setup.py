@@ -7,7 +7,7 @@ import sys
 from pathlib import Path
 
 import click
-from rich.console import Console
+from rich.markup import escape
 from rich.table import Table
 
 from ..boards.setup import setup_board
@@ -15,6 +15,7 @@ from ..devices.ssh import SshDevice
 from ..errors import ConfigError, DeviceError
 from ..inventory import load_inventory
 from ..models import BUNDLED_MODEL
+from ..progress import stderr_console
 from ..report.terminal import stdout_console
 from .run import inventory_option
 
@@ -67,7 +68,7 @@ def setup(names: str, inventory, offline: bool, wheels: Path | None, model: Path
     model = Path(model).expanduser()
     if not model.is_file():
         raise ConfigError(f"model file not found: {model}", where="--model", fix="pass --model PATH")
-    err = Console(stderr=True)
+    err = stderr_console()  # not a terminal: never wraps, so a fix command pastes whole
     results, failed = [], []
     for n in wanted:
         dev = SshDevice.from_entry(boards[n])
@@ -81,7 +82,7 @@ def setup(names: str, inventory, offline: bool, wheels: Path | None, model: Path
             )
         except DeviceError as e:
             failed.append(n)
-            err.print(f"[red]error:[/] {e}")
+            err.print(f"[red]error:[/] {escape(str(e))}")
             results.append({"name": n, "error": str(e)})
             continue
         finally:

@@ -82,7 +82,7 @@ def test_three_first_runs_at_once_on_one_device_one_runs_and_two_are_refused(tmp
     inv = inventory(tmp_path / "devices.yaml", entry)
     out = tmp_path / "runs"
     cmd = [sys.executable, "-m", "orchestrator", "run", "--devices", "local", "--inventory", str(inv)]
-    env = {**os.environ, "COLUMNS": "200", "EDGEFARM_TEST_FAULTS": "SLOW=10"}  # the winner holds it 30 s
+    env = {**os.environ, "COLUMNS": "200", "EDGEFARM_TEST_FAULTS": "SLOW=4"}  # the winner holds it 12 s and more
     env.pop("EDGEFARM_INVENTORY", None)
     procs = [
         subprocess.Popen(

@@ -9,6 +9,7 @@ import getpass
 import http.server
 import json
 import os
+import random
 import shutil
 import socket
 import subprocess
@@ -30,8 +31,10 @@ SFTP_SERVER = Path("/usr/lib/openssh/sftp-server")
 
 
 def free_port(start: int = 40000) -> int:
-    """A TCP port >= start that nothing listens on now."""
-    for port in range(start + os.getpid() % 5000, 65000):
+    """A TCP port >= start that nothing listens on now, picked at random: test sessions running side by
+    side (pytest-xdist workers) must not all try the same one first."""
+    for _ in range(500):
+        port = random.randrange(start, 65000)
         with socket.socket() as s:
             try:
                 s.bind(("127.0.0.1", port))
@@ -85,6 +88,25 @@ def keygen(path: Path) -> Path:
     return path
 
 
+def _start_sshd(config: Path, log, log_path: Path) -> tuple[subprocess.Popen, int]:
+    """`sshd -D` on a free port, answering; a port another session took meanwhile means another port."""
+    for _ in range(5):
+        port = free_port()
+        proc = subprocess.Popen([str(SSHD), "-D", "-e", "-f", str(config), "-p", str(port)], stderr=log)
+        deadline = time.monotonic() + 30
+        while proc.poll() is None and time.monotonic() < deadline:
+            try:
+                socket.create_connection(("127.0.0.1", port), timeout=1).close()
+                return proc, port
+            except OSError:
+                time.sleep(0.05)
+        proc.kill()
+        proc.wait()
+        if "Address already in use" not in log_path.read_text():
+            break
+    pytest.fail(f"sshd did not start: {log_path.read_text()}")
+
+
 @contextlib.contextmanager
 def sshd(root: Path, extra: Sequence[str] = (), subsystem: bool = True) -> Iterator[Board]:
     """sshd -D on 127.0.0.1:<free port >= 40000> with fresh host and client keys, key login only;
@@ -96,7 +118,6 @@ def sshd(root: Path, extra: Sequence[str] = (), subsystem: bool = True) -> Itera
     authorized = root / "authorized_keys"
     authorized.write_text((root / "client_ed25519.pub").read_text())
     authorized.chmod(0o600)
-    port = free_port()
     config = root / "sshd_config"
     config.write_text(
         "\n".join(
@@ -120,17 +141,7 @@ def sshd(root: Path, extra: Sequence[str] = (), subsystem: bool = True) -> Itera
     )
     Path("/run/sshd").mkdir(parents=True, exist_ok=True)
     with open(root / "sshd.log", "wb") as log:
-        proc = subprocess.Popen([str(SSHD), "-D", "-e", "-f", str(config), "-p", str(port)], stderr=log)
-        deadline = time.monotonic() + 10
-        while True:
-            try:
-                socket.create_connection(("127.0.0.1", port), timeout=1).close()
-                break
-            except OSError:
-                if proc.poll() is not None or time.monotonic() > deadline:
-                    proc.kill()
-                    pytest.fail(f"sshd did not start: {(root / 'sshd.log').read_text()}")
-                time.sleep(0.05)
+        proc, port = _start_sshd(config, log, root / "sshd.log")
         try:
             yield Board("127.0.0.1", port, getpass.getuser(), client_key, root)
         finally:

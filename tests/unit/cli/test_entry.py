@@ -9,7 +9,8 @@ SCRIPT = """
 import atexit, sys, threading, time
 from orchestrator import cli
 atexit.register(lambda: print("atexit ran", flush=True))
-worker = threading.Thread(target=lambda: (time.sleep(0.3), print("worker finished")))
+# still running when the command is done, whatever the machine's load: it starts once the main thread ends
+worker = threading.Thread(target=lambda: (threading.main_thread().join(), time.sleep(0.3), print("worker finished")))
 worker.start()
 sys.argv = ["edgefarm", *sys.argv[1:]]
 cli.entry()

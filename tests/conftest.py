@@ -1,0 +1,67 @@
+"""What the whole suite shares, serial or spread over pytest-xdist workers (`scripts/test.sh` runs
+`-n 3 --dist loadgroup`; docs/testing.md):
+
+- each session (each worker) gets its OWN edgefarm cache folder (EDGEFARM_CACHE_DIR): the default
+  local device's work folder lives there and is guarded by the one-run-per-device lock, so two
+  workers (or a developer's own run) sharing ~/.cache/edgefarm/local would refuse each other. Only
+  the cached upstream C header (litert-lm/<commit>/c/engine.h, which native builds need and which
+  cannot be downloaded everywhere) is shared, through a link to the real cache's folder.
+- tests are grouped for `--dist loadgroup`: a test whose fixtures live per module (or class) stays
+  with its module, per package with its package, and every test of an expensive one-per-machine lab
+  (the Ray cluster's network namespace, the aarch64 board under qemu) on one worker.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import tempfile
+from pathlib import Path
+
+import pytest
+
+from android_runner.native.build import cache_root
+
+SHARED_IN_CACHE = ("litert-lm",)  # cache sub-folders every session reads from the user's real cache
+ONE_WORKER_FIXTURES = ("arm_board",)  # session fixtures too slow to build once per worker
+_OWN_CACHE: list[Path] = []
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    real = cache_root()
+    worker = os.environ.get("PYTEST_XDIST_WORKER", "main")
+    own = Path(tempfile.mkdtemp(prefix=f"edgefarm-test-cache-{worker}-"))
+    for name in SHARED_IN_CACHE:
+        (real / name).mkdir(parents=True, exist_ok=True)
+        (own / name).symlink_to(real / name, target_is_directory=True)
+    os.environ["EDGEFARM_CACHE_DIR"] = str(own)
+    _OWN_CACHE.append(own)
+
+
+def pytest_unconfigure(config: pytest.Config) -> None:
+    while _OWN_CACHE:
+        shutil.rmtree(_OWN_CACHE.pop(), ignore_errors=True)  # the links only: the real folders stay
+
+
+def _group(item: pytest.Item) -> str | None:
+    path = Path(str(item.path)).relative_to(Path(str(item.config.rootpath)))
+    if path.parts[:3] == ("tests", "lab", "cluster"):
+        return "cluster-lab"  # one Ray cluster (network namespace) at a time, its package fixture once
+    names = set(item.fixturenames)
+    if names.intersection(ONE_WORKER_FIXTURES):
+        return "arm-board"
+    scopes = {d[-1].scope for n, d in item._fixtureinfo.name2fixturedefs.items() if n in names and d}
+    if "package" in scopes:
+        return str(path.parent)
+    if scopes & {"module", "class"}:
+        return str(path)
+    return None
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    if not config.pluginmanager.hasplugin("xdist"):
+        return  # `-p no:xdist`: nothing reads the groups
+    for item in items:
+        group = _group(item)
+        if group:
+            item.add_marker(pytest.mark.xdist_group(group))
