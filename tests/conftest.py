@@ -25,6 +25,8 @@ from android_runner.native.build import cache_root
 SHARED_IN_CACHE = ("litert-lm",)  # cache sub-folders every session reads from the user's real cache
 ONE_WORKER_FIXTURES = ("arm_board",)  # session fixtures too slow to build once per worker
 _OWN_CACHE: list[Path] = []
+_UNGROUPED: set[str] = set()  # grouped tests whose id xdist did not mark (pytest_collection_finish)
+FIRST = ("cluster-lab", "arm-board")  # the longest groups: a worker each from the start
 
 
 def pytest_configure(config: pytest.Config) -> None:
@@ -58,10 +60,37 @@ def _group(item: pytest.Item) -> str | None:
     return None
 
 
+@pytest.hookimpl(tryfirst=True)  # before xdist's own, which reads the groups into the test ids
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     if not config.pluginmanager.hasplugin("xdist"):
         return  # `-p no:xdist`: nothing reads the groups
-    for item in items:
-        group = _group(item)
+    groups = {item: _group(item) for item in items}
+    for item, group in groups.items():
         if group:
             item.add_marker(pytest.mark.xdist_group(group))
+    if os.environ.get("PYTEST_XDIST_WORKER"):
+        # xdist (`--no-loadscope-reorder`) hands out groups in this order: the longest first, then the lab
+        # stories, then the unit tests that fill the gaps; a serial run keeps the files' order.
+        def rank(item: pytest.Item) -> int:
+            group = groups[item]
+            return FIRST.index(group) if group in FIRST else len(FIRST) + ("tests/unit/" in item.nodeid)
+
+        items.sort(key=rank)
+
+
+def pytest_collection_finish(session: pytest.Session) -> None:
+    """On a worker of `--dist loadgroup`: every grouped test's id must carry its group, as xdist writes it.
+    pytest-xdist 3.8 cannot under pytest 9 (which computes test ids anew): the groups would be ignored
+    without a word and two Ray clusters would start at once, so each such test fails instead."""
+    if getattr(session.config.option, "loadgroup", False):
+        _UNGROUPED.update(
+            i.nodeid for i in session.items if i.get_closest_marker("xdist_group") and "@" not in i.nodeid
+        )
+
+
+def pytest_runtest_setup(item: pytest.Item) -> None:
+    if item.nodeid in _UNGROUPED:
+        pytest.fail(
+            f"pytest-xdist did not apply this test's group (pytest {pytest.__version__}), so its lab could be "
+            "built twice at once\n  fix: reinstall the test extra (`pip install -e '.[test]'`: its pytest pin) "
+            "or run with `-n 0`", pytrace=False)  # fmt: skip
