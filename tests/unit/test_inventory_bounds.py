@@ -25,7 +25,7 @@ def test_an_alias_bomb_is_refused_fast_with_a_short_message_naming_the_line():
     t0 = time.monotonic()
     with pytest.raises(ConfigError) as e:
         parse_inventory(alias_bomb(), "devices.yaml")
-    assert time.monotonic() - t0 < 1.0
+    assert time.monotonic() - t0 < 5.0  # expanded, its 9**9 values would take minutes; room for a loaded box
     assert len(str(e.value)) < 600
     assert e.value.where.startswith("devices.yaml:") and int(e.value.where.split(":")[1]) >= 5
     assert "alias" in e.value.what and "fix:" in str(e.value)

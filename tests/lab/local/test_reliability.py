@@ -82,7 +82,7 @@ def test_three_first_runs_at_once_on_one_device_one_runs_and_two_are_refused(tmp
     inv = inventory(tmp_path / "devices.yaml", entry)
     out = tmp_path / "runs"
     cmd = [sys.executable, "-m", "orchestrator", "run", "--devices", "local", "--inventory", str(inv)]
-    env = {**os.environ, "COLUMNS": "200", "EDGEFARM_TEST_FAULTS": "SLOW=4"}  # the winner holds it 12 s and more
+    env = {**os.environ, "COLUMNS": "200", "EDGEFARM_TEST_FAULTS": "SLOW=4"}  # the winner holds it >= 12 s
     env.pop("EDGEFARM_INVENTORY", None)
     procs = [
         subprocess.Popen(
@@ -215,7 +215,7 @@ def test_an_alias_bomb_in_devices_yaml_is_refused_fast(tmp_path: Path):
                  ("run", "--devices", "all", "--inventory", str(bomb), "--out", str(tmp_path / "r"), *TEXT3)):  # fmt: skip
         t0 = time.monotonic()
         p = edgefarm(*args)
-        assert time.monotonic() - t0 < 20  # the interpreter start and imports; the YAML is refused at once
+        assert time.monotonic() - t0 < 60  # interpreter start and imports (a loaded box); the YAML: at once
         assert p.returncode == 2, p.stderr[:2000]
         no_traceback(p)
         # line 9 holds &l4, where the expanded values pass 20 000 (the bound)
