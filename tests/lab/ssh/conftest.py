@@ -238,11 +238,14 @@ def arm_board(tmp_path_factory) -> Iterator[ArmBoard]:
     (bin_dir / "vcgencmd").write_text(VCGENCMD)
     (bin_dir / "vcgencmd").chmod(0o755)
     with pip_index(top / "wheels", root / "index") as url:
-        # every session's command runs with the board's PATH, whatever the account's shell rc files do
+        # every session's command runs with the board's PATH, whatever the account's shell rc files do;
+        # PIP_NO_COMPILE: the board's pip (ensurepip too) leaves .pyc files to the imports that need them
+        # instead of compiling all of pip under qemu (~20 s of a ~70 s online setup; docs/testing.md)
         login = root / "board-login"
         login.write_text(
             "#!/bin/sh\n"
-            f"PATH={bin_dir}:/usr/local/bin:/usr/bin:/bin; PIP_INDEX_URL={url}; export PATH PIP_INDEX_URL\n"
+            f"PATH={bin_dir}:/usr/local/bin:/usr/bin:/bin; PIP_INDEX_URL={url}; PIP_NO_COMPILE=1\n"
+            "export PATH PIP_INDEX_URL PIP_NO_COMPILE\n"
             'exec /bin/sh -c "$SSH_ORIGINAL_COMMAND"\n'
         )
         login.chmod(0o755)
