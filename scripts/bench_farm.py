@@ -33,7 +33,10 @@ with this script's lab and harness, so before and after are measured alike. --by
 modules are compiled once (in the first, untimed run) into the benchmark's folder and read as bytecode
 afterwards, as an installed edgefarm does (pip writes the bytecode at install); without it every run
 compiles them from source, as on a machine with PYTHONDONTWRITEBYTECODE set (this one): 0.1 - 0.3 s of
-CPU per run that grows with the amount of code, not with phones or samples.
+CPU per run that grows with the amount of code, not with phones or samples. --against DIR: before and
+after on the same phones, runs of the two checkouts alternating, medians and the median paired
+difference (a shared machine's drift hits both runs of a pair alike; the best-of figures above do not
+pair).
 """
 
 from __future__ import annotations
@@ -44,6 +47,7 @@ import os
 import resource
 import shutil
 import signal
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -131,14 +135,19 @@ def pushed(run_dir: Path) -> dict:
     return {"model_bytes": model, "other_bytes": other}
 
 
+def python_of(checkout: Path) -> str:
+    """The checkout's own venv's python (else this one's)."""
+    venv = checkout / ".venv" / "bin" / "python"
+    return str(venv) if venv.is_file() else sys.executable
+
+
 class Farm:
     """The lab's two adb servers, phones added and removed per N; `edgefarm` the checkout measured."""
 
     def __init__(self, work: Path, sample_ms: int, edgefarm: Path = REPO, bytecode: bool = False) -> None:
         self.work = work
         self.edgefarm = edgefarm
-        venv = edgefarm / ".venv" / "bin" / "python"
-        self.python = str(venv) if venv.is_file() else sys.executable
+        self.python = python_of(edgefarm)
         self.pycache = work / "pycache" if bytecode else None
         self.lab = Lab(
             tmp=work, servers=[AdbServer(work / "host0").start(), AdbServer(work / "host1").start()]
@@ -176,12 +185,14 @@ class Farm:
         for label in labels:
             self.lab.remove_phone(label)
 
-    def run(self, out: Path, *extra: str) -> tuple[dict, Path]:
+    def run(self, out: Path, *extra: str, checkout: Path | None = None) -> tuple[dict, Path]:
+        """One `edgefarm run` of every phone attached (of `checkout`, default the one measured)."""
+        checkout = checkout or self.edgefarm
         before = set(out.iterdir()) if out.is_dir() else set()
-        argv = [self.python, "-m", "orchestrator", "run", "--devices", "all", "--inventory", str(self.inventory),
+        argv = [python_of(checkout), "-m", "orchestrator", "run", "--devices", "all", "--inventory", str(self.inventory),
                 "--out", str(out), "--sample-timeout", "60", *extra]  # fmt: skip
         pids = tuple(s.proc.pid for s in self.lab.servers if s.proc)
-        figures = timed(argv, self.env(), cwd=self.edgefarm, lab_pids=pids)
+        figures = timed(argv, self.env(), cwd=checkout, lab_pids=pids)
         (run_dir,) = set(out.iterdir()) - before
         return figures, run_dir
 
@@ -241,6 +252,36 @@ def scale(farm: Farm, sizes: list[int], repeat: int, sample_ms: int, limit: int 
     for r in rows:
         r["efficiency"] = round(one / r["wall_s"], 3)
         r["efficiency_lab_accounted"] = round(one_free / r["lab_free_wall_s"], 3)
+    return rows
+
+
+def against(farm: Farm, other: Path, sizes: list[int], repeat: int, limit: int | None) -> list[dict]:
+    """Before/after on the same phones: per N, a first run of each checkout (its pushes), then `repeat`
+    pairs of runs alternating which goes first; the median of each side and of the pairs' differences
+    (this - other): on a shared machine whose speed drifts, a pair's two runs see the same drift."""
+    rows = []
+    extra = ("--limit", str(limit)) if limit else ()
+    samples = limit or SAMPLES
+    sides = {"this": farm.edgefarm, "other": other}
+    for n in sizes:
+        labels = farm.phones(n)
+        for side, checkout in sides.items():
+            farm.run(farm.work / f"against-{n}-{side}", *extra, checkout=checkout)
+        figs: dict[str, list[dict]] = {"this": [], "other": []}
+        for i in range(repeat):
+            for side in ("this", "other") if i % 2 == 0 else ("other", "this"):
+                fig, _ = farm.run(farm.work / f"against-{n}-{side}", *extra, checkout=sides[side])
+                figs[side].append(fig)
+        farm.unplug(labels)
+        row: dict = {"phones": n, "pairs": repeat}
+        for key in ("cpu_s", "wall_s", "lab_cpu_s", "peak_rss_mb"):
+            this, theirs = [f[key] for f in figs["this"]], [f[key] for f in figs["other"]]
+            row[key] = {"this": round(statistics.median(this), 3), "other": round(statistics.median(theirs), 3),
+                        "diff": round(statistics.median(a - b for a, b in zip(this, theirs)), 3)}  # fmt: skip
+        row["cpu_ms_per_sample"] = {k: round(v / (samples * n) * 1000, 3) for k, v in row["cpu_s"].items()}
+        row["load1"] = round(statistics.median(f["load1"] for side in figs.values() for f in side), 2)
+        rows.append(row)
+        print(f"N={n}: {row}", file=sys.stderr, flush=True)
     return rows
 
 
@@ -320,6 +361,22 @@ def shard(farm: Farm, repeat: int, limit: int | None) -> dict:
 
 
 def print_table(result: dict) -> None:
+    if result.get("scale"):
+        print_scale(result)
+    for r in result.get("against", []):
+        c, w, lab, ms = r["cpu_s"], r["wall_s"], r["lab_cpu_s"], r["cpu_ms_per_sample"]
+        print(f"N={r['phones']:>2} ({r['pairs']} pairs, medians; this / other / paired diff): "
+              f"edgefarm CPU {c['this']:.2f} / {c['other']:.2f} / {c['diff']:+.2f} s "
+              f"({ms['this']:.3f} / {ms['other']:.3f} ms per sample), wall {w['this']:.2f} / {w['other']:.2f} / "
+              f"{w['diff']:+.2f} s, lab CPU {lab['this']:.2f} / {lab['other']:.2f} s, load1 {r['load1']}")  # fmt: skip
+    if p := result.get("push"):
+        print_push(p)
+    if s := result.get("shard"):
+        print(f"--shard on 4 identical phones: {s['sharded_s']} s (± {s['sharded_spread_s']}) vs unsharded "
+              f"{s['unsharded_s']} s (± {s['unsharded_spread_s']}): {s['ratio']:.2f}x")  # fmt: skip
+
+
+def print_scale(result: dict) -> None:
     print(f"{'N':>3} {'wall s':>7} {'±':>5} {'eff':>5} {'eff-lab':>7} {'ovh ms/s':>9} {'cpu s':>6} "
           f"{'cpu ms/smp':>10} {'lab cpu s':>9} {'idle':>5} {'load1':>5} {'rss MB':>7} "
           f"{'1st model B':>12} {'1st other B':>12} {'2nd model B':>12} {'1st wall s':>10}")  # fmt: skip
@@ -334,14 +391,13 @@ def print_table(result: dict) -> None:
     if len(rows) > 1:
         per = (rows[-1]["peak_rss_mb"] - rows[0]["peak_rss_mb"]) / (rows[-1]["phones"] - rows[0]["phones"])
         print(f"host memory per added phone: {per:.2f} MB")
-    if p := result.get("push"):
-        print(f"first push of {p['model_mb']} MB: edgefarm {p['edgefarm_s']} s ({p['edgefarm_mb_s']} MB/s, "
-              f"± {p['edgefarm_spread_s']}), adb push {p['adb_push_s']} s ({p['adb_push_mb_s']} MB/s, "
-              f"± {p['adb_push_spread_s']}): {p['ratio'] * 100:.0f}% of adb push; second push "
-              f"{p['second_push_bytes']} bytes in {p['second_push_s']} s")  # fmt: skip
-    if s := result.get("shard"):
-        print(f"--shard on 4 identical phones: {s['sharded_s']} s (± {s['sharded_spread_s']}) vs unsharded "
-              f"{s['unsharded_s']} s (± {s['unsharded_spread_s']}): {s['ratio']:.2f}x")  # fmt: skip
+
+
+def print_push(p: dict) -> None:
+    print(f"first push of {p['model_mb']} MB: edgefarm {p['edgefarm_s']} s ({p['edgefarm_mb_s']} MB/s, "
+          f"± {p['edgefarm_spread_s']}), adb push {p['adb_push_s']} s ({p['adb_push_mb_s']} MB/s, "
+          f"± {p['adb_push_spread_s']}): {p['ratio'] * 100:.0f}% of adb push; second push "
+          f"{p['second_push_bytes']} bytes in {p['second_push_s']} s")  # fmt: skip
 
 
 def main() -> int:
@@ -363,6 +419,12 @@ def main() -> int:
         action="store_true",
         help="edgefarm's modules compiled once, not on every run (as installed)",
     )
+    ap.add_argument(
+        "--against",
+        type=Path,
+        default=None,
+        help="another checkout: paired runs of both on the same phones instead of the scale table",
+    )
     ap.add_argument("--json", action="store_true")
     args = ap.parse_args()
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))  # a kill still stops the lab's adb servers
@@ -370,8 +432,11 @@ def main() -> int:
     with tempfile.TemporaryDirectory() as tmp:
         farm = Farm(Path(tmp), args.sample_ms, args.edgefarm.resolve(), args.bytecode)
         try:
-            result["scale"] = scale(farm, [int(x) for x in args.phones.split(",")], args.repeat, args.sample_ms,
-                                    args.limit)  # fmt: skip
+            sizes = [int(x) for x in args.phones.split(",")]
+            if args.against:
+                result["against"] = against(farm, args.against.resolve(), sizes, args.repeat, args.limit)
+            else:
+                result["scale"] = scale(farm, sizes, args.repeat, args.sample_ms, args.limit)
             if args.push_mb:
                 result["push"] = push_vs_adb(farm, args.push_mb, max(2, args.repeat))
             if not args.no_shard:
