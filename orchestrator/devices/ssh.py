@@ -47,6 +47,7 @@ KILL_GRACE_S = 15.0  # our own deadline past the board's `timeout`, for a connec
 SFTP_BLOCK = 128 * 1024  # larger SFTP blocks break against OpenSSH's sftp-server (notes/boards.md)
 RSYNC_MIN_BYTES = 256 * 1024  # smaller pushes go over the open connection: rsync's own ssh login is ~0.4 s
 MIN_RATE_BPS = 1 * 2**20  # transfer deadlines assume at least 1 MB/s
+SLOW_CALL_S = 120.0  # a short command that hashes files or starts Python (a busy Pi, an emulated one)
 _END = object()
 
 
@@ -152,7 +153,8 @@ class SshDevice:
     def facts(self) -> DeviceInfo:
         """What the board is, whether or not it can run yet (one command)."""
         pythons = python_candidates(self.workdir, self.python_setting)
-        _, out, _ = self.link.script(info_script(self.workdir, pythons))
+        # the probe starts each candidate Python: seconds on a slow or busy board, more than a shell command
+        _, out, _ = self.link.script(info_script(self.workdir, pythons), timeout_s=self._slow_call_s())
         sections = split_sections(out)
         chosen = pick_python(parse_python_probes(sections.get("python", "")))
         return board_info(
@@ -178,12 +180,16 @@ class SshDevice:
 
     # ---------------------------------------------------------------- files
 
+    def _slow_call_s(self) -> float:
+        """The bound of a short command that still does real work on the board (hashing, starting Python)."""
+        return max(self.link.call_timeout_s, SLOW_CALL_S)
+
     def remote_sha256(self, paths: Sequence[PurePosixPath]) -> dict[str, str]:
         """sha256 of each board file that exists, in one call (missing files are simply absent)."""
         if not paths:
             return {}
         command = shlex.join(["sha256sum", "--", *map(str, paths)]) + " 2>/dev/null"
-        _, out, _ = self.link.script(command, timeout_s=max(self.link.call_timeout_s, 120.0))
+        _, out, _ = self.link.script(command, timeout_s=self._slow_call_s())
         return parse_sha256sum(out)
 
     def push(self, local: Path, remote: PurePosixPath) -> PushStats:
