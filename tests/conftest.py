@@ -7,8 +7,8 @@
   the cached upstream C header (litert-lm/<commit>/c/engine.h, which native builds need and which
   cannot be downloaded everywhere) is shared, through a link to the real cache's folder.
 - tests are grouped for `--dist loadgroup`: a test whose fixtures live per module (or class) stays
-  with its module, per package with its package, and every test of an expensive one-per-machine lab
-  (the Ray cluster's network namespace, the aarch64 board under qemu) on one worker.
+  with its module, per package with its package, and every test of the Ray cluster lab (one network
+  namespace and one cluster at a time) on one worker. The longest chains are handed out first.
 """
 
 from __future__ import annotations
@@ -23,10 +23,11 @@ import pytest
 from android_runner.native.build import cache_root
 
 SHARED_IN_CACHE = ("litert-lm",)  # cache sub-folders every session reads from the user's real cache
-ONE_WORKER_FIXTURES = ("arm_board",)  # session fixtures too slow to build once per worker
 _OWN_CACHE: list[Path] = []
 _UNGROUPED: set[str] = set()  # grouped tests whose id xdist did not mark (pytest_collection_finish)
-FIRST = ("cluster-lab", "arm-board")  # the longest groups: a worker each from the start
+# The longest chains, each handed to a worker from the start: the Ray cluster's group, then the aarch64
+# board's stories under qemu (its module group of `setup --offline`, then the online story on its own).
+FIRST = ("tests/lab/cluster/", "tests/lab/ssh/test_arm_board.py")
 
 
 def pytest_configure(config: pytest.Config) -> None:
@@ -50,8 +51,6 @@ def _group(item: pytest.Item) -> str | None:
     if path.parts[:3] == ("tests", "lab", "cluster"):
         return "cluster-lab"  # one Ray cluster (network namespace) at a time, its package fixture once
     names = set(item.fixturenames)
-    if names.intersection(ONE_WORKER_FIXTURES):
-        return "arm-board"
     scopes = {d[-1].scope for n, d in item._fixtureinfo.name2fixturedefs.items() if n in names and d}
     if "package" in scopes:
         return str(path.parent)
@@ -64,16 +63,16 @@ def _group(item: pytest.Item) -> str | None:
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     if not config.pluginmanager.hasplugin("xdist"):
         return  # `-p no:xdist`: nothing reads the groups
-    groups = {item: _group(item) for item in items}
-    for item, group in groups.items():
+    for item in items:
+        group = _group(item)
         if group:
             item.add_marker(pytest.mark.xdist_group(group))
     if os.environ.get("PYTEST_XDIST_WORKER"):
         # xdist (`--no-loadscope-reorder`) hands out groups in this order: the longest first, then the lab
         # stories, then the unit tests that fill the gaps; a serial run keeps the files' order.
         def rank(item: pytest.Item) -> int:
-            group = groups[item]
-            return FIRST.index(group) if group in FIRST else len(FIRST) + ("tests/unit/" in item.nodeid)
+            first = [n for n, prefix in enumerate(FIRST) if item.nodeid.startswith(prefix)]
+            return first[0] if first else len(FIRST) + ("tests/unit/" in item.nodeid)
 
         items.sort(key=rank)
 
