@@ -26,7 +26,6 @@ from ..measure import measured_count
 from ..models import ModelSummary
 from ..run.types import DeviceOutcome, Score
 from ..runners.base import RunOptions
-from ..scoring import SCORERS, score_safely
 from ..session import Progress, run_device
 
 PHASE_POLL_S = 0.5
@@ -89,27 +88,8 @@ def locked_session(
     return outcome
 
 
-_warmed: set[str] = set()  # dataset formats whose scorer this agent process has loaded
-_warming = threading.Lock()
-
-
-def warm_scorer(work: DeviceWork) -> None:
-    """Load the format's scorer libraries (nltk, rouge, ...: ~0.5 s of CPU in a fresh agent) while the
-    phone runs, not after its last sample: its plain scorer (pure; never a judge) scores one sample
-    with an empty answer, once per format and agent process; the result is dropped."""
-    with _warming:
-        if work.dataset.format in _warmed or not work.samples:
-            return
-        _warmed.add(work.dataset.format)
-        one = work.samples[0]
-        score_safely(
-            SCORERS.get(work.dataset.format).score, replace(work.dataset, samples=(one,)), {one.id: "warm-up"}
-        )
-
-
 def run_here(device: Device, work: DeviceWork, dev_dir: Path, stop: threading.Event) -> Iterator[tuple]:
     """Run the session in a thread; yield its events, then every file it wrote (the job's media aside)."""
-    threading.Thread(target=warm_scorer, args=(work,), name="warm-scorer", daemon=True).start()
     if dev_dir.exists():
         shutil.rmtree(dev_dir)
     make_dir(dev_dir)
