@@ -14,7 +14,11 @@ import ray
 from .agent import FarmHostAgent
 from .types import FARMHOST_PREFIX, ClusterError, FarmHost, HostDevices
 
-AGENT_START_S = 120.0  # an agent waits for its host's `farmhost:` resource; a busy host is slow
+AGENT_START_S = 120.0  # an agent's worker process starts on its host; a busy host is slow
+# Each run's agent asks for a sliver of its host's `farmhost:` resource: it pins the agent to the host
+# and lets runs from several controllers share a host (a team on one farm). What two runs must not
+# share, a phone, is kept apart by the phone's own lock, which the agent takes (`remote_session`).
+AGENT_SHARE = 0.01
 NAMESPACE = "edgefarm"
 HEAD_CONNECT_S = 10.0
 AGENT_THREADS = 64  # an agent serves its phones' sessions and the transfers side by side
@@ -102,7 +106,7 @@ def create_agents(hosts: list[str], *, max_restarts: int = 2) -> dict[str, objec
     remote = ray.remote(FarmHostAgent)
     return {
         h: remote.options(
-            resources={f"{FARMHOST_PREFIX}{h}": 1},
+            resources={f"{FARMHOST_PREFIX}{h}": AGENT_SHARE},
             num_cpus=0,
             max_restarts=max_restarts,
             max_concurrency=AGENT_THREADS,
@@ -120,8 +124,8 @@ def await_agents(agents: dict[str, object]) -> dict[str, object]:
         raise ClusterError(
             f"no agent started on farm host(s) {', '.join(late)} within {AGENT_START_S:.0f} s",
             where="--cluster",
-            fix="another controller may hold the host (one run per farm host at a time), or the host is "
-            "down: `ray status` on the head lists the nodes",
+            fix="the host may be down or out of memory for a new worker process: `ray status` on the head "
+            "lists the nodes and their resources",
         )
     ray.get(ready)
     return agents

@@ -1,6 +1,6 @@
 """A farm host's cache of big files (models, media), keyed by sha256.
 
-A file arrives in chunks into `<sha>.part`; each chunk is checked against the sha256 the
+A file arrives in chunks into `incoming/<sha>.<agent pid>.part` (two runs on one host may fetch it at once); each chunk is checked against the sha256 the
 controller announced before it is written, the whole file again before it is renamed into
 place, so the cache never holds a file whose name is not its content's hash."""
 
@@ -31,12 +31,16 @@ class HostCache:
             return False
 
     def _part(self, blob: Blob) -> Path:
-        return self.root / "incoming" / f"{blob.sha256}.part"
+        # per agent process: two runs on one host may fetch the same file at once
+        return self.root / "incoming" / f"{blob.sha256}.{os.getpid()}.part"
 
     def begin(self, blob: Blob) -> None:
         """Make room for the whole file; chunks may then arrive in any order."""
         part = self._part(blob)
         part.parent.mkdir(parents=True, exist_ok=True)
+        for stale in part.parent.glob(f"{blob.sha256}.*.part"):  # left by an agent that died mid-file
+            if stale != part and not _alive(int(stale.name.split(".")[1])):
+                stale.unlink(missing_ok=True)
         with open(part, "wb") as f:
             f.truncate(blob.size)
 
@@ -91,3 +95,13 @@ class HostCache:
             except FileExistsError:
                 pass
         return dst
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True

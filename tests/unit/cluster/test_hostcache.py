@@ -63,6 +63,29 @@ def test_a_file_whose_whole_hash_differs_is_removed_not_renamed(model, tmp_path)
     assert list((tmp_path / "cache" / "incoming").iterdir()) == []
 
 
+def test_two_agents_fetch_one_file_at_once_and_a_dead_agents_part_is_cleared(model, tmp_path):
+    """Runs from two controllers share a host: each agent assembles its own part file; a part left by
+    an agent that died mid-file is removed when the file is fetched again, a live agent's is not."""
+    import subprocess
+
+    blob = describe(model, chunk_bytes=4096)
+    incoming = tmp_path / "cache" / "incoming"
+    incoming.mkdir(parents=True)
+    gone = subprocess.Popen(["true"])
+    gone.wait()
+    (incoming / f"{blob.sha256}.{gone.pid}.part").write_bytes(b"half")
+    other = incoming / f"{blob.sha256}.{os.getppid()}.part"  # a live process's transfer in progress
+    other.write_bytes(b"half")
+    a, b = FarmHostAgent("h1", tmp_path / "cache"), FarmHostAgent("h1", tmp_path / "cache")
+    assert a.offer(blob) is True
+    assert not (incoming / f"{blob.sha256}.{gone.pid}.part").exists() and other.exists()
+    for i in range(blob.chunks):
+        a.take_chunk(blob, i, read_chunk(model, blob, i))
+    assert a.finish(blob).already_held is False
+    assert b.offer(blob) is False  # the other run's agent finds it in place
+    assert other.read_bytes() == b"half"
+
+
 def test_errors_cross_a_process_boundary_whole():
     """An agent's error reaches the controller pickled (through Ray): type, where, fix and extras kept."""
     import pickle
