@@ -1,8 +1,9 @@
 """A farm host's cache of big files (models, media), keyed by sha256.
 
-A file arrives in chunks into `incoming/<sha>.<agent pid>.part` (two runs on one host may fetch it at once); each chunk is checked against the sha256 the
-controller announced before it is written, the whole file again before it is renamed into
-place, so the cache never holds a file whose name is not its content's hash."""
+A file arrives in chunks into `incoming/<sha>.<agent pid>.part` (two runs on one host may fetch it
+at once); each chunk is checked against the sha256 the controller announced before it is written,
+the whole file again before it is renamed into place, so the cache never holds a file whose name is
+not its content's hash."""
 
 from __future__ import annotations
 
@@ -31,7 +32,6 @@ class HostCache:
             return False
 
     def _part(self, blob: Blob) -> Path:
-        # per agent process: two runs on one host may fetch the same file at once
         return self.root / "incoming" / f"{blob.sha256}.{os.getpid()}.part"
 
     def begin(self, blob: Blob) -> None:
@@ -102,6 +102,6 @@ def _alive(pid: int) -> bool:
         os.kill(pid, 0)
     except ProcessLookupError:
         return False
-    except PermissionError:
-        return True
+    except PermissionError:  # another user's process
+        pass
     return True

@@ -5,10 +5,13 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 
+from ..devices.adb import AdbDevice
+from ..devices.local import LocalDevice
+from ..devices.ssh import SshDevice
 from ..devices.types import DeviceInfo
 from ..errors import ConfigError, EdgefarmError
 
-RUNNER_OF_KIND = {"adb": "android", "ssh": "python", "local": "python"}  # devices/*.py `runner` by kind
+RUNNER_OF_KIND = {cls.kind: cls.runner for cls in (AdbDevice, SshDevice, LocalDevice)}
 ALIVE_S = 30.0  # a device's alive() through its host's agent (the device's own check takes up to 10 s)
 FARMHOST_PREFIX = "farmhost:"  # a farm host is a Ray node started with resources {"farmhost:NAME": 1}
 CHUNK_BYTES = 8 * 1024 * 1024  # one object-store object per chunk
