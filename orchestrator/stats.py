@@ -60,15 +60,10 @@ class Percentile:
         order = np.argsort(xs, kind="stable")
         srt = xs[order]
         cum = np.cumsum(np.take(counts, order, axis=1), axis=1, dtype=counts.dtype)  # take: C order, fast
-        k = xs.size
-        virtual = (k - 1) * np.true_divide(self.q, 100)  # as percentile_rows, with every row k long
-        prev = np.floor(virtual)
-        gamma = virtual - prev
-        i, j = (k - 1, k - 1) if virtual >= k - 1 else (int(prev), int(prev) + 1)
-        a = srt[(cum > i).argmax(axis=1)]  # the first sorted value whose running count passes i
-        b = srt[(cum > j).argmax(axis=1)]
-        diff = b - a
-        return b - diff * (1 - gamma) if gamma >= 0.5 else a + diff * gamma
+        i, j, gamma = _linear_positions(np.array([xs.size]), self.q)  # every resample is k long
+        a = srt[(cum > i[0]).argmax(axis=1)]  # the first sorted value whose running count passes i
+        b = srt[(cum > j[0]).argmax(axis=1)]
+        return _lerp(a, b, gamma[0])
 
 
 @dataclass(frozen=True)
@@ -101,19 +96,30 @@ def percentile_rows(m: np.ndarray, q: float) -> np.ndarray:
     for 2000 resamples of 200 values against 1 ms here."""
     srt = np.sort(m, axis=1)  # NaN sorts last
     count = srt.shape[1] - np.isnan(srt).sum(axis=1)
-    virtual = (count - 1) * np.true_divide(q, 100)  # numpy's "linear" method (Hyndman & Fan 7)
+    i, j, gamma = _linear_positions(count, q)
+    a = np.take_along_axis(srt, i[:, None], axis=1)[:, 0]
+    b = np.take_along_axis(srt, j[:, None], axis=1)[:, 0]
+    out = _lerp(a, b, gamma)
+    out[count == 0] = np.nan
+    return out
+
+
+def _linear_positions(count: np.ndarray, q: float) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """numpy's "linear" percentile method (Hyndman & Fan 7) over sorted rows of `count` values each:
+    the two neighbouring positions and the weight between them."""
+    virtual = (count - 1) * np.true_divide(q, 100)
     prev = np.floor(virtual)
-    gamma = virtual - prev
     last = np.maximum(count - 1, 0)
     top = virtual >= count - 1
     i = np.where(top, last, prev).astype(np.intp)
     j = np.where(top, last, prev + 1).astype(np.intp)
-    a = np.take_along_axis(srt, i[:, None], axis=1)[:, 0]
-    b = np.take_along_axis(srt, j[:, None], axis=1)[:, 0]
-    diff = b - a  # numpy's _lerp: from the nearer end, so the value is exact at both ends
-    out = np.where(gamma >= 0.5, b - diff * (1 - gamma), a + diff * gamma)
-    out[count == 0] = np.nan
-    return out
+    return i, j, virtual - prev
+
+
+def _lerp(a: np.ndarray, b: np.ndarray, gamma: np.ndarray) -> np.ndarray:
+    """numpy's _lerp: from the nearer end, so the value is exact at both ends."""
+    diff = b - a
+    return np.where(gamma >= 0.5, b - diff * (1 - gamma), a + diff * gamma)
 
 
 def percentile_stat(q: float) -> Percentile:
