@@ -12,7 +12,9 @@ from pathlib import Path
 
 from rich.console import Console
 
+from ..devices.types import Inventory
 from ..errors import ConfigError
+from ..fallback import stand_in_boards
 from ..inventory import Selection
 from ..run.types import DeviceOutcome
 from .connect import Joined, join, listing
@@ -71,6 +73,15 @@ class ClusterFarm:
         keep = {d.host for d in devices} | {b.host for b in self.boards.values()}
         self.agents = {h: agent_of[h] for h in sorted(keep)}
         return Selection(devices, unusable, notes, tuple(found[n][1] for n in names))
+
+    def stand_in_table(self, inventory: Inventory, cli_boards: Sequence[str]) -> dict[str, tuple[str, ...]]:
+        """fallback.stand_in_boards with the boards the farm hosts list (their devices.yaml's
+        `fallback_for`; a --fallback may name one); a --fallback name two farm hosts give is refused
+        as a device's is."""
+        listed = {name: board.fallback_for for name, board in self.boards.items()}
+        table = stand_in_boards(inventory, cli_boards, listed=listed)
+        refuse_clashes(self.hosts, cli_boards, where="--fallback")  # one board per name
+        return table
 
     def run_farm(self, devices: Sequence[RemoteDevice], *args, **kwargs) -> list[DeviceOutcome]:
         """`farm.run_farm`'s arguments after `devices` (cluster/farm.run_on_cluster)."""

@@ -63,13 +63,8 @@ def read_inputs(request: RunRequest, previous: Mapping[str, Any] | None = None) 
         dataset.format, request.judge_url, request.judge_model
     )  # bad judge flags fail before discovery
     if cluster is not None:
-        from ..cluster.types import refuse_clashes
-
         selection = cluster.select(request.device_spec)
-        # a bad --fallback too; it may name a board a farm host lists
-        listed = {name: board.fallback_for for name, board in cluster.boards.items()}
-        table = stand_in_boards(inventory, request.fallback_boards, listed=listed)
-        refuse_clashes(cluster.hosts, request.fallback_boards, where="--fallback")  # one board per name
+        table = cluster.stand_in_table(inventory, request.fallback_boards)  # a bad --fallback too
         absent: tuple[DeviceInfo, ...] = ()  # a phone on no farm host now is not known by name
     else:
         table = stand_in_boards(inventory, request.fallback_boards)  # a bad --fallback too
