@@ -13,6 +13,7 @@ from rich.markup import escape
 from ..fallback import run_stand_ins
 from ..farm import run_farm
 from ..rundir import host_info, new_run_dir, write_run_json
+from ..scoring import RunScoring
 from ..shard import merge_shards
 from .types import Execution, RunPlan
 
@@ -35,6 +36,7 @@ def execute(plan: RunPlan, console: Console, stop: threading.Event) -> Execution
         )
         console.print(f"note: {', '.join(plan.host_sharing.devices)} share this host's CPU: they run {how}")
     options = {name: replace(o, run_id=run_id) for name, o in plan.options.items()}
+    score = RunScoring(plan.score)  # this run's: an answer several devices give is scored once
     outcomes = (plan.cluster.run_farm if plan.cluster else run_farm)(
         plan.devices,
         plan.dataset,
@@ -44,14 +46,14 @@ def execute(plan: RunPlan, console: Console, stop: threading.Event) -> Execution
         plan.job,
         run_dir,
         console,
-        plan.score,
+        score,
         stop,
         assignment=plan.shards.assignment if plan.shards else None,
         lanes=plan.lanes,
     )
     written = {o.name: list(o.results) for o in outcomes if not o.error}
     if plan.shards is not None:
-        merge_shards(plan.shards, outcomes, plan.dataset, plan.samples, run_dir, plan.score)
+        merge_shards(plan.shards, outcomes, plan.dataset, plan.samples, run_dir, score)
     stood_in = []
     if not stop.is_set():
         request = plan.request
@@ -63,7 +65,7 @@ def execute(plan: RunPlan, console: Console, stop: threading.Event) -> Execution
             unusable=plan.unusable if request.device_spec == "all" else plan.absent, dataset=plan.dataset,
             samples=plan.samples, model=plan.model, opts=replace(plan.base, run_id=run_id),
             backend=request.backend, threads=request.threads, job_opts=plan.job, run_dir=run_dir,
-            run_record=record, wait_s=request.fallback_wait_s, score=plan.score, console=console, stop=stop,
+            run_record=record, wait_s=request.fallback_wait_s, score=score, console=console, stop=stop,
         )  # fmt: skip
     if plan.cluster:  # what crossed the network to each farm host (for the run and its stand-ins)
         record["cluster"] = plan.cluster.record()

@@ -22,11 +22,11 @@ from ..fallback import absent_named, stand_in_boards
 from ..inventory import Selection, load_inventory, select_usable
 from ..models import ModelSummary, inspect_model
 from ..runners.base import RunOptions
-from ..scoring import SCORERS  # each scorer imports nltk & co. when it first scores
+from ..scoring import SCORERS, ScoreFn  # each scorer imports nltk & co. when it first scores
 from ..scoring.judge import JudgeConfig, add_judge_accuracy, endpoint
 from ..shard import plan_shards
 from .selection import dataset_fingerprint, refused_samples, select_samples
-from .types import HostSharing, PreviousRun, RunPlan, RunRequest, Score
+from .types import HostSharing, PreviousRun, RunPlan, RunRequest
 
 SEQUENTIAL, PARALLEL = "sequential", "parallel"
 
@@ -163,7 +163,7 @@ def check_resumable(previous: PreviousRun, model_sha: str, dataset_sha: str, sam
         )
 
 
-def scorer_for(fmt: str, judge_url: str | None, judge_model: str | None) -> Score:
+def scorer_for(fmt: str, judge_url: str | None, judge_model: str | None) -> ScoreFn:
     """The dataset format's scorer, followed by the LLM judge when one is asked for."""
     base = SCORERS.get(fmt).score
     if not judge_url and not judge_model:
@@ -183,8 +183,8 @@ def scorer_for(fmt: str, judge_url: str | None, judge_model: str | None) -> Scor
     cfg = JudgeConfig(url=judge_url, model=judge_model, api_key=os.environ.get("EDGEFARM_JUDGE_API_KEY"))
     endpoint(cfg)  # a URL with both a password and EDGEFARM_JUDGE_API_KEY fails before any folder exists
 
-    def score(dataset, outputs):
-        return add_judge_accuracy(base(dataset, outputs), dataset, cfg)
+    def score(dataset, outputs, answers=None):
+        return add_judge_accuracy(base(dataset, outputs, answers), dataset, cfg)
 
     return score
 

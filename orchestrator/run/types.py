@@ -24,6 +24,7 @@ from ..runners.base import DEFAULT_COOLDOWN_MAX_S, RunOptions
 
 if TYPE_CHECKING:  # records of later modules, named in annotations only
     from ..report.types import RunReport
+    from ..scoring import ScoreFn, ScoreReport
     from ..shard import ShardPlan
 
 PUSH_KEYS = tuple(f.name for f in fields(PushStats))
@@ -225,7 +226,9 @@ class PreviousRun:
         )
 
 
-Score = Callable[[Dataset, Mapping[str, "str | None"]], dict]
+# A device's scorer as the sessions call it: the run's `scoring.RunScoring` (the plan holds the
+# format's `ScoreFn`; the execute stage makes the run's RunScoring from it)
+Score = Callable[[Dataset, Mapping[str, "str | None"]], "ScoreReport"]
 
 
 @dataclass(frozen=True)
@@ -276,7 +279,7 @@ class RunPlan:
     host_sharing: HostSharing | None
     stand_ins: Mapping[str, tuple[str, ...]]  # phone -> boards that stand in for it ("*": any)
     absent: tuple[DeviceInfo, ...]  # named phones not attached, with a stand-in
-    score: Score
+    score: ScoreFn  # the format's scorer (plan.scorer_for); execute() makes the run's RunScoring of it
     shards: ShardPlan | None = None  # --shard
     previous: PreviousRun | None = None  # --resume
     cluster: Any = None  # cluster.controller.ClusterFarm with --cluster: its devices run on their farm hosts

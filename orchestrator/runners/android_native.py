@@ -121,6 +121,12 @@ def answer_of(response: Any, truncated: int) -> tuple[str, str]:
         return "", f"the runtime's reply is not a reply ({type(e).__name__}): {response[:200]!r}"
 
 
+def line_answer(line: Mapping[str, Any]) -> tuple[str, str]:
+    """(the answer text, an error) of a result line (`answer_of` its reply): read once per line and
+    handed to each `result_from_line` of it (as it streams, then with the hook's snapshots)."""
+    return answer_of(line.get("response"), _count(line.get("output_truncated_bytes")))
+
+
 def backend_lines(runtime_log: str, head: int = 500, tail: int = 200) -> list[str]:
     """The runner log's lines (prefixes stripped) that can name the backend: the engine's set-up at the
     start, the latest at the end (a long run's log is not read whole)."""
@@ -136,13 +142,15 @@ def result_from_line(
     log_tail: str = "",
     runtime_log: Sequence[str] = (),
     available_mb: float | None = None,
+    answer: tuple[str, str] | None = None,
 ) -> SampleResult:
     """One runner (or driver) result line -> the row. `files` are the hook's snapshots; `runtime_log`
     the runner log's lines (backend_lines): the backend that really ran is read there (android_runner/
     backend.py), so a GPU that fell back to the CPU is an error row, never a row that says gpu.
     A died line: `log_tail` is the runner log's last lines and the phone's lmkd/kernel records naming
     the runner's pid; `available_mb` the phone's MemAvailable at the start of the run (a SIGKILL is
-    `oom` only with evidence: a record, or a peak near it; else `killed`, android_runner/status.py)."""
+    `oom` only with evidence: a record, or a peak near it; else `killed`, android_runner/status.py).
+    `answer`: the line's `line_answer`, when the caller already has it (else it is read here)."""
     raw = str(line.get("status", ""))
     exit_code, signal = _int(line.get("exit_code")), None
     if raw == DIED:
@@ -162,7 +170,7 @@ def result_from_line(
         status = Status(raw) if raw in (Status.OK, Status.ERROR, Status.TIMEOUT) else Status.ERROR
         error = str(line.get("error") or "")[:20000]
     truncated = _count(line.get("output_truncated_bytes"))
-    output, bad_reply = answer_of(line.get("response"), truncated)
+    output, bad_reply = answer if answer is not None else line_answer(line)
     if bad_reply:
         status, error = Status.ERROR, bad_reply
     verdict = classify_backend(runtime_log, opts.backend, answered=status == Status.OK)

@@ -9,17 +9,20 @@ boundary.
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from importlib import import_module
 from typing import TYPE_CHECKING
 
 from ..registry import Registry
+from .answers import ScoredAnswers
 from .record import error_reason, read_report_json, report_json
 from .types import ScoredSample, ScoreReport, ScoreSummary
 
 if TYPE_CHECKING:
     from ..datasets.types import Dataset
 
-ScoreFn = Callable[["Dataset", Mapping[str, "str | None"]], ScoreReport]
+# (dataset, test_id -> output, the run's scored answers or None) -> the record
+ScoreFn = Callable[["Dataset", Mapping[str, "str | None"], "ScoredAnswers | None"], ScoreReport]
 
 
 @dataclass(frozen=True)
@@ -31,7 +34,24 @@ class Scorer:
 SCORERS = Registry[Scorer]("scorer")
 
 
-def score_safely(score: ScoreFn, dataset: Dataset, outputs: Mapping[str, str | None]) -> ScoreReport:
+@dataclass(frozen=True)
+class RunScoring:
+    """One run's scoring, made by the run's execute stage and handed to every device's session: the
+    format's scorer (with the judge when asked) and the answers this run has scored, so an answer a
+    second device gives to the same sample is not scored again (scoring/answers.py)."""
+
+    score_fn: ScoreFn
+    answers: ScoredAnswers = field(default_factory=ScoredAnswers)
+
+    def __call__(self, dataset: Dataset, outputs: Mapping[str, str | None]) -> ScoreReport:
+        return self.score_fn(dataset, outputs, self.answers)
+
+
+def score_safely(
+    score: Callable[[Dataset, Mapping[str, str | None]], ScoreReport],
+    dataset: Dataset,
+    outputs: Mapping[str, str | None],
+) -> ScoreReport:
     """Run a scorer; if it raises as a whole (a bug, not one sample: those are isolated inside),
     every sample with an output becomes a scoring error with the reason, so reports are still written."""
     try:
@@ -73,29 +93,22 @@ def score_safely(score: ScoreFn, dataset: Dataset, outputs: Mapping[str, str | N
 # import, and reading or rendering a report (record.py, types.py) needs none of them.
 
 
-def score_edgemm(dataset: Dataset, outputs: Mapping[str, str | None]) -> ScoreReport:
-    from .edgemm import score_edgemm as score
+def _lazy(module: str, name: str) -> ScoreFn:
+    """The scorer `name` of `module` (in this package), imported when it first scores."""
 
-    return score(dataset, outputs)
+    def score(
+        dataset: Dataset, outputs: Mapping[str, str | None], answers: ScoredAnswers | None = None
+    ) -> ScoreReport:
+        return getattr(import_module(f"{__name__}.{module}"), name)(dataset, outputs, answers)
 
-
-def score_vqa(dataset: Dataset, outputs: Mapping[str, str | None]) -> ScoreReport:
-    from .evalscope import score_vqa as score
-
-    return score(dataset, outputs)
-
-
-def score_vmcq(dataset: Dataset, outputs: Mapping[str, str | None]) -> ScoreReport:
-    from .evalscope import score_vmcq as score
-
-    return score(dataset, outputs)
+    score.__name__ = score.__qualname__ = name
+    return score
 
 
-def score_fc(dataset: Dataset, outputs: Mapping[str, str | None]) -> ScoreReport:
-    from .evalscope_fc import score_fc as score
-
-    return score(dataset, outputs)
-
+score_edgemm = _lazy("edgemm", "score_edgemm")
+score_vqa = _lazy("evalscope", "score_vqa")
+score_vmcq = _lazy("evalscope", "score_vmcq")
+score_fc = _lazy("evalscope_fc", "score_fc")
 
 SCORERS.add("edgemmeval", Scorer("edgemmeval", score_edgemm))
 SCORERS.add("general_vqa", Scorer("general_vqa", score_vqa))
@@ -103,4 +116,13 @@ SCORERS.add("general_vmcq", Scorer("general_vmcq", score_vmcq))
 SCORERS.add("general_fc", Scorer("general_fc", score_fc))
 # -- end registrations --
 
-__all__ = ["SCORERS", "ScoreReport", "Scorer", "read_report_json", "report_json", "score_safely"]
+__all__ = [
+    "SCORERS",
+    "RunScoring",
+    "ScoreReport",
+    "ScoredAnswers",
+    "Scorer",
+    "read_report_json",
+    "report_json",
+    "score_safely",
+]

@@ -14,6 +14,7 @@ from typing import Any
 
 from ..datasets.types import Dataset, Sample
 from ..errors import ResultsError
+from .answers import ScoredAnswers
 from .metrics import (
     METRICS,
     PCT_DECIMALS,
@@ -168,8 +169,12 @@ def build_report(rows: list[ScoredSample], unknown: list[str]) -> ScoreReport:
     )
 
 
-def score_edgemm(dataset: Dataset, outputs: Mapping[str, str | None]) -> ScoreReport:
-    """Score every dataset row that has an output; a missing or null output is skipped."""
+def score_edgemm(
+    dataset: Dataset, outputs: Mapping[str, str | None], answers: ScoredAnswers | None = None
+) -> ScoreReport:
+    """Score every dataset row that has an output; a missing or null output is skipped. `answers`:
+    the run's rows already scored (scoring/answers.py), else each row is scored here."""
+    answers = answers if answers is not None else ScoredAnswers()
     rows: list[ScoredSample] = []
     for sample in dataset.samples:
         output = outputs.get(sample.id)
@@ -185,7 +190,7 @@ def score_edgemm(dataset: Dataset, outputs: Mapping[str, str | None]) -> ScoreRe
                 )
             )
         else:
-            rows.append(scored_sample(sample, output))
+            rows.append(answers.row(sample.id, output, lambda s=sample, o=output: scored_sample(s, o)))
     known = {s.id for s in dataset.samples}
     unknown = sorted(k for k in outputs if k not in known)
     return build_report(rows, unknown)

@@ -16,6 +16,7 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from ..datasets.types import Dataset, Sample
+from .answers import ScoredAnswers
 from .evalscope_metrics import ACCURACY, VQA_MAIN_METRIC, VQA_METRICS, extract_choice, vqa_scores
 from .record import EVALSCOPE_PRETTY, isolated
 from .types import MetricRow, ScoredSample, ScoreReport, ScoreSummary
@@ -80,7 +81,9 @@ def score_all(
     names: Sequence[str],
     one: Callable[[Sample, str], tuple[dict[str, float], dict[str, Any]]],
     pass_of: Callable[[dict[str, float]], bool | None],
+    answers: ScoredAnswers | None = None,
 ) -> list[ScoredSample]:
+    answers = answers if answers is not None else ScoredAnswers()
     rows = []
     for sample in dataset.samples:
         out = outputs.get(sample.id)
@@ -118,11 +121,15 @@ def score_all(
                 detail={"output": out},
             )
 
-        rows.append(isolated(scored, failed))
+        rows.append(
+            answers.row(sample.id, out, lambda scored=scored, failed=failed: isolated(scored, failed))
+        )
     return rows
 
 
-def score_vqa(dataset: Dataset, outputs: Mapping[str, str | None]) -> ScoreReport:
+def score_vqa(
+    dataset: Dataset, outputs: Mapping[str, str | None], answers: ScoredAnswers | None = None
+) -> ScoreReport:
     """General-VQA: BLEU-1..4 and ROUGE-1/2/L R/P/F of each output vs the row's `answer`."""
     rows = score_all(
         dataset,
@@ -131,11 +138,14 @@ def score_vqa(dataset: Dataset, outputs: Mapping[str, str | None]) -> ScoreRepor
         VQA_METRICS,
         lambda s, out: (vqa_scores(out, s.reference), {}),
         lambda scores: None,
+        answers,
     )
     return summarize("general_vqa", VQA_MAIN_METRIC, rows, metric_rows(rows, VQA_METRICS), {})
 
 
-def score_vmcq(dataset: Dataset, outputs: Mapping[str, str | None]) -> ScoreReport:
+def score_vmcq(
+    dataset: Dataset, outputs: Mapping[str, str | None], answers: ScoredAnswers | None = None
+) -> ScoreReport:
     """General-VMCQ: accuracy of the extracted answer letter."""
 
     def one(sample: Sample, out: str) -> tuple[dict[str, float], dict[str, Any]]:
@@ -143,6 +153,6 @@ def score_vmcq(dataset: Dataset, outputs: Mapping[str, str | None]) -> ScoreRepo
         return {ACCURACY: 1.0 if picked == sample.reference else 0.0}, {"extracted": picked}
 
     rows = score_all(
-        dataset, outputs, ACCURACY, (ACCURACY,), one, lambda scores: scores.get(ACCURACY) == 1.0
+        dataset, outputs, ACCURACY, (ACCURACY,), one, lambda scores: scores.get(ACCURACY) == 1.0, answers
     )
     return summarize("general_vmcq", ACCURACY, rows, metric_rows(rows, (ACCURACY,)), {})

@@ -25,6 +25,7 @@ from typing import Any
 
 from ..datasets.evalscope_fc import SHOULD_CALL
 from ..datasets.types import Dataset, Sample
+from .answers import ScoredAnswers
 from .evalscope import OVERALL, round_score, score_all, summarize
 from .types import MetricRow, ScoredSample, ScoreReport
 
@@ -139,14 +140,16 @@ def _metric_rows(rows: Sequence[ScoredSample]) -> tuple[MetricRow, ...]:
     return tuple(out)
 
 
-def score_fc(dataset: Dataset, outputs: Mapping[str, str | None]) -> ScoreReport:
+def score_fc(
+    dataset: Dataset, outputs: Mapping[str, str | None], answers: ScoredAnswers | None = None
+) -> ScoreReport:
     """General-FunctionCalling: evalscope's per-sample values, then its metrics per subset."""
 
     def one(sample: Sample, out: str) -> tuple[dict[str, float], dict[str, Any]]:
         values, reason = sample_values(sample.reference == SHOULD_CALL, out, sample.tools)
         return values, ({"error_reason": reason} if reason else {})
 
-    rows = score_all(dataset, outputs, "passed", ("passed",), one, lambda s: bool(s.get("passed")))
+    rows = score_all(dataset, outputs, "passed", ("passed",), one, lambda s: bool(s.get("passed")), answers)
     report = summarize("general_fc", FC_MAIN_METRIC, rows, _metric_rows(rows), {})
     scored = [s.scores for s in rows if s.status != "skipped"]
     overall = round_score(aggregate(scored)[FC_MAIN_METRIC]) if scored else 0.0
