@@ -144,8 +144,8 @@ class AndroidRunner:
         self.numbers: dict[int, JobItem] = {}  # n -> item sent to the phone
         self.host_rows: dict[str, SampleResult] = {}  # decided on the host: unsupported, refused
         self.rendered: list[upstream.Rendered] = []
-        # id -> (result line, log tail, its answer): the row again with the snapshots at the end
-        self.native_lines: dict[str, tuple[dict, str, tuple[str, str]]] = {}
+        # id -> (result line, its row from the line alone): the snapshots are added at the end
+        self.native_lines: dict[str, tuple[dict, SampleResult]] = {}
         self.collected: dict[str, str] | None = None  # the phone's files read at the end of execute
         self.streamed: set[int] = set()  # sample numbers whose RESULT line came over stdout (native)
         self.available_mb: float | None = None  # the phone's MemAvailable when execute started
@@ -406,10 +406,9 @@ class AndroidRunner:
                 pid, code = line.get("pid"), line.get("exit_code")  # the driver's own died line
                 if isinstance(code, int) and signal_from_shell_status(code) == SIGKILL and isinstance(pid, int):
                     tail = "\n".join(x for x in (tail, kill_records(device, pid)) if x)
-            answer = native.line_answer(line)  # the reply parsed once, for both rows of this line
-            results[item.id] = native.result_from_line(line, item.id, opts, {}, tail,
-                                                       available_mb=self.available_mb, answer=answer)  # fmt: skip
-            self.native_lines[item.id] = (line, tail, answer)
+            row = native.line_row(line, item.id, opts, tail, self.available_mb)  # built once, reply parsed once
+            results[item.id] = native.with_snapshots(row, line, opts, {})
+            self.native_lines[item.id] = (line, row)
             events.result(results[item.id])
             return line["n"]
 
@@ -458,11 +457,9 @@ class AndroidRunner:
         if not native_mode or not self.native_lines:
             return
         log = native.backend_lines(files.get("runner.log", ""))
-        for item_id, (line, tail, answer) in self.native_lines.items():
+        for item_id, (line, row) in self.native_lines.items():
             mine = {f: files.get(f"samples/{line['n']}/{f}", "") for f in SNAPSHOT_FILES}
-            results[item_id] = native.result_from_line(
-                line, item_id, opts, mine, tail, log, self.available_mb, answer
-            )
+            results[item_id] = native.with_snapshots(row, line, opts, mine, log)
         self.native_lines = {}
 
     def _check_phone_copy(self, on_phone: set[int], torn: int) -> None:

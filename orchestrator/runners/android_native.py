@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping, Sequence
+from dataclasses import replace
 from pathlib import PurePosixPath
 from typing import Any
 
@@ -121,12 +122,6 @@ def answer_of(response: Any, truncated: int) -> tuple[str, str]:
         return "", f"the runtime's reply is not a reply ({type(e).__name__}): {response[:200]!r}"
 
 
-def line_answer(line: Mapping[str, Any]) -> tuple[str, str]:
-    """(the answer text, an error) of a result line (`answer_of` its reply): read once per line and
-    handed to each `result_from_line` of it (as it streams, then with the hook's snapshots)."""
-    return answer_of(line.get("response"), _count(line.get("output_truncated_bytes")))
-
-
 def backend_lines(runtime_log: str, head: int = 500, tail: int = 200) -> list[str]:
     """The runner log's lines (prefixes stripped) that can name the backend: the engine's set-up at the
     start, the latest at the end (a long run's log is not read whole)."""
@@ -142,7 +137,6 @@ def result_from_line(
     log_tail: str = "",
     runtime_log: Sequence[str] = (),
     available_mb: float | None = None,
-    answer: tuple[str, str] | None = None,
 ) -> SampleResult:
     """One runner (or driver) result line -> the row. `files` are the hook's snapshots; `runtime_log`
     the runner log's lines (backend_lines): the backend that really ran is read there (android_runner/
@@ -150,7 +144,22 @@ def result_from_line(
     A died line: `log_tail` is the runner log's last lines and the phone's lmkd/kernel records naming
     the runner's pid; `available_mb` the phone's MemAvailable at the start of the run (a SIGKILL is
     `oom` only with evidence: a record, or a peak near it; else `killed`, android_runner/status.py).
-    `answer`: the line's `line_answer`, when the caller already has it (else it is read here)."""
+
+    The same as `with_snapshots(line_row(...), ...)`: a phone's row streams in as its `line_row`, and
+    at the end of the run the line's row (built once) gets the snapshots and the runner log."""
+    row = line_row(line, item_id, opts, log_tail, available_mb)
+    return with_snapshots(row, line, opts, files, runtime_log)
+
+
+def line_row(
+    line: Mapping[str, Any],
+    item_id: str,
+    opts: RunOptions,
+    log_tail: str = "",
+    available_mb: float | None = None,
+) -> SampleResult:
+    """What the result line alone says (no hook snapshots, no runner log): status, answer, speed,
+    memory; the backend as asked when it answered. `with_snapshots` adds the rest."""
     raw = str(line.get("status", ""))
     exit_code, signal = _int(line.get("exit_code")), None
     if raw == DIED:
@@ -170,13 +179,9 @@ def result_from_line(
         status = Status(raw) if raw in (Status.OK, Status.ERROR, Status.TIMEOUT) else Status.ERROR
         error = str(line.get("error") or "")[:20000]
     truncated = _count(line.get("output_truncated_bytes"))
-    output, bad_reply = answer if answer is not None else line_answer(line)
+    output, bad_reply = answer_of(line.get("response"), truncated)
     if bad_reply:
         status, error = Status.ERROR, bad_reply
-    verdict = classify_backend(runtime_log, opts.backend, answered=status == Status.OK)
-    if verdict.fell_back and status == Status.OK:
-        status, error = Status.ERROR, (f"asked for {opts.backend}, the runtime ran on {verdict.ran}:\n"
-                                       f"{verdict.evidence}")  # fmt: skip
     raw_turns = line.get("turns") if isinstance(line.get("turns"), list) else []
     turns = tuple(
         TurnFigures(
@@ -194,15 +199,6 @@ def result_from_line(
     # VmHWM is this sample's peak only when it was reset at the sample's start; else it is the process's
     peaks = [_mb(line.get("peak_rss_kb"))] + ([_mb(line.get("peak_hwm_kb"))] if method != "sampled" else [])
     rss_swap = _mb((_num(line.get("peak_rss_kb")) or 0) + (_num(line.get("peak_swap_kb")) or 0))
-    decode_tokens = sum(t.decode_tokens or 0 for t in turns) if turns else None
-    power = line.get("power") if isinstance(line.get("power"), Mapping) else None
-    if power is None:  # the battery's sysfs folder is closed: dumpsys battery's two readings, if any
-        power = reading_to_json(dumpsys_power(files, _ms(line.get("wall_ms"))))
-    try:
-        power = power_record(power, files)
-        energy = energy_fields(power, decode_tokens)
-    except (TypeError, ValueError, ArithmeticError):  # a power record of the wrong shape: not measured
-        power, energy = None, energy_fields(None, decode_tokens)
     measured = [v for v in (*peaks, rss_swap) if v]
     return SampleResult(
         id=item_id,
@@ -215,7 +211,7 @@ def result_from_line(
         ttft_ms=_ms(line.get("ttft_ms")),
         prefill_tokens=sum(t.prefill_tokens or 0 for t in turns) if turns else None,
         prefill_tps=last.prefill_tps if last else None,
-        decode_tokens=decode_tokens,
+        decode_tokens=sum(t.decode_tokens or 0 for t in turns) if turns else None,
         decode_tps=last.decode_tps if last else None,
         infer_ms=_ms(line.get("infer_ms")),
         wall_ms=_ms(line.get("wall_ms")),
@@ -225,13 +221,9 @@ def result_from_line(
         peak_file_mb=_mb(line.get("peak_file_kb")),
         peak_swap_mb=_mb(line.get("peak_swap_kb")) or (0.0 if "peak_swap_kb" in line else None),
         turns=turns,
-        backend=verdict.ran or (opts.backend if status == Status.OK else ""),
+        backend=opts.backend if status == Status.OK else "",
         backend_requested=opts.backend,
         threads=opts.threads,
-        thermal_before=thermal_of(files, "before"),
-        thermal_after=thermal_of(files, "after"),
-        cooldown_s=cooldown_s(files),
-        power=power,
         ttft_phases_ms=ttft_phases(
             _ms(line.get("ttft_ms")),
             prefill_ms(turns[0].prefill_tokens, turns[0].prefill_tps) if turns else None,
@@ -242,6 +234,42 @@ def result_from_line(
         invalid_utf8_bytes=_count(line.get("invalid_utf8_bytes")),
         output_truncated_bytes=truncated,
         runtime_override=str(line.get("runtime_override") or "")[:600],
+    )
+
+
+def with_snapshots(
+    row: SampleResult,
+    line: Mapping[str, Any],
+    opts: RunOptions,
+    files: Mapping[str, str],
+    runtime_log: Sequence[str] = (),
+) -> SampleResult:
+    """The line's row (`line_row`) with what the hook's snapshot files say (thermal, cooldown, the
+    battery's readings and the energy from them) and the backend the runner log says really ran."""
+    status, error, exit_code = row.status, row.error, row.exit_code
+    verdict = classify_backend(runtime_log, opts.backend, answered=status == Status.OK)
+    if verdict.fell_back and status == Status.OK:
+        status, error = Status.ERROR, (f"asked for {opts.backend}, the runtime ran on {verdict.ran}:\n"
+                                       f"{verdict.evidence}")  # fmt: skip
+        exit_code = _int(line.get("exit_code"))  # an ok line: the runner's own exit code (if any)
+    power = line.get("power") if isinstance(line.get("power"), Mapping) else None
+    if power is None:  # the battery's sysfs folder is closed: dumpsys battery's two readings, if any
+        power = reading_to_json(dumpsys_power(files, _ms(line.get("wall_ms"))))
+    try:
+        power = power_record(power, files)
+        energy = energy_fields(power, row.decode_tokens)
+    except (TypeError, ValueError, ArithmeticError):  # a power record of the wrong shape: not measured
+        power, energy = None, energy_fields(None, row.decode_tokens)
+    return replace(
+        row,
+        status=status,
+        error=error,
+        exit_code=exit_code,
+        backend=verdict.ran or (opts.backend if status == Status.OK else ""),
+        thermal_before=thermal_of(files, "before"),
+        thermal_after=thermal_of(files, "after"),
+        cooldown_s=cooldown_s(files),
+        power=power,
         **energy,
     )
 

@@ -61,3 +61,27 @@ def test_runner_flags_name_paths_as_separate_arguments():
                          cache=PurePosixPath("/d/cache"), opts=OPTS, vision=True, audio=False)  # fmt: skip
     assert flags[flags.index("--model") + 1] == "/d/m b.litertlm"  # one line each: no word splitting
     assert "--vision-backend" in flags and "--audio-backend" not in flags and flags[-2:] == ["--threads", "2"]
+
+
+def test_a_row_streams_from_its_line_and_gets_the_snapshots_and_the_log_at_the_end():
+    """The driver builds a line's row once (line_row) and adds the hook's files and the runner log at
+    the end (with_snapshots): the same row result_from_line gives from everything at once."""
+    from dataclasses import replace
+    from pathlib import Path
+
+    from orchestrator.runners.android_native import backend_lines, line_row, with_snapshots
+
+    fixtures = Path(__file__).resolve().parents[1] / "fixtures"
+    reply = json.dumps({"role": "assistant", "content": [{"type": "text", "text": "Tokyo"}]})
+    line = {"n": 1, "status": "ok", "response": reply, "wall_ms": 2000.0, "turns": [{"decode_tokens": 4}]}
+    battery = (fixtures / "android" / "battery_galaxy_s24.txt").read_text()  # a current reading: energy
+    files = {"battery_before": battery, "battery_after": battery, "cooldown_ms": "1500"}
+    log = backend_lines((fixtures / "real" / "lm1448_emulator_gpu_head.log").read_text("utf-8"))
+    gpu = replace(OPTS, backend="gpu")
+    row = line_row(line, "S", gpu)
+    streamed = with_snapshots(row, line, gpu, {})
+    assert streamed.status == "ok" and streamed.backend == "gpu" and streamed.energy_j is None
+    end = with_snapshots(row, line, gpu, files, log)
+    assert end == result_from_line(line, "S", gpu, files, "", log)
+    assert end.status == "error" and end.backend == "cpu" and "GPU accelerator could not be" in end.error
+    assert end.energy_j is not None and end.cooldown_s == 1.5 and end.output == "Tokyo"
