@@ -131,13 +131,19 @@ def _read_json(path: Path) -> Any:
     return read_json(path, DOCUMENT, error=ConfigError, fix="re-run the run with --resume to rewrite it")
 
 
-def load_report(run_dir: Path, written: Mapping[str, Sequence[SampleResult]] | None = None) -> RunReport:
+def load_report(
+    run_dir: Path,
+    written: Mapping[str, Sequence[SampleResult]] | None = None,
+    scored: Mapping[str, Mapping[str, Any]] | None = None,
+) -> RunReport:
     """Rebuild the combined report from the files of a run folder (what `edgefarm report` does).
 
     `written`: device name -> the rows this process has just written to that device's results.jsonl
-    (`edgefarm run`), used instead of reading them back: 3,200 rows of 16 phones took 0.15 s to parse."""
+    (`edgefarm run`), used instead of reading them back: 3,200 rows of 16 phones took 0.15 s to parse;
+    `scored`: device name -> the report.json it has just written there, likewise (16 x 200 scored
+    samples: 16 files of ~100 KB read, parsed and depth-checked again)."""
     try:
-        return _load_report(run_dir, written or {})
+        return _load_report(run_dir, written or {}, scored or {})
     except OSError as e:  # a file of the run folder that is there but cannot be read
         raise ConfigError(
             f"cannot read {e.filename or run_dir}: {e.strerror or e}",
@@ -146,7 +152,9 @@ def load_report(run_dir: Path, written: Mapping[str, Sequence[SampleResult]] | N
         ) from e
 
 
-def _load_report(run_dir: Path, written: Mapping[str, Sequence[SampleResult]]) -> RunReport:
+def _load_report(
+    run_dir: Path, written: Mapping[str, Sequence[SampleResult]], scored: Mapping[str, Mapping[str, Any]]
+) -> RunReport:
     from .report.combine import as_record, build_report, device_row, sample_rows  # the report's stage
     from .stats import Resamples
 
@@ -162,7 +170,10 @@ def _load_report(run_dir: Path, written: Mapping[str, Sequence[SampleResult]]) -
         results = (
             list(written[name]) if name in written else list(read_results(str(dev_dir / "results.jsonl")))
         )
-        report = as_record(_read_json(dev_dir / "report.json"))  # read once: the device row and the samples
+        written_report = scored.get(name)
+        report = as_record(  # read once: the device row and the samples
+            written_report if written_report is not None else _read_json(dev_dir / "report.json")
+        )
         stood = [  # rows this board ran standing in for a phone: in the phone's column, and in its figures
             r
             for s in run.get("stand_ins") or []

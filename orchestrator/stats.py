@@ -59,10 +59,16 @@ class Percentile:
         at which the running count of drawn values passes j. Bit for bit `rows` of the resamples."""
         order = np.argsort(xs, kind="stable")
         srt = xs[order]
-        cum = np.cumsum(np.take(counts, order, axis=1), axis=1, dtype=counts.dtype)  # take: C order, fast
-        i, j, gamma = _linear_positions(np.array([xs.size]), self.q)  # every resample is k long
-        a = srt[(cum > i[0]).argmax(axis=1)]  # the first sorted value whose running count passes i
-        b = srt[(cum > j[0]).argmax(axis=1)]
+        n, k = counts.shape
+        # One running count over all the resamples (take: C order, fast): a resample draws k values, so
+        # resample r's running counts are r * k + its own, and the whole is sorted: one binary search
+        # per resample finds the first sorted value whose running count passes i, and j (n * k is at most
+        # BLOCK_CELLS: counts are kept only that small, so the int32 count cannot overflow).
+        cum = np.cumsum(np.take(counts, order, axis=1), dtype=counts.dtype)
+        i, j, gamma = _linear_positions(np.array([k]), self.q)  # every resample is k long
+        start = np.arange(n, dtype=counts.dtype) * k  # the keys in cum's own dtype: no cast of cum
+        a = srt[np.searchsorted(cum, start + int(i[0]), side="right") - start]
+        b = srt[np.searchsorted(cum, start + int(j[0]), side="right") - start]
         return _lerp(a, b, gamma[0])
 
 

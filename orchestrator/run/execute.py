@@ -52,6 +52,7 @@ def execute(plan: RunPlan, console: Console, stop: threading.Event) -> Execution
         lanes=plan.lanes,
     )
     written = {o.name: list(o.results) for o in outcomes if not o.error}
+    scored = {o.name: o.report for o in outcomes if not o.error and o.report is not None}
     if plan.shards is not None:
         merge_shards(plan.shards, outcomes, plan.dataset, plan.samples, run_dir, score)
     stood_in = []
@@ -69,7 +70,7 @@ def execute(plan: RunPlan, console: Console, stop: threading.Event) -> Execution
         )  # fmt: skip
     if plan.cluster:  # what crossed the network to each farm host (for the run and its stand-ins)
         record["cluster"] = plan.cluster.record()
-    return Execution(run_id, run_dir, record, tuple(outcomes), tuple(stood_in), written)
+    return Execution(run_id, run_dir, record, tuple(outcomes), tuple(stood_in), written, scored)
 
 
 def _announce(plan: RunPlan, console: Console) -> None:

@@ -25,7 +25,7 @@ def finish(plan: RunPlan, ex: Execution, console: Console, stop: threading.Event
     record["versions"] = versions()
     record["device_versions"] = device_versions({o.name: o.runner for o in ex.outcomes})  # runners/stamp.py
     write_run_json(ex.run_dir, record)
-    report = load_report(ex.run_dir, ex.written)
+    report = load_report(ex.run_dir, ex.written, ex.scored)
     paths = write_reports(ex.run_dir, report, dataset=plan.dataset)
     print_outcomes(ex.outcomes, report, plan.model.path.name, console)
     interrupted = stop.is_set()

@@ -341,6 +341,7 @@ class Execution:
     # stand-ins: a failed device is read back from its folder (a stand-in, or its own return after a
     # loss, adds rows there)
     written: Mapping[str, Sequence[SampleResult]]
+    scored: Mapping[str, Mapping[str, Any]]  # the same devices' report.json as they wrote it
 
 
 @dataclass(frozen=True)
