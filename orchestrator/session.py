@@ -91,10 +91,11 @@ def run_device(
     dev_dir: Path,
     progress: Progress,
     clock: Callable[[], float],
-    score: Score,
+    score: Score | None,
     stop: threading.Event | None = None,
 ) -> DeviceOutcome:
-    """Never raises for anything the device returns or the dataset holds: the failure is the outcome's."""
+    """Never raises for anything the device returns or the dataset holds: the failure is the outcome's.
+    `score` None: the rows are written unscored and the caller scores them (a cluster's controller)."""
     outcome = DeviceOutcome(name=device.name, kind=device.kind)
     streamed: dict[str, SampleResult] = {}  # what came back, kept even when the device fails later
     stop = stop or threading.Event()
@@ -203,9 +204,12 @@ def _keep_measurements(
 
 
 def write_results(
-    outcome: DeviceOutcome, dataset: Dataset, samples: Sequence[Sample], dev_dir: Path, score: Score
+    outcome: DeviceOutcome, dataset: Dataset, samples: Sequence[Sample], dev_dir: Path, score: Score | None
 ) -> None:
+    """The rows (results.jsonl) and, unless `score` is None, their scores (results.json, report.json)."""
     write_text_atomic(dev_dir / "results.jsonl", "".join(r.to_json() + "\n" for r in outcome.results))
+    if score is None:
+        return
     outputs = outputs_for_scoring(outcome.results)
     write_json_atomic(dev_dir / "results.json", {k: v for k, v in outputs.items()})
     subset = replace(dataset, samples=tuple(samples))

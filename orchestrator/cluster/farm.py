@@ -121,7 +121,7 @@ def run_on_cluster(
             write_bundle(
                 items, dev_dir / "job", job_opts
             )  # the job's media, linked here as on one controller
-            job = DeviceWork(name, dataset, share[name], model, opts[name], job_opts, score)
+            job = DeviceWork(name, dataset, share[name], model, opts[name], job_opts)
             stream = dev_dir / STREAM_FILE
             restarts = 0
             while True:
@@ -169,7 +169,8 @@ def run_on_cluster(
         try:
             if outcome.error and not outcome.results and rows:  # no session outcome came: keep what did
                 outcome.results = [rows[s.id] for s in share[name] if s.id in rows]
-                write_results(outcome, dataset, share[name], dev_dir, score)  # scored, as on one controller
+            if outcome.results or not outcome.error:  # the agent sends rows; they are scored here
+                write_results(outcome, dataset, share[name], dev_dir, score)
                 (dev_dir / STREAM_FILE).unlink(missing_ok=True)
             write_outcome(dev_dir, outcome)
         except EdgefarmError as e:

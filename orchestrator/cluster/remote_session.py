@@ -1,5 +1,7 @@
 """A device's session on its farm host: the SAME `session.run_device` a single controller runs, on
-the files the host's cache holds, with every finished sample handed out as it arrives.
+the files the host's cache holds, with every finished sample handed out as it arrives. The rows come
+back unscored: the controller scores every device's rows (cluster/farm.py), so a run loads the
+scorer's libraries once, not once per farm host, and the run folder's scores come from one place.
 
 The agent turns these events into a Ray streaming generator; the controller writes them into its
 run folder (cluster/farm.py). Events are plain tuples: ("phase", Phase, detail), ("result", SampleResult),
@@ -24,7 +26,7 @@ from ..fsutil import make_dir
 from ..jobs import JobOptions
 from ..measure import measured_count
 from ..models import ModelSummary
-from ..run.types import DeviceOutcome, Score
+from ..run.types import DeviceOutcome
 from ..runners.base import RunOptions
 from ..session import Progress, run_device
 
@@ -42,7 +44,6 @@ class DeviceWork:
     model: ModelSummary
     opts: RunOptions
     job_opts: JobOptions
-    score: Score
 
 
 class _Forward(Progress):
@@ -81,7 +82,7 @@ def locked_session(
     try:
         with held(device, work.opts.run_id) as note:
             outcome = run_device(device, work.dataset, work.samples, work.model, work.opts, work.job_opts,
-                                 dev_dir, progress, clock=time.monotonic, score=work.score, stop=stop)  # fmt: skip
+                                 dev_dir, progress, clock=time.monotonic, score=None, stop=stop)  # fmt: skip
     except DeviceBusy as e:
         return DeviceOutcome(name=device.name, kind=device.kind, error=str(e), error_code=e.exit_code)
     outcome.notes += [note] if note else []

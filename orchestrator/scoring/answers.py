@@ -8,8 +8,8 @@ answer text) for ONE run: it is made by the run's execute stage (`RunScoring`, s
 and passed down to every device's scoring; it is never a module global, so nothing outlives the run.
 
 Devices score in their own threads: a row is looked up and stored under a lock and scored outside
-it (two threads scoring the same new answer at once both get the same row). It travels to a farm
-host's agent empty (pickled without its rows): each agent fills its own for the devices it runs.
+it (two threads scoring the same new answer at once both get the same row). On a cluster run the
+controller scores every host's rows (cluster/farm.py); pickled, it is a new, empty one.
 """
 
 from __future__ import annotations

@@ -21,6 +21,11 @@ def _outputs(run_dir: Path, device: str) -> dict[str, str]:
     return {r.id: r.output for r in read_results(device_folder(run_dir, device) / "results.jsonl")}
 
 
+def _scores(run_dir: Path, device: str) -> dict[str, object]:
+    report = json.loads((device_folder(run_dir, device) / "report.json").read_text())
+    return {s["test_id"]: (s["metric"], s["score"], s["passed"]) for s in report["samples"]}
+
+
 def _run_dir(stdout: str) -> Path:
     return Path(stdout.strip().splitlines()[-1]).parent
 
@@ -61,8 +66,10 @@ def test_a_run_across_farm_hosts_equals_one_controllers_and_a_rerun_moves_no_byt
                        "--out", str(tmp_path / "one"), *common,
                        ANDROID_ADB_SERVER_PORT=str(lab.hosts["h1"].adb.port))  # fmt: skip
     assert one.returncode == 0, one.stderr[-4000:]
-    for name in host_of:
+    for name in host_of:  # the agents send rows; the controller scores them as one controller does
         assert _outputs(_run_dir(one.stdout), name) == _outputs(run, name)
+        assert _scores(_run_dir(one.stdout), name) == _scores(run, name)
+        assert len(_scores(run, name)) == 2
 
     again = lab.edgefarm(
         "run", "--cluster", lab.address, "--devices", "all", "--out", str(tmp_path / "c2"), *common
