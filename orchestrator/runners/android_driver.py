@@ -36,6 +36,7 @@ from ..telemetry.energy import settle
 from ..telemetry.pass_energy import pass_energy
 from . import android_native as native
 from . import android_upstream as upstream
+from .android_files import marked_files, read_phone_files
 from .android_kills import available_mb, kill_records
 from .android_snapshots import SNAPSHOT_FILES
 from .base import RunnerEvents, RunOptions, Staged
@@ -260,15 +261,7 @@ class AndroidRunner:
         if ex.code != 0:
             raise DeviceError(f"cannot read {folder}", where=device.name,
                               fix="check the phone's storage; rerun with --resume")  # fmt: skip
-        files: dict[str, list[str]] = {}
-        current = None
-        for line in lines:
-            if line.startswith(marker + " "):
-                current = line[len(marker) + 1 :]
-                files[current] = []
-            elif current is not None:
-                files[current].append(line)
-        return {k: "\n".join(v[:-1] if v and v[-1] == "" else v) for k, v in files.items()}
+        return marked_files(lines, marker)
 
     def _lines(self, device: Phone, path: PurePosixPath) -> list[str]:
         lines: list[str] = []
@@ -415,28 +408,13 @@ class AndroidRunner:
         return finish
 
     def _end_files(self, device: Phone, staged: Staged) -> dict[str, str]:
-        """ONE shell call at the end of a run: the runner's records (results, log, loads; done.tsv for
-        the upstream binary) and every sample's files (the hook's snapshots; upstream: stdout, stderr,
-        trace). Each file that exists is printed after a random marker line naming it."""
-        native_mode = self.choice.kind == "native"
-        top = ["results.jsonl", "runner.log", "loads.tsv"] if native_mode else ["done.tsv"]
-        per_sample = list(SNAPSHOT_FILES) if native_mode else ["stdout", "stderr", "trace.tsv"]
-        marker = f"@@EDGEFARM-{secrets.token_hex(8)}@@"
-        script = ('m=$1; d=$2; shift 2; while [ $# -gt 0 ] && [ "$1" != -- ]; do '
-                  '[ -f "$d/$1" ] && { echo "$m $1"; cat "$d/$1"; echo; }; shift; done; shift; '
-                  'for s in "$d"/samples/*; do n=${s##*/}; for f in "$@"; do '
-                  '[ -f "$s/$f" ] && { echo "$m samples/$n/$f"; cat "$s/$f"; echo; }; done; done; true')  # fmt: skip
-        lines: list[str] = []
-        device.run(["sh", "-c", script, "sh", marker, str(staged.job), *top, "--", *per_sample],
-                   timeout_s=120, on_line=lines.append)  # fmt: skip
-        files: dict[str, list[str]] = {}
-        current: list[str] | None = None
-        for text in lines:
-            if text.startswith(marker + " "):
-                current = files.setdefault(text[len(marker) + 1 :], [])
-            elif current is not None:
-                current.append(text)
-        return {k: "\n".join(v[:-1] if v and v[-1] == "" else v) for k, v in files.items()}
+        """ONE shell call at the end of a run (android_files.py): the runner's records (results, log,
+        loads; done.tsv for the upstream binary) and every sample's files (the hook's snapshots;
+        upstream: stdout, stderr, trace)."""
+        if self.choice.kind == "native":
+            top = ["results.jsonl", "runner.log", "loads.tsv"]
+            return read_phone_files(device, staged.job, top, SNAPSHOT_FILES)
+        return read_phone_files(device, staged.job, ["done.tsv"], ["stdout", "stderr", "trace.tsv"])
 
     def _finish_from_files(self, device: Phone, staged: Staged, opts: RunOptions, results, finish) -> None:
         """The end of a run from the phone's files (one call): result lines lost in transit are replayed,
