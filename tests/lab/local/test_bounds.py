@@ -61,6 +61,20 @@ def test_a_pattern_over_the_time_limit_is_that_samples_scoring_error(tmp_path: P
     assert "STR-1: RegexTimeout" in p.stderr  # the summary names the row
 
 
+def _wait_until_matching(child: subprocess.Popen, timeout_s: float = 120.0) -> None:
+    """Until the child has loaded the `regex` engine (its scorer's imports are done), then 3 s more:
+    into the patterns (each takes its 1 s limit). A fixed sleep fired during the imports on a loaded
+    machine, where a library's bare `except:` can swallow the KeyboardInterrupt and scoring runs on."""
+    deadline = time.monotonic() + timeout_s
+    maps = Path(f"/proc/{child.pid}/maps")
+    while time.monotonic() < deadline and child.poll() is None:
+        if "_regex" in maps.read_text(errors="replace"):
+            time.sleep(3)
+            return
+        time.sleep(0.1)
+    raise AssertionError(f"`edgefarm score` did not load the regex engine within {timeout_s:g} s")
+
+
 def test_ctrl_c_stops_scoring_of_patterns_that_hang(tmp_path: Path):
     meta = rows_file(tmp_path, *[HANGS_REGEX] * 40)
     results = tmp_path / "results.json"
@@ -70,7 +84,7 @@ def test_ctrl_c_stops_scoring_of_patterns_that_hang(tmp_path: Path):
         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=REPO,
     )  # fmt: skip
     try:
-        time.sleep(8)  # loaded and into the patterns (40 of them take minutes)
+        _wait_until_matching(child)
         assert child.poll() is None, child.communicate()
         child.send_signal(signal.SIGINT)
         _out, err = child.communicate(timeout=120)  # one bounded match at most, then it stops
