@@ -15,7 +15,6 @@ android_upstream.py.
 from __future__ import annotations
 
 import os
-import secrets
 import tempfile
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
@@ -36,7 +35,7 @@ from ..telemetry.energy import settle
 from ..telemetry.pass_energy import pass_energy
 from . import android_native as native
 from . import android_upstream as upstream
-from .android_files import marked_files, read_phone_files
+from .android_files import marked_files, new_marker, read_phone_files
 from .android_kills import available_mb, kill_records
 from .android_snapshots import SNAPSHOT_FILES
 from .base import RunnerEvents, RunOptions, Staged
@@ -252,7 +251,7 @@ class AndroidRunner:
 
     def _fetch(self, device: Phone, folder: PurePosixPath, names: Sequence[str]) -> dict[str, str]:
         """Small files of one folder in ONE shell call; a random marker line separates them."""
-        marker = f"@@EDGEFARM-{secrets.token_hex(8)}@@"
+        marker = new_marker()
         script = 'm=$1; d=$2; shift 2; for f in "$@"; do echo "$m $f"; cat "$d/$f" 2>/dev/null; echo; done'
         lines: list[str] = []
         ex = device.run(
@@ -371,7 +370,7 @@ class AndroidRunner:
         now can have: a kill's cause, android_kills.py) and what the phone already recorded (an earlier
         run, or lines lost in transit), fed to finish."""
         name = "results.jsonl" if self.choice.kind == "native" else "done.tsv"
-        marker = f"@@EDGEFARM-{secrets.token_hex(8)}@@"
+        marker = new_marker()
         script = 'cat /proc/meminfo 2>/dev/null; echo "$1"; cat "$2" 2>/dev/null; true'
         lines: list[str] = []
         device.run(["sh", "-c", script, "sh", marker, str(staged.job / name)], timeout_s=60, on_line=lines.append)

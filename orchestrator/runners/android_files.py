@@ -15,7 +15,8 @@ from __future__ import annotations
 import secrets
 from collections.abc import Sequence
 from pathlib import PurePosixPath
-from typing import Protocol
+
+from ..devices.base import Device
 
 # $1 marker, $2 folder, then the top files, `--`, the per-sample file names
 _SCRIPT = (
@@ -26,16 +27,17 @@ _SCRIPT = (
 )
 
 
-class Runs(Protocol):
-    def run(self, argv: Sequence[str], *, timeout_s: float, on_line) -> object: ...
+def new_marker() -> str:
+    """A line no file holds by chance: it names the file whose text follows (`marked_files`)."""
+    return f"@@EDGEFARM-{secrets.token_hex(8)}@@"
 
 
 def read_phone_files(
-    device: Runs, folder: PurePosixPath, top: Sequence[str], per_sample: Sequence[str], timeout_s: float = 120
+    device: Device, folder: PurePosixPath, top: Sequence[str], per_sample: Sequence[str], timeout_s: float = 120
 ) -> dict[str, str]:
     """{relative path: text} of `folder`'s `top` files and `folder/samples/*/<per_sample>` that exist.
     A file's text has its trailing newline dropped (an empty file is "")."""
-    marker = f"@@EDGEFARM-{secrets.token_hex(8)}@@"
+    marker = new_marker()
     lines: list[str] = []
     device.run(["sh", "-c", _SCRIPT, "sh", marker, str(folder), *top, "--", *per_sample],
                timeout_s=timeout_s, on_line=lines.append)  # fmt: skip
