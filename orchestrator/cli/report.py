@@ -100,7 +100,7 @@ def compare(run_a: Path, run_b: Path, allow_different: bool) -> None:
     McNemar test, figures as paired ratios B/A with 95% intervals; significant changes for the worse first."""
     from ..report.compare import compare_runs, comparison_lines
 
-    c = compare_runs(load_report(run_a), load_report(run_b), allow_different)
+    c = compare_runs(load_report(run_a), load_report(run_b), allow_different, (str(run_a), str(run_b)))
     title = f"{c.run_a} → {c.run_b}: B against A on {c.common_samples} common sample(s), ratios B/A (95% interval)"
     if c.settings:
         title += "\nsame in both runs: " + "; ".join(c.settings)

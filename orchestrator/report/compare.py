@@ -4,7 +4,10 @@ Each device of both runs is paired with itself (report/paired.py): its verdict f
 McNemar test, and its figures as paired ratios B/A with a bootstrap interval. A change is named only
 when the test rejects / the interval excludes 1 (and the ratio is past the noise threshold), never
 for any 5% move: two runs with identical settings moved TTFT p50 by 48.7%. The runs must share their
-model, dataset slice and settings (settings.py) unless --allow-different.
+model, dataset slice and settings (settings.py) unless --allow-different. A run that is not whole (a
+device failed, was interrupted or never wrote its outcome) is refused as an incomplete run naming
+what is missing, even with --allow-different: its absent rows would read as a setting that differs or
+as "no significant difference" on nothing. No device gets a verdict on 0 common samples.
 """
 
 from __future__ import annotations
@@ -12,6 +15,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from ..errors import ConfigError
 from ..stats import ALPHA
 from .paired import flips_text, pair, ratio_text
 from .settings import require_same, shared
@@ -59,9 +63,45 @@ class Comparison:
     only_a: tuple[str, ...] = ()  # devices in one run only
     only_b: tuple[str, ...] = ()
     settings: tuple[str, ...] = ()  # what both runs share (token cap, threads, backend, runner, repeat)
+    no_common: tuple[str, ...] = ()  # devices in both runs without a sample scored in both: not compared
 
 
-def compare_runs(a: RunReport, b: RunReport, allow_different: bool = False) -> Comparison:
+def missing(r: RunReport) -> list[str]:
+    """What a run lacks to be whole, one line per device ([] when every device ran every sample)."""
+    ids = r.run.get("dataset", {}).get("sample_ids") if isinstance(r.run.get("dataset"), dict) else None
+    expected = len(ids) if isinstance(ids, list) else None
+    out = [] if r.devices else ["no device recorded in run.json"]
+    for d in r.devices:
+        short = expected is not None and d.samples < expected
+        cause = d.error.splitlines()[0][:200] if d.error else ""
+        if short or (expected is None and cause):
+            have = f"{d.samples} of {expected} samples" if expected is not None else f"{d.samples} samples"
+            out.append(f"{d.device}: {have}" + (f" ({cause})" if cause else ""))
+    return out
+
+
+def require_complete(reports: Sequence[RunReport], command: str, folders: Sequence[str] = ()) -> None:
+    """A ConfigError naming each run that is not whole and what it lacks (`folders`: the runs' paths,
+    for the fix)."""
+    said, fixes = [], []
+    for n, r in enumerate(reports):
+        if lacks := missing(r):
+            said.append(f"incomplete run {r.run_id}: " + "; ".join(lacks))
+            fixes.append(f"`edgefarm run --resume {folders[n] if n < len(folders) else 'runs/' + r.run_id}`")
+    if said:
+        raise ConfigError(
+            " / ".join(said),
+            where=command,
+            fix=f"finish it with {' and '.join(fixes)}, or compare runs whose devices ran every sample; an "
+            "incomplete run is never compared, not even with --allow-different",
+        )
+
+
+def compare_runs(
+    a: RunReport, b: RunReport, allow_different: bool = False, folders: Sequence[str] = ()
+) -> Comparison:
+    """B against A; `folders`: the two runs' paths, named in the fix when one is incomplete."""
+    require_complete([a, b], "edgefarm compare", folders)
     diffs = require_same([a, b], "edgefarm compare", allow_different)
     ids_b = {s.id for s in b.samples}
     order = [s.id for s in a.samples if s.id in ids_b]
@@ -80,10 +120,19 @@ def compare_runs(a: RunReport, b: RunReport, allow_different: bool = False) -> C
             return round(100.0 * sum(bool(cells[i].passed) for i in ids) / len(ids), 1) if ids else None
 
         rows.append(DeviceDelta(name, p, rate(ca), rate(cb), to_fail, to_pass))
+    if not order or not any(d.common for d in rows):
+        raise ConfigError(
+            f"runs {a.run_id} and {b.run_id} have no sample in common on any device: there is nothing to compare",
+            where="edgefarm compare",
+            fix="compare runs made over the same samples (the same --limit / --modality selection) on the same "
+            "devices",
+        )
+    none = tuple(d.device for d in rows if not d.common)
+    rows = [d for d in rows if d.common]  # never a verdict on nothing
     rows.sort(key=lambda d: -d.worse)
     return Comparison(a.run_id, b.run_id, tuple(diffs), len(order), tuple(rows),
                       tuple(n for n in names_a if n not in names_b), tuple(n for n in names_b if n not in names_a),
-                      tuple(shared([a, b])))  # fmt: skip
+                      tuple(shared([a, b])), none)  # fmt: skip
 
 
 def comparison_lines(c: Comparison) -> Sequence[str]:
@@ -102,4 +151,6 @@ def comparison_lines(c: Comparison) -> Sequence[str]:
         out.append(f"only in {c.run_a}: {', '.join(c.only_a)}")
     if c.only_b:
         out.append(f"only in {c.run_b}: {', '.join(c.only_b)}")
+    if c.no_common:
+        out.append(f"not compared (no sample in common): {', '.join(c.no_common)}")
     return out
