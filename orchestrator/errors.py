@@ -119,3 +119,10 @@ class NeedsSetup(DeviceError):
     def __init__(self, what: str, *, fix: str, where: str = "", info=None) -> None:
         super().__init__(what, fix=fix, where=where)
         self.info = info
+
+
+class HistoryUnavailable(EdgefarmError):
+    """The results database cannot be opened, migrated, read or written (`edgefarm history`); `edgefarm
+    run` says so and carries on, its run folder being the record."""
+
+    exit_code = 7

@@ -15,6 +15,7 @@ command -v cc >/dev/null || need+=(gcc)                 # builds the native phon
 command -v aarch64-linux-gnu-gcc >/dev/null || need+=(gcc-aarch64-linux-gnu)  # ... and for aarch64 (qemu-user)
 command -v ip >/dev/null || need+=(iproute2)            # the Ray lab cluster's private network namespace
 command -v qemu-aarch64-static >/dev/null || need+=(qemu-user-static)  # the aarch64 lab board (Pi userland)
+command -v pg_ctl >/dev/null || compgen -G "/usr/lib/postgresql/*/bin/pg_ctl" >/dev/null || need+=(postgresql)  # history's shared DB (tests/lab/history)
 [ -f /usr/share/keyrings/debian-archive-keyring.gpg ] || need+=(debian-archive-keyring)  # its arm64 .debs
 if [ ${#need[@]} -gt 0 ]; then
   SUDO=""; [ "$(id -u)" = 0 ] || SUDO="sudo"

@@ -5,7 +5,9 @@
   local device's work folder lives there and is guarded by the one-run-per-device lock, so two
   workers (or a developer's own run) sharing ~/.cache/edgefarm/local would refuse each other. Only
   the cached upstream C header (litert-lm/<commit>/c/engine.h, which native builds need and which
-  cannot be downloaded everywhere) is shared, through a link to the real cache's folder.
+  cannot be downloaded everywhere) is shared, through a link to the real cache's folder. Its results
+  database (EDGEFARM_DB) lives there too: every `edgefarm run` records itself, and a test's runs must
+  not land in the user's own history.
 - tests are grouped for `--dist loadgroup`: a test whose fixtures live per module (or class) stays
   with its module, per package with its package, and every test of the Ray cluster lab (one network
   namespace and one cluster at a time) on one worker. The longest chains are handed out first.
@@ -38,6 +40,7 @@ def pytest_configure(config: pytest.Config) -> None:
         (real / name).mkdir(parents=True, exist_ok=True)
         (own / name).symlink_to(real / name, target_is_directory=True)
     os.environ["EDGEFARM_CACHE_DIR"] = str(own)
+    os.environ["EDGEFARM_DB"] = str(own / "history.sqlite")
     _OWN_CACHE.append(own)
 
 

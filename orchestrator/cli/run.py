@@ -13,8 +13,12 @@ from android_runner.backend import BACKENDS
 from android_runner.status import DEFAULT_MAX_OUTPUT_TOKENS, DEFAULT_SAMPLE_TIMEOUT_S
 
 from ..bundled import BUNDLED_DATASET, BUNDLED_MODEL
+from ..errors import EdgefarmError
+from ..history.db import resolve
+from ..history.record import record_at_end
 from ..interrupt import stop_on_interrupt
 from ..progress import stderr_console
+from ..redact import redact
 from ..run.execute import execute
 from ..run.finish import finish, interrupted_note
 from ..run.plan import plan, read_inputs
@@ -176,6 +180,13 @@ def inventory_option(f):
     help="run several devices of this host (kind: local) at the same time; by default they run one "
     "after another, since they share this host's CPU and would slow each other down",
 )
+@click.option(
+    "--db",
+    default=None,
+    metavar="PATH|URL",
+    help="record the run in this results database (SQLite file or postgresql://...; default: $EDGEFARM_DB, "
+    "else a file in the user's data folder); `none`: do not record",
+)
 @click.pass_context
 @click.option(
     "--cluster",
@@ -188,6 +199,7 @@ def run(ctx: click.Context, **params) -> None:
     if params["sustain"] > 1 and (params["repeat"] > 1 or params["cooldown_c"] is not None):
         raise click.UsageError("--sustain runs its passes back to back without cooldown: "
                                "drop --repeat and --cooldown-c, or drop --sustain")  # fmt: skip
+    db = params.pop("db")
     previous = None
     if params["resume"] is not None:  # the selection comes from run.json; flags typed again must agree
         previous = read_run_json(params["resume"], own_folder=True)
@@ -200,10 +212,31 @@ def run(ctx: click.Context, **params) -> None:
     with stop_on_interrupt(lambda message: console.print(f"[yellow]{message}[/]")) as stop:
         record = finish(the_plan, execute(the_plan, console, stop), console, stop)
         click.echo(str(record.paths["html"]))
+        if not record.interrupted and db != "none":
+            remember(db, record.run_dir, record.report, console)
     if record.interrupted:
         console.print(interrupted_note(record, len(the_plan.samples)), highlight=False)
     if record.exit_code:
         sys.exit(record.exit_code)
+
+
+def remember(db: str | None, run_dir: Path, report, console) -> None:
+    """The run into the results database, and its significant changes against the last comparable
+    run on stderr; a database that cannot be reached is said, never a failed run."""
+    try:
+        target = resolve(db)
+    except EdgefarmError as e:
+        recorded, why = None, str(e)
+    else:
+        recorded, why = record_at_end(target, run_dir, report)
+    if recorded is None:
+        console.print(f"[yellow]history: this run is not in the results database:[/] {why}\n"
+                      f"  the run folder {run_dir} is its record; `edgefarm history import {run_dir.parent}` "
+                      "adds it later", highlight=False)  # fmt: skip
+        return
+    console.print(f"history: {recorded.status} in {redact(target)}", highlight=False)
+    for change in recorded.changes:
+        console.print(f"[bold]history: significant change:[/] {change.text()}", highlight=False)
 
 
 COMMANDS = [run]

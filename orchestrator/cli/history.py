@@ -1,0 +1,92 @@
+"""`edgefarm history [filters]` (trends per device and configuration) and `edgefarm history import
+RUN_DIR...` (load run folders into the results database)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import click
+
+from ..errors import EdgefarmError, HistoryUnavailable
+from ..history.db import ENV, opened, resolve
+from ..history.series import DEFAULT_LAST, DEFAULT_WINDOW, MAX_LAST, MAX_WINDOW
+
+DB_HELP = f"the results database: a SQLite file, or postgresql://user@host:port/db (default: ${ENV}, else a file in the user's data folder)"
+
+
+def db_option(f):
+    return click.option("--db", "db", default=None, metavar="PATH|URL", help=DB_HELP)(f)
+
+
+@click.group("history", invoke_without_command=True)
+@db_option
+@click.option("--device", "devices", multiple=True, help="only this device (repeatable)")
+@click.option("--model", "models", multiple=True, help="only this model: file name or sha256 (prefix)")
+@click.option("--runtime", "runtimes", multiple=True, help="only this runtime version or sha256 (prefix)")
+@click.option("--backend", "backends", multiple=True, help="only this backend (what ran: cpu, gpu, ...)")
+@click.option("--shape", "shapes", multiple=True, help="only this shape (a run's: `12 samples`)")
+@click.option("--format", "fmt", type=click.Choice(["md", "csv", "json"]), default="md", show_default=True)
+@click.option("--html", "html", type=click.Path(path_type=Path, dir_okay=False), default=None,
+              help="also write a page of trend charts here, linking each run's report.html")  # fmt: skip
+@click.option("--window", type=click.IntRange(2, MAX_WINDOW), default=DEFAULT_WINDOW, show_default=True,
+              help="stability (CV, p99/p50, rolling sd) over this many last comparable runs")  # fmt: skip
+@click.option("--last", type=click.IntRange(1, MAX_LAST), default=DEFAULT_LAST, show_default=True,
+              help="show this many last runs per device and configuration")  # fmt: skip
+@click.pass_context
+def history(
+    ctx: click.Context, db, devices, models, runtimes, backends, shapes, fmt, html, window, last
+) -> None:
+    """Every recorded run: each device's figures over time with their intervals, per configuration;
+    significant changes against the last comparable run; each figure's stability."""
+    if ctx.invoked_subcommand:
+        ctx.ensure_object(dict)["db"] = db
+        return
+    from ..fsutil import output_errors, write_text_atomic
+    from ..history.html import render_page
+    from ..history.render import to_csv, to_json, to_md
+    from ..history.series import build_series
+    from ..history.store import Filters, read_history, read_samples
+
+    filters = Filters(tuple(devices), tuple(models), tuple(runtimes), tuple(backends), tuple(shapes))
+    with opened(resolve(db)) as store:
+        rows = read_history(store, filters)
+        series = build_series(rows, lambda run_id, device: read_samples(store, run_id, device), window, last)
+    click.echo({"md": to_md, "csv": to_csv, "json": to_json}[fmt](series), nl=False)
+    if html is not None:
+        with output_errors(html):
+            write_text_atomic(html, render_page(series))
+        click.echo(f"trend charts: {html}", err=True)
+
+
+@history.command("import")
+@click.argument("paths", nargs=-1, required=True, type=click.Path(path_type=Path, exists=True))
+@db_option
+@click.pass_context
+def import_runs(ctx: click.Context, paths: tuple[Path, ...], db: str | None) -> None:
+    """Load run folders (or a folder of them, such as runs/) into the results database; a run already
+    there unchanged is left as it is, a resumed one replaced."""
+    from ..history.record import record, run_folders
+
+    target = resolve(db or (ctx.obj or {}).get("db"))
+    counts: dict[str, int] = {}
+    failed = 0
+    with opened(target) as store:
+        for folder in run_folders(list(paths)):
+            try:
+                result = record(store, folder)
+            except HistoryUnavailable:
+                raise
+            except EdgefarmError as e:  # a damaged run folder: say which, import the others
+                failed += 1
+                click.echo(f"{folder}: not imported: {e}", err=True)
+                continue
+            counts[result.status] = counts.get(result.status, 0) + 1
+            for c in result.changes:
+                click.echo(f"{folder.name}: {c.text()}", err=True)
+    said = ", ".join(f"{n} {s}" for s, n in sorted(counts.items())) or "no runs"
+    click.echo(f"{said}{f', {failed} not imported' if failed else ''} ({store.where})")
+    if failed:
+        raise SystemExit(2)
+
+
+COMMANDS = [history]

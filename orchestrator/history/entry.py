@@ -1,0 +1,126 @@
+"""A finished run's report -> its record for the results database (pure).
+
+The comparable configuration of a device (`device_config`): the model (by name: a new build of it,
+another sha256, stays comparable), the dataset and its slice, the shape, and every setting the
+figures depend on (backend asked, threads, token caps, runner kind, --repeat/--warmup/--sustain).
+The runtime, runner and model versions are NOT in it: comparing across them is the point.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Mapping
+from dataclasses import asdict
+from pathlib import PurePath
+from typing import Any
+
+from ..report.types import DeviceRow, RunReport, SampleCell
+from ..stats import Resamples, bootstrap_ci, percentile_stat, quantile
+from .types import FIGURE_NAMES, SAMPLE_FIELDS, DeviceEntry, Figure, RunEntry, kept_cell
+
+
+def _sha(text: str) -> str:
+    return hashlib.sha256(text.encode()).hexdigest()
+
+
+def canonical(value: Any) -> str:
+    return json.dumps(value, sort_keys=True, ensure_ascii=False, separators=(",", ":"), default=str)
+
+
+def sample_ids(report: RunReport) -> list[str]:
+    ids = (report.run.get("dataset") or {}).get("sample_ids")
+    return [str(i) for i in ids] if isinstance(ids, list) else [s.id for s in report.samples]
+
+
+def shape(count: int) -> str:
+    """A run's shape: its sample count (`12 samples`); which samples is the slice's sha256."""
+    return f"{count} samples"
+
+
+def device_config(report: RunReport, row: DeviceRow, slice_sha256: str, run_shape: str) -> dict[str, Any]:
+    flags = report.run.get("flags") if isinstance(report.run.get("flags"), Mapping) else {}
+    settings = {k: flags.get(k) for k in ("warmup", "sustain", "max_num_tokens") if flags.get(k)}
+    return {
+        "model": PurePath(report.stamp.model_path).name,
+        "dataset_sha256": report.stamp.dataset_sha256,
+        "slice_sha256": slice_sha256,
+        "shape": run_shape,
+        "backend": row.backend_requested or str(flags.get("backend") or "") or row.backend,
+        "threads": row.threads,
+        "max_output_tokens": row.max_output_tokens,
+        "runner": row.runner_kind,
+        "repeat": row.repeat or 1,
+        **settings,
+    }
+
+
+def _cells(report: RunReport, device: str) -> dict[str, SampleCell]:
+    return {s.id: s.cells[device] for s in report.samples if device in s.cells}
+
+
+def _wall_p50(cells: Mapping[str, SampleCell], draws: Resamples) -> Figure:
+    """Time per sample (median of the ok samples' wall_ms) with its bootstrap interval."""
+    values = [c.wall_ms for c in cells.values() if c.status == "ok" and c.wall_ms is not None]
+    if not values:
+        return Figure(None)
+    ci = bootstrap_ci(values, percentile_stat(50), draws=draws)
+    value = quantile(values, 0.5)
+    return Figure(
+        None if value is None else round(value, 3), *(round(x, 3) for x in ci) if ci else (None, None)
+    )
+
+
+def _figures(row: DeviceRow, cells: Mapping[str, SampleCell], draws: Resamples) -> dict[str, Figure]:
+    out = {}
+    for name in FIGURE_NAMES:
+        if name == "wall_ms_p50":
+            out[name] = _wall_p50(cells, draws)
+            continue
+        value = getattr(row, name)
+        ci = row.intervals.get(name)
+        out[name] = Figure(value, *(ci if ci else (None, None)))
+    return {k: v for k, v in out.items() if v.value is not None}
+
+
+def run_entry(report: RunReport, folder: str, identities: Mapping[str, Mapping[str, Any]]) -> RunEntry:
+    """The run's record; `identities`: device -> its runner's stamp (runners/stamp.py IDENTITY_KEYS)."""
+    stamp = report.stamp
+    ids = sample_ids(report)
+    slice_sha = _sha("\n".join(ids))
+    run_shape = shape(len(ids))
+    draws = Resamples()
+    devices = []
+    for row in report.devices:
+        ident = identities.get(row.device) or {}
+        config = device_config(report, row, slice_sha, run_shape)
+        cells = _cells(report, row.device)
+        devices.append(DeviceEntry(
+            device=row.device, kind=row.kind, hardware=row.hardware, soc=row.soc, backend=row.backend,
+            runner=str(ident.get("runner") or row.runner_kind or ""),
+            runner_sha256=str(ident.get("runner_sha256") or ""),
+            runtime_version=str(ident.get("runtime_version") or ""),
+            runtime_sha256=str(ident.get("runtime_sha256") or ""),
+            config=config, config_key=_sha(canonical(config))[:16], error=row.error,
+            figures=_figures(row, cells, draws), samples={i: kept_cell({f: getattr(c, f) for f in SAMPLE_FIELDS}) for i, c in cells.items()},
+        ))  # fmt: skip
+    versions = dict(stamp.versions)
+    return RunEntry(
+        run_id=report.run_id, kind="run", started_at=stamp.started_at, finished_at=stamp.finished_at,
+        folder=folder, host=stamp.host, edgefarm_version=str(versions.get("edgefarm") or ""),
+        edgefarm_git=str(versions.get("edgefarm_git") or ""), model_name=PurePath(stamp.model_path).name,
+        model_sha256=stamp.model_sha256, dataset_path=stamp.dataset_path, dataset_sha256=stamp.dataset_sha256,
+        slice_sha256=slice_sha, samples=len(ids), shape=run_shape, flags=dict(stamp.flags), versions=versions,
+        devices=tuple(devices),
+    )  # fmt: skip
+
+
+def record_sha256(entry: RunEntry) -> str:
+    """The record's content hash: an unchanged run imported again is recognised by it."""
+    return _sha(canonical(asdict(entry)))
+
+
+def device_identities(run: Mapping[str, Any], outcomes: Mapping[str, Mapping[str, Any]]) -> dict[str, Any]:
+    """device -> runner stamp: run.json's `device_versions`, else the device's outcome.json `runner`."""
+    recorded = run.get("device_versions") if isinstance(run.get("device_versions"), Mapping) else {}
+    return {**{k: v for k, v in outcomes.items() if v}, **recorded}

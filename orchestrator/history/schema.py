@@ -1,0 +1,87 @@
+"""The results database's schema: a numbered list of migrations, applied in order, each once.
+
+SQL written once for SQLite and PostgreSQL: only types and statements both take (TEXT, INTEGER,
+BIGINT, DOUBLE PRECISION, composite primary keys, `INSERT ... ON CONFLICT DO NOTHING`), `?` for a
+parameter (db.py turns it into psycopg's `%s`). A migration is appended, never edited: a database
+records the last version it applied in `history_schema` (docs/history.md).
+"""
+
+from __future__ import annotations
+
+SCHEMA_TABLE = "history_schema"
+
+# version n = MIGRATIONS[n - 1]
+MIGRATIONS: tuple[tuple[str, ...], ...] = (
+    (
+        # one row per run (or bench): its stamp; `record_sha256` tells an unchanged re-import from a
+        # resumed run's new record
+        """CREATE TABLE history_runs (
+            run_id TEXT PRIMARY KEY,
+            kind TEXT NOT NULL,
+            started_at TEXT NOT NULL,
+            finished_at TEXT NOT NULL,
+            folder TEXT NOT NULL,
+            host TEXT NOT NULL,
+            edgefarm_version TEXT NOT NULL,
+            edgefarm_git TEXT NOT NULL,
+            model_name TEXT NOT NULL,
+            model_sha256 TEXT NOT NULL,
+            dataset_path TEXT NOT NULL,
+            dataset_sha256 TEXT NOT NULL,
+            slice_sha256 TEXT NOT NULL,
+            samples INTEGER NOT NULL,
+            shape TEXT NOT NULL,
+            flags TEXT NOT NULL,
+            versions TEXT NOT NULL,
+            record_sha256 TEXT NOT NULL
+        )""",
+        # one row per device of a run: what it ran with; config_key = the comparable configuration
+        """CREATE TABLE history_devices (
+            run_id TEXT NOT NULL REFERENCES history_runs (run_id) ON DELETE CASCADE,
+            device TEXT NOT NULL,
+            kind TEXT NOT NULL,
+            hardware TEXT NOT NULL,
+            soc TEXT NOT NULL,
+            backend TEXT NOT NULL,
+            runner TEXT NOT NULL,
+            runner_sha256 TEXT NOT NULL,
+            runtime_version TEXT NOT NULL,
+            runtime_sha256 TEXT NOT NULL,
+            config TEXT NOT NULL,
+            config_key TEXT NOT NULL,
+            error TEXT NOT NULL,
+            PRIMARY KEY (run_id, device)
+        )""",
+        "CREATE INDEX history_devices_series ON history_devices (device, config_key)",
+        # each figure of a device with its 95% interval
+        """CREATE TABLE history_figures (
+            run_id TEXT NOT NULL,
+            device TEXT NOT NULL,
+            figure TEXT NOT NULL,
+            value DOUBLE PRECISION,
+            lo DOUBLE PRECISION,
+            hi DOUBLE PRECISION,
+            PRIMARY KEY (run_id, device, figure),
+            FOREIGN KEY (run_id, device) REFERENCES history_devices (run_id, device) ON DELETE CASCADE
+        )""",
+        # each sample on each device: what the paired comparison of two runs needs
+        """CREATE TABLE history_samples (
+            run_id TEXT NOT NULL,
+            device TEXT NOT NULL,
+            sample_id TEXT NOT NULL,
+            status TEXT NOT NULL,
+            passed INTEGER,
+            strict_passed INTEGER,
+            score DOUBLE PRECISION,
+            ttft_ms DOUBLE PRECISION,
+            prefill_tps DOUBLE PRECISION,
+            decode_tps DOUBLE PRECISION,
+            wall_ms DOUBLE PRECISION,
+            peak_rss_mb DOUBLE PRECISION,
+            energy_j DOUBLE PRECISION,
+            output_sha TEXT NOT NULL,
+            PRIMARY KEY (run_id, device, sample_id),
+            FOREIGN KEY (run_id, device) REFERENCES history_devices (run_id, device) ON DELETE CASCADE
+        )""",
+    ),
+)

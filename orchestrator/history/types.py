@@ -1,0 +1,177 @@
+"""The results database's records: what one run puts in it (RunEntry, DeviceEntry, Figure) and what
+`edgefarm history` reads back (Point, Series, Change, Stability). Frozen; dicts only at the edges."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from ..report.types import COLUMNS, Column, SampleCell
+
+
+@dataclass(frozen=True)
+class FigureSpec:
+    """A device figure the history keeps: its column (label, unit, format), the per-sample field it
+    is a percentile of (for p99/p50; '' for a rate), and its direction."""
+
+    field: str
+    sample_field: str
+    higher_is_better: bool
+
+    @property
+    def column(self) -> Column:
+        return next((c for c in COLUMNS if c.field == self.field), None) or _EXTRA_COLUMNS[self.field]
+
+
+_EXTRA_COLUMNS = {"wall_ms_p50": Column("wall_ms_p50", "Time per sample p50", "ms", "{:.1f}")}
+
+FIGURES: tuple[FigureSpec, ...] = (
+    FigureSpec("pass_rate_pct", "", True),
+    FigureSpec("strict_pass_rate_pct", "", True),
+    FigureSpec("wall_ms_p50", "wall_ms", False),
+    FigureSpec("ttft_ms_p50", "ttft_ms", False),
+    FigureSpec("ttft_ms_p90", "ttft_ms", False),
+    FigureSpec("prefill_tps_p50", "prefill_tps", True),
+    FigureSpec("decode_tps_p50", "decode_tps", True),
+    FigureSpec("init_ms", "", False),
+    FigureSpec("peak_rss_mb", "peak_rss_mb", False),
+    FigureSpec("energy_j_p50", "energy_j", False),
+    FigureSpec("energy_mj_per_token_p50", "", False),
+)
+FIGURE_NAMES = tuple(f.field for f in FIGURES)
+# the SampleCell fields a sample's row keeps (what `compare`'s paired statistics read)
+SAMPLE_FIELDS = ("status", "passed", "strict_passed", "score", "ttft_ms", "prefill_tps", "decode_tps",
+                 "wall_ms", "peak_rss_mb", "energy_j", "output_sha")  # fmt: skip
+
+
+def kept_cell(values: Mapping[str, Any]) -> SampleCell:
+    """A sample's cell as the history keeps it: SAMPLE_FIELDS only (the answer stays in the run folder)."""
+    return SampleCell(output="", **{f: values.get(f) for f in SAMPLE_FIELDS})
+
+
+def figure_spec(name: str) -> FigureSpec:
+    return next(f for f in FIGURES if f.field == name)
+
+
+def shows_change(change_field: str, figure: str) -> bool:
+    """Whether a change of a paired field (a SampleCell field, or "passed" for verdict flips) is a
+    change of this figure (wall_ms -> wall_ms_p50, passed -> pass_rate_pct)."""
+    if change_field == "passed":
+        return figure == "pass_rate_pct"
+    return figure_spec(figure).sample_field == change_field and figure.endswith("_p50")
+
+
+@dataclass(frozen=True)
+class Figure:
+    value: float | None
+    lo: float | None = None  # 95% interval (Wilson for rates, bootstrap for the rest); None: no sample
+    hi: float | None = None
+
+
+@dataclass(frozen=True)
+class DeviceEntry:
+    """One device of one run: what it ran with, its figures and every sample's row."""
+
+    device: str
+    kind: str
+    hardware: str
+    soc: str
+    backend: str  # what ran
+    runner: str
+    runner_sha256: str
+    runtime_version: str
+    runtime_sha256: str
+    config: Mapping[str, Any]  # what must be equal for two runs to be compared (history/config.py)
+    config_key: str
+    error: str
+    figures: Mapping[str, Figure]  # FIGURES name -> value with its interval
+    samples: Mapping[str, SampleCell]  # sample id -> its cell (SAMPLE_FIELDS kept)
+
+
+@dataclass(frozen=True)
+class RunEntry:
+    """One run's record: its stamp and its devices."""
+
+    run_id: str
+    kind: str  # run | bench
+    started_at: str
+    finished_at: str
+    folder: str  # the run folder (absolute): the source of truth, report.html inside
+    host: str
+    edgefarm_version: str
+    edgefarm_git: str
+    model_name: str
+    model_sha256: str
+    dataset_path: str
+    dataset_sha256: str
+    slice_sha256: str  # sha256 of the sample ids, in order
+    samples: int
+    shape: str
+    flags: Mapping[str, Any]
+    versions: Mapping[str, Any]
+    devices: tuple[DeviceEntry, ...]
+
+
+@dataclass(frozen=True)
+class Point:
+    """One device in one run, as the history reads it back."""
+
+    run_id: str
+    started_at: str
+    folder: str
+    model_sha256: str
+    runtime_version: str
+    runtime_sha256: str
+    runner_sha256: str
+    edgefarm_version: str
+    backend: str
+    figures: Mapping[str, Figure]
+
+
+@dataclass(frozen=True)
+class Change:
+    """A significant difference of a device's run against its last comparable run (paired, on the
+    samples both ran: report/paired.py)."""
+
+    device: str
+    figure: str  # PairedFigure label ("Time per sample", "Decode", ...) or "Pass"
+    field: str  # SampleCell field, or "passed" for verdict flips
+    run_id: str
+    previous_run_id: str
+    ratio: float | None  # B/A (None for flips)
+    lo: float | None
+    hi: float | None
+    pairs: int
+    worse: bool
+    detail: str  # the figure's text (`1.10x (1.09–1.11): ... worse`, `3 pass→fail ...`)
+    versions: str  # what changed between the two runs (`runtime 0.17 → 0.18`), or "same versions"
+
+    def text(self) -> str:
+        return (f"{self.device}: {self.figure} {'worse' if self.worse else 'better'} in {self.run_id} than in "
+                f"{self.previous_run_id} ({self.versions}): {self.detail}")  # fmt: skip
+
+
+@dataclass(frozen=True)
+class Stability:
+    """How much a figure scatters over a device's last comparable runs."""
+
+    figure: str
+    runs: int
+    cv_pct: float | None  # sd / mean of the runs' values, in %
+    p99_p50: float | None  # over the pooled per-sample values of those runs
+    rolling_sd: float | None  # sd of those runs' values (the last point of `Series.rolling_sd`)
+
+
+@dataclass(frozen=True)
+class Series:
+    """One device in one configuration over time (oldest first)."""
+
+    device: str
+    hardware: str
+    config: Mapping[str, Any]
+    config_key: str
+    points: tuple[Point, ...]
+    changes: tuple[Change, ...] = ()
+    stability: tuple[Stability, ...] = ()
+    rolling_sd: Mapping[str, tuple[float | None, ...]] = field(default_factory=dict)  # figure -> per point
