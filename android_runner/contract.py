@@ -102,6 +102,9 @@ class JobItem:
     max_output_tokens: int = DEFAULT_MAX_OUTPUT_TOKENS
     sampler: Mapping[str, Any] = field(default_factory=lambda: {"top_k": 1, "seed": 0})
     refused: str = ""  # non-empty: the host refused the sample (why); the runner records it as error
+    # `edgefarm bench`: the cell this item measures instead of a conversation (android_runner/bench.py):
+    # {"n_prompt", "n_gen", "n_depth", "backend", "threads"}; None for a dataset sample
+    bench: Mapping[str, Any] | None = None
 
     def to_json(self) -> str:
         """The same text as from `asdict`, without its deep copy of every value (a job of 200 samples is
@@ -189,6 +192,9 @@ class SampleResult:
     invalid_utf8_bytes: int = 0  # bytes of invalid UTF-8 in the model's output, replaced by U+FFFD
     output_truncated_bytes: int = 0  # bytes dropped because the answer exceeded OUTPUT_MAX_BYTES
     runtime_override: str = ""  # non-empty: --allow-runtime let a non-pinned runtime library run (which one)
+    # `edgefarm bench`: which engine load of its runner process this row's engine was (1: the first,
+    # from a cold start; later ones reload the model for other engine settings); None outside bench
+    engine_load: int | None = None
 
     def to_json(self) -> str:
         """The same text as `json.dumps(asdict(self), ...)`, without asdict's deep copy of every value

@@ -44,6 +44,7 @@ from .backend import (
     engine_failure,
     split_lines,
 )
+from .bench import BenchRunner, bench_order
 from .contract import JobItem, SampleResult, TurnFigures, read_results
 from .conversation import render, reply_text, unsupported_reason
 from .memory import MemorySampler, sample_peaks_mb
@@ -556,21 +557,30 @@ def main(argv: list[str] | None = None) -> int:
         items = [JobItem.from_json(line) for line in f if line.strip()]
     pending = [it for it in items if it.id not in done]
 
-    loaded = load_engine(args, cache_dir, log)
-    if isinstance(loaded, int):
-        return loaded
-    runner = loaded
-    runner.bind_job(job_dir)
-    emit(
-        "READY",
-        {
-            "init_ms": round(runner.init_ms, 3),
-            "vision": runner.vision,
-            "audio": runner.audio,
-            "pending": len(pending),
-            **runner.identity,
-        },
-    )
+    runner: LiteRtRunner | BenchRunner
+    if pending and all(it.bench for it in pending):  # `edgefarm bench`: an engine per engine key
+        runner = BenchRunner(args.model, str(cache_dir), args.max_num_tokens, RUNNER_KIND)
+        pending = bench_order(pending)
+        identity = runtime_identity()
+        runner.on_load = lambda engine: emit(
+            "READY", {"init_ms": round(engine.init_ms, 3), "pending": len(pending), **identity}
+        )
+    else:
+        loaded = load_engine(args, cache_dir, log)
+        if isinstance(loaded, int):
+            return loaded
+        runner = loaded
+        runner.bind_job(job_dir)
+        emit(
+            "READY",
+            {
+                "init_ms": round(runner.init_ms, 3),
+                "vision": runner.vision,
+                "audio": runner.audio,
+                "pending": len(pending),
+                **runner.identity,
+            },
+        )
     memory = MemorySampler(interval_s=args.sample_interval_ms / 1000.0)
     memory.start()
     found = find_power_reader()
@@ -613,6 +623,8 @@ def main(argv: list[str] | None = None) -> int:
         memory.stop()
         if runner.power is not None:
             runner.power.stop()
+        if isinstance(runner, BenchRunner):
+            runner.close()
     emit("DONE", {"samples": len(pending)})
     return 0
 

@@ -75,6 +75,7 @@ def job_items(samples: Sequence[Sample], opts: JobOptions, media_dir: Path | Non
                 if opts.override
                 else (s.max_output_tokens or opts.max_output_tokens),
                 sampler=sampler,
+                bench=s.bench,
             )
         )
     return items

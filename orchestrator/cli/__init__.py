@@ -12,7 +12,7 @@ from ..errors import EdgefarmError
 # command -> the module that defines it: a command's module (and what it imports: adbutils, asyncssh,
 # nltk, rouge-score, ...) is imported only when that command runs.
 COMMAND_MODULES = {"run": "run", "devices": "devices", "score": "score", "report": "report", "compare": "report",
-                   "dataset": "dataset", "setup": "setup", "history": "history"}  # fmt: skip
+                   "dataset": "dataset", "setup": "setup", "history": "history", "bench": "bench"}  # fmt: skip
 
 
 class _Group(click.Group):

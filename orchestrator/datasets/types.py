@@ -73,6 +73,7 @@ class Sample:
     choices: tuple[str, ...] = ()  # multiple choice options (General-VMCQ), letters A, B, ...
     max_output_tokens: int | None = None
     where: str = ""
+    bench: Mapping[str, Any] | None = None  # `edgefarm bench`: the cell measured (bench/grid.py)
 
     @property
     def media(self) -> tuple[Part, ...]:

@@ -48,6 +48,7 @@ RUNNER_FILES = (
     "memory.py",
     "power.py",
     "thermal.py",
+    "bench.py",
     "litert_runner.py",
 )
 PACKAGE_DIR = REPO_ROOT / "android_runner"

@@ -1,0 +1,1 @@
+"""`edgefarm bench`: fixed shapes on every device (docs/bench.md)."""

@@ -1,0 +1,108 @@
+"""`edgefarm bench -o md|csv|json|jsonl|sql`: one list of rows (results.llama_rows), five views.
+
+Pure. The field list is written once (results.FIELDS); json, jsonl, csv and sql carry every field,
+in llama-bench's layout (json: an array of rows; sql: CREATE TABLE + one INSERT per row), so scripts
+that read llama-bench's output read these; md is the table for people.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+import math
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any
+
+from ..registry import Registry
+from .results import FIELDS
+
+Rows = Sequence[Mapping[str, Any]]
+SQL_TABLE = "edgefarm_bench"
+
+
+def _json(rows: Rows) -> str:
+    return json.dumps(list(rows), indent=2, ensure_ascii=False) + "\n"
+
+
+def _jsonl(rows: Rows) -> str:
+    return "".join(json.dumps(r, ensure_ascii=False) + "\n" for r in rows)
+
+
+def _cell(v: Any) -> str:
+    if v is None:
+        return ""
+    if isinstance(v, list):
+        return " ".join(str(x) for x in v)
+    return str(v)
+
+
+def _csv(rows: Rows) -> str:
+    out = io.StringIO()
+    w = csv.writer(out, lineterminator="\n")
+    w.writerow(FIELDS)
+    for r in rows:
+        w.writerow([_cell(r.get(k)) for k in FIELDS])
+    return out.getvalue()
+
+
+def _sql_value(v: Any) -> str:
+    if v is None:
+        return "NULL"
+    if isinstance(v, bool):
+        return "1" if v else "0"
+    if isinstance(v, int):
+        return str(v)
+    if isinstance(v, float):
+        return repr(v) if math.isfinite(v) else "NULL"
+    return "'" + _cell(v).replace("'", "''") + "'"
+
+
+def _sql_type(name: str, rows: Rows) -> str:
+    kinds = {type(r.get(name)) for r in rows if r.get(name) is not None}
+    if kinds <= {int}:
+        return "INTEGER"
+    if kinds <= {int, float}:
+        return "REAL"
+    return "TEXT"
+
+
+def _sql(rows: Rows) -> str:
+    cols = ", ".join(f"{k} {_sql_type(k, rows)}" for k in FIELDS)
+    lines = [f"CREATE TABLE IF NOT EXISTS {SQL_TABLE} ({cols});"]
+    names = ", ".join(FIELDS)
+    for r in rows:
+        lines.append(
+            f"INSERT INTO {SQL_TABLE} ({names}) VALUES ({', '.join(_sql_value(r.get(k)) for k in FIELDS)});"
+        )
+    return "\n".join(lines) + "\n"
+
+
+def _num(v: Any, fmt: str = "{:.2f}") -> str:
+    return "-" if v is None else fmt.format(v)
+
+
+def _md(rows: Rows) -> str:
+    head = ("| device | backend | threads | test | depth | t/s (mean ± sd) | 95% interval | reps | TTFT ms "
+            "| init ms (load) | peak MB |")  # fmt: skip
+    lines = [head, "|" + "---|" * (head.count("|") - 1)]
+    for r in rows:
+        speed = "-" if r.get("avg_ts") is None else f"{r['avg_ts']:.2f} ± {r.get('stddev_ts') or 0:.2f}"
+        ci = "-" if r.get("ci95_lo_ts") is None else f"{r['ci95_lo_ts']:.2f} - {r['ci95_hi_ts']:.2f}"
+        load = "" if r.get("engine_load") is None else f" (#{r['engine_load']})"
+        errs = f", {r['errors']} failed" if r.get("errors") else ""
+        lines.append(
+            f"| {r['device']} | {r.get('backend_ran') or r['backends']} | {r.get('n_threads') or 'default'} "
+            f"| {r['test']} | {r['n_depth']} | {speed} | {ci} | {r.get('repetitions', 0)}{errs} "
+            f"| {_num(r.get('ttft_ms'))} | {_num(r.get('init_ms'), '{:.1f}')}{load} | {_num(r.get('peak_rss_mb'), '{:.1f}')} |"
+        )
+    return "\n".join(lines) + "\n"
+
+
+PRINTERS: Registry[Callable[[Rows], str]] = Registry("bench output format")
+PRINTERS.add("md", _md)
+PRINTERS.add("csv", _csv)
+PRINTERS.add("json", _json)
+PRINTERS.add("jsonl", _jsonl)
+PRINTERS.add("sql", _sql)
+EXTENSIONS = {"md": "md", "csv": "csv", "json": "json", "jsonl": "jsonl", "sql": "sql"}

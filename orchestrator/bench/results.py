@@ -1,0 +1,160 @@
+"""A bench's figures: every repetition of every cell on every device, taken into one record per
+(device, cell) with mean, sd and 95% interval per figure, and llama-bench's rows made from it.
+
+Pure. Rows come from the device folders (bench/run.py reads them): results.jsonl holds each cell's
+first repetition, repeats.jsonl the others (`ID@r2`...), warmup.jsonl the uncounted warm-ups.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from android_runner.contract import SampleResult
+
+from ..measure import base_id
+from ..stats import mean_t_interval
+from .grid import Cell
+
+
+@dataclass(frozen=True)
+class Figure:
+    """One figure over a cell's repetitions: every value kept, mean, sample sd, Student-t 95% interval."""
+
+    samples: tuple[float, ...]
+
+    @property
+    def mean(self) -> float | None:
+        return sum(self.samples) / len(self.samples) if self.samples else None
+
+    @property
+    def sd(self) -> float | None:
+        if len(self.samples) < 2:
+            return None
+        m = self.mean or 0.0
+        return math.sqrt(sum((x - m) ** 2 for x in self.samples) / (len(self.samples) - 1))
+
+    @property
+    def interval(self) -> tuple[float, float] | None:
+        """Student's t interval of the mean, its low end clipped at 0 (every bench figure is >= 0)."""
+        ci = mean_t_interval(self.samples)
+        return (max(0.0, ci[0]), ci[1]) if ci else None
+
+    def to_json(self) -> dict[str, Any]:
+        ci = self.interval
+        return {
+            "mean": self.mean,
+            "sd": self.sd,
+            "ci95": list(ci) if ci else None,
+            "samples": list(self.samples),
+        }
+
+
+def _figure(rows: Iterable[SampleResult], attr: str) -> Figure:
+    return Figure(tuple(float(v) for r in rows if (v := getattr(r, attr)) is not None))
+
+
+@dataclass(frozen=True)
+class CellResult:
+    """One cell on one device."""
+
+    device: str
+    cell: Cell
+    backend: str  # what ran ('' when nothing did)
+    repetitions: int  # ok repetitions, the figures' sample size
+    errors: tuple[str, ...]  # each failed repetition's error
+    prefill_ts: Figure
+    decode_ts: Figure
+    ttft_ms: Figure
+    init_ms: float | None  # the load of this cell's engine
+    engine_load: int | None  # 1: the device's first (cold) load; later: a reload for other settings
+    peak_rss_mb: float | None  # the largest of the repetitions'
+    energy_mj_per_token: Figure = field(default_factory=lambda: Figure(()))  # trusted rows only
+    energy_untrusted: str = ""  # why rows' energy was left out ('' when none was)
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "device": self.device, "cell": self.cell.id, **self.cell.spec(), "backend_ran": self.backend,
+            "repetitions": self.repetitions, "errors": list(self.errors),
+            "prefill_ts": self.prefill_ts.to_json(), "decode_ts": self.decode_ts.to_json(),
+            "ttft_ms": self.ttft_ms.to_json(), "init_ms": self.init_ms, "engine_load": self.engine_load,
+            "peak_rss_mb": self.peak_rss_mb, "energy_mj_per_token": self.energy_mj_per_token.to_json(),
+            "energy_untrusted": self.energy_untrusted,
+        }  # fmt: skip
+
+
+def cell_results(device: str, grid: Sequence[Cell], rows: Iterable[SampleResult]) -> list[CellResult]:
+    """A device's rows (first runs and repeats; warm-ups are not passed) -> one record per cell."""
+    by_cell: dict[str, list[SampleResult]] = {}
+    for r in rows:
+        by_cell.setdefault(base_id(r.id), []).append(r)
+    out = []
+    for c in grid:
+        got = by_cell.get(c.id, [])
+        ok = [r for r in got if r.status == "ok"]
+        trusted = [r for r in ok if r.energy_mj_per_token is not None and not r.energy_unreliable]
+        untrusted = sorted({r.energy_unreliable for r in ok if r.energy_unreliable})
+        first = ok[0] if ok else None
+        peaks = [r.peak_rss_mb for r in ok if r.peak_rss_mb is not None]
+        out.append(CellResult(
+            device=device, cell=c, backend=first.backend if first else "", repetitions=len(ok),
+            errors=tuple(f"{r.status}: {r.error}" for r in got if r.status != "ok"),
+            prefill_ts=_figure(ok, "prefill_tps"), decode_ts=_figure(ok, "decode_tps") if c.n_gen else Figure(()),
+            ttft_ms=_figure(ok, "ttft_ms") if c.n_gen else Figure(()),
+            init_ms=first.init_ms if first else None, engine_load=first.engine_load if first else None,
+            peak_rss_mb=max(peaks) if peaks else None,
+            energy_mj_per_token=_figure(trusted, "energy_mj_per_token"), energy_untrusted="; ".join(untrusted),
+        ))  # fmt: skip
+    return out
+
+
+# llama-bench's fields where the concept is the same (its JSON/CSV/SQL printers), then edgefarm's
+LLAMA_FIELDS = ("model_filename", "model_size", "backends", "n_threads", "n_prompt", "n_gen", "n_depth",
+                "test_time", "avg_ns", "stddev_ns", "avg_ts", "stddev_ts", "samples_ns", "samples_ts")  # fmt: skip
+EXTRA_FIELDS = ("device", "cell", "test", "backend_ran", "repetitions", "errors", "ci95_lo_ts", "ci95_hi_ts",
+                "ttft_ms", "ttft_ms_sd", "init_ms", "engine_load", "peak_rss_mb", "energy_mj_per_token",
+                "decode_pct_of_bandwidth_bound")  # fmt: skip
+FIELDS = LLAMA_FIELDS + EXTRA_FIELDS
+
+
+def llama_rows(
+    result: CellResult, model: Mapping[str, Any], test_time: str, bound_ts: float | None = None
+) -> list[dict[str, Any]]:
+    """llama-bench's rows of one cell: a `pp` row (prefill of n_prompt at depth n_depth) and, when the
+    cell decodes, a `tg` row (n_gen decoded after the prompt: at depth n_depth + n_prompt, so its
+    n_prompt is 0 and its n_depth that sum, as llama-bench would name it). `bound_ts`: the device's
+    memory-bandwidth bound on decode tokens/s (bench/bound.py), None when not known."""
+    c = result.cell
+    base = {
+        "model_filename": model.get("path", ""), "model_size": model.get("size_bytes"),
+        "backends": c.backend, "n_threads": c.threads, "test_time": test_time, "device": result.device,
+        "cell": c.id, "backend_ran": result.backend, "repetitions": result.repetitions,
+        "errors": len(result.errors), "init_ms": result.init_ms, "engine_load": result.engine_load,
+        "peak_rss_mb": result.peak_rss_mb,
+    }  # fmt: skip
+    out = [{**base, "test": f"pp{c.n_prompt}", "n_prompt": c.n_prompt, "n_gen": 0, "n_depth": c.n_depth,
+            **_speed(result.prefill_ts, c.n_prompt)}]  # fmt: skip
+    if c.n_gen:
+        tg = {**base, "test": f"tg{c.n_gen}", "n_prompt": 0, "n_gen": c.n_gen, "n_depth": c.n_depth + c.n_prompt,
+              **_speed(result.decode_ts, c.n_gen), "ttft_ms": result.ttft_ms.mean, "ttft_ms_sd": result.ttft_ms.sd,
+              "energy_mj_per_token": result.energy_mj_per_token.mean}  # fmt: skip
+        if bound_ts and result.decode_ts.mean is not None:
+            tg["decode_pct_of_bandwidth_bound"] = round(100.0 * result.decode_ts.mean / bound_ts, 2)
+        out.append(tg)
+    return [{k: row.get(k) for k in FIELDS} for row in out]
+
+
+def _speed(fig: Figure, tokens: int) -> dict[str, Any]:
+    """llama-bench's speed fields: tokens/s per repetition and the time per repetition in ns."""
+    ns = tuple(round(tokens / t * 1e9) for t in fig.samples if t > 0)
+    ci = fig.interval
+    mean_ns = sum(ns) / len(ns) if ns else None
+    sd_ns = Figure(tuple(float(x) for x in ns)).sd
+    return {
+        "avg_ts": fig.mean, "stddev_ts": fig.sd if fig.sd is not None else (0.0 if fig.samples else None),
+        "samples_ts": list(fig.samples), "avg_ns": round(mean_ns) if mean_ns is not None else None,
+        "stddev_ns": round(sd_ns) if sd_ns is not None else (0 if ns else None), "samples_ns": list(ns),
+        "ci95_lo_ts": ci[0] if ci else None, "ci95_hi_ts": ci[1] if ci else None,
+    }  # fmt: skip

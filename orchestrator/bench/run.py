@@ -1,0 +1,228 @@
+"""`edgefarm bench` in `edgefarm run`'s three stages: plan (pure) -> execute (the same farm, sessions,
+run folder, device locks, progress and Ctrl-C as a run) -> finish (bench.json and the chosen output).
+
+A bench's work unit is a cell (grid.Cell) carried to the runner as a job item's `bench`; `-r`
+repetitions are the farm's --repeat copies and `--warmup` one uncounted run of each cell first. No
+scoring: the rows are the figures.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Mapping
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import Any
+
+from rich.console import Console
+
+from android_runner.contract import SampleResult, read_results
+from android_runner.status import DEFAULT_SAMPLE_TIMEOUT_S
+
+from ..datasets.types import Dataset
+from ..devices.base import Device
+from ..devices.types import DeviceInfo
+from ..errors import ConfigError
+from ..farm import run_farm
+from ..fsutil import write_json_atomic, write_text_atomic
+from ..inventory import load_inventory, select_usable
+from ..jobs import JobOptions
+from ..models import ModelSummary, inspect_model
+from ..run.finish import exit_status  # the run's rule: the same exit codes
+from ..run.plan import host_lanes
+from ..run.types import DeviceOutcome, PreviousRun
+from ..rundir import device_folder, host_info, new_run_dir, utc_now, versions, write_run_json
+from ..runners.base import RunOptions
+from .grid import MAX_REPETITIONS, Cell, cells, parse_backends, parse_values, refused_shapes
+from .printers import EXTENSIONS, PRINTERS
+from .results import CellResult, cell_results, llama_rows
+
+BENCH_RUNNERS = ("python",)  # runners with a bench mode (the phone's native runner: not yet)
+
+
+@dataclass(frozen=True)
+class BenchRequest:
+    """`edgefarm bench`'s flags as given (the grid as text: run.json keeps it for --resume)."""
+
+    device_spec: str = "all"
+    inventory: Path | None = None
+    model: Path | None = None
+    out: Path = Path("runs")
+    prompts: str = "512"
+    gens: str = "128"
+    depths: str = "0"
+    repetitions: int = 5
+    backends: str | None = None  # None: each device's own backend
+    threads: str | None = None  # None: each device's own threads
+    max_num_tokens: int | None = None
+    warmup: bool = False
+    output: str = "md"
+    sample_timeout_s: float = DEFAULT_SAMPLE_TIMEOUT_S
+    parallel_local: bool = False
+
+    GRID_KEYS = (
+        "prompts",
+        "gens",
+        "depths",
+        "repetitions",
+        "backends",
+        "threads",
+        "max_num_tokens",
+        "warmup",
+    )
+
+    def grid_record(self) -> dict[str, Any]:
+        return {k: getattr(self, k) for k in self.GRID_KEYS}
+
+
+@dataclass(frozen=True)
+class BenchPlan:
+    request: BenchRequest
+    model: ModelSummary
+    devices: tuple[Device, ...]
+    unusable: tuple[DeviceInfo, ...]
+    notes: tuple[str, ...]
+    grid: Mapping[str, tuple[Cell, ...]]  # device -> its cells
+    options: Mapping[str, RunOptions]
+    lanes: tuple[tuple[str, ...], ...]
+    previous: PreviousRun | None = None
+    limit: int | None = None  # the engine's token limit the shapes were checked against
+    dataset: Dataset = field(default=None)  # type: ignore[assignment]  # the farm's work units, made in plan
+
+
+def plan_bench(
+    request: BenchRequest, model: ModelSummary, selection: Any, previous: PreviousRun | None
+) -> BenchPlan:
+    """The bench, decided (pure): each device's cells, refused shapes, options, lanes."""
+    if not 1 <= request.repetitions <= MAX_REPETITIONS:
+        raise ConfigError(f"-r {request.repetitions} is outside 1..{MAX_REPETITIONS}", where="-r",
+                          fix=f"repeat each cell 1 to {MAX_REPETITIONS} times")  # fmt: skip
+    prompts, gens, depths = (parse_values(request.prompts, "-p"), parse_values(request.gens, "-n"),
+                             parse_values(request.depths, "-d"))  # fmt: skip
+    backends = parse_backends(request.backends) if request.backends else None
+    threads = parse_values(request.threads, "--threads") if request.threads else None
+    limit = request.max_num_tokens or model.max_context_tokens
+    phones = [d.name for d in selection.devices if d.runner not in BENCH_RUNNERS]
+    if phones:
+        raise ConfigError(f"{', '.join(phones)}: the phone runner has no bench mode yet", where="--devices",
+                          fix="bench this host and boards (--devices local or board names); phones come "
+                          "with the native runner's bench mode (docs/bench.md)")  # fmt: skip
+    grid: dict[str, tuple[Cell, ...]] = {}
+    for d in selection.devices:
+        grid[d.name] = cells(prompts, gens, depths, backends or (d.backend or "cpu",),
+                             threads or (d.threads,))  # fmt: skip
+    refused = sorted({why for g in grid.values() for why in refused_shapes(g, limit)})
+    if refused:
+        raise ConfigError(
+            f"{len(refused)} shape(s) do not fit the engine's token limit: " + "; ".join(refused),
+            where=f"-p {request.prompts} -n {request.gens} -d {request.depths}",
+            fix=f"keep depth + prompt + generated tokens within {limit} (the model's context"
+            + (", or --max-num-tokens" if not request.max_num_tokens else "")
+            + "), or use a model with a longer context",
+        )
+    base = RunOptions(run_id="", sample_timeout_s=request.sample_timeout_s, max_num_tokens=request.max_num_tokens,
+                      repeat=request.repetitions)  # fmt: skip
+    options = {d.name: replace(base.for_device(d, None, None), warmup=len(grid[d.name]) if request.warmup else 0)
+               for d in selection.devices}  # fmt: skip
+    lanes, _sharing = host_lanes(selection.devices, request.parallel_local)
+    units = tuple({c.id: c.sample() for g in grid.values() for c in g}.values())
+    dataset = Dataset(name="bench", format="bench", root=Path("."), files=(), samples=units)
+    return BenchPlan(request=request, model=model, devices=selection.devices, unusable=selection.unusable,
+                     notes=selection.notes, grid=grid, options=options, lanes=lanes, previous=previous,
+                     limit=limit, dataset=dataset)  # fmt: skip
+
+
+def read_bench_inputs(request: BenchRequest) -> tuple[ModelSummary, Any]:
+    """The model and the devices that answer (the only reads before the bench starts)."""
+    inventory = load_inventory(request.inventory)
+    if inventory.cluster:
+        raise ConfigError("edgefarm bench does not run on a Ray cluster yet", where=str(request.inventory),
+                          fix="bench the devices of this controller (an inventory without `cluster:`)")  # fmt: skip
+    return inspect_model(request.model), select_usable(inventory, request.device_spec)
+
+
+def run_json(plan: BenchPlan, run_id: str, started_at: str) -> dict[str, Any]:
+    m = plan.model
+    return {
+        "schema_version": 1, "kind": "bench", "run_id": run_id, "started_at": started_at,
+        "model": {"path": str(m.path), "sha256": m.sha256, "size_bytes": m.size_bytes,
+                  "max_context_tokens": m.max_context_tokens,
+                  "facts": m.facts.to_json(plan.limit) if m.facts else None},
+        "bench": {"request": plan.request.grid_record(), "token_limit": plan.limit,
+                  "cells": {name: [c.id for c in g] for name, g in plan.grid.items()}},
+        "devices": [d.name for d in plan.devices], "host": host_info(), "versions": {},
+        "unusable": [{"name": u.name, "state": u.state, "problem": u.problem} for u in plan.unusable],
+        "notes": list(plan.notes),
+    }  # fmt: skip
+
+
+@dataclass(frozen=True)
+class BenchExecution:
+    run_id: str
+    run_dir: Path
+    record: dict[str, Any]
+    outcomes: tuple[DeviceOutcome, ...]
+
+
+def execute_bench(plan: BenchPlan, console: Console, stop: threading.Event) -> BenchExecution:
+    """The cells on every device through the run's farm (sessions, device locks, progress, Ctrl-C)."""
+    for u in plan.unusable:
+        console.print(f"[yellow]not used:[/] {u.name} ({u.state}): {u.problem}")
+    if plan.previous is not None:
+        run_id, run_dir, started = plan.previous.run_id, plan.previous.run_dir, plan.previous.started_at
+    else:
+        run_id, run_dir, started = new_run_dir(plan.request.out)
+    record = run_json(plan, run_id, started)
+    write_run_json(run_dir, record)
+    n = sum(len(g) for g in plan.grid.values())
+    console.print(
+        f"bench {run_id}: {n} cell(s) x {plan.request.repetitions} on {len(plan.devices)} device(s) -> {run_dir}"
+    )
+    options = {name: replace(o, run_id=run_id) for name, o in plan.options.items()}
+    assignment = {name: tuple(c.sample() for c in g) for name, g in plan.grid.items()}
+    outcomes = run_farm(plan.devices, plan.dataset, plan.dataset.samples, plan.model, options, JobOptions(),
+                        run_dir, console, None, stop, assignment=assignment, lanes=plan.lanes)  # fmt: skip
+    return BenchExecution(run_id, run_dir, record, tuple(outcomes))
+
+
+def device_rows(dev_dir: Path) -> list[SampleResult]:
+    """A device's counted rows: each cell's first repetition and its repeats (warm-ups left out)."""
+    return [*read_results(str(dev_dir / "results.jsonl")), *read_results(str(dev_dir / "repeats.jsonl"))]
+
+
+def bench_results(plan: BenchPlan, run_dir: Path) -> list[CellResult]:
+    out: list[CellResult] = []
+    for d in plan.devices:
+        out += cell_results(d.name, plan.grid[d.name], device_rows(device_folder(run_dir, d.name)))
+    return out
+
+
+def finish_bench(plan: BenchPlan, ex: BenchExecution) -> tuple[list[dict[str, Any]], Path]:
+    """bench.json (every cell with every repetition) and bench-rows.<fmt> in the run folder; the rows."""
+    results = bench_results(plan, ex.run_dir)
+    stamp = ex.record["started_at"]
+    model = ex.record["model"]
+    rows = [row for r in results for row in llama_rows(r, model, stamp)]
+    record = ex.record
+    record["finished_at"] = utc_now().isoformat(timespec="seconds")
+    record["versions"] = versions()
+    record["outcomes"] = {o.name: {"error": o.error, "model_loads": o.model_loads, "wall_s": o.wall_s,
+                                   "interrupted": o.interrupted, "runner": o.runner} for o in ex.outcomes}  # fmt: skip
+    write_run_json(ex.run_dir, record)
+    write_json_atomic(ex.run_dir / "bench.json", {"schema_version": 1, "run_id": ex.run_id, "model": model,
+                                                   "cells": [r.to_json() for r in results], "rows": rows})  # fmt: skip
+    fmt = plan.request.output
+    path = ex.run_dir / f"bench-rows.{EXTENSIONS[fmt]}"
+    write_text_atomic(path, PRINTERS.get(fmt)(rows))
+    return rows, path
+
+
+__all__ = [
+    "BenchPlan",
+    "BenchRequest",
+    "execute_bench",
+    "exit_status",
+    "finish_bench",
+    "plan_bench",
+    "read_bench_inputs",
+]  # fmt: skip

@@ -1,0 +1,119 @@
+"""`edgefarm bench`: fixed shapes on every device (llama-bench's grammar and fields). The flags become a
+BenchRequest; then the bench's three stages (orchestrator/bench/run.py). The chosen output goes to
+stdout (and bench-rows.<fmt> in the run folder); progress and notes to stderr."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import click
+from click.core import ParameterSource
+
+from android_runner.status import DEFAULT_SAMPLE_TIMEOUT_S
+
+from ..bench.grid import MAX_REPETITIONS
+from ..bench.printers import PRINTERS
+from ..bench.run import BenchRequest, execute_bench, exit_status, finish_bench, plan_bench, read_bench_inputs
+from ..bundled import BUNDLED_MODEL
+from ..errors import ConfigError
+from ..interrupt import INTERRUPTED_EXIT, stop_on_interrupt
+from ..progress import stderr_console
+from ..run.types import PreviousRun
+from ..rundir import read_run_json
+from .run import inventory_option
+
+GRID_FLAGS = {"prompts": "-p", "gens": "-n", "depths": "-d", "repetitions": "-r", "backends": "--backend",
+              "threads": "--threads", "max_num_tokens": "--max-num-tokens", "warmup": "--warmup"}  # fmt: skip
+
+
+@click.command("bench")
+@click.option(
+    "--devices", "device_spec", default="all", show_default=True, help="all | local | NAME[,NAME...]"
+)
+@inventory_option
+@click.option("--model", type=click.Path(path_type=Path), default=BUNDLED_MODEL, show_default="bundled tiny model",
+              help=".litertlm model file")  # fmt: skip
+@click.option("-p", "--n-prompt", "prompts", default="512", show_default=True,
+              help="prompt tokens per cell: N, N,M, A-B, A-B+STEP, A-B*FACTOR")  # fmt: skip
+@click.option(
+    "-n",
+    "--n-gen",
+    "gens",
+    default="128",
+    show_default=True,
+    help="generated tokens per cell (0: prefill only)",
+)
+@click.option(
+    "-d",
+    "--n-depth",
+    "depths",
+    default="0",
+    show_default=True,
+    help="context tokens filled before the prompt",
+)
+@click.option("-r", "--repetitions", type=click.IntRange(1, MAX_REPETITIONS), default=5, show_default=True,
+              help="repetitions per cell (every one kept)")  # fmt: skip
+@click.option("--backend", "backends", default=None, help="cpu,gpu,npu (default: each device's backend)")
+@click.option(
+    "--threads", default=None, help="CPU threads, a list too (default: each device's, else the runtime's)"
+)
+@click.option("--max-num-tokens", type=click.IntRange(1, 1 << 20), default=None,
+              help="the engine's token limit (its KV cache; default: the model's context)")  # fmt: skip
+@click.option("--warmup", is_flag=True, help="run each cell once first and count nothing from it")
+@click.option("-o", "--output", type=click.Choice(PRINTERS.names()), default="md", show_default=True,
+              help="what stdout and bench-rows.<fmt> get (bench.json always holds everything)")  # fmt: skip
+@click.option("--out", type=click.Path(path_type=Path), default=Path("runs"), show_default=True,
+              help="folder that receives runs/<run-id>")  # fmt: skip
+@click.option("--resume", type=click.Path(path_type=Path, file_okay=False), default=None,
+              help="continue the bench in this folder (its grid is taken from run.json)")  # fmt: skip
+@click.option("--sample-timeout", "sample_timeout_s", type=click.FloatRange(1, 86400), default=DEFAULT_SAMPLE_TIMEOUT_S,
+              show_default=True, help="seconds one repetition of a cell may take")  # fmt: skip
+@click.option("--parallel-local", is_flag=True, help="run this host's devices together (they share its CPU)")
+@click.option("--cluster", default=None, metavar="ADDRESS", help="not supported by bench yet (refused)")
+@click.option("--sustain", type=int, default=None, help="not supported by bench yet (refused)")
+@click.pass_context
+def bench(ctx: click.Context, cluster: str | None, sustain: int | None, **params) -> None:
+    """Prefill and decode speed at fixed shapes (-p prompt, -n generated, -d depth) on every device."""
+    if cluster is not None:
+        raise click.UsageError("--cluster: edgefarm bench does not run on a Ray cluster yet; "
+                               "bench this controller's devices (drop --cluster)")  # fmt: skip
+    if sustain is not None:
+        raise click.UsageError("--sustain: edgefarm bench has no sustained mode yet; use -r for repetitions "
+                               "(drop --sustain)")  # fmt: skip
+    previous = None
+    if params["resume"] is not None:
+        given = [flag for key, flag in GRID_FLAGS.items()
+                 if ctx.get_parameter_source(key) == ParameterSource.COMMANDLINE]  # fmt: skip
+        if given:
+            raise click.UsageError(f"--resume takes the grid from run.json: drop {', '.join(given)}")
+        run = read_run_json(params["resume"], own_folder=True)
+        if run.get("kind") != "bench" or not isinstance(run.get("bench"), dict):
+            raise ConfigError("not a bench run folder", where=str(Path(params["resume"]) / "run.json"),
+                              fix="pass a folder made by `edgefarm bench`; `edgefarm run --resume` continues runs")  # fmt: skip
+        params.update({k: v for k, v in run["bench"]["request"].items() if k in GRID_FLAGS})
+        previous = PreviousRun.from_dict(run, params["resume"])
+    request = BenchRequest(**{k: v for k, v in params.items() if k != "resume"})
+    console = stderr_console()
+    model, selection = read_bench_inputs(request)
+    if previous is not None and previous.model_sha256 != model.sha256:
+        raise ConfigError("the model file differs from the one this bench started with (its sha256 changed)",
+                          where=str(previous.run_dir / "run.json"), fix="pass the same --model, or start a new bench")  # fmt: skip
+    the_plan = plan_bench(request, model, selection, previous)
+    with stop_on_interrupt(lambda message: console.print(f"[yellow]{message}[/]")) as stop:
+        ex = execute_bench(the_plan, console, stop)
+        rows, path = finish_bench(the_plan, ex)
+    click.echo(PRINTERS.get(request.output)(rows), nl=False)
+    for o in ex.outcomes:
+        if o.error:
+            console.print(f"[red]{o.name} failed:[/] {o.error}")
+    console.print(f"bench written: {path}")
+    if stop.is_set():
+        console.print(f"interrupted: continue with: edgefarm bench --resume {ex.run_dir}")
+        sys.exit(INTERRUPTED_EXIT)
+    code = exit_status(ex.outcomes)
+    if code:
+        sys.exit(code)
+
+
+COMMANDS = [bench]

@@ -1,0 +1,99 @@
+"""`edgefarm bench` on this host: the real CLI, the real litert_lm runtime, the bundled tiny text model
+(context 2048). Exact token counts the runtime itself reports, one engine per engine setting, the
+outputs, the refusals, and --resume."""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from pathlib import Path
+
+from .conftest import TINY_TEXT, edgefarm, only_run_dir
+
+
+def _bench(tmp_path: Path, local_inventory, *flags: str):
+    out = tmp_path / "runs"
+    p = edgefarm("bench", "--devices", "local", "--inventory", str(local_inventory()), "--out", str(out),
+                 "--model", str(TINY_TEXT), *flags)  # fmt: skip
+    return p, only_run_dir(out)
+
+
+def _rows(run_dir: Path, name: str) -> list[dict]:
+    path = run_dir / "devices" / "this-host" / name
+    return [json.loads(x) for x in path.read_text().splitlines()] if path.exists() else []
+
+
+def test_every_repetition_processes_exactly_the_tokens_asked(tmp_path, local_inventory):
+    p, run_dir = _bench(tmp_path, local_inventory, "-p", "16,40", "-n", "8", "-d", "0,100", "-r", "2",
+                        "--warmup", "-o", "json")  # fmt: skip
+    assert p.returncode == 0, p.stderr[-3000:]
+    rows = json.loads(p.stdout)
+    assert [(r["test"], r["n_depth"]) for r in rows] == [
+        ("pp16", 0),
+        ("tg8", 16),
+        ("pp40", 0),
+        ("tg8", 40),
+        ("pp16", 100),
+        ("tg8", 116),
+        ("pp40", 100),
+        ("tg8", 140),
+    ]
+    assert all(r["repetitions"] == 2 and r["errors"] == 0 and len(r["samples_ts"]) == 2 for r in rows)
+    assert all(r["avg_ts"] > 0 and r["ci95_hi_ts"] >= r["avg_ts"] for r in rows)
+    measured = _rows(run_dir, "results.jsonl") + _rows(run_dir, "repeats.jsonl")
+    assert len(measured) == 8 and len(_rows(run_dir, "warmup.jsonl")) == 4  # --warmup: each cell once
+    for r in measured:  # the runtime's own per-turn counts, checked against the cell's shape
+        spec = r["id"].split("@")[0].split("-")
+        p_, n_, d_ = (int(s[1:]) for s in spec[:3])
+        assert r["status"] == "ok" and r["prefill_tokens"] == p_ and r["decode_tokens"] == n_
+        assert [t["prefill_tokens"] for t in r["turns"][:-1]] == ([d_] if d_ else [])
+        assert r["engine_load"] == 1 and r["ttft_ms"] > 0
+    outcome = json.loads((run_dir / "devices" / "this-host" / "outcome.json").read_text())
+    assert outcome["model_loads"] == 1  # one engine for every cell: same backend, threads and n_gen
+    bench = json.loads((run_dir / "bench.json").read_text())
+    assert len(bench["cells"]) == 4 and bench["rows"] == rows
+
+
+def test_a_new_engine_only_when_an_engine_setting_changes(tmp_path, local_inventory):
+    p, run_dir = _bench(tmp_path, local_inventory, "-p", "8", "-n", "4,12", "-r", "1", "--threads", "1,2",
+                        "-o", "sql")  # fmt: skip
+    assert p.returncode == 0, p.stderr[-3000:]
+    loads = {r["id"]: r["engine_load"] for r in _rows(run_dir, "results.jsonl")}
+    assert sorted(loads.values()) == [1, 2, 3, 4]  # (threads, n_gen): 4 engines, each loaded once
+    outcome = json.loads((run_dir / "devices" / "this-host" / "outcome.json").read_text())
+    assert outcome["model_loads"] == 4
+    db = sqlite3.connect(":memory:")
+    db.executescript((run_dir / "bench-rows.sql").read_text())
+    assert db.execute("SELECT count(*), sum(n_gen) FROM edgefarm_bench WHERE test LIKE 'tg%'").fetchone() == (
+        4,
+        32,
+    )
+
+
+def test_a_shape_over_the_models_context_is_refused_with_its_numbers(tmp_path, local_inventory):
+    p, run_dir = _bench(tmp_path, local_inventory, "-p", "1000,2000", "-n", "8", "-d", "100")
+    assert p.returncode == 2 and run_dir is None
+    assert "d100 + p2000 + n8 = 2108 tokens > the limit of 2048" in p.stderr
+    assert "d100 + p1000" not in p.stderr and "fix:" in p.stderr
+    p, _ = _bench(tmp_path, local_inventory, "-p", "64", "-n", "8", "--max-num-tokens", "64")
+    assert p.returncode == 2 and "p64 + n8 = 72 tokens > the limit of 64" in p.stderr
+
+
+def test_cluster_and_sustain_are_refused_by_name(tmp_path, local_inventory):
+    for flag in (("--cluster", "127.0.0.1:6379"), ("--sustain", "3")):
+        p, run_dir = _bench(tmp_path, local_inventory, *flag)
+        assert p.returncode == 2 and flag[0] in p.stderr and run_dir is None
+
+
+def test_resume_takes_the_grid_from_run_json_and_runs_nothing_twice(tmp_path, local_inventory):
+    p, run_dir = _bench(tmp_path, local_inventory, "-p", "8", "-n", "4", "-r", "2")
+    assert p.returncode == 0, p.stderr[-3000:]
+    again = edgefarm("bench", "--resume", str(run_dir), "-p", "16", "--inventory", str(local_inventory()),
+                     "--devices", "local", "--model", str(TINY_TEXT))  # fmt: skip
+    assert again.returncode == 2 and "drop -p" in again.stderr
+    again = edgefarm("bench", "--resume", str(run_dir), "--inventory", str(local_inventory()),
+                     "--devices", "local", "--model", str(TINY_TEXT), "-o", "csv")  # fmt: skip
+    assert again.returncode == 0, again.stderr[-3000:]
+    assert again.stdout.count("\n") == 3  # header, pp8, tg4
+    outcome = json.loads((run_dir / "devices" / "this-host" / "outcome.json").read_text())
+    assert outcome["sessions"] == 2 and outcome["model_loads"] == 1  # the resume had nothing left to run
