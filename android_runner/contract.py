@@ -27,6 +27,10 @@ RESULT_LINE_MAX_DEPTH = 32
 # The cap on one answer's UTF-8 bytes, on every runner (android_runner/answer_text.py; the native
 # runner's OUTPUT_MAX_BYTES): the rest is dropped and counted in `output_truncated_bytes`.
 OUTPUT_MAX_BYTES = 2**20
+# --fidelity (docs/fidelity.md): per-token scores and answer token ids kept on one row (the rest is
+# counted, not kept), and the longest reference text (characters) a device is asked to score.
+FIDELITY_MAX_TOKENS = 256
+FIDELITY_TARGET_MAX_CHARS = 4000
 
 # A JSON string (skipped whole) or one bracket; anything else is not matched.
 _JSON_TOKEN = re.compile(r'"[^"\\]*(?:\\.[^"\\]*)*"|[\[\]{}]')
@@ -91,6 +95,17 @@ class JobPart:
 
 
 @dataclass(frozen=True)
+class FidelityAsk:
+    """--fidelity for one sample: score `target` teacher-forced after `prefill` (the sample's prompt
+    text, android_runner/conversation.py scoring_prefill), and tokenize the greedy answer. `skip`: why
+    the host asks for no score (media, several turns, no reference); the answer is tokenized anyway."""
+
+    target: str = ""
+    prefill: tuple[str, ...] = ()
+    skip: str = ""
+
+
+@dataclass(frozen=True)
 class JobItem:
     """One sample as the device sees it: no host paths, media as bundle-relative files."""
 
@@ -105,12 +120,15 @@ class JobItem:
     # `edgefarm bench`: the cell this item measures instead of a conversation (android_runner/bench.py):
     # {"n_prompt", "n_gen", "n_depth", "backend", "threads"}; None for a dataset sample
     bench: Mapping[str, Any] | None = None
+    fidelity: FidelityAsk | None = None  # --fidelity: the scoring pass after the answer (None: off)
 
     def to_json(self) -> str:
         """The same text as from `asdict`, without its deep copy of every value (a job of 200 samples is
         written once per device: 7.7 -> 1.8 ms)."""
         d = dict(vars(self))
         d["turns"] = [[vars(p) for p in turn] for turn in self.turns]
+        if self.fidelity is not None:
+            d["fidelity"] = vars(self.fidelity)
         return json.dumps(d, ensure_ascii=False, sort_keys=True)
 
     @classmethod
@@ -118,6 +136,11 @@ class JobItem:
         d = json.loads(line)
         d["turns"] = tuple(tuple(JobPart(**p) for p in turn) for turn in d["turns"])
         d["tools"] = tuple(d.get("tools") or ())
+        if d.get("fidelity") is not None:
+            f = d["fidelity"]
+            d["fidelity"] = FidelityAsk(
+                str(f.get("target", "")), tuple(f.get("prefill") or ()), str(f.get("skip", ""))
+            )
         return cls(**d)
 
 
@@ -130,6 +153,32 @@ class TurnFigures:
     decode_tokens: int | None = None
     decode_tps: float | None = None
     wall_ms: float | None = None
+
+
+@dataclass(frozen=True)
+class FidelityScores:
+    """--fidelity on one row (docs/fidelity.md): the reference answer's per-token log-likelihoods,
+    teacher-forced after the sample's prompt (the runtime's run_text_scoring), and the greedy answer's
+    token ids (the model's tokenizer). Kept: the first FIDELITY_MAX_TOKENS of each; the totals counted.
+    A device that could not score says why (`unscored`, `untokenized`): never an empty list as a zero."""
+
+    logp: tuple[float, ...] = ()  # nats, one per token of the reference, as the runtime returned them
+    target_tokens: int | None = None  # the reference's tokens (all; logp keeps the first 256)
+    answer_ids: tuple[int, ...] = ()
+    answer_tokens: int | None = None  # the answer's tokens (all; answer_ids keeps the first 256)
+    score_ms: float | None = None  # the extra time of this pass: tokenizing, session, prefill, scoring
+    unscored: str = ""  # why the reference has no scores ("" when it has)
+    untokenized: str = ""  # why the answer has no token ids ("" when it has)
+
+    @classmethod
+    def from_dict(cls, d: Mapping[str, Any]) -> FidelityScores:
+        d = {k: v for k, v in d.items() if k in _FIDELITY_FIELDS}
+        d["logp"] = tuple(float(x) for x in d.get("logp") or ())
+        d["answer_ids"] = tuple(int(x) for x in d.get("answer_ids") or ())
+        return cls(**d)
+
+
+_FIDELITY_FIELDS = frozenset(f.name for f in fields(FidelityScores))
 
 
 @dataclass(frozen=True)
@@ -195,18 +244,25 @@ class SampleResult:
     # `edgefarm bench`: which engine load of its runner process this row's engine was (1: the first,
     # from a cold start; later ones reload the model for other engine settings); None outside bench
     engine_load: int | None = None
+    fidelity: FidelityScores | None = None  # --fidelity only (None: not asked)
 
     def to_json(self) -> str:
         """The same text as `json.dumps(asdict(self), ...)`, without asdict's deep copy of every value
         (the runner writes one per sample; the fields are JSON values or TurnFigures already)."""
         d = dict(vars(self))
         d["turns"] = [vars(t) for t in self.turns]
+        if self.fidelity is not None:
+            d["fidelity"] = vars(self.fidelity)
         return json.dumps(d, ensure_ascii=False, sort_keys=True)
 
     @classmethod
     def from_dict(cls, d: Mapping[str, Any]) -> SampleResult:
         d = {k: v for k, v in d.items() if k in _RESULT_FIELDS}  # fields of a newer runner are dropped
         d["turns"] = tuple(TurnFigures(**t) for t in d.get("turns") or ())
+        if isinstance(d.get("fidelity"), Mapping):
+            d["fidelity"] = FidelityScores.from_dict(d["fidelity"])
+        elif "fidelity" in d:
+            d["fidelity"] = None
         return cls(**d)
 
     @classmethod

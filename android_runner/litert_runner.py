@@ -47,6 +47,7 @@ from .backend import (
 from .bench import BenchRunner, bench_order
 from .contract import JobItem, SampleResult, TurnFigures, read_results
 from .conversation import render, reply_text, unsupported_reason
+from .fidelity import score_fidelity
 from .memory import MemorySampler, sample_peaks_mb
 from .power import PowerSampler, find_power_reader
 from .status import (
@@ -270,6 +271,8 @@ class LiteRtRunner:
             if detail:
                 err += f"\n{detail}"
             row.update(status=Status.ERROR, error=err)
+        if item.fidelity is not None and row["status"] == Status.OK:  # --fidelity: one more pass, same engine
+            row["fidelity"] = score_fidelity(self.engine, item.fidelity, text, log, log_at)
         if row["status"] == Status.OK and log.offset() > log_at:  # the runtime said something: read it
             said = classify_backend(
                 [ln.text for ln in split_lines(log.since(log_at, 1 << 16))], self.backend_name, True

@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from android_runner.contract import JobItem, JobPart
+from android_runner.contract import FIDELITY_TARGET_MAX_CHARS, FidelityAsk, JobItem, JobPart
 from android_runner.status import DEFAULT_MAX_OUTPUT_TOKENS
 
 from .datasets.types import Constraint, Sample
@@ -26,6 +26,26 @@ class JobOptions:
     # sample id -> why the host refuses to send it (plan.refused_samples): its JobItem carries the
     # reason and no turns or media, and the runner records it as an `error` row without running it
     refused: Mapping[str, str] = field(default_factory=dict)
+    fidelity: bool = False  # --fidelity: each item asks for the scoring pass (fidelity_ask)
+
+
+def fidelity_ask(s: Sample) -> FidelityAsk:
+    """What a device scores for sample `s` under --fidelity (docs/fidelity.md): its reference, teacher-
+    forced after its prompt text (the system message, then the turn's text), on one-turn text samples.
+    The runtime's session prefill that every runner can feed is text: a sample with media, or whose later
+    turns follow answers that differ per device, is not scored, and says why."""
+    if not s.reference.strip():
+        return FidelityAsk(skip="no reference answer to score")
+    if s.media:
+        return FidelityAsk(
+            skip="the prompt has media: the scoring pass prefills text only (docs/fidelity.md)"
+        )
+    if len(s.turns) != 1:
+        return FidelityAsk(skip="several turns: the later turns follow answers that differ per device")
+    prefill = tuple(t for t in (s.system or "", s.turns[0].text) if t)
+    if not prefill:
+        return FidelityAsk(skip="the prompt has no text")
+    return FidelityAsk(target=s.reference[:FIDELITY_TARGET_MAX_CHARS], prefill=prefill)
 
 
 def _constraint_json(c: Constraint | None) -> dict[str, Any] | None:
@@ -76,6 +96,7 @@ def job_items(samples: Sequence[Sample], opts: JobOptions, media_dir: Path | Non
                 else (s.max_output_tokens or opts.max_output_tokens),
                 sampler=sampler,
                 bench=s.bench,
+                fidelity=fidelity_ask(s) if opts.fidelity else None,
             )
         )
     return items

@@ -81,7 +81,17 @@ class Mean:
         return np.nanmean(m, axis=1) if np.isnan(m).any() else m.mean(axis=1)
 
 
+@dataclass(frozen=True)
+class Max:
+    def __call__(self, values: Sequence[float]) -> float | None:
+        return max(values) if len(values) else None
+
+    def rows(self, m: np.ndarray) -> np.ndarray:
+        return np.nanmax(m, axis=1) if np.isnan(m).any() else m.max(axis=1)
+
+
 mean = Mean()
+maximum = Max()
 median = Percentile(50.0)
 
 

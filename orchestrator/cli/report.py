@@ -41,12 +41,24 @@ from ..rundir import load_report
 )
 @click.option("--baseline", default="", help="the device the others are compared with (default: the first)")
 @click.option(
+    "--reference",
+    default="",
+    metavar="DEVICE",
+    help="--fidelity runs: the device the others' arithmetic is measured against (default: the run's)",
+)
+@click.option(
     "--allow-different",
     is_flag=True,
     help="with --merge: merge runs whose token cap, backend, threads, runner or repeat differ (named in the report)",
 )
 def report(
-    run_dirs: tuple[Path, ...], fmt: str, merge: bool, out: Path | None, baseline: str, allow_different: bool
+    run_dirs: tuple[Path, ...],
+    fmt: str,
+    merge: bool,
+    out: Path | None,
+    baseline: str,
+    reference: str,
+    allow_different: bool,
 ) -> None:
     """Render a run folder's combined report to stdout (rebuilt from the device folders); with --merge,
     the runs of several controllers as one report."""
@@ -54,7 +66,8 @@ def report(
         from ..report.merge import merge_reports
         from ..rundir import write_reports
 
-        combined = with_baseline(merge_reports([load_report(d) for d in run_dirs], allow_different), baseline)
+        merged = merge_reports([load_report(d) for d in run_dirs], allow_different)
+        combined = with_reference(with_baseline(merged, baseline), reference)
         if out is not None:
             out.mkdir(parents=True, exist_ok=True)
             write_reports(out, combined)
@@ -69,7 +82,8 @@ def report(
     else:
         from ..report.media import with_samples
 
-        combined = with_samples(with_baseline(load_report(run_dirs[0]), baseline), run_dirs[0], write=False)
+        combined = with_reference(with_baseline(load_report(run_dirs[0]), baseline), reference)
+        combined = with_samples(combined, run_dirs[0], write=False)
     text = PRINTERS.get(fmt)(combined)
     try:
         click.echo(text, nl=False)
@@ -138,6 +152,24 @@ def with_baseline(report, name: str):
         raise ConfigError(f"no device {name!r} in run {report.run_id}", where="--baseline",
                           fix=f"name one of the run's devices: {', '.join(names)}")  # fmt: skip
     return replace(report, baseline=name, paired=against_baseline(report.samples, names, name))
+
+
+def with_reference(report, name: str):
+    """The report's fidelity measured against device `name` (--reference); as recorded without one."""
+    if not name:
+        return report
+    from dataclasses import replace
+
+    from ..report.fidelity import fidelity_report
+
+    names = [r.device for r in report.devices]
+    if name not in names:
+        raise ConfigError(f"no device {name!r} in run {report.run_id}", where="--reference",
+                          fix=f"name one of the run's devices: {', '.join(names)}")  # fmt: skip
+    if report.fidelity is None:
+        raise ConfigError(f"run {report.run_id} has no fidelity scores", where="--reference",
+                          fix="run with `edgefarm run --fidelity` (or leave --reference out)")  # fmt: skip
+    return replace(report, fidelity=fidelity_report(report.devices, report.samples, name))
 
 
 COMMANDS = [report, compare]

@@ -47,6 +47,8 @@ RECORDED = (
     Recorded("cooldown_max_s", "--cooldown-max-s", "cooldown_max_s"),
     Recorded("judge_url", "--judge", "judge_url"),
     Recorded("judge_model", "--judge-model", "judge_model"),
+    Recorded("fidelity", "--fidelity", "fidelity"),
+    Recorded("reference", "--reference", "reference"),
 )
 _PATHS = {"inventory", "model"}  # compared as files, not as spellings
 

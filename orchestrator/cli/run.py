@@ -187,6 +187,18 @@ def inventory_option(f):
     help="record the run in this results database (SQLite file or postgresql://...; default: $EDGEFARM_DB, "
     "else a file in the user's data folder); `none`: do not record",
 )
+@click.option(
+    "--fidelity",
+    is_flag=True,
+    help="after each answer, the device also scores the reference answer (per-token log-likelihoods) and "
+    "tokenizes its answer: each device's arithmetic against the reference device (docs/fidelity.md)",
+)
+@click.option(
+    "--reference",
+    default=None,
+    metavar="DEVICE",
+    help="with --fidelity: the device the others are measured against (default: the first CPU device)",
+)
 @click.pass_context
 @click.option(
     "--cluster",
@@ -200,6 +212,8 @@ def run(ctx: click.Context, **params) -> None:
         raise click.UsageError("--sustain runs its passes back to back without cooldown: "
                                "drop --repeat and --cooldown-c, or drop --sustain")  # fmt: skip
     db = params.pop("db")
+    if params["reference"] is not None and not params["fidelity"] and params["resume"] is None:
+        raise click.UsageError("--reference names the device --fidelity measures against: add --fidelity")
     previous = None
     if params["resume"] is not None:  # the selection comes from run.json; flags typed again must agree
         previous = read_run_json(params["resume"], own_folder=True)

@@ -6,6 +6,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from .fidelity_views import summary_cell
 from .paired import speedup
 from .types import COLUMNS, Column, DeviceRow, RunReport, SampleCell
 
@@ -118,6 +119,9 @@ def device_table(report: RunReport, only: frozenset[str] | None = None) -> tuple
     headers = [header(c) for c in cols]
     if speed:
         headers.append(f"Speed-up vs {report.baseline} (x)")
+    fidelity = {f.device: f for f in report.fidelity.devices} if report.fidelity else {}
+    if fidelity:
+        headers.append(f"Fidelity vs {report.fidelity.reference}")
     headers += ["Card-only passes", "Status"]
     out = []
     for i, r in enumerate(rows):
@@ -139,6 +143,9 @@ def device_table(report: RunReport, only: frozenset[str] | None = None) -> tuple
             else:
                 ci = (s[1], s[2]) if s[1] is not None and s[2] is not None else None
                 line.append(Cell(SPEEDUP.render_ci(s[0], ci), SPEEDUP.render(s[0]) == best.get("speedup")))
+        if fidelity:
+            f = fidelity.get(r.device)
+            line.append(Cell(summary_cell(f) if f is not None else "–"))
         line.append(Cell(f"{len(r.card_only)} of {r.strict_scored}" if r.strict_scored else "–"))
         line.append(Cell(status_cell(r) if not r.error else f"failed ({status_cell(r)})"))
         out.append(line)

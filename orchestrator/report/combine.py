@@ -15,6 +15,7 @@ from android_runner.contract import SampleResult
 from ..run.types import DeviceOutcome
 from ..stats import Resamples, quantile
 from ..telemetry.energy import energy_trusted
+from .fidelity import fidelity_report
 from .intervals import device_intervals, row_settings, run_settings
 from .paired import against_baseline
 from .types import (
@@ -258,6 +259,7 @@ def sample_rows(
                 backend_requested=getattr(r, "backend_requested", "") or "",
                 peak_method=getattr(r, "peak_method", "") or "",
                 mem_sample_ms=getattr(r, "mem_sample_ms", None),
+                fidelity=r.fidelity,
             )
     return tuple(
         SampleRow(i, *meta.get(i, ("", "", ""))[:2], cells[i], meta.get(i, ("", "", ""))[2]) for i in order
@@ -352,6 +354,7 @@ def build_report(
     rows = [with_run_settings(r, run) for r in rows]
     names = [r.device for r in rows]
     baseline = baseline or (names[0] if names else "")
+    reference = str((run.get("flags") or {}).get("reference") or "")
     return RunReport(
         schema_version=SCHEMA_VERSION,
         run_id=run.get("run_id", ""),
@@ -365,4 +368,5 @@ def build_report(
         baseline=baseline,
         paired=against_baseline(samples, names, baseline),
         host_sharing=_sharing(run.get("host_sharing")),
+        fidelity=fidelity_report(rows, samples, reference if reference in names else ""),
     )

@@ -17,9 +17,10 @@ from dataclasses import dataclass
 
 from ..errors import ConfigError
 from ..stats import ALPHA
+from .fidelity import device_fidelity
 from .paired import flips_text, pair, ratio_text
 from .settings import require_same, shared
-from .types import Paired, PairedFigure, RunReport
+from .types import DeviceFidelity, Paired, PairedFigure, RunReport, SampleRow
 
 
 @dataclass(frozen=True)
@@ -30,6 +31,9 @@ class DeviceDelta:
     pass_b: float | None
     to_fail: tuple[str, ...]  # passed in A, fail in B
     to_pass: tuple[str, ...]
+    # --fidelity in both runs: this device in B against itself in A (a runtime or driver update that
+    # changes the arithmetic shows here); None when either run has no fidelity scores
+    fidelity: DeviceFidelity | None = None
 
     @property
     def common(self) -> int:
@@ -119,7 +123,13 @@ def compare_runs(
         def rate(cells, ids=scored):
             return round(100.0 * sum(bool(cells[i].passed) for i in ids) / len(ids), 1) if ids else None
 
-        rows.append(DeviceDelta(name, p, rate(ca), rate(cb), to_fail, to_pass))
+        both = a.fidelity is not None and b.fidelity is not None
+        fid = (
+            device_fidelity("B", "A", [SampleRow(i, "", "", {"A": ca[i], "B": cb[i]}) for i in ca])
+            if both
+            else None
+        )
+        rows.append(DeviceDelta(name, p, rate(ca), rate(cb), to_fail, to_pass, fid))
     if not order or not any(d.common for d in rows):
         raise ConfigError(
             f"runs {a.run_id} and {b.run_id} have no sample in common on any device: there is nothing to compare",
@@ -147,6 +157,17 @@ def comparison_lines(c: Comparison) -> Sequence[str]:
             out.append(
                 f"{d.device}: {len(d.to_pass)} sample(s) failed in A and pass in B: {', '.join(d.to_pass)}"
             )
+    for d in c.devices:
+        f = d.fidelity
+        if f is not None:
+            said = f.verdict or f"— {f.reason}"
+            figure = (
+                ""
+                if f.mean_abs_dlogp is None
+                else f": mean |Δ log p| {f.mean_abs_dlogp:.4g}, max {f.max_abs_dlogp:.4g}"
+            )
+            worst = f" (largest: {', '.join(f.worst)})" if f.worst and f.max_abs_dlogp else ""
+            out.append(f"{d.device}: fidelity B against A on {f.scored} sample(s){figure}: {said}{worst}")
     if c.only_a:
         out.append(f"only in {c.run_a}: {', '.join(c.only_a)}")
     if c.only_b:

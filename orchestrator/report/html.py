@@ -21,6 +21,7 @@ from .facts import (
     stamp_items,
     worst_pair_text,
 )
+from .fidelity_views import fidelity_table, worst_table
 from .figures import ENERGY_NOTE
 from .types import RunReport, SampleCell, SampleRow
 
@@ -194,6 +195,18 @@ def _paired(report: RunReport) -> str:
     )
 
 
+def _fidelity(report: RunReport) -> str:
+    """--fidelity: each device against the reference device, and the largest departures side by side."""
+    out = []
+    for table, key in ((fidelity_table(report), "fidelity"), (worst_table(report), "fidelity-worst")):
+        if table is not None:
+            rows = [list(r) for r in table.rows]
+            out.append(f"<h3 id='{key}'>{_e(table.title)}</h3>" + _table(list(table.headers), rows))
+            if table.note:
+                out.append(f"<p class='note'>{_e(table.note)}</p>")
+    return "".join(out)
+
+
 def _card_only(report: RunReport) -> str:
     lines = card_only_lines(report)
     if not lines:
@@ -273,6 +286,7 @@ def render_html(report: RunReport) -> str:
         _devices(report),
         f"<p class='note'>{_e(INTERVALS_NOTE)}</p>",
         _paired(report),
+        _fidelity(report),
         _card_only(report),
     ]
     if mods:

@@ -16,6 +16,7 @@ from .facts import (
     stamp_items,
     worst_pair_text,
 )
+from .fidelity_views import fidelity_table, worst_table
 from .figures import ENERGY_NOTE, energy_table, latency_table, memory_table, over_run_table
 from .types import RunReport
 
@@ -25,7 +26,10 @@ def _md_escape(text: str) -> str:
 
 
 def _md_table(headers: list[str], rows: list[list[str]]) -> list[str]:
-    out = ["| " + " | ".join(headers) + " |", "|" + "|".join("---" for _ in headers) + "|"]
+    out = [
+        "| " + " | ".join(_md_escape(h) for h in headers) + " |",
+        "|" + "|".join("---" for _ in headers) + "|",
+    ]
     out += ["| " + " | ".join(_md_escape(c) for c in row) + " |" for row in rows]
     return out
 
@@ -56,6 +60,9 @@ def to_markdown(report: RunReport) -> str:
     if paired:
         lines += ["", f"## Against the baseline ({report.baseline}), on the same samples", ""]
         lines += [f"- {p}" for p in paired]
+    for table in (fidelity_table(report), worst_table(report)):  # --fidelity runs only
+        if table is not None:
+            lines += _md_figure(table)
     card_only = card_only_lines(report)
     if card_only:
         lines += ["", "## Passes by the card's rule that fail the strict content check", ""]

@@ -11,6 +11,7 @@ import json
 from collections.abc import Iterator
 from typing import Any
 
+from .fidelity_views import cell_figures
 from .types import SAMPLE_FIELDS, RunReport
 
 # the device's figures with their 95% intervals (the same on each of its rows): pandas can group
@@ -18,10 +19,14 @@ from .types import SAMPLE_FIELDS, RunReport
 DEVICE_FIGURES = ("pass_rate_pct", "strict_pass_rate_pct", "ttft_ms_p50", "ttft_ms_p90", "prefill_tps_p50",
                   "decode_tps_p50", "energy_j_p50")  # fmt: skip
 DEVICE_SETTINGS = ("threads", "quantization", "repeat")
+# --fidelity: the cell against the reference device (report/fidelity.py; empty in other runs)
+FIDELITY_FIELDS = ("fidelity_reference", "fidelity_tokens", "fidelity_mean_abs_dlogp", "fidelity_max_abs_dlogp",
+                   "fidelity_first_diff", "fidelity_unscored")  # fmt: skip
 ROW_FIELDS = (
     ("run_id", "device", "hardware", "soc", "device_backend", "sample_id", "modality", "task")
     + SAMPLE_FIELDS
     + ("reference",)
+    + FIDELITY_FIELDS
     + DEVICE_SETTINGS
     + tuple(f"device_{f}{end}" for f in DEVICE_FIGURES for end in ("", "_lo", "_hi"))
 )
@@ -29,6 +34,7 @@ ROW_FIELDS = (
 
 def flat_rows(report: RunReport) -> Iterator[dict[str, Any]]:
     devices = {r.device: r for r in report.devices}
+    fidelity = cell_figures(report)
     for s in report.samples:
         for name, c in s.cells.items():
             d = devices.get(name)
@@ -44,12 +50,28 @@ def flat_rows(report: RunReport) -> Iterator[dict[str, Any]]:
             }
             row.update({f: getattr(c, f) for f in SAMPLE_FIELDS})
             row["reference"] = s.reference
+            row.update(_fidelity_cells(report, fidelity.get((name, s.id)), c))
             row.update({f: getattr(d, f) if d else None for f in DEVICE_SETTINGS})
             for f in DEVICE_FIGURES:
                 ci = d.intervals.get(f) if d else None
                 row[f"device_{f}"] = getattr(d, f) if d else None
                 row[f"device_{f}_lo"], row[f"device_{f}_hi"] = ci if ci else (None, None)
             yield row
+
+
+def _fidelity_cells(report: RunReport, f, cell) -> dict[str, Any]:
+    """The FIDELITY_FIELDS of one cell: None when the run has no fidelity or the cell no comparison."""
+    out: dict[str, Any] = dict.fromkeys(FIDELITY_FIELDS)
+    if report.fidelity is None:
+        return out
+    out["fidelity_reference"] = report.fidelity.reference
+    out["fidelity_unscored"] = (
+        cell.fidelity.unscored if cell.fidelity else "the runner returned no scores"
+    ) or None
+    if f is not None:
+        out.update(fidelity_tokens=f.tokens, fidelity_mean_abs_dlogp=f.mean_abs_dlogp,
+                   fidelity_max_abs_dlogp=f.max_abs_dlogp, fidelity_first_diff=f.first_diff)  # fmt: skip
+    return out
 
 
 def to_csv(report: RunReport) -> str:

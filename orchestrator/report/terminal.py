@@ -12,6 +12,7 @@ from rich.text import Text
 
 from .cells import TERMINAL_FIELDS, device_table, mod_cell, modalities, shared_settings
 from .facts import INTERVALS_NOTE, card_only_lines, paired_lines, sharing_text, worst_pair_text
+from .fidelity_views import fidelity_table, worst_table
 from .types import RunReport
 
 
@@ -52,6 +53,16 @@ def device_tables(report: RunReport) -> Group:
         parts.append(Text(f"CPU sharing: {sharing}", style="yellow"))
     for line in paired_lines(report):
         parts.append(Text(line))
+    for fig in (fidelity_table(report), worst_table(report)):  # --fidelity runs only
+        if fig is not None:
+            t = Table(title=fig.title, title_justify="left")
+            for i, h in enumerate(fig.headers):
+                t.add_column(h, justify="left" if i == 0 else "right", overflow="fold")
+            for row in fig.rows:
+                t.add_row(*(escape(c) for c in row))
+            parts.append(t)
+            if fig.note:
+                parts.append(Text(fig.note, style="dim"))
     for line in card_only_lines(report):
         parts.append(Text(line[:300] + ("…" if len(line) > 300 else ""), style="yellow"))
     worst = worst_pair_text(report)

@@ -103,6 +103,9 @@ def plan(request: RunRequest, inputs: Inputs) -> RunPlan:
     if previous is not None:
         check_resumable(previous, model.sha256, inputs.dataset_sha, [s.id for s in samples])
         names += [d for d in previous.devices if d not in names]  # a device not here now keeps its row
+    if request.reference and request.reference not in names:
+        raise ConfigError(f"--reference {request.reference!r} is not one of the run's devices",
+                          where="--reference", fix=f"name one of: {', '.join(names)}")  # fmt: skip
     lanes, sharing = host_lanes(sel.devices, request.parallel_local)
     return RunPlan(
         request=request,

@@ -159,6 +159,8 @@ class RunRequest:
     sustain: int = 1  # --sustain: the samples N times back to back, no cooldown (orchestrator/sustain.py)
     parallel_local: bool = False
     cluster: str | None = None  # a Ray cluster's head: the devices of its farm hosts (docs/cluster.md)
+    fidelity: bool = False  # --fidelity: each device scores the references too (docs/fidelity.md)
+    reference: str | None = None  # --reference: the device the others' fidelity is measured against
 
     def flags(self) -> dict[str, Any]:
         """run.json `flags` (the keys it has always had; None where a flag was not given)."""
@@ -185,6 +187,8 @@ class RunRequest:
             "warmup": self.warmup or None,
             "sustain": self.sustain if self.sustain > 1 else None,
             "parallel_local": self.parallel_local or None,
+            "fidelity": self.fidelity or None,
+            "reference": self.reference,
         }
         return {k: (str(v) if isinstance(v, Path) else v) for k, v in asked.items()}
 
@@ -193,6 +197,7 @@ class RunRequest:
             max_output_tokens=self.max_output_tokens or DEFAULT_MAX_OUTPUT_TOKENS,
             override=self.max_output_tokens is not None,
             refused=refused,
+            fidelity=bool(self.fidelity),
         )
 
 

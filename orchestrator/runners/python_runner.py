@@ -44,6 +44,7 @@ RUNNER_FILES = (
     "backend.py",
     "contract.py",
     "conversation.py",
+    "fidelity.py",
     "status.py",
     "memory.py",
     "power.py",

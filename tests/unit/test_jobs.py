@@ -52,3 +52,27 @@ def test_job_lines_are_the_json_of_every_field_as_asdict_gives_them():
     for it in items:
         assert json.loads(it.to_json()) == json.loads(json.dumps(asdict(it)))
         assert JobItem.from_json(it.to_json()) == it
+
+
+def test_fidelity_asks_each_text_sample_to_score_its_reference_and_says_why_not_the_others():
+    import json
+    from dataclasses import asdict
+
+    from orchestrator.datasets import BUNDLED_DATASET, load_dataset
+
+    samples = load_dataset(str(BUNDLED_DATASET)).samples
+    items = {it.id: it for it in job_items(samples, JobOptions(fidelity=True))}
+    by_id = {s.id: s for s in samples}
+    text = next(s for s in samples if s.modality == "text")
+    ask = items[text.id].fidelity
+    assert ask.target == text.reference and ask.prefill == (text.turns[0].text,) and ask.skip == ""
+    system = next(s for s in samples if s.system and not s.media and len(s.turns) == 1)
+    assert items[system.id].fidelity.prefill == (system.system, system.turns[0].text)
+    media = next(i for i, s in by_id.items() if s.media)
+    several = next(i for i, s in by_id.items() if len(s.turns) > 1 and not s.media)
+    assert items[media].fidelity.target == "" and "media" in items[media].fidelity.skip
+    assert items[several].fidelity.target == "" and "several turns" in items[several].fidelity.skip
+    for it in items.values():
+        assert json.loads(it.to_json()) == json.loads(json.dumps(asdict(it)))
+        assert JobItem.from_json(it.to_json()) == it
+    assert all(it.fidelity is None for it in job_items(samples[:3], JobOptions()))

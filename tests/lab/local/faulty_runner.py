@@ -3,12 +3,17 @@ but dies or hangs on chosen sample ids, as a runtime crash, the OOM killer or a 
 
     EDGEFARM_TEST_FAULTS="KILL=ID1,ABORT=ID2,HANG=ID3,SLOW=0.5"   python faulty_runner.py <entry.py> <args>
     EDGEFARM_TEST_FAULTS="ANSWER=ID4" EDGEFARM_TEST_ANSWER=TEXT   the model answers ID4 with exactly TEXT
+    EDGEFARM_TEST_FAULTS="NOISE=0.5"  a runtime whose arithmetic drifts: Gaussian noise of that sd (nats)
+                                   on every score run_text_scoring returns, and (sd > 0.05) the greedy
+                                   answer departs from its second word on in a share of min(1, 2 sd) of
+                                   the samples (seeded by the sample id: the same on every run)
     EDGEFARM_TEST_THERMAL="43,2"   a board at 43 C that cools by 2 C per second (its only sensor);
                                    "none": a board without a readable sensor
 """
 
 import dataclasses
 import os
+import random
 import signal
 import sys
 import time
@@ -34,13 +39,54 @@ def run(self, item, memory, log):
                 os.abort()
             elif action == "HANG":
                 time.sleep(3600)
-    result = real_run(self, item, memory, log)
+    if "NOISE" in faults:
+        sd = float(faults["NOISE"])
+        rng = random.Random(item.id)
+        flips = sd > 0.05 and rng.random() < min(1.0, 2 * sd)
+        if flips:  # the greedy decode departs: the model's answer turns at its second word
+            real_send = self.engine.create_conversation
+
+            def create_conversation(*a, **k):
+                conv = real_send(*a, **k)
+                send = conv.send_message
+
+                def send_message(message):
+                    reply = send(message)
+                    words = str(reply.get("content", [{}])[0].get("text", "")).split(" ")
+                    reply["content"] = [
+                        {"type": "text", "text": " ".join(words[:1] + ["drifted"] * len(words[1:]))}
+                    ]
+                    return reply
+
+                conv.send_message = send_message
+                return conv
+
+            self.engine.create_conversation = create_conversation
+        result = real_run(self, item, memory, log)
+        if flips:
+            del self.engine.create_conversation
+    else:
+        result = real_run(self, item, memory, log)
     if faults.get("ANSWER") == item.id:  # a model that writes exactly this answer (hostile to a scorer)
         result = dataclasses.replace(result, output=os.environ["EDGEFARM_TEST_ANSWER"])
     return result
 
 
 litert_runner.LiteRtRunner.run = run
+
+if "NOISE" in faults:
+    import litert_lm.session as lm_session
+
+    real_scoring = lm_session.Session.run_text_scoring
+
+    def run_text_scoring(self, target_text, store_token_lengths=False):
+        out = real_scoring(self, target_text, store_token_lengths)
+        rng = random.Random(repr(target_text))
+        sd = float(faults["NOISE"])
+        out.token_scores = [[x + rng.gauss(0.0, sd) for x in row] for row in out.token_scores]
+        return out
+
+    lm_session.Session.run_text_scoring = run_text_scoring
 
 thermal = os.environ.get("EDGEFARM_TEST_THERMAL", "")
 if thermal:

@@ -84,3 +84,14 @@ def test_result_json_is_exactly_the_asdict_json():
     for r in (full, SampleResult(id="b", status=Status.TIMEOUT, exit_code=124)):
         assert r.to_json() == json.dumps(asdict(r), ensure_ascii=False, sort_keys=True)
         assert SampleResult.from_json(r.to_json()) == r
+
+
+def test_fidelity_scores_round_trip_and_a_row_without_them_reads_as_not_asked():
+    from android_runner.contract import FidelityScores, SampleResult
+
+    f = FidelityScores(
+        logp=(-1.5, -0.25), target_tokens=2, answer_ids=(3, 4, 5), answer_tokens=3, score_ms=1.0
+    )
+    row = SampleResult(id="a", status="ok", fidelity=f)
+    assert SampleResult.from_json(row.to_json()) == row
+    assert SampleResult.from_json(SampleResult(id="b", status="ok").to_json()).fidelity is None
