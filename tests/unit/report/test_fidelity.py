@@ -140,12 +140,18 @@ def test_a_run_without_fidelity_has_no_section():
 
 
 def test_compare_measures_each_device_in_run_b_against_itself_in_run_a():
+    from dataclasses import replace
+
     from orchestrator.report.compare import compare_runs, comparison_lines
+
+    def scored(report):  # every cell passed (a scorer's verdict): compare pairs scored samples only
+        cells = lambda s: {n: replace(c, passed=True) for n, c in s.cells.items()}
+        return replace(report, samples=tuple(replace(s, cells=cells(s)) for s in report.samples))
 
     logp = _base()
     run = {**RUN, "model": {"sha256": "a" * 64}, "dataset": {"sha256": "b" * 64}}
-    a = _report({"phone": _rows(logp), "board": _rows(logp)}, {**run, "run_id": "A"})
-    b = _report({"phone": _rows(logp, noise=0.5), "board": _rows(logp)}, {**run, "run_id": "B"})
+    a = scored(_report({"phone": _rows(logp), "board": _rows(logp)}, {**run, "run_id": "A"}))
+    b = scored(_report({"phone": _rows(logp, noise=0.5), "board": _rows(logp)}, {**run, "run_id": "B"}))
     c = compare_runs(a, b)
     by = {d.device: d.fidelity for d in c.devices}
     assert by["phone"].verdict == DIFFERENT and by["board"].verdict == SAME and by["board"].max_abs_dlogp == 0
