@@ -3,8 +3,10 @@
     python scripts/build_native_runner.py --android   # -> build/android_arm64/{edgefarm_runner,liblitert-lm.so,VERSION}
     python scripts/build_native_runner.py --host      # -> build/host/...
 
-Both compile against upstream's c/engine.h at the pinned commit (read from the cache or downloaded, never
-committed; see android_runner/native/build.py) and pin the runtime library's sha256 from its wheel's RECORD.
+Both compile against the project's own declarations of the C API (android_runner/native/litert_lm_c_api.h),
+checked against the library's exported symbols and, where a LiteRT-LM checkout is at hand
+(EDGEFARM_LITERT_LM_SRC), against upstream's c/engine.h; both pin the runtime library's sha256 from its
+wheel's RECORD. Nothing is downloaded but the android wheel, from the package index.
 
 Phones pick build/android_arm64/ up by themselves (see docs/android.md).
 """
@@ -24,7 +26,9 @@ from android_runner.native.build import BuildError, build_android, build_host
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     which = ap.add_mutually_exclusive_group(required=True)
-    which.add_argument("--android", action="store_true", help="arm64 phones, with the NDK in ANDROID_NDK_HOME")
+    which.add_argument(
+        "--android", action="store_true", help="arm64 phones, with the NDK in ANDROID_NDK_HOME"
+    )
     which.add_argument("--host", action="store_true", help="this host, against the installed litert-lm-api")
     ap.add_argument("--out", type=Path, help="output folder (default: build/android_arm64 or build/host)")
     args = ap.parse_args()

@@ -1,11 +1,10 @@
 """What the whole suite shares, serial or spread over pytest-xdist workers (`scripts/test.sh` runs
 `-n 3 --dist loadgroup`; docs/testing.md):
 
-- each session (each worker) gets its OWN edgefarm cache folder (EDGEFARM_CACHE_DIR): the default
-  local device's work folder lives there and is guarded by the one-run-per-device lock, so two
-  workers (or a developer's own run) sharing ~/.cache/edgefarm/local would refuse each other. Only
-  the cached upstream C header (litert-lm/<commit>/c/engine.h, which native builds need and which
-  cannot be downloaded everywhere) is shared, through a link to the real cache's folder. Its results
+- each session (each worker) gets its OWN, empty edgefarm cache folder (EDGEFARM_CACHE_DIR): the
+  default local device's work folder lives there and is guarded by the one-run-per-device lock, so
+  two workers (or a developer's own run) sharing ~/.cache/edgefarm/local would refuse each other; and
+  nothing a developer's cache holds can make a test pass (a fresh machine has none). Its results
   database (EDGEFARM_DB) lives there too: every `edgefarm run` records itself, and a test's runs must
   not land in the user's own history.
 - tests are grouped for `--dist loadgroup`: a test whose fixtures live per module (or class) stays
@@ -22,9 +21,6 @@ from pathlib import Path
 
 import pytest
 
-from android_runner.native.build import cache_root
-
-SHARED_IN_CACHE = ("litert-lm",)  # cache sub-folders every session reads from the user's real cache
 _OWN_CACHE: list[Path] = []
 _UNGROUPED: set[str] = set()  # grouped tests whose id xdist did not mark (pytest_collection_finish)
 # The longest chains, each handed to a worker from the start: the Ray cluster's group, then the aarch64
@@ -33,12 +29,8 @@ FIRST = ("tests/lab/cluster/", "tests/lab/ssh/test_arm_board.py")
 
 
 def pytest_configure(config: pytest.Config) -> None:
-    real = cache_root()
     worker = os.environ.get("PYTEST_XDIST_WORKER", "main")
     own = Path(tempfile.mkdtemp(prefix=f"edgefarm-test-cache-{worker}-"))
-    for name in SHARED_IN_CACHE:
-        (real / name).mkdir(parents=True, exist_ok=True)
-        (own / name).symlink_to(real / name, target_is_directory=True)
     os.environ["EDGEFARM_CACHE_DIR"] = str(own)
     os.environ["EDGEFARM_DB"] = str(own / "history.sqlite")
     _OWN_CACHE.append(own)
@@ -46,7 +38,7 @@ def pytest_configure(config: pytest.Config) -> None:
 
 def pytest_unconfigure(config: pytest.Config) -> None:
     while _OWN_CACHE:
-        shutil.rmtree(_OWN_CACHE.pop(), ignore_errors=True)  # the links only: the real folders stay
+        shutil.rmtree(_OWN_CACHE.pop(), ignore_errors=True)
 
 
 def _group(item: pytest.Item) -> str | None:

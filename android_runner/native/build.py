@@ -4,10 +4,13 @@
   aarch64-linux-android23-clang`), and `liblitert-lm.so` from the `android_23_arm64_v8a` wheel of
   litert-lm-api (fetched with pip), into build/android_arm64/;
 - host: the host C compiler, against the installed litert-lm-api wheel's library (the device lab).
-The program dlopens the library at run time but is compiled against upstream's own C header
-(`c/engine.h` of google-ai-edge/LiteRT-LM at UPSTREAM_HEADER_COMMIT, checked by its sha256; see
-`upstream_header_dir`), and with the pinned library's sha256 (from the wheel's RECORD) and version,
-which it checks at start. A `VERSION` file beside the library names the runtime's version.
+The program dlopens the library at run time and is compiled against the project's own declarations of
+the C API (litert_lm_c_api.h). Every build checks them: each declared function must be exported by the
+library the runner is pinned to (`check_exports`), and where upstream's c/engine.h is at hand
+(`upstream_header`) api_check.c compiles both headers together, so a differing signature is a compile
+error (`check_against_upstream`). Nothing is downloaded but the android wheel (from the package index).
+The runner is built with the pinned library's sha256 (from the wheel's RECORD) and version, which it
+checks at start. A `VERSION` file beside the library names the runtime's version.
 Host-side only (never copied to a device).
 """
 
@@ -17,31 +20,30 @@ import base64
 import glob
 import hashlib
 import os
+import re
 import shutil
 import subprocess
 import sys
 import tempfile
-import urllib.request
 import zipfile
 from importlib import metadata
 from pathlib import Path
 
+from elftools.common.exceptions import ELFError
+from elftools.elf.elffile import ELFFile
+
 HERE = Path(__file__).resolve().parent
 SOURCE = HERE / "edgefarm_runner.c"
 SOURCES = [SOURCE, HERE / "job.c", HERE / "reply.c", HERE / "text.c", HERE / "sha256.c"]
+API_HEADER = HERE / "litert_lm_c_api.h"  # the project's own declarations of the C API it calls
+API_CHECK = HERE / "api_check.c"  # compiled with upstream's header first, then ours
 RUNNER = "edgefarm_runner"
 LIB = "liblitert-lm.so"
 RUNTIME_DIST = "litert-lm-api"
 PINNED_VERSION = "0.18.1"  # pyproject.toml's litert-lm-api pin: the runner refuses any other library
 CFLAGS = ["-O2", "-Wall", "-Wextra", "-Wshadow", "-Wconversion", "-std=c11"]
-# Upstream's C header, never copied into this repository: the build reads it from a local LiteRT-LM
-# checkout (EDGEFARM_LITERT_LM_SRC), else the cache folder, else downloads it at this commit; the sha256
-# is of the file at that commit. No 0.18.1 tag was reachable when this was pinned (the snapshots' tags end
-# at v0.6.1): this is the newest commit of c/engine.h found, and every function it declares is exported
-# by the 0.18.1 library (the library exports 93 more, none of which the runner uses). docs/android.md.
-UPSTREAM_HEADER_COMMIT = "0544937db805fb9cc9a64e8a196b71251d272c8b"
-UPSTREAM_HEADER_SHA256 = "78ad351316342ef3b3174eb9f1073b695b264c7eb8b0334044886445de8ad956"
-UPSTREAM_HEADER_URL = f"https://raw.githubusercontent.com/google-ai-edge/LiteRT-LM/{UPSTREAM_HEADER_COMMIT}/c/engine.h"
+UPSTREAM_SRC_ENV = "EDGEFARM_LITERT_LM_SRC"  # a LiteRT-LM checkout, for the optional upstream check
+_DECLARED = re.compile(r"\b(litert_lm_\w+)\s*\(")
 
 
 class BuildError(RuntimeError):
@@ -53,29 +55,68 @@ def cache_root(env: dict[str, str] | None = None) -> Path:
     return Path(env.get("EDGEFARM_CACHE_DIR") or Path.home() / ".cache" / "edgefarm")
 
 
-def upstream_header_dir(env: dict[str, str] | None = None) -> Path:
-    """A folder holding upstream's `engine.h` at UPSTREAM_HEADER_COMMIT (sha256 checked), for `-I`."""
+def declared_functions(header_text: str) -> tuple[str, ...]:
+    """The C API functions a header declares (every `litert_lm_*(`), in order, once each."""
+    return tuple(dict.fromkeys(_DECLARED.findall(re.sub(r"/\*.*?\*/", "", header_text, flags=re.DOTALL))))
+
+
+def missing_functions(lib: Path, names: tuple[str, ...]) -> list[str]:
+    """Those of `names` that the shared library `lib` does not export as defined functions: looked up in
+    its ELF symbol hash table (a 130 MB runtime has 200,000 dynamic symbols: a walk over all of them in
+    Python takes minutes); any architecture's library, read without loading it."""
+    try:
+        with open(lib, "rb") as f:
+            elf = ELFFile(f)
+            table = elf.get_section_by_name(".gnu.hash") or elf.get_section_by_name(".hash")
+            if table is None:
+                raise BuildError(f"{lib} has no dynamic symbol hash table: is it a shared library?")
+            found = {name: table.get_symbol(name) for name in names}
+            return [
+                name for name, sym in found.items()
+                if sym is None or sym["st_info"]["type"] != "STT_FUNC" or sym["st_shndx"] == "SHN_UNDEF"
+            ]  # fmt: skip
+    except (OSError, ELFError) as e:
+        raise BuildError(f"cannot read the symbols of {lib}: {e}") from e
+
+
+def check_exports(lib: Path, header: Path = API_HEADER) -> int:
+    """Every function `header` declares is exported by `lib` (else BuildError naming them); the count."""
+    declared = declared_functions(header.read_text(encoding="utf-8"))
+    missing = missing_functions(lib, declared)
+    if missing:
+        raise BuildError(
+            f"{lib} does not export {len(missing)} function(s) that {header.name} declares: {', '.join(missing)}\n"
+            f"  fix: use the pinned {RUNTIME_DIST}=={PINNED_VERSION} library, or correct {header}"
+        )
+    return len(declared)
+
+
+def upstream_header(env: dict[str, str] | None = None) -> Path | None:
+    """Upstream's c/engine.h where one is at hand: `$EDGEFARM_LITERT_LM_SRC/c/engine.h` (which must exist
+    when the variable is set), else `<cache>/litert-lm/c/engine.h`; else None. Never downloaded."""
     env = os.environ if env is None else env
-    src = env.get("EDGEFARM_LITERT_LM_SRC")
-    folder = Path(src) / "c" if src else cache_root(env) / "litert-lm" / UPSTREAM_HEADER_COMMIT / "c"
-    header = folder / "engine.h"
-    if not header.is_file() and not src:
-        try:
-            with urllib.request.urlopen(UPSTREAM_HEADER_URL, timeout=30) as r:
-                data = r.read(1 << 20)
-            if hashlib.sha256(data).hexdigest() == UPSTREAM_HEADER_SHA256:
-                folder.mkdir(parents=True, exist_ok=True)
-                header.write_bytes(data)
-        except OSError:
-            pass
-    fix = (f"put LiteRT-LM's c/engine.h at commit {UPSTREAM_HEADER_COMMIT} at {header} ({UPSTREAM_HEADER_URL}), "
-           "or point EDGEFARM_LITERT_LM_SRC at a LiteRT-LM checkout of that commit")  # fmt: skip
-    if not header.is_file():
-        raise BuildError(f"upstream's C header is missing: {header}\n  fix: {fix}")
-    got = hashlib.sha256(header.read_bytes()).hexdigest()
-    if got != UPSTREAM_HEADER_SHA256:
-        raise BuildError(f"{header} is not c/engine.h at {UPSTREAM_HEADER_COMMIT[:12]} (sha256 {got})\n  fix: {fix}")
-    return folder
+    src = env.get(UPSTREAM_SRC_ENV)
+    if src:
+        header = Path(src) / "c" / "engine.h"
+        if not header.is_file():
+            raise BuildError(
+                f"{UPSTREAM_SRC_ENV}={src} has no c/engine.h\n  fix: point it at a LiteRT-LM checkout"
+            )
+        return header
+    cached = cache_root(env) / "litert-lm" / "c" / "engine.h"
+    return cached if cached.is_file() else None
+
+
+def check_against_upstream(cc: str, header: Path) -> None:
+    """Compile api_check.c with upstream's `header` before ours: a differing declaration or enum value
+    fails (BuildError with the compiler's words)."""
+    argv = [cc, "-std=c11", "-fsyntax-only", "-I", str(header.parent), "-I", str(HERE), str(API_CHECK)]
+    p = subprocess.run(argv, capture_output=True, text=True, check=False)
+    if p.returncode != 0:
+        raise BuildError(
+            f"{API_HEADER.name} does not match upstream's {header}:\n{p.stderr[-2000:]}\n"
+            f"  fix: correct the declaration in {API_HEADER} to upstream's (or use a checkout of the pinned version)"
+        )
 
 
 def record_sha256(record_text: str, name: str = LIB) -> str:
@@ -94,8 +135,21 @@ def compile_runner(cc: str, out: Path, pinned_sha256: str, extra: list[str] | No
     sha256 is `pinned_sha256` (the runner refuses another one at start unless --allow-runtime)."""
     out.parent.mkdir(parents=True, exist_ok=True)
     pins = [f'-DEF_PINNED_SHA256="{pinned_sha256}"', f'-DEF_PINNED_VERSION="{version}"']
-    argv = [cc, *CFLAGS, *pins, "-I", str(upstream_header_dir()), *(extra or []), "-o", str(out),
-            *map(str, SOURCES), "-ldl", "-lpthread", "-lm"]  # fmt: skip
+    upstream = upstream_header()
+    if upstream is not None:
+        check_against_upstream(cc, upstream)
+    argv = [
+        cc,
+        *CFLAGS,
+        *pins,
+        *(extra or []),
+        "-o",
+        str(out),
+        *map(str, SOURCES),
+        "-ldl",
+        "-lpthread",
+        "-lm",
+    ]
     p = subprocess.run(argv, capture_output=True, text=True, check=False)
     if p.returncode != 0:
         raise BuildError(f"compiling {SOURCE.name} with {cc} failed:\n{p.stderr[-2000:]}")
@@ -126,9 +180,10 @@ def build_host(out_dir: Path, cc: str | None = None) -> tuple[Path, Path]:
     if not cc:
         raise BuildError("no C compiler: apt-get install gcc")
     runner = out_dir / RUNNER
+    src = installed_runtime_lib()
+    check_exports(src)
     compile_runner(cc, runner, installed_record_sha256(), version=metadata.version(RUNTIME_DIST))
     lib = out_dir / LIB
-    src = installed_runtime_lib()
     if not lib.exists() or lib.stat().st_size != src.stat().st_size:
         lib.unlink(missing_ok=True)
         try:
@@ -145,9 +200,13 @@ def ndk_clang(ndk: str | None) -> str:
         raise BuildError(
             "ANDROID_NDK_HOME is not set: install the Android NDK (r26 or newer) and point ANDROID_NDK_HOME at it"
         )
-    found = sorted(glob.glob(os.path.join(ndk, "toolchains/llvm/prebuilt/*/bin/aarch64-linux-android23-clang")))
+    found = sorted(
+        glob.glob(os.path.join(ndk, "toolchains/llvm/prebuilt/*/bin/aarch64-linux-android23-clang"))
+    )
     if not found:
-        raise BuildError(f"no aarch64-linux-android23-clang under {ndk}/toolchains/llvm/prebuilt: is it an NDK?")
+        raise BuildError(
+            f"no aarch64-linux-android23-clang under {ndk}/toolchains/llvm/prebuilt: is it an NDK?"
+        )
     return found[-1]
 
 
@@ -159,13 +218,16 @@ def android_runtime_lib(out_dir: Path, version: str) -> tuple[Path, str]:
         p = subprocess.run(argv, capture_output=True, text=True, check=False)
         wheels = list(Path(tmp).glob("*.whl"))
         if p.returncode != 0 or not wheels:
-            raise BuildError(f"cannot download the android wheel of {RUNTIME_DIST}=={version}:\n{p.stderr[-1500:]}")
+            raise BuildError(
+                f"cannot download the android wheel of {RUNTIME_DIST}=={version}:\n{p.stderr[-1500:]}"
+            )
         return extract_runtime_lib(wheels[0], out_dir, version)
 
 
 def extract_runtime_lib(wheel: Path, out_dir: Path, version: str) -> tuple[Path, str]:
     """liblitert-lm.so out of a litert-lm-api wheel (any platform's) into out_dir, with VERSION; and its
-    sha256 from the wheel's RECORD (checked against the bytes extracted)."""
+    sha256 from the wheel's RECORD (checked against the bytes extracted). It must export every function
+    the runner declares."""
     with zipfile.ZipFile(wheel) as whl:
         name = next((n for n in whl.namelist() if n.endswith("/" + LIB)), None)
         if name is None:
@@ -179,6 +241,7 @@ def extract_runtime_lib(wheel: Path, out_dir: Path, version: str) -> tuple[Path,
     got = hashlib.sha256((out_dir / LIB).read_bytes()).hexdigest()
     if pinned and got != pinned:
         raise BuildError(f"{LIB} in {wheel.name} does not match its RECORD (sha256 {got}, RECORD {pinned})")
+    check_exports(out_dir / LIB)
     return out_dir / LIB, got
 
 

@@ -1,8 +1,8 @@
 /*
  * edgefarm's native phone runner: ONE LiteRT-LM engine for a whole job, a fresh conversation per
- * sample, on LiteRT-LM's own C API (liblitert-lm.so, dlopen'ed), compiled against upstream's own
- * header c/engine.h at the commit build.py pins (UPSTREAM_HEADER_COMMIT): every function pointer
- * below has the type the header declares, so a changed signature does not compile.
+ * sample, on LiteRT-LM's own C API (liblitert-lm.so, dlopen'ed). Every function pointer below has the
+ * type litert_lm_c_api.h declares (the project's own declarations, checked against the pinned library's
+ * exported symbols at every build and against upstream's c/engine.h wherever one is at hand: build.py).
  *
  *   edgefarm_runner --lib LIBLITERT_LM --model M --job JOB.conv --results RESULTS.jsonl
  *                   [--backend cpu|gpu|npu] [--vision-backend cpu] [--audio-backend cpu]
@@ -53,7 +53,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "engine.h" /* upstream LiteRT-LM c/engine.h (build.py: UPSTREAM_HEADER_COMMIT) */
+#include "litert_lm_c_api.h" /* edgefarm's own declarations, checked against the library and upstream (build.py) */
 #include "job.h"
 #include "reply.h"
 #include "sha256.h"

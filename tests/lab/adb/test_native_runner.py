@@ -238,9 +238,9 @@ FAKE_SOURCE = REPO / "tests" / "unit" / "native" / "fake_litert_lm.c"
 
 @pytest.fixture(scope="module")
 def fake_runtime(tmp_path_factory) -> Path:
-    """A stand-in liblitert-lm.so (tests/unit/native/fake_litert_lm.c, upstream's header): not the
+    """A stand-in liblitert-lm.so (tests/unit/native/fake_litert_lm.c, the runner's declarations): not the
     pinned library. Its answers are picked by words in the prompt (`@deep=N`, ...)."""
-    from android_runner.native.build import PINNED_VERSION, upstream_header_dir
+    from android_runner.native.build import API_HEADER, PINNED_VERSION
 
     folder = tmp_path_factory.mktemp("fake-runtime")
     lib = folder / "liblitert-lm.so"
@@ -250,7 +250,7 @@ def fake_runtime(tmp_path_factory) -> Path:
         "-fPIC",
         "-shared",
         "-I",
-        str(upstream_header_dir()),
+        str(API_HEADER.parent),
         "-o",
         str(lib),
         str(FAKE_SOURCE),

@@ -1,5 +1,5 @@
 """The native runner built on its own for unit tests: -fsanitize=address,undefined, against a small fake
-liblitert-lm.so (fake_litert_lm.c, same upstream header) whose sha256 the runner is pinned to.
+liblitert-lm.so (fake_litert_lm.c, the same litert_lm_c_api.h) whose sha256 the runner is pinned to.
 
 Built once per source hash into a folder under the system temp dir, so a session (or the next one)
 reuses it: the build takes a few seconds, the tests then run the binary directly."""
@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from android_runner.native.build import CFLAGS, PINNED_VERSION, SOURCES, upstream_header_dir
+from android_runner.native.build import API_HEADER, CFLAGS, PINNED_VERSION, SOURCES, check_exports
 
 HERE = Path(__file__).resolve().parent
 FAKE = HERE / "fake_litert_lm.c"
@@ -51,9 +51,9 @@ def _run(argv: list[str]) -> None:
 
 @pytest.fixture(scope="session")
 def native_build() -> NativeBuild:
-    header = upstream_header_dir()
+    header = API_HEADER.parent
     digest = hashlib.sha256()
-    for f in (*SOURCES, *sorted(SOURCES[0].parent.glob("*.h")), FAKE, header / "engine.h"):
+    for f in (*SOURCES, *sorted(SOURCES[0].parent.glob("*.h")), FAKE):
         digest.update(f.read_bytes())
     digest.update(" ".join(CFLAGS + SANITIZE).encode())
     out = Path(tempfile.gettempdir()) / f"edgefarm-native-tests-{digest.hexdigest()[:16]}"
@@ -84,12 +84,13 @@ def native_build() -> NativeBuild:
                 str(FAKE),
             ]
         )
+        check_exports(lib)  # the stand-in offers every function the runner declares
         sha = hashlib.sha256(lib.read_bytes()).hexdigest()
         for d in ("lib", "other"):
             (tmp / d / "VERSION").write_text(f"litert-lm-api {PINNED_VERSION} (fake library for tests)\n")
         (tmp / "other" / "liblitert-lm.so").write_bytes(lib.read_bytes() + b"\0")
         _run([cc, *CFLAGS, "-Werror", *SANITIZE, "-DEF_TEST_HOOKS", f'-DEF_PINNED_SHA256="{sha}"',
-              f'-DEF_PINNED_VERSION="{PINNED_VERSION}"', "-I", str(header), "-o", str(tmp / "edgefarm_runner"),
+              f'-DEF_PINNED_VERSION="{PINNED_VERSION}"', "-o", str(tmp / "edgefarm_runner"),
               *map(str, SOURCES), "-ldl", "-lpthread", "-lm"])  # fmt: skip
         (tmp / "lib.sha256").write_text(sha)
         try:

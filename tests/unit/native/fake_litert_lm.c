@@ -1,5 +1,5 @@
 /* A stand-in liblitert-lm.so for the native runner's unit tests: the functions the runner uses, compiled
- * against the same upstream c/engine.h (so its types are upstream's), with behaviour picked by words
+ * against the same declarations as the runner (android_runner/native/litert_lm_c_api.h), with behaviour picked by words
  * in the message JSON, so each test drives one path:
  *   @deep=N      the reply is a tool call nested N levels deep (issue 24)
  *   @big=N       an answer of N bytes ('a's)
@@ -17,7 +17,7 @@
 #include <string.h>
 #include <time.h>
 
-#include "engine.h"
+#include "litert_lm_c_api.h"
 
 struct LiteRtLmEngine { int x; };
 struct LiteRtLmEngineSettings { int bad; };

@@ -1,0 +1,17 @@
+/*
+ * Compiled only where upstream's c/engine.h is at hand (android_runner/native/build.py
+ * check_against_upstream): upstream's header first, then edgefarm's own declarations. A function whose
+ * declared signature differs from upstream's is a "conflicting types" error; an enum value that differs
+ * fails its static assertion. Nothing here is linked into the runner.
+ */
+#include "engine.h" /* upstream's, from EDGEFARM_LITERT_LM_SRC/c or the cache: never in this repository */
+#include "litert_lm_c_api.h"
+
+#define EF_ASSERT_SAME(name, value) _Static_assert((name) == (value), #name " is not " #value " upstream");
+EF_SAMPLER_TYPES(EF_ASSERT_SAME)
+EF_LOG_SEVERITIES(EF_ASSERT_SAME)
+EF_INPUT_DATA_TYPES(EF_ASSERT_SAME)
+#undef EF_ASSERT_SAME
+
+int edgefarm_api_check_compiled(void);
+int edgefarm_api_check_compiled(void) { return 1; }
