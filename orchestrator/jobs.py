@@ -6,6 +6,7 @@ a device or a command line, and nothing outside the dataset folder is read (the 
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -16,6 +17,7 @@ from android_runner.status import DEFAULT_MAX_OUTPUT_TOKENS
 
 from .datasets.types import Constraint, Sample
 from .fsutil import make_dir, place_file, write_text_atomic
+from .interrupt import raise_if_set
 
 
 @dataclass(frozen=True)
@@ -61,11 +63,19 @@ def _constraint_json(c: Constraint | None) -> dict[str, Any] | None:
     return d
 
 
-def job_items(samples: Sequence[Sample], opts: JobOptions, media_dir: Path | None = None) -> list[JobItem]:
-    """Build the JobItems; with media_dir, also place each media file there under its neutral name."""
+def job_items(
+    samples: Sequence[Sample],
+    opts: JobOptions,
+    media_dir: Path | None = None,
+    stop: threading.Event | None = None,
+) -> list[JobItem]:
+    """Build the JobItems; with media_dir, also place each media file there under its neutral name
+    (once per file: the copies --repeat makes of a sample share their media). `stop` (Ctrl-C) ends it."""
     items = []
     sampler = dict(opts.sampler) if opts.sampler else {"top_k": 1, "seed": 0}
+    placed: dict[Path, str] = {}  # a dataset file -> its neutral name in the bundle
     for n, s in enumerate(samples):
+        raise_if_set(stop)
         if s.id in opts.refused:
             items.append(JobItem(id=s.id, turns=(), refused=opts.refused[s.id], sampler=sampler))
             continue
@@ -78,10 +88,14 @@ def job_items(samples: Sequence[Sample], opts: JobOptions, media_dir: Path | Non
                     parts.append(JobPart("text", text=p.text))
                     continue
                 k += 1
+                if p.path is not None and p.path in placed:
+                    parts.append(JobPart(p.kind, path=placed[p.path]))
+                    continue
                 suffix = (p.path.suffix.lower() if p.path else "")[:8]
                 rel = f"media/{n:04d}-{k}{suffix}"
                 if media_dir is not None and p.path is not None:
                     place_file(p.path, media_dir.parent / rel)
+                    placed[p.path] = rel
                 parts.append(JobPart(p.kind, path=rel))
             turns.append(tuple(parts))
         items.append(
@@ -102,9 +116,11 @@ def job_items(samples: Sequence[Sample], opts: JobOptions, media_dir: Path | Non
     return items
 
 
-def write_bundle(samples: Sequence[Sample], folder: Path, opts: JobOptions) -> list[JobItem]:
+def write_bundle(
+    samples: Sequence[Sample], folder: Path, opts: JobOptions, stop: threading.Event | None = None
+) -> list[JobItem]:
     """Write `folder/job.jsonl` and `folder/media/`; returns the items written."""
     media = make_dir(folder / "media")
-    items = job_items(samples, opts, media_dir=media)
+    items = job_items(samples, opts, media_dir=media, stop=stop)
     write_text_atomic(folder / "job.jsonl", "".join(it.to_json() + "\n" for it in items))
     return items

@@ -20,6 +20,7 @@ from .datasets.types import Dataset, Sample
 from .devices.base import Device
 from .errors import EdgefarmError
 from .fsutil import output_errors, write_json_atomic, write_text_atomic
+from .interrupt import Interrupted, raise_if_set
 from .jobs import JobOptions, write_bundle
 from .measure import expand, split
 from .models import ModelSummary
@@ -106,16 +107,20 @@ def run_device(
         outcome.info = device.info()
         write_json_atomic(dev_dir / "device.json", asdict(effective_info(outcome.info, opts)))
         progress.at(Phase.STAGING)
-        device.on_progress = progress.pushing
+
+        def pushing(remote: str, sent: int, size: int) -> None:  # a Ctrl-C ends a push at its next block
+            raise_if_set(stop)
+            progress.pushing(remote, sent, size)
+
+        device.on_progress = pushing
         items = write_bundle(
-            expand(samples, opts.repeat, opts.warmup, opts.sustain), dev_dir / "job", job_opts
+            expand(samples, opts.repeat, opts.warmup, opts.sustain), dev_dir / "job", job_opts, stop
         )
         adapter = RUNNERS.get(device.runner)(device)
         staged = adapter.stage(device, dev_dir / "job", model, opts)
         outcome.model_push, outcome.other_push = staged.model_push, staged.other_push
         outcome.runner = {**staged.runner, "settings": run_settings(opts, model, items)}
-        if stop.is_set():
-            raise Interrupted()
+        raise_if_set(stop)
         progress.at(Phase.LOADING)
         with output_errors(dev_dir / STREAM_FILE):
             stream = open(dev_dir / STREAM_FILE, "a", encoding="utf-8")  # noqa: SIM115 - closed below
@@ -153,10 +158,6 @@ def run_device(
     elif not outcome.error:
         progress.at(Phase.DONE)
     return outcome
-
-
-class Interrupted(Exception):
-    """Ctrl-C arrived before the device's runner started: nothing more runs on it."""
 
 
 def _events(

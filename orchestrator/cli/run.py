@@ -16,9 +16,10 @@ from ..bundled import BUNDLED_DATASET, BUNDLED_MODEL
 from ..errors import EdgefarmError
 from ..history.db import resolve
 from ..history.record import record_at_end
-from ..interrupt import stop_on_interrupt
+from ..interrupt import INTERRUPTED_EXIT, interrupts_raise, stop_on_interrupt
 from ..progress import stderr_console
 from ..redact import redact
+from ..run.bounds import check_flags
 from ..run.execute import execute
 from ..run.finish import finish, interrupted_note
 from ..run.plan import plan, read_inputs
@@ -215,12 +216,18 @@ def run(ctx: click.Context, **params) -> None:
     if params["reference"] is not None and not params["fidelity"] and params["resume"] is None:
         raise click.UsageError("--reference names the device --fidelity measures against: add --fidelity")
     previous = None
-    if params["resume"] is not None:  # the selection comes from run.json; flags typed again must agree
-        previous = read_run_json(params["resume"], own_folder=True)
-        params = resumed_params(ctx, previous, Path(params["resume"]))
-    request = RunRequest(**{k: tuple(v) if isinstance(v, list) else v for k, v in params.items()})
     console = stderr_console()
-    the_plan = plan(request, read_inputs(request, previous))
+    try:  # reading the inputs, listing the devices, joining a cluster: a Ctrl-C or SIGTERM ends it here
+        with interrupts_raise():
+            if params["resume"] is not None:  # the selection comes from run.json; typed flags must agree
+                previous = read_run_json(params["resume"], own_folder=True)
+                params = resumed_params(ctx, previous, Path(params["resume"]))
+            request = RunRequest(**{k: tuple(v) if isinstance(v, list) else v for k, v in params.items()})
+            check_flags(request)  # every count, size and time within its bound (run/bounds.py)
+            the_plan = plan(request, read_inputs(request, previous))
+    except KeyboardInterrupt:
+        console.print("[yellow]interrupted before any device was used: nothing was written[/]")
+        sys.exit(INTERRUPTED_EXIT)
     # the handlers stay until the reports are on disk: a Ctrl-C while they are written stops nothing
     # half-way (the first is noted, a second exits at once), never click's "Aborted!" with exit 1
     with stop_on_interrupt(lambda message: console.print(f"[yellow]{message}[/]")) as stop:

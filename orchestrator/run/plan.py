@@ -25,6 +25,7 @@ from ..runners.base import RunOptions
 from ..scoring import SCORERS, ScoreFn  # each scorer imports nltk & co. when it first scores
 from ..scoring.judge import JudgeConfig, add_judge_accuracy, endpoint
 from ..shard import plan_shards
+from .bounds import check_job
 from .selection import dataset_fingerprint, refused_samples, select_samples
 from .types import HostSharing, PreviousRun, RunPlan, RunRequest
 
@@ -88,6 +89,7 @@ def plan(request: RunRequest, inputs: Inputs) -> RunPlan:
     """The run, decided. Pure: reads no file and asks no device."""
     dataset, model, sel = inputs.dataset, inputs.model, inputs.selection
     samples = tuple(select_samples(dataset, request.modalities, request.limit, request.per_modality))
+    check_job(samples, request.repeat, request.warmup, request.sustain)  # before anything is staged
     refused = refused_samples(samples, model.max_context_tokens)  # too big to send: error rows
     score = scorer_for(dataset.format, request.judge_url, request.judge_model)
     base = RunOptions(run_id="", sample_timeout_s=request.sample_timeout_s, cooldown_c=request.cooldown_c,
