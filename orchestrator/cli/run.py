@@ -222,6 +222,7 @@ def run(ctx: click.Context, **params) -> None:
             if params["resume"] is not None:  # the selection comes from run.json; typed flags must agree
                 previous = read_run_json(params["resume"], own_folder=True)
                 params = resumed_params(ctx, previous, Path(params["resume"]))
+                params.pop("db", None)  # ctx.params has it again: not a RunRequest field
             request = RunRequest(**{k: tuple(v) if isinstance(v, list) else v for k, v in params.items()})
             check_flags(request)  # every count, size and time within its bound (run/bounds.py)
             the_plan = plan(request, read_inputs(request, previous))
