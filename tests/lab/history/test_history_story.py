@@ -1,0 +1,120 @@
+"""Issue 35's story on the device lab: ten runs of three lab phones across three runtime "versions"
+(the fixed-time runner, scripts/fixed_time_runner.c, at a speed set per version: 250 ms per sample,
+but 275 ms on galaxy-s24 from the second version on, a 10% slowdown), each run recording itself in a
+SQLite history at its end. Only the first run of the second version is flagged, on galaxy-s24, for
+its time per sample (and TTFT, which the runner makes half of it), naming runtime 0.17.0 -> 0.18.0.
+The same runs imported into a real PostgreSQL server give the identical `history --format json`."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[3]
+STANDIN = REPO / "scripts" / "fixed_time_runner.c"
+VERSIONS = ("0.17.0", "0.18.0", "0.19.0")
+RUNS = (0, 0, 0, 1, 1, 1, 1, 2, 2, 2)  # the version of each of the ten runs
+PHONES = (("pixel-8", "pixel8", ""), ("galaxy-s24", "s24", ""), ("redmi-13", "redmi", "B"))
+SLOWED = "galaxy-s24"
+SAMPLES = 6
+
+
+def _runner(folder: Path, sample_ms: int) -> Path:
+    folder.mkdir(parents=True)
+    cc = os.environ.get("CC") or shutil.which("cc") or shutil.which("gcc") or "cc"
+    runner = folder / "edgefarm_runner"
+    subprocess.run([cc, "-O2", f"-DSAMPLE_MS={sample_ms}", "-o", str(runner), str(STANDIN)], check=True)
+    return runner
+
+
+def _inventories(lab, tmp: Path) -> list[Path]:
+    """One devices.yaml per runtime version: its library (with the VERSION file the stamp reads) and
+    each phone's runner at that version's speed."""
+    normal, slow = _runner(tmp / "r250", 250), _runner(tmp / "r275", 275)
+    host_b = f"127.0.0.1:{lab.servers[1].port}"
+    out = []
+    for k, version in enumerate(VERSIONS):
+        lib = tmp / f"runtime-{version}" / "liblitert-lm.so"
+        lib.parent.mkdir()
+        lib.write_bytes(f"the fixed-time runner loads no runtime; this is version {version}\n".encode())
+        (lib.parent / "VERSION").write_text(version + "\n")
+        inv = tmp / f"devices-{version}.yaml"
+        inv.write_text(f"adb_servers: [{host_b}]\ndevices:\n" + "".join(
+            f"  - name: {name}\n    kind: adb\n    serial: '{lab.serials[label]}'\n"
+            f"    native_runner: '{slow if name == SLOWED and k > 0 else normal}'\n    runtime_lib: '{lib}'\n"
+            + (f"    server: '{host_b}'\n" if server else "")
+            for name, label, server in PHONES
+        ))  # fmt: skip
+        out.append(inv)
+    return out
+
+
+def _edgefarm(env, *args: str, timeout: int = 300) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "orchestrator", *args], capture_output=True, text=True,
+                          timeout=timeout, env=env, cwd=REPO, check=False)  # fmt: skip
+
+
+def test_ten_runs_flag_the_slowdown_once_and_sqlite_and_postgresql_agree(adb_lab, postgres, tmp_path):
+    inventories = _inventories(adb_lab, tmp_path)
+    env = dict(os.environ, ANDROID_ADB_SERVER_PORT=str(adb_lab.servers[0].port), COLUMNS="200", CI="1")
+    for name in ("EDGEFARM_INVENTORY", "ANDROID_ADB_SERVER_HOST", "EDGEFARM_DB"):
+        env.pop(name, None)
+    sqlite, runs = tmp_path / "history.sqlite", tmp_path / "runs"
+    flagged = []
+    for i, k in enumerate(RUNS):
+        p = _edgefarm(env, "run", "--devices", ",".join(n for n, _, _ in PHONES), "--inventory",
+                      str(inventories[k]), "--modality", "text", "--limit", str(SAMPLES), "--out", str(runs),
+                      "--sample-timeout", "60", "--db", str(sqlite))  # fmt: skip
+        assert p.returncode in (0, 1), p.stderr[-3000:]  # 1: the fixed answer fails the card's verdict
+        assert f"history: recorded in {sqlite}" in p.stderr, p.stderr[-3000:]
+        flagged.append([x for x in p.stderr.splitlines() if x.startswith("history: significant change:")])
+    # flagged at the first run of the second version only, naming the phone, the figure and the versions
+    assert [bool(f) for f in flagged] == [i == 3 for i in range(10)], flagged
+    assert all(SLOWED in x and "worse" in x and "runtime 0.17.0 → 0.18.0" in x for x in flagged[3]), flagged[
+        3
+    ]
+    assert any("Time per sample" in x for x in flagged[3]) and any("TTFT" in x for x in flagged[3])
+    assert len(flagged[3]) == 2, flagged[3]
+
+    html = tmp_path / "trends.html"
+    p = _edgefarm(env, "history", "--db", str(sqlite), "--format", "json", "--html", str(html))
+    assert p.returncode == 0, p.stderr[-3000:]
+    from_sqlite = p.stdout
+    data = json.loads(from_sqlite)
+    series = {s["device"]: s for s in data["series"]}
+    assert sorted(series) == sorted(n for n, _, _ in PHONES)
+    assert all(len(s["points"]) == 10 for s in series.values())
+    run_ids = [pt["run_id"] for pt in series[SLOWED]["points"]]
+    assert [pt["runtime_version"] for pt in series[SLOWED]["points"]] == [VERSIONS[k] for k in RUNS]
+    changes = [(c["device"], c["field"], c["run_id"], c["previous_run_id"]) for s in series.values()
+               for c in s["changes"]]  # fmt: skip
+    assert sorted(changes) == [
+        (SLOWED, "ttft_ms", run_ids[3], run_ids[2]),
+        (SLOWED, "wall_ms", run_ids[3], run_ids[2]),
+    ]
+    wall = [pt["figures"]["wall_ms_p50"] for pt in series[SLOWED]["points"]]
+    assert all(w["lo"] <= w["value"] <= w["hi"] for w in wall)
+    assert 1.07 < wall[5]["value"] / wall[1]["value"] < 1.13, wall
+    stab = {x["figure"]: x for x in series["pixel-8"]["stability"]}["wall_ms_p50"]
+    assert stab["runs"] == 5 and stab["cv_pct"] < 2.0, stab  # the unchanged phone's runs agree
+    page = html.read_text()
+    assert page.count("report.html</a>") == 30 and f"{runs / run_ids[3] / 'report.html'}" in page
+
+    only = _edgefarm(
+        env, "history", "--db", str(sqlite), "--device", SLOWED, "--runtime", "0.18.0", "--format", "csv"
+    )
+    assert only.returncode == 0 and {r.split(",")[3] for r in only.stdout.splitlines()[1:]} == set(
+        run_ids[3:7]
+    )
+
+    url = postgres.new_database("story")
+    p = _edgefarm(env, "history", "import", str(runs), "--db", url)
+    assert p.returncode == 0 and p.stdout.startswith("10 recorded"), p.stdout + p.stderr[-3000:]
+    assert _edgefarm(env, "history", "import", str(runs), "--db", url).stdout.startswith("10 unchanged")
+    p = _edgefarm(env, "history", "--db", url, "--format", "json")
+    assert p.returncode == 0, p.stderr[-3000:]
+    assert p.stdout == from_sqlite
