@@ -119,6 +119,7 @@ def run_device(
         adapter = RUNNERS.get(device.runner)(device)
         staged = adapter.stage(device, dev_dir / "job", model, opts)
         outcome.model_push, outcome.other_push = staged.model_push, staged.other_push
+        outcome.notes += staged.notes
         outcome.runner = {**staged.runner, "settings": run_settings(opts, model, items)}
         raise_if_set(stop)
         progress.at(Phase.LOADING)

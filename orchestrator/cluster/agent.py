@@ -25,6 +25,8 @@ class FarmHostAgent:
         self._lock = threading.Lock()  # the actor is threaded: transfers and sessions run side by side
         self._devices: dict[str, object] = {}  # name -> Device, from the last listing
         self._stops: dict[str, threading.Event] = {}
+        self._verified: set[str] = set()  # sha256 of cached files hashed whole in this agent's life (run)
+        self._damaged: dict[str, str] = {}  # sha256 -> the note that its cached copy was fetched again
 
     @property
     def cache(self) -> HostCache:
@@ -52,9 +54,19 @@ class FarmHostAgent:
 
     # -- the model and media, once per host ------------------------------------------------------
     def offer(self, blob: Blob) -> bool:
-        """True when the host needs the file's chunks; False when its cache already holds it."""
-        if self.cache.holds(blob):
-            return False
+        """True when the host needs the file's chunks; False when its cache already holds it. A cached
+        file is trusted once it has hashed whole to its name in this agent's life (each run has its
+        own agent): a damaged copy is removed, fetched again, and said (`finish`'s note)."""
+        cache = self.cache
+        if cache.holds(blob):
+            if blob.sha256 in self._verified or cache.verify(blob):
+                self._verified.add(blob.sha256)
+                return False
+            cache.discard(blob)
+            self._damaged[blob.sha256] = (
+                f"farm host {self.host}: its cached copy of {blob.name} ({cache.path(blob.sha256)}) did not hash "
+                f"to {blob.sha256[:16]}… (changed on disk since it arrived): removed and fetched again"
+            )
         self.cache.begin(blob)
         self._taken[blob.sha256] = (0, 0)
         return True
@@ -74,7 +86,9 @@ class FarmHostAgent:
             return Received(self.host, blob.sha256, 0, 0, already_held=True)
         got, chunks = taken
         self.cache.commit(blob)
-        return Received(self.host, blob.sha256, got, chunks, already_held=False)
+        self._verified.add(blob.sha256)  # commit hashed it whole
+        return Received(self.host, blob.sha256, got, chunks, already_held=False,
+                        note=self._damaged.pop(blob.sha256, ""))  # fmt: skip
 
     def cached_path(self, blob: Blob) -> str:
         return str(self.cache.path(blob.sha256))

@@ -15,12 +15,14 @@ from pathlib import Path
 
 import ray
 from rich.console import Console
+from rich.markup import escape
 
 from android_runner.contract import SampleResult
 
 from ..datasets.types import Dataset, Sample
 from ..errors import DeviceLost, EdgefarmError
 from ..fsutil import make_dir, output_errors, write_bytes_atomic
+from ..interrupt import Interrupted
 from ..jobs import JobOptions, write_bundle
 from ..measure import expand, measured_count
 from ..models import ModelSummary
@@ -100,6 +102,11 @@ def run_on_cluster(
     share = {d: tuple((assignment or {}).get(d, samples)) for d in names}
     hosts = {host_of[d] for d in names}
     blobs, taken = stage_files(model, samples, {h: agents[h] for h in hosts})
+    repaired = {
+        h: [r.note for r in got if r.note] for h, got in taken.items()
+    }  # damaged copies fetched again
+    for note in (n for notes in repaired.values() for n in notes):
+        console.print(f"[yellow]note:[/] {escape(note)}", highlight=False)
     t_staged = time.monotonic()
     first_row: dict[str, float] = {}
     last_row: dict[str, float] = {}
@@ -113,13 +120,13 @@ def run_on_cluster(
         outcome = DeviceOutcome(name=name, kind=next(d.kind for d in devices if d.name == name))
         t0 = time.monotonic()
         rows: dict[str, SampleResult] = {}  # a restarted session replays the phone's rows: each kept once
-        notes: list[str] = []
+        notes: list[str] = list(repaired.get(host, ()))
         try:
             make_dir(dev_dir)
             earlier = read_outcome(dev_dir)  # --resume: an earlier session's counted figures add up
             items = expand(share[name], opts[name].repeat, opts[name].warmup)
             write_bundle(
-                items, dev_dir / "job", job_opts
+                items, dev_dir / "job", job_opts, stop
             )  # the job's media, linked here as on one controller
             job = DeviceWork(name, dataset, share[name], model, opts[name], job_opts)
             stream = dev_dir / STREAM_FILE
@@ -154,6 +161,8 @@ def run_on_cluster(
             outcome.sessions += restarts  # a crashed agent's session counts too (its figures died with it)
             if (dev_dir / "results.jsonl").exists():
                 stream.unlink(missing_ok=True)
+        except Interrupted:  # Ctrl-C while its job was written: nothing ran
+            outcome.interrupted = True
         except EdgefarmError as e:
             outcome.error, outcome.error_code = str(e), e.exit_code
         except ray.exceptions.RayTaskError as e:

@@ -3,7 +3,10 @@
 A file arrives in chunks into `incoming/<sha>.<agent pid>.part` (two runs on one host may fetch it
 at once); each chunk is checked against the sha256 the controller announced before it is written,
 the whole file again before it is renamed into place, so the cache never holds a file whose name is
-not its content's hash."""
+not its content's hash when it arrives. A file can change on disk afterwards (a flipped bit, a tool
+that wrote into it): `verify` hashes it whole, streamed, and the agent does so before the first use
+of each file in a run (docs/cluster.md gives the cost); a copy that does not hash to its name is
+removed with its named links (`discard`) and fetched again."""
 
 from __future__ import annotations
 
@@ -25,11 +28,29 @@ class HostCache:
         return self.root / "blobs" / sha256[:2] / sha256
 
     def holds(self, blob: Blob) -> bool:
-        """The file is in place with the announced size (its name is its hash, checked on arrival)."""
+        """The file is in place with the announced size (its content: `verify`)."""
         try:
             return self.path(blob.sha256).stat().st_size == blob.size
         except FileNotFoundError:
             return False
+
+    def verify(self, blob: Blob) -> bool:
+        """The cached file's whole content hashes to its name (streamed, 1 MiB at a time)."""
+        digest = hashlib.sha256()
+        try:
+            with open(self.path(blob.sha256), "rb") as f:
+                while data := f.read(1 << 20):
+                    digest.update(data)
+        except FileNotFoundError:
+            return False
+        return digest.hexdigest() == blob.sha256
+
+    def discard(self, blob: Blob) -> None:
+        """Remove a cached file and its named links (a damaged copy: it is fetched again)."""
+        self.path(blob.sha256).unlink(missing_ok=True)
+        named = self.root / "named" / blob.sha256
+        for link in named.glob("*") if named.is_dir() else ():
+            link.unlink(missing_ok=True)
 
     def _part(self, blob: Blob) -> Path:
         return self.root / "incoming" / f"{blob.sha256}.{os.getpid()}.part"
@@ -88,10 +109,13 @@ class HostCache:
         """The cached file under its original name (a hard link beside the blob): runtimes and the
         job's media names go by the suffix."""
         dst = self.root / "named" / blob.sha256 / name
+        src = self.path(blob.sha256)
+        if dst.exists() and not os.path.samefile(dst, src):  # a link to a copy replaced since
+            dst.unlink(missing_ok=True)
         if not dst.exists():
             dst.parent.mkdir(parents=True, exist_ok=True)
             try:
-                os.link(self.path(blob.sha256), dst)
+                os.link(src, dst)
             except FileExistsError:
                 pass
         return dst

@@ -52,6 +52,7 @@ class Received:
     bytes_received: int
     chunks_received: int
     already_held: bool
+    note: str = ""  # the host's cached copy was damaged and fetched again
 
 
 @dataclass(frozen=True)

@@ -193,6 +193,7 @@ class AndroidRunner:
             have = device.remote_sha256(
                 [dst for local, remote in pushes for _, dst in push_pairs(local, remote, device.name)]
             )
+            notes = _model_copies(device, model, have.get(str(model_remote)), model_remote)
             tokens = opts.max_num_tokens or model.max_context_tokens
             floor = model.facts.floor_bytes(tokens) if model.facts else None
             on_device = have.get(str(model_remote)) == model.sha256
@@ -211,7 +212,7 @@ class AndroidRunner:
             identity |= {"runtime_lib": str(choice.lib), "runtime_sha256": cached_sha256(choice.lib),
                          "runtime_version": runtime_version(choice.lib)}  # fmt: skip
         return Staged(root=root, model=model_remote, job=job, model_push=model_push, other_push=other,
-                      runner=identity)  # fmt: skip
+                      runner=identity, notes=notes)  # fmt: skip
 
     def _render(self, items, out: Path, job: PurePosixPath, model: ModelSummary, opts: RunOptions,
                 model_remote: PurePosixPath, cache: PurePosixPath, lib_dir: PurePosixPath) -> None:  # fmt: skip
@@ -373,7 +374,9 @@ class AndroidRunner:
         marker = new_marker()
         script = 'cat /proc/meminfo 2>/dev/null; echo "$1"; cat "$2" 2>/dev/null; true'
         lines: list[str] = []
-        device.run(["sh", "-c", script, "sh", marker, str(staged.job / name)], timeout_s=60, on_line=lines.append)
+        device.run(
+            ["sh", "-c", script, "sh", marker, str(staged.job / name)], timeout_s=60, on_line=lines.append
+        )
         cut = lines.index(marker) if marker in lines else len(lines)
         self.available_mb = available_mb("\n".join(lines[:cut]))
         for line in lines[cut + 1 :]:
@@ -396,9 +399,15 @@ class AndroidRunner:
             if line.get("status") == native.DIED:
                 tail = "\n".join(self._lines(device, staged.job / "runner.log")[-8:])
                 pid, code = line.get("pid"), line.get("exit_code")  # the driver's own died line
-                if isinstance(code, int) and signal_from_shell_status(code) == SIGKILL and isinstance(pid, int):
+                if (
+                    isinstance(code, int)
+                    and signal_from_shell_status(code) == SIGKILL
+                    and isinstance(pid, int)
+                ):
                     tail = "\n".join(x for x in (tail, kill_records(device, pid)) if x)
-            row = native.line_row(line, item.id, opts, tail, self.available_mb)  # built once, reply parsed once
+            row = native.line_row(
+                line, item.id, opts, tail, self.available_mb
+            )  # built once, reply parsed once
             results[item.id] = native.with_snapshots(row, line, opts, {})
             self.native_lines[item.id] = (line, row)
             events.result(results[item.id])
@@ -533,3 +542,23 @@ def _json_record(text: str) -> dict[str, Any]:
 
 def _json_field(text: str, key: str) -> Any:
     return _json_record(text).get(key)
+
+
+def _model_copies(
+    device: Phone, model: ModelSummary, on_phone: str | None, remote: PurePosixPath
+) -> tuple[str, ...]:
+    """The model this host pushes must be the run's (run.json's sha256), and a copy the phone holds
+    under the run's name that is not is said (the push then replaces it): a cache is trusted only
+    once checked."""
+    here = cached_sha256(model.path)
+    if here != model.sha256:
+        raise DeviceError(
+            f"the model file {model.path} does not hash to the run's {model.sha256[:16]}… (it changed since "
+            "the run read it)",
+            where=device.name,
+            fix="restore the model file the run started with, then rerun with --resume",
+        )
+    if on_phone is not None and on_phone != model.sha256:
+        said = f"the phone's copy of the model ({remote}) did not hash to the run's {model.sha256[:16]}…"
+        return (said + " (damaged on the phone): pushed again",)
+    return ()

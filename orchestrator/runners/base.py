@@ -66,6 +66,7 @@ class Staged:
     runner: Mapping[str, Any] = field(
         default_factory=dict
     )  # which runner and runtime ran (name, sha256, version)
+    notes: tuple[str, ...] = ()  # what staging found and mended (a damaged copy of the model pushed again)
 
 
 @dataclass
