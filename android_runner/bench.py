@@ -171,14 +171,15 @@ class BenchEngine:
         return self._session_cls(self.lib, ptr)
 
     def _first_prefill_extra(self) -> int:
-        """Tokens the runtime adds to a session's first prefill (a BOS, for models that have one):
-        measured once on a 4-token text, so the first prefill's text is that much shorter."""
-        s = self.session()
-        try:
-            s.run_prefill([self.text(4)])
-            return max(0, s.get_benchmark_info().last_prefill_token_count - 4)
-        finally:
-            s.close()
+        """Tokens the runtime puts before a session's first prefill: the model's start token (BOS),
+        where it has one. Read from the engine, not measured by a prefill (that would warm the engine
+        before the first timed repetition); the runtime's own count after each step checks it."""
+        from litert_lm.utils import _parse_token_union  # the package's reader of a token union
+
+        start = _parse_token_union(self.lib, self.lib.litert_lm_engine_get_start_token(self.ptr))
+        if start is None:
+            return 0
+        return len(start) if isinstance(start, list) else 1
 
     def close(self) -> None:
         if self.ptr:

@@ -22,6 +22,9 @@ _COMMON = {
     "workdir": {"type": "string", "minLength": 1},
     "fallback_for": {"type": "array", "items": {"type": "string"}},
     "disabled": {"type": "boolean"},
+    # the device's memory bandwidth (GB/s, from its SoC's documentation): `edgefarm bench` shows decode
+    # as a share of the bound it sets (docs/bench.md); absent, nothing is guessed
+    "memory_bandwidth_gbs": {"type": "number", "exclusiveMinimum": 0, "maximum": 10000},
 }
 SCHEMA: dict[str, Any] = {
     "type": "object",

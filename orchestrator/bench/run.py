@@ -33,7 +33,9 @@ from ..run.plan import host_lanes
 from ..run.types import DeviceOutcome, PreviousRun
 from ..rundir import device_folder, host_info, new_run_dir, utc_now, versions, write_run_json
 from ..runners.base import RunOptions
+from .bound import bandwidths, bound_ts
 from .grid import MAX_REPETITIONS, Cell, cells, parse_backends, parse_values, refused_shapes
+from .html import render as render_html
 from .printers import EXTENSIONS, PRINTERS
 from .results import CellResult, cell_results, llama_rows
 
@@ -87,11 +89,16 @@ class BenchPlan:
     lanes: tuple[tuple[str, ...], ...]
     previous: PreviousRun | None = None
     limit: int | None = None  # the engine's token limit the shapes were checked against
+    bandwidth_gbs: Mapping[str, float] = field(default_factory=dict)  # devices.yaml's, by device (bound.py)
     dataset: Dataset = field(default=None)  # type: ignore[assignment]  # the farm's work units, made in plan
 
 
 def plan_bench(
-    request: BenchRequest, model: ModelSummary, selection: Any, previous: PreviousRun | None
+    request: BenchRequest,
+    model: ModelSummary,
+    selection: Any,
+    previous: PreviousRun | None,
+    bandwidth_gbs: Mapping[str, float] | None = None,
 ) -> BenchPlan:
     """The bench, decided (pure): each device's cells, refused shapes, options, lanes."""
     if not 1 <= request.repetitions <= MAX_REPETITIONS:
@@ -129,16 +136,19 @@ def plan_bench(
     dataset = Dataset(name="bench", format="bench", root=Path("."), files=(), samples=units)
     return BenchPlan(request=request, model=model, devices=selection.devices, unusable=selection.unusable,
                      notes=selection.notes, grid=grid, options=options, lanes=lanes, previous=previous,
-                     limit=limit, dataset=dataset)  # fmt: skip
+                     limit=limit, dataset=dataset, bandwidth_gbs=dict(bandwidth_gbs or {}))  # fmt: skip
 
 
-def read_bench_inputs(request: BenchRequest) -> tuple[ModelSummary, Any]:
-    """The model and the devices that answer (the only reads before the bench starts)."""
+def read_bench_inputs(request: BenchRequest) -> tuple[ModelSummary, Any, Mapping[str, float]]:
+    """The model, the devices that answer and their devices.yaml memory bandwidths (the only reads
+    before the bench starts)."""
     inventory = load_inventory(request.inventory)
     if inventory.cluster:
         raise ConfigError("edgefarm bench does not run on a Ray cluster yet", where=str(request.inventory),
                           fix="bench the devices of this controller (an inventory without `cluster:`)")  # fmt: skip
-    return inspect_model(request.model), select_usable(inventory, request.device_spec)
+    selection = select_usable(inventory, request.device_spec)
+    names = {d.name for d in selection.devices}
+    return inspect_model(request.model), selection, bandwidths(inventory.entries, names)
 
 
 def run_json(plan: BenchPlan, run_id: str, started_at: str) -> dict[str, Any]:
@@ -197,20 +207,31 @@ def bench_results(plan: BenchPlan, run_dir: Path) -> list[CellResult]:
     return out
 
 
+def cell_bound(plan: BenchPlan, r: CellResult) -> float | None:
+    """The device's bandwidth bound on the cell's decode, at the decode's mean context (depth, prompt,
+    half the generated tokens); None when the device's bandwidth or the model's facts are unknown."""
+    c = r.cell
+    return bound_ts(plan.bandwidth_gbs.get(r.device), plan.model.facts, c.n_depth + c.n_prompt + c.n_gen / 2)
+
+
 def finish_bench(plan: BenchPlan, ex: BenchExecution) -> tuple[list[dict[str, Any]], Path]:
-    """bench.json (every cell with every repetition) and bench-rows.<fmt> in the run folder; the rows."""
+    """bench.json (every cell with every repetition), report.html and bench-rows.<fmt> in the run
+    folder; the rows."""
     results = bench_results(plan, ex.run_dir)
     stamp = ex.record["started_at"]
     model = ex.record["model"]
-    rows = [row for r in results for row in llama_rows(r, model, stamp)]
+    bounds = [cell_bound(plan, r) for r in results]
+    rows = [row for r, b in zip(results, bounds) for row in llama_rows(r, model, stamp, b)]
     record = ex.record
     record["finished_at"] = utc_now().isoformat(timespec="seconds")
     record["versions"] = versions()
     record["outcomes"] = {o.name: {"error": o.error, "model_loads": o.model_loads, "wall_s": o.wall_s,
                                    "interrupted": o.interrupted, "runner": o.runner} for o in ex.outcomes}  # fmt: skip
     write_run_json(ex.run_dir, record)
-    write_json_atomic(ex.run_dir / "bench.json", {"schema_version": 1, "run_id": ex.run_id, "model": model,
-                                                   "cells": [r.to_json() for r in results], "rows": rows})  # fmt: skip
+    cells = [{**r.to_json(), "decode_bound_ts": b} for r, b in zip(results, bounds)]
+    bench = {"schema_version": 1, "run_id": ex.run_id, "model": model, "cells": cells, "rows": rows}
+    write_json_atomic(ex.run_dir / "bench.json", bench)
+    write_text_atomic(ex.run_dir / "report.html", render_html(bench))
     fmt = plan.request.output
     path = ex.run_dir / f"bench-rows.{EXTENSIONS[fmt]}"
     write_text_atomic(path, PRINTERS.get(fmt)(rows))

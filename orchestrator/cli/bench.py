@@ -95,11 +95,11 @@ def bench(ctx: click.Context, cluster: str | None, sustain: int | None, **params
         previous = PreviousRun.from_dict(run, params["resume"])
     request = BenchRequest(**{k: v for k, v in params.items() if k != "resume"})
     console = stderr_console()
-    model, selection = read_bench_inputs(request)
+    model, selection, bandwidth = read_bench_inputs(request)
     if previous is not None and previous.model_sha256 != model.sha256:
         raise ConfigError("the model file differs from the one this bench started with (its sha256 changed)",
                           where=str(previous.run_dir / "run.json"), fix="pass the same --model, or start a new bench")  # fmt: skip
-    the_plan = plan_bench(request, model, selection, previous)
+    the_plan = plan_bench(request, model, selection, previous, bandwidth)
     with stop_on_interrupt(lambda message: console.print(f"[yellow]{message}[/]")) as stop:
         ex = execute_bench(the_plan, console, stop)
         rows, path = finish_bench(the_plan, ex)

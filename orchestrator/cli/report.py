@@ -114,6 +114,9 @@ def compare(run_a: Path, run_b: Path, allow_different: bool) -> None:
     McNemar test, figures as paired ratios B/A with 95% intervals; significant changes for the worse first."""
     from ..report.compare import compare_runs, comparison_lines
 
+    if (run_a / "bench.json").is_file() or (run_b / "bench.json").is_file():  # two bench runs: cell by cell
+        click.echo(bench_comparison(run_a, run_b), nl=False)
+        return
     c = compare_runs(load_report(run_a), load_report(run_b), allow_different, (str(run_a), str(run_b)))
     title = f"{c.run_a} → {c.run_b}: B against A on {c.common_samples} common sample(s), ratios B/A (95% interval)"
     if c.settings:
@@ -137,6 +140,23 @@ def compare(run_a: Path, run_b: Path, allow_different: bool) -> None:
     console.print(table)
     for line in comparison_lines(c):
         console.print(line, markup=False, highlight=False)
+
+
+def bench_comparison(run_a: Path, run_b: Path) -> str:
+    """Two `edgefarm bench` runs compared cell by cell (bench/compare.py); a bench run against a
+    dataset run is refused."""
+    from ..bench.compare import compare_bench, comparison_text
+    from ..jsonio import DOCUMENT, read_json
+
+    docs = []
+    for run in (run_a, run_b):
+        if not (run / "bench.json").is_file():
+            raise ConfigError("one run is a bench run and the other is not", where=str(run),
+                              fix="compare two `edgefarm bench` runs, or two `edgefarm run` runs")  # fmt: skip
+        docs.append(
+            read_json(run / "bench.json", DOCUMENT, error=ConfigError, fix="pass a finished bench run folder")
+        )
+    return comparison_text(compare_bench(docs[0], docs[1], (str(run_a), str(run_b))))
 
 
 def with_baseline(report, name: str):

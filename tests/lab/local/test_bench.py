@@ -97,3 +97,19 @@ def test_resume_takes_the_grid_from_run_json_and_runs_nothing_twice(tmp_path, lo
     assert again.stdout.count("\n") == 3  # header, pp8, tg4
     outcome = json.loads((run_dir / "devices" / "this-host" / "outcome.json").read_text())
     assert outcome["sessions"] == 2 and outcome["model_loads"] == 1  # the resume had nothing left to run
+
+
+def test_report_html_and_compare_of_two_bench_runs(tmp_path, local_inventory):
+    runs = []
+    for threads in ("1", "2"):
+        out = tmp_path / f"runs{threads}"
+        p = edgefarm("bench", "--devices", "local", "--inventory", str(local_inventory()), "--out", str(out),
+                     "--model", str(TINY_TEXT), "-p", "16", "-n", "8", "-d", "0,64", "-r", "2", "--threads", threads)  # fmt: skip
+        assert p.returncode == 0, p.stderr[-3000:]
+        runs.append(only_run_dir(out))
+    page = (runs[0] / "report.html").read_text()
+    assert page.count("<svg") == 1 and "<h2>p16 n8 d64</h2>" in page
+    c = edgefarm("compare", str(runs[0]), str(runs[1]))
+    assert c.returncode == 0, c.stderr[-2000:]
+    assert "| this-host | p16-n8-d0-cpu-t1 vs p16-n8-d0-cpu-t2 | 2/2 |" in c.stdout
+    assert c.stdout.count("| this-host |") == 2

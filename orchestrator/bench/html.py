@@ -1,0 +1,150 @@
+"""A bench's report.html: tokens/s against depth per device and backend, and a table per shape with
+the best marked only when its 95% interval is clear of every other's.
+
+Pure: bench.json's cells in, one HTML page out (report/svg.py draws the charts, as the run's report).
+"""
+
+from __future__ import annotations
+
+import html
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from ..report import svg
+
+Cell = Mapping[str, Any]  # one entry of bench.json `cells` (results.CellResult.to_json)
+SPEEDS = (("prefill_ts", "prefill tokens/s"), ("decode_ts", "decode tokens/s"))
+
+
+def series_key(c: Cell) -> str:
+    """A curve: one device with one engine setting."""
+    t = f" t{c['threads']}" if c.get("threads") else ""
+    return f"{c['device']} {c['backend']}{t}"
+
+
+def best(cells: Sequence[Cell], figure: str) -> Cell | None:
+    """The cell whose mean is highest AND whose interval's low end is above every other interval's high
+    end; None when the intervals overlap (no clear best) or any lacks an interval."""
+    have = [c for c in cells if c[figure]["mean"] is not None]
+    if len(have) < 2 or any(c[figure]["ci95"] is None for c in have):
+        return None
+    top = max(have, key=lambda c: c[figure]["mean"])
+    clear = all(top[figure]["ci95"][0] > c[figure]["ci95"][1] for c in have if c is not top)
+    return top if clear else None
+
+
+def depth_chart(cells: Sequence[Cell], n_prompt: int, n_gen: int, key: str) -> str | None:
+    """Prefill and decode tokens/s against depth, a line per device and setting, whiskers the 95%
+    intervals; None with fewer than two depths."""
+    mine = [c for c in cells if c["n_prompt"] == n_prompt and c["n_gen"] == n_gen]
+    depths = sorted({c["n_depth"] for c in mine})
+    if len(depths) < 2:
+        return None
+    names = list(dict.fromkeys(series_key(c) for c in mine))
+    colors = dict(zip(names, svg.colors(len(names))))
+    panels = [(f, label) for f, label in SPEEDS if any(c[f]["mean"] is not None for c in mine)]
+    legend = svg.legend_width(names)
+    xlocs, xlabels = svg.fitting_ticks(float(depths[0]), float(depths[-1]), 3.0, integer=True)
+    yt = []
+    for f, _ in panels:
+        tops = [c[f]["ci95"][1] if c[f]["ci95"] else c[f]["mean"] for c in mine if c[f]["mean"] is not None]
+        yt.append(svg.nice_ticks(0.0, max(tops)))
+    lefts = [svg.left_margin(labels, True) for _, labels in yt]
+    gap = svg.overhang(xlabels[-1]) + svg.EDGE
+    width = max(9.0, sum(lefts) + gap * len(panels) + legend + 3.0 * len(panels))
+    height = max(2.8, svg.legend_height(len(names)))
+    bottom = svg.bottom_margin(xlabels)
+    plot_w = (width - sum(lefts) - gap * len(panels) - legend) / len(panels)
+    canvas = svg.Canvas(key, width, height)
+    x = 0.0
+    for (f, label), (ylocs, ylabels), left in zip(panels, yt, lefts):
+        x += left
+        p = svg.Panel(
+            canvas, x, bottom, plot_w, height - svg.TOP - bottom, (xlocs[0], xlocs[-1]), (ylocs[0], ylocs[-1])
+        )
+        for name in names:
+            pts = sorted(
+                (c["n_depth"], c[f]) for c in mine if series_key(c) == name and c[f]["mean"] is not None
+            )
+            p.lines("series", [[(d, fig["mean"]) for d, fig in pts]], colors[name], 1.5)
+            p.dots("points", [(d, fig["mean"]) for d, fig in pts], colors[name], 4)
+            p.lines("intervals", [[(d, fig["ci95"][0]), (d, fig["ci95"][1])] for d, fig in pts if fig["ci95"]],
+                    colors[name], 0.8)  # fmt: skip
+        p.xticks(xlocs, xlabels, "depth (tokens in the cache before the prompt)")
+        p.yticks(ylocs, ylabels, label)
+        p.finish()
+        x += plot_w + gap
+    svg.legend(canvas, width - legend + svg.LEGEND_GAP, [(n, colors[n]) for n in names], lines=True)
+    return canvas.svg()
+
+
+def _fig(f: Mapping[str, Any], fmt: str = "{:.1f}") -> str:
+    if f["mean"] is None:
+        return "-"
+    sd = f" ± {fmt.format(f['sd'])}" if f["sd"] is not None else ""
+    ci = f" [{fmt.format(f['ci95'][0])}–{fmt.format(f['ci95'][1])}]" if f["ci95"] else ""
+    return fmt.format(f["mean"]) + sd + ci
+
+
+def shape_table(cells: Sequence[Cell]) -> str:
+    """One row per device and setting of one shape; ★ on a speed that is clearly the best."""
+    marks = {f: best(cells, f) for f, _ in SPEEDS}
+    head = [
+        "device",
+        "backend",
+        "threads",
+        "prefill t/s",
+        "decode t/s",
+        "TTFT ms",
+        "init ms",
+        "peak MB",
+        "reps",
+    ]
+    bounded = any(c.get("decode_bound_ts") for c in cells)
+    if bounded:
+        head.append("decode % of bandwidth bound")
+    rows = []
+    for c in cells:
+        speed = [("★ " if marks[f] is c else "") + _fig(c[f]) for f, _ in SPEEDS]
+        load = "" if c.get("engine_load") is None else f" (load {c['engine_load']})"
+        init = "-" if c.get("init_ms") is None else f"{c['init_ms']:.1f}{load}"
+        peak = "-" if c.get("peak_rss_mb") is None else f"{c['peak_rss_mb']:.1f}"
+        reps = str(c["repetitions"]) + (f", {len(c['errors'])} failed" if c["errors"] else "")
+        row = [c["device"], c["backend_ran"] or c["backend"], str(c.get("threads") or "default"), *speed,
+               _fig(c["ttft_ms"], "{:.2f}"), init, peak, reps]  # fmt: skip
+        if bounded:
+            b = c.get("decode_bound_ts")
+            row.append(f"{100 * c['decode_ts']['mean'] / b:.1f}%" if b and c["decode_ts"]["mean"] else "-")
+        rows.append(row)
+    cells_html = "".join("<tr>" + "".join(f"<td>{html.escape(v)}</td>" for v in r) + "</tr>" for r in rows)
+    return ("<table><tr>" + "".join(f"<th>{html.escape(h)}</th>" for h in head) + "</tr>" + cells_html
+            + "</table>")  # fmt: skip
+
+
+def render(bench: Mapping[str, Any]) -> str:
+    """The page: a chart per (prompt, generated) over depth, then a table per shape."""
+    cells = list(bench["cells"])
+    title = f"<h1>edgefarm bench {html.escape(str(bench.get('run_id', '')))}</h1>"
+    intro = (
+        f"<p>model {html.escape(str(bench.get('model', {}).get('path', '')))}; figures are the mean ± sd "
+        "[95% interval] over the repetitions; ★ marks a speed whose interval is clear of every other's "
+        "on that shape (none when they overlap).</p>"
+    )
+    parts = [title, intro]
+    pairs = list(dict.fromkeys((c["n_prompt"], c["n_gen"]) for c in cells))
+    for i, (p, n) in enumerate(pairs):
+        chart = depth_chart(cells, p, n, f"depth{i}")
+        if chart:
+            parts.append(f"<h2>p{p} n{n}: tokens/s against depth</h2><figure>{chart}</figure>")
+    shapes = list(dict.fromkeys((c["n_prompt"], c["n_gen"], c["n_depth"]) for c in cells))
+    for p, n, d in shapes:
+        mine = [c for c in cells if (c["n_prompt"], c["n_gen"], c["n_depth"]) == (p, n, d)]
+        parts.append(f"<h2>p{p} n{n} d{d}</h2>" + shape_table(mine))
+    style = ("body{font-family:sans-serif;margin:2em}table{border-collapse:collapse;margin-bottom:1.5em}"
+             "td,th{border:1px solid #ccc;padding:3px 8px;text-align:right}th{background:#f4f4f4}"
+             "td:first-child,th:first-child{text-align:left}")  # fmt: skip
+    return (f"<!doctype html><html><head><meta charset='utf-8'><title>edgefarm bench</title><style>{style}</style>"
+            f"</head><body>{''.join(parts)}</body></html>\n")  # fmt: skip
+
+
+__all__ = ["best", "depth_chart", "render", "shape_table"]
