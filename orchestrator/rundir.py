@@ -1,8 +1,8 @@
-"""The run directory: run.json, one folder per device, the combined reports. Written atomically."""
+"""The run directory: run.json and one folder per device, each file with its reader and writer (written
+atomically). The combined report built from them is report/build.py."""
 
 from __future__ import annotations
 
-import dataclasses
 import json
 import os
 import platform
@@ -10,22 +10,16 @@ import re
 import secrets
 import subprocess
 import sys
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
-
-from android_runner.contract import SampleResult, read_results
+from typing import Any
 
 from .bundled import REPO_ROOT
 from .errors import ConfigError, OutputError
-from .fsutil import make_new_dir, write_json_atomic, write_text_atomic
+from .fsutil import make_new_dir, write_json_atomic
 from .jsonio import DOCUMENT, read_json
 from .run.types import DeviceOutcome
-
-if TYPE_CHECKING:
-    from .datasets.types import Dataset
-    from .report.types import RunReport
 
 
 def new_run_id(now: datetime) -> str:
@@ -106,7 +100,7 @@ def write_outcome(dev_dir: Path, outcome: DeviceOutcome) -> None:
 
 def read_outcome(dev_dir: Path) -> DeviceOutcome | None:
     """outcome.json of a device folder (an earlier session of the run), or None when there is none."""
-    data = _read_json(dev_dir / "outcome.json")
+    data = read_json_file(dev_dir / "outcome.json")
     return DeviceOutcome.from_dict(data) if isinstance(data, dict) else None
 
 
@@ -125,104 +119,11 @@ def new_run_dir(out: Path, attempts: int = 50) -> tuple[str, Path, str]:
     )
 
 
-def _read_json(path: Path) -> Any:
+def read_json_file(path: Path) -> Any:
+    """A JSON document of the run folder, or None when the file is not there."""
     if not path.is_file():
         return None
     return read_json(path, DOCUMENT, error=ConfigError, fix="re-run the run with --resume to rewrite it")
-
-
-def load_report(
-    run_dir: Path,
-    written: Mapping[str, Sequence[SampleResult]] | None = None,
-    scored: Mapping[str, Mapping[str, Any]] | None = None,
-) -> RunReport:
-    """Rebuild the combined report from the files of a run folder (what `edgefarm report` does).
-
-    `written`: device name -> the rows this process has just written to that device's results.jsonl
-    (`edgefarm run`), used instead of reading them back: 3,200 rows of 16 phones took 0.15 s to parse;
-    `scored`: device name -> the report.json it has just written there, likewise (16 x 200 scored
-    samples: 16 files of ~100 KB read, parsed and depth-checked again)."""
-    try:
-        return _load_report(run_dir, written or {}, scored or {})
-    except OSError as e:  # a file of the run folder that is there but cannot be read
-        raise ConfigError(
-            f"cannot read {e.filename or run_dir}: {e.strerror or e}",
-            where=str(e.filename or run_dir),
-            fix="check the run folder's permissions (or copy it whole again)",
-        ) from e
-
-
-def _load_report(
-    run_dir: Path, written: Mapping[str, Sequence[SampleResult]], scored: Mapping[str, Mapping[str, Any]]
-) -> RunReport:
-    from .report.combine import as_record, build_report, device_row, sample_rows  # the report's stage
-    from .stats import Resamples
-
-    run = read_run_json(run_dir)
-    from .sustain import curve as sustain_curve
-
-    rows, per_device, curves = [], {}, {}
-    draws = Resamples()  # the intervals' bootstrap, drawn once for every device
-    for name in run.get("devices", []):
-        dev_dir = device_folder(run_dir, name)
-        device = _read_json(dev_dir / "device.json") or {"name": name}
-        outcome = read_outcome(dev_dir) or DeviceOutcome(name=name, kind="", error="no outcome recorded")
-        results = (
-            list(written[name]) if name in written else list(read_results(str(dev_dir / "results.jsonl")))
-        )
-        written_report = scored.get(name)
-        report = as_record(  # read once: the device row and the samples
-            written_report if written_report is not None else _read_json(dev_dir / "report.json")
-        )
-        stood = [  # rows this board ran standing in for a phone: in the phone's column, and in its figures
-            r
-            for s in run.get("stand_ins") or []
-            if isinstance(s, dict) and s.get("board") == name
-            for r in read_results(str(device_folder(run_dir, str(s.get("folder", ""))) / "results.jsonl"))
-        ]
-        extra = dev_dir / "repeats.jsonl"  # --repeat: runs 2..N of each sample, in the latency figures
-        repeats = list(read_results(str(extra))) if extra.is_file() else []
-        if (passes := sustain_curve(results + repeats)) is not None:  # --sustain
-            curves[device.get("name", name)] = passes.to_json()
-        over = _figures_over(run, len(results))
-        row = device_row(device, outcome, results + stood, report, repeats, over, draws)
-        rows.append(dataclasses.replace(row, folder=dev_dir.name))
-        per_device[device.get("name", name)] = (results, report)
-    # the run's end, unless run.json has it
-    ends = [p.stat().st_mtime for p in run_dir.glob("devices/*/outcome.json")]
-    finished = datetime.fromtimestamp(max(ends), timezone.utc).isoformat(timespec="seconds") if ends else ""
-    report = build_report(
-        run,
-        rows,
-        sample_rows(per_device),
-        run.get("unusable", []),
-        run.get("notes", []),
-        finished_at=finished,
-    )
-    return dataclasses.replace(report, sustain=curves) if curves else report
-
-
-def _figures_over(run: Mapping[str, Any], samples: int) -> str:
-    """--repeat / --warmup of the run (run.json flags): what a device's latency figures are over."""
-    from .measure import describe
-
-    flags = run.get("flags") if isinstance(run.get("flags"), Mapping) else {}
-    repeat, warmup, sustain = flags.get("repeat") or 1, flags.get("warmup") or 0, flags.get("sustain") or 1
-    ok = isinstance(repeat, int) and isinstance(warmup, int) and isinstance(sustain, int)
-    return describe(samples, repeat, warmup, sustain) if ok else ""
-
-
-def write_reports(run_dir: Path, report: RunReport, dataset: Dataset | None = None) -> dict[str, Path]:
-    """report.json/md/html; `dataset`: the run's own, when the caller has it loaded (else read again)."""
-    from .report.media import with_samples
-    from .report.printers import PRINTERS
-
-    report = with_samples(report, run_dir, dataset=dataset)  # the drill-down's prompts; media under media/
-    paths = {}
-    for fmt, name in (("json", "report.json"), ("md", "report.md"), ("html", "report.html")):
-        write_text_atomic(run_dir / name, PRINTERS.get(fmt)(report))
-        paths[fmt] = run_dir / name
-    return paths
 
 
 def utc_now() -> datetime:

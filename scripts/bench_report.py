@@ -25,9 +25,9 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
+from orchestrator.report.build import load_report
 from orchestrator.report.charts import render_charts
 from orchestrator.report.printers import PRINTERS
-from orchestrator.rundir import load_report
 
 
 def real_run(out: Path) -> Path:

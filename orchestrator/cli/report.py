@@ -11,9 +11,9 @@ from rich.markup import escape
 from rich.table import Table
 
 from ..errors import ConfigError, OutputError
+from ..report.build import load_report
 from ..report.printers import PRINTERS
 from ..report.terminal import stdout_console
-from ..rundir import load_report
 
 
 @click.command("report")
@@ -63,8 +63,8 @@ def report(
     """Render a run folder's combined report to stdout (rebuilt from the device folders); with --merge,
     the runs of several controllers as one report."""
     if merge:
+        from ..report.build import write_reports
         from ..report.merge import merge_reports
-        from ..rundir import write_reports
 
         merged = merge_reports([load_report(d) for d in run_dirs], allow_different)
         combined = with_reference(with_baseline(merged, baseline), reference)

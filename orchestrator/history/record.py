@@ -11,8 +11,9 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ..errors import ConfigError, EdgefarmError
+from ..report.build import load_report
 from ..report.types import RunReport
-from ..rundir import device_folder, load_report, read_outcome
+from ..rundir import device_folder, read_outcome
 from .db import Database, opened
 from .entry import device_identities, run_entry
 from .regress import changes

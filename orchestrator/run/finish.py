@@ -11,8 +11,9 @@ from rich.console import Console
 
 from ..errors import DeviceError, ModelError, OutputError
 from ..interrupt import INTERRUPTED_EXIT
+from ..report.build import load_report, write_reports
 from ..report.terminal import device_tables, stdout_console
-from ..rundir import load_report, utc_now, versions, write_reports, write_run_json
+from ..rundir import utc_now, versions, write_run_json
 from ..runners.stamp import device_versions
 from ..scoring.evalscope_table import render_table
 from .types import DeviceOutcome, Execution, RunPlan, RunRecord

@@ -69,7 +69,7 @@ def test_run_all_phones_in_parallel_then_rerun_pushes_no_model_bytes(adb_lab, tm
         assert (run_dir / "report.md").read_text().count("|") > 10
     md = (runs[1] / "report.md").read_text()
     assert all(name in md for name in PHONES)
-    # the run built its report from the rows and scores it held (rundir.load_report's written/scored);
+    # the run built its report from the rows and scores it held (report.build.load_report's written/scored);
     # `edgefarm report` rebuilds it from the folder's files: the same report
     for fmt, name in (("json", "report.json"), ("md", "report.md")):
         again = edgefarm(adb_lab, "report", str(runs[1]), "--format", fmt)
