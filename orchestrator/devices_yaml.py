@@ -306,7 +306,7 @@ def _value_problems(data: Any, node: Any, where: str) -> list[str]:
                     ("serial", f"{entry['serial']!r} is not an adb serial (letters, digits, . _ : -)")
                 )
             if isinstance(entry.get("server"), str):
-                found.append(("server", _server_problem(entry["server"])))
+                found.append(("server", address_problem(entry["server"])))
         for key in _FILE_FIELDS:
             if isinstance(entry.get(key), str) and _CONTROL.search(entry[key]):
                 found.append((key, f"{entry[key]!r} holds a control character"))
@@ -318,16 +318,27 @@ def _value_problems(data: Any, node: Any, where: str) -> list[str]:
                 path = ["devices", i, key.split("[")[0]]
                 line = _line_of(node, path) if node is not None else 1
                 problems.append(clip(f"{where}:{line} devices[{i}].{key}: {why}"))
+    if (
+        isinstance(data, dict)
+        and isinstance(data.get("cluster"), str)
+        and (why := address_problem(data["cluster"]))
+    ):
+        problems.append(
+            clip(f"{where}:{_line_of(node, ['cluster']) if node is not None else 1} cluster: {why}")
+        )
     for j, server in enumerate(data.get("adb_servers") or [] if isinstance(data, dict) else []):
-        why = _server_problem(server)
+        why = address_problem(server)
         if why:
             line = _line_of(node, ["adb_servers", j]) if node is not None else 1
             problems.append(clip(f"{where}:{line} adb_servers[{j}]: {why}"))
     return problems
 
 
-def _server_problem(value: str) -> str | None:
+def address_problem(value: str) -> str | None:
+    """Why `value` is not HOST:PORT with a port in 1..65535 (an adb server, a Ray head), or None."""
     host, sep, port = value.rpartition(":")
-    if not sep or not port.isascii() or not port.isdigit() or not 0 < int(port) < 65536:
+    if not sep or not port.isascii() or not port.isdigit():
         return f"{value!r} is not HOST:PORT"
+    if not 0 < int(port) < 65536:
+        return f"{value!r}: port {port} is outside 1..65535"
     return host_problem(host)

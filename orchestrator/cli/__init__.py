@@ -8,6 +8,7 @@ import sys
 import click
 
 from ..errors import EdgefarmError
+from ..interrupt import INTERRUPTED_EXIT
 
 # command -> the module that defines it: a command's module (and what it imports: adbutils, asyncssh,
 # nltk, rouge-score, ...) is imported only when that command runs.
@@ -37,6 +38,11 @@ class _Group(click.Group):
                 raise
             click.echo(f"error: {e}", err=True)
             sys.exit(e.exit_code)
+        except (
+            KeyboardInterrupt
+        ):  # a Ctrl-C outside a run's own handling: 130 as a shell says, never click's 1
+            click.echo("interrupted", err=True)
+            sys.exit(INTERRUPTED_EXIT)
 
 
 @click.group(cls=_Group)

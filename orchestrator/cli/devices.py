@@ -8,10 +8,11 @@ import json
 import click
 from rich.table import Table
 
+from ..cluster.probe import require_head
 from ..cluster.types import flat_listing
 from ..inventory import load_inventory, select_usable
 from ..report.terminal import stdout_console
-from .run import inventory_option
+from .run import cluster_address, inventory_option
 
 
 @click.command("devices")
@@ -21,6 +22,7 @@ from .run import inventory_option
     "--cluster",
     default=None,
     metavar="ADDRESS",
+    callback=lambda ctx, param, value: cluster_address(value),
     help="a Ray cluster's head (docs/cluster.md): every farm host's devices",
 )
 def devices(inventory, as_json: bool, cluster: str | None) -> None:
@@ -28,6 +30,7 @@ def devices(inventory, as_json: bool, cluster: str | None) -> None:
     inv = load_inventory(inventory)
     cluster = cluster or inv.cluster  # devices.yaml `cluster:` as --cluster
     if cluster:
+        require_head(cluster)  # within 10 s, before Ray is imported or asked
         from ..cluster.connect import cluster_devices  # Ray: imported only with --cluster
 
         hosts = cluster_devices(cluster)

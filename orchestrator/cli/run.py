@@ -13,7 +13,8 @@ from android_runner.backend import BACKENDS
 from android_runner.status import DEFAULT_MAX_OUTPUT_TOKENS, DEFAULT_SAMPLE_TIMEOUT_S
 
 from ..bundled import BUNDLED_DATASET, BUNDLED_MODEL
-from ..errors import EdgefarmError
+from ..devices_yaml import address_problem
+from ..errors import ConfigError, EdgefarmError
 from ..history.db import resolve
 from ..history.record import record_at_end
 from ..interrupt import INTERRUPTED_EXIT, interrupts_raise, stop_on_interrupt
@@ -37,6 +38,14 @@ def inventory_option(f):
         default=lambda: os.environ.get("EDGEFARM_INVENTORY"),
         help="devices.yaml (default: $EDGEFARM_INVENTORY; none: attached phones + this host)",
     )(f)
+
+
+def cluster_address(value: str | None) -> str | None:
+    """--cluster HOST:PORT, checked when the flag is read (a port in 1..65535)."""
+    if value is not None and (why := address_problem(value)):
+        raise ConfigError(why, where=f"--cluster {value}",
+                          fix="pass the head's HOST:PORT, e.g. `--cluster head.lab:6379` (docs/cluster.md)")  # fmt: skip
+    return value
 
 
 @click.command("run")
@@ -205,6 +214,7 @@ def inventory_option(f):
     "--cluster",
     default=None,
     metavar="ADDRESS",
+    callback=lambda ctx, param, value: cluster_address(value),
     help="run on a Ray cluster's farm hosts (HEAD:6379; docs/cluster.md)",
 )
 def run(ctx: click.Context, **params) -> None:

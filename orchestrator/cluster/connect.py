@@ -5,13 +5,13 @@ The only module (with transfer.py) that imports Ray at module level; only `--clu
 from __future__ import annotations
 
 import logging
-import socket
 import time
 from dataclasses import dataclass
 
 import ray
 
 from .agent import FarmHostAgent
+from .probe import require_head
 from .types import FARMHOST_PREFIX, ClusterError, FarmHost, HostDevices
 
 AGENT_START_S = 120.0  # an agent's worker process starts on its host; a busy host is slow
@@ -20,20 +20,7 @@ AGENT_START_S = 120.0  # an agent's worker process starts on its host; a busy ho
 # share, a phone, is kept apart by the phone's own lock, which the agent takes (`remote_session`).
 AGENT_SHARE = 0.01
 NAMESPACE = "edgefarm"
-HEAD_CONNECT_S = 10.0
 AGENT_THREADS = 64  # an agent serves its phones' sessions and the transfers side by side
-
-
-def _reachable(address: str) -> str:
-    """Why the head's port does not answer ('' when it does): Ray itself retries for minutes."""
-    host, _, port = address.rpartition(":")
-    if not host or not port.isdigit():
-        return "not HOST:PORT"
-    try:
-        socket.create_connection((host.strip("[]"), int(port)), timeout=HEAD_CONNECT_S).close()
-    except OSError as e:
-        return e.strerror or str(e)
-    return ""
 
 
 def _events_to_stderr() -> None:
@@ -57,13 +44,7 @@ def _events_to_stderr() -> None:
 def connect(address: str) -> None:
     """Join the cluster at `address` (host:port of its head) as a driver."""
     _events_to_stderr()
-    why = _reachable(address)
-    if why:
-        raise ClusterError(
-            f"the Ray head at {address} does not answer ({why})",
-            where=f"--cluster {address}",
-            fix="start the head with `ray start --head --port=6379` and pass HOST:6379 (docs/cluster.md)",
-        )
+    require_head(address)
     try:
         ray.init(address=address, namespace=NAMESPACE, logging_level=logging.WARNING,
                  log_to_driver=False, configure_logging=False)  # fmt: skip

@@ -20,6 +20,7 @@ from rich.markup import escape
 from android_runner.contract import SampleResult
 
 from ..datasets.types import Dataset, Sample
+from ..devices.lock import controller_id
 from ..errors import DeviceLost, EdgefarmError
 from ..fsutil import make_dir, output_errors, write_bytes_atomic
 from ..interrupt import Interrupted
@@ -128,7 +129,7 @@ def run_on_cluster(
             write_bundle(
                 items, dev_dir / "job", job_opts, stop
             )  # the job's media, linked here as on one controller
-            job = DeviceWork(name, dataset, share[name], model, opts[name], job_opts)
+            job = DeviceWork(name, dataset, share[name], model, opts[name], job_opts, controller_id())
             stream = dev_dir / STREAM_FILE
             restarts = 0
             while True:

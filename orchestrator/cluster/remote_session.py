@@ -44,6 +44,7 @@ class DeviceWork:
     model: ModelSummary
     opts: RunOptions
     job_opts: JobOptions
+    controller: str = ""  # PID@HOST of the run's controller (devices/lock.controller_id): the lock names it
 
 
 class _Forward(Progress):
@@ -80,7 +81,7 @@ def locked_session(
     controller: a device another live run holds is refused at once (DeviceBusy, the outcome's error,
     naming the holder's run, pid and host), so a cluster run and a plain run never share a phone."""
     try:
-        with held(device, work.opts.run_id) as note:
+        with held(device, work.opts.run_id, controller=work.controller) as note:
             outcome = run_device(device, work.dataset, work.samples, work.model, work.opts, work.job_opts,
                                  dev_dir, progress, clock=time.monotonic, score=None, stop=stop)  # fmt: skip
     except DeviceBusy as e:

@@ -14,6 +14,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from ..cluster.probe import require_head
 from ..datasets import load_dataset, require_valid
 from ..datasets.types import Dataset
 from ..devices.types import DeviceInfo, Inventory
@@ -53,6 +54,7 @@ def read_inputs(request: RunRequest, previous: Mapping[str, Any] | None = None) 
     inventory = load_inventory(request.inventory)
     cluster = None
     if request.cluster or inventory.cluster:  # the devices of every farm host, run there (docs/cluster.md)
+        require_head(request.cluster or inventory.cluster)  # within 10 s, before Ray is imported or asked
         from ..cluster.controller import ClusterFarm  # Ray: imported only with a cluster
 
         cluster = ClusterFarm(request.cluster or inventory.cluster)

@@ -24,14 +24,18 @@ WAIT_S = 240.0
 HOLDER = re.compile(r"(\S+) is in use by run (\S+) \(pid (\d+) on (\S+)\)")
 
 
-def _refused(p, device: str) -> tuple[str, int]:
-    """The holder's run id and pid from a run refused for a busy device (exit 3, no traceback)."""
+def _refused(p, device: str, stops: int = 0) -> tuple[str, int]:
+    """The holder's run id and pid from a run refused for a busy device (exit 3, no traceback). The
+    fix's `kill -INT` names the process that stops the holding run: `stops` (a cluster run's controller,
+    issue 34: the agent's pid, named before, did not stop that run), else the holder itself."""
     assert p.returncode == 3, p.stderr[-3000:]
     assert "Traceback" not in p.stderr and "internal error" not in p.stderr
     said = " ".join(p.stderr.split())
     m = HOLDER.search(said)
     assert m and m.group(1) == device, said[-3000:]
-    assert f"kill -INT {m.group(3)}" in said and "two runs on one device would skew" in said
+    assert f"kill -INT {stops or m.group(3)}`" in said and "two runs on one device would skew" in said, said
+    if stops:
+        assert f"stop run {m.group(2)} on its controller" in said and f"agent pid {m.group(3)}" in said, said
     return m.group(2), int(m.group(3))
 
 
@@ -84,6 +88,6 @@ def test_a_plain_run_and_a_cluster_run_never_share_a_phone(cluster_lab, tmp_path
         code = _stop(held)
     assert code == INTERRUPTED_EXIT, (tmp_path / "b" / "stderr.txt").read_text()[-3000:]
     run_b = next((tmp_path / "b" / "runs").iterdir())
-    holder_run, holder_pid = _refused(q, device)
+    holder_run, holder_pid = _refused(q, device, stops=held.pid)
     assert holder_run == run_b.name and holder_pid in agents  # the farm host's agent holds it
-    assert _refused(r, device) == (run_b.name, holder_pid)
+    assert _refused(r, device, stops=held.pid) == (run_b.name, holder_pid)

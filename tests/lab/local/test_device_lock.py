@@ -67,3 +67,58 @@ def test_a_second_run_on_a_held_device_is_refused_and_a_dead_holders_lock_is_tak
     run_c = next((tmp_path / "c").iterdir())
     assert [r["status"] for r in results(run_c)] == ["ok"] * 3
     assert not holder.exists()  # released at the end
+
+
+def test_a_lock_that_cannot_be_taken_refuses_the_device_naming_the_path(tmp_path: Path):
+    """Issue 34: a `run.lock` that is a plain file made the take script answer NOWRITE and the session
+    ran unlocked (two runs on one phone, both exit 0). Now the device is refused, naming the path and
+    the fix; once the file is gone the run takes its lock and runs."""
+    inv = _inventory(tmp_path)
+    lock = tmp_path / "work" / "run.lock"
+    lock.parent.mkdir(parents=True)
+    lock.write_text("not a lock folder\n")
+    flags = ("--devices", "local", "--inventory", str(inv), "--modality", "text", "--limit", "2",
+             "--max-output-tokens", "4")  # fmt: skip
+    p = edgefarm("run", *flags, "--out", str(tmp_path / "a"), timeout=300)
+    said = " ".join(p.stderr.split())
+    assert p.returncode == 3, said[-3000:]
+    assert (
+        f"this-host's one-run lock {lock} cannot be taken: something that is not a folder has its name"
+        in said
+    )
+    assert f"fix: remove it (`rm {lock}` on this-host" in said and "Traceback" not in said
+    run_a = next((tmp_path / "a").iterdir())
+    assert not (run_a / "devices" / "this-host" / "results.jsonl").exists()  # nothing ran unlocked
+    lock.unlink()
+    q = edgefarm("run", *flags, "--out", str(tmp_path / "b"), timeout=300)
+    assert q.returncode == 0, q.stderr[-3000:]
+    assert not lock.exists()  # taken and released
+
+
+def test_a_dead_holders_lock_that_cannot_be_removed_is_named(tmp_path: Path):
+    """A lock left by a run that is gone, in a workdir where it cannot be removed (immutable): it was
+    reported as "keeps changing hands" without its path; now its path, its dead holder and the fix."""
+    from orchestrator.devices.lock import host_name, this_process
+
+    inv = _inventory(tmp_path)
+    work = tmp_path / "work"
+    (work / "run.lock").mkdir(parents=True)
+    me = this_process("x")  # this host and boot: the holder's pid is checked in /proc, and is not there
+    (work / "run.lock" / "holder").write_text(
+        f"run=20200101-000000-dead pid={2**22 + 7} host={host_name()} boot={me.boot} start=1\n"
+    )
+    chattr = subprocess.run(["chattr", "+i", str(work)], check=False, capture_output=True, text=True)
+    assert chattr.returncode == 0, f"the test needs `chattr +i` (e2fsprogs) on {work}: {chattr.stderr}"
+    try:
+        p = edgefarm("run", "--devices", "local", "--inventory", str(inv), "--limit", "1",
+                     "--out", str(tmp_path / "a"), timeout=300)  # fmt: skip
+    finally:
+        subprocess.run(["chattr", "-i", str(work)], check=True)
+    said = " ".join(p.stderr.split())
+    assert p.returncode == 3, said[-3000:]
+    assert (
+        f"this-host's one-run lock {work / 'run.lock'} cannot be taken: it was left by run 20200101-000000-dead"
+        in said
+    )
+    assert "which is no longer running, and cannot be removed" in said and "keeps changing hands" not in said
+    assert f"`rm -rf {work / 'run.lock'}` on this-host" in said

@@ -17,8 +17,8 @@ def test_a_head_that_does_not_answer_is_named_with_the_fix():
     assert res.exit_code == 3
     assert f"--cluster 127.0.0.1:{port}: the Ray head at 127.0.0.1:{port} does not answer" in res.output
     assert "fix: start the head with `ray start --head" in res.output
-    res = CliRunner().invoke(main, ["devices", "--cluster", "farmhost-1"])
-    assert res.exit_code == 3 and "(not HOST:PORT)" in res.output
+    res = CliRunner().invoke(main, ["devices", "--cluster", "farmhost-1"])  # refused as the flag is read
+    assert res.exit_code == 2 and "'farmhost-1' is not HOST:PORT" in res.output
 
 
 def test_devices_yaml_cluster_is_the_address_for_run_and_devices(tmp_path):
