@@ -18,7 +18,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from .contract import JobItem
+from .contract import FidelityAsk, JobItem
 
 MEDIA_KINDS = ("image", "audio")
 # SamplerConfig defaults of the runtime's Python package (litert_lm/utils.py): unset fields take these.
@@ -43,6 +43,9 @@ class Conversation:
     sampler: Sampler
     max_output_tokens: int
     messages: tuple[str, ...]  # one JSON message per turn
+    fidelity: FidelityAsk | None = (
+        None  # --fidelity: the scoring pass after the answer (android_runner/fidelity.py)
+    )
 
 
 def sampler_of(spec: Mapping[str, Any] | None) -> Sampler:
@@ -76,6 +79,7 @@ def render(item: JobItem, media_root: str) -> Conversation:
         sampler=sampler_of(item.sampler),
         max_output_tokens=int(item.max_output_tokens),
         messages=tuple(message_json(turn, media_root) for turn in item.turns),
+        fidelity=item.fidelity,
     )
 
 
@@ -112,6 +116,14 @@ def job_file_text(numbered: Sequence[tuple[int, Conversation]]) -> bytes:
         out.extend(f"O {conv.max_output_tokens}\n".encode())
         for message in conv.messages:
             field("M", message)
+        if conv.fidelity is not None:  # K: tokenize the answer; F: prefill chunks, R: the text to score
+            out.extend(b"K\n")
+            if conv.fidelity.target and not conv.fidelity.skip:
+                for chunk in conv.fidelity.prefill:
+                    field("F", chunk)
+                field("R", conv.fidelity.target)
+            else:
+                field("X", conv.fidelity.skip or "nothing to score")
         out.extend(b"E\n")
     return bytes(out)
 

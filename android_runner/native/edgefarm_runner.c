@@ -54,6 +54,7 @@
 #include <unistd.h>
 
 #include "litert_lm_c_api.h" /* edgefarm's own declarations, checked against the library and upstream (build.py) */
+#include "fidelity.h"
 #include "job.h"
 #include "reply.h"
 #include "sha256.h"
@@ -680,6 +681,13 @@ static void run_sample(LiteRtLmEngine *engine, const sample *s, double init_ms) 
       api.litert_lm_benchmark_info_delete(bench);
     }
   }
+  sbuf fid = {0}; /* --fidelity: one more pass on this engine, inside the sample's deadline (fidelity.c) */
+  if (s->fidelity && !error.len && response) {
+    sbuf text = {0};
+    int plain = reply_text(response, response_len, REPLY_MAX_DEPTH, &text) == 0;
+    fidelity_record(&fid, engine, s, plain ? (text.buf ? text.buf : "") : NULL, plain ? text.len : 0);
+    free(text.buf);
+  }
   /* The answer is in hand: the sample is finished now, before the conversation is torn down or any
    * hook runs, so nothing after this point can turn it into a timeout. */
   sample_memory();
@@ -707,12 +715,14 @@ static void run_sample(LiteRtLmEngine *engine, const sample *s, double init_ms) 
     sb_number(&line, "wall_ms", wall_ms);
     if (power.buf) sb_add(&line, power.buf, power.len);
     sb_printf(&line, ",\"turns\":[%s]", turns.buf ? turns.buf : "");
+    if (fid.buf) sb_add(&line, fid.buf, fid.len);
     add_row_common(&line, &m);
     emit_result(&line);
   }
   if (conv) api.litert_lm_conversation_delete(conv);
   free(response);
   free(power.buf);
+  free(fid.buf);
   free(line.buf);
   free(turns.buf);
   free(error.buf);
@@ -864,6 +874,7 @@ int main(int argc, char **argv) {
     snprintf(why, sizeof why, "cannot use the LiteRT-LM runtime library %s: %s", lib, bad);
     fatal(EXIT_RUNTIME, why, FIX_RUNTIME);
   }
+  fidelity_bind(dlopen(lib, RTLD_NOW | RTLD_LOCAL)); /* the same handle load_api has: optional functions */
   /* INFO and up reach stderr (the driver keeps it as runner.log): the runtime names the backend it
    * really used there, and its errors say why a model or backend failed. */
   api.litert_lm_set_min_log_level((LiteRtLmLogSeverity)log_level);

@@ -33,7 +33,7 @@ int parse_job(char *buf, size_t size, sample **out, size_t *count, char *why, si
     line_no++;
     char tag = line[0];
     if (tag == 0) return job_error(why, why_n, line_no, "empty line", line);
-    if (tag != 'E' && line[1] != ' ') return job_error(why, why_n, line_no, "malformed record", line);
+    if (tag != 'E' && tag != 'K' && line[1] != ' ') return job_error(why, why_n, line_no, "malformed record", line);
     if (tag == 'S') {
       if (s) return job_error(why, why_n, line_no, "sample not closed with E", line);
       long n;
@@ -52,7 +52,9 @@ int parse_job(char *buf, size_t size, sample **out, size_t *count, char *why, si
       s->temperature = 1.0;
     } else if (!s) {
       return job_error(why, why_n, line_no, "record outside a sample", line);
-    } else if (tag == 'Y' || tag == 'T' || tag == 'M') {
+    } else if (tag == 'K' && line[1] == 0) {
+      s->fidelity = 1;
+    } else if (tag == 'Y' || tag == 'T' || tag == 'M' || tag == 'F' || tag == 'R' || tag == 'X') {
       long len;
       if (parse_long(line + 2, 0, (long)(end - cur) - 1, &len) != 0 || cur[len] != '\n')
         return job_error(why, why_n, line_no, "field length not a number that fits the file", line);
@@ -64,7 +66,15 @@ int parse_job(char *buf, size_t size, sample **out, size_t *count, char *why, si
       if (memchr(data, 0, (size_t)len)) return job_error(why, why_n, line_no, "NUL byte in a field", line);
       if (tag == 'Y') s->system = data;
       else if (tag == 'T') s->tools = data;
-      else {
+      else if (tag == 'R') s->score_target = data;
+      else if (tag == 'X') s->score_skip = data;
+      else if (tag == 'F') {
+        if (s->prefills == s->prefill_cap) {
+          s->prefill_cap = s->prefill_cap ? s->prefill_cap * 2 : 4;
+          s->prefill = xrealloc(s->prefill, s->prefill_cap * sizeof *s->prefill);
+        }
+        s->prefill[s->prefills++] = data;
+      } else {
         if (s->turns == s->cap) {
           s->cap = s->cap ? s->cap * 2 : 4;
           s->messages = xrealloc(s->messages, s->cap * sizeof *s->messages);
@@ -83,6 +93,9 @@ int parse_job(char *buf, size_t size, sample **out, size_t *count, char *why, si
         return job_error(why, why_n, line_no, "max output tokens not in 0..10000000", line);
     } else if (tag == 'E' && line[1] == 0) {
       if (s->turns == 0) return job_error(why, why_n, line_no, "sample without a message", line);
+      if ((s->score_target || s->prefills || s->score_skip) && !s->fidelity)
+        return job_error(why, why_n, line_no, "fidelity record (F, R, X) without K", line);
+      if (s->score_target && !s->prefills) return job_error(why, why_n, line_no, "R without a prefill (F)", line);
       s = NULL;
     } else {
       return job_error(why, why_n, line_no, "unknown record", line);

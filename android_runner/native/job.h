@@ -6,8 +6,11 @@
 
 /* "EFJOB 1\n" then per sample:
  *   S <n>\n  Y <len>\n<system>\n  T <len>\n<tools json>\n  P <top_k> <top_p> <temperature> <seed>\n
- *   O <max_output_tokens>\n  M <len>\n<message json>\n (one per turn, any number)  E\n
- * Y and T are optional; byte lengths, so any text goes through untouched. Every number is range-checked;
+ *   O <max_output_tokens>\n  M <len>\n<message json>\n (one per turn, any number)
+ *   K\n (--fidelity: tokenize the answer), then F <len>\n<prefill text>\n (any number) and R <len>\n<text to
+ *   score>\n, or X <len>\n<why nothing is scored>\n (android_runner/fidelity.py does the same)
+ *   E\n
+ * Y, T and the fidelity records are optional; byte lengths, so any text goes through untouched. Every number is range-checked;
  * anything else is the whole job refused (one FATAL line, exit 2): the host wrote it, so it is a bug. */
 typedef struct {
   long n;
@@ -16,6 +19,11 @@ typedef struct {
   double top_p, temperature;
   size_t turns, cap;
   const char **messages;
+  int fidelity;                 /* K: the fidelity pass runs after the answer */
+  const char *score_target;     /* R: the reference to score (NULL: none) */
+  const char *score_skip;       /* X: the host's reason for scoring nothing */
+  size_t prefills, prefill_cap;
+  const char **prefill;         /* F: the prompt text chunks the scoring session prefills */
 } sample;
 
 /* Parse the job file in buf (modified in place: fields become NUL-terminated strings that point into it).

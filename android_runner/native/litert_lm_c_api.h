@@ -114,6 +114,28 @@ double litert_lm_benchmark_info_get_prefill_tokens_per_sec_at(const LiteRtLmBenc
 double litert_lm_benchmark_info_get_decode_tokens_per_sec_at(const LiteRtLmBenchmarkInfo *benchmark_info,
                                                              int index);
 
+/* Sessions, text scoring and the tokenizer (--fidelity: android_runner/native/fidelity.c). */
+LiteRtLmSession *litert_lm_engine_create_session(LiteRtLmEngine *engine, LiteRtLmSessionConfig *config);
+void litert_lm_session_delete(LiteRtLmSession *session);
+LiteRtLmInputData *litert_lm_input_data_create(LiteRtLmInputDataType type, const void *data, size_t size);
+void litert_lm_input_data_delete(LiteRtLmInputData *input_data);
+int litert_lm_session_run_prefill(LiteRtLmSession *session, const LiteRtLmInputData *const *inputs,
+                                  size_t num_inputs);
+LiteRtLmResponses *litert_lm_session_run_text_scoring(LiteRtLmSession *session, const char **target_text,
+                                                      size_t num_targets, bool store_token_lengths);
+int litert_lm_responses_get_num_candidates(const LiteRtLmResponses *responses);
+float litert_lm_responses_get_score_at(const LiteRtLmResponses *responses, int index);
+bool litert_lm_responses_has_token_scores_at(const LiteRtLmResponses *responses, int index);
+int litert_lm_responses_get_num_token_scores_at(const LiteRtLmResponses *responses, int index);
+const float *litert_lm_responses_get_token_scores_at(const LiteRtLmResponses *responses, int index);
+bool litert_lm_responses_has_token_length_at(const LiteRtLmResponses *responses, int index);
+int litert_lm_responses_get_token_length_at(const LiteRtLmResponses *responses, int index);
+void litert_lm_responses_delete(LiteRtLmResponses *responses);
+LiteRtLmTokenizeResult *litert_lm_engine_tokenize(LiteRtLmEngine *engine, const char *text);
+const int *litert_lm_tokenize_result_get_tokens(const LiteRtLmTokenizeResult *tokenize_result);
+size_t litert_lm_tokenize_result_get_num_tokens(const LiteRtLmTokenizeResult *tokenize_result);
+void litert_lm_tokenize_result_delete(LiteRtLmTokenizeResult *tokenize_result);
+
 #ifdef __cplusplus
 }
 #endif

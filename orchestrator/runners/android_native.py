@@ -18,8 +18,10 @@ from typing import Any
 from android_runner.answer_text import cap_answer
 from android_runner.backend import classify_backend, split_lines
 from android_runner.contract import (
+    FIDELITY_MAX_TOKENS,
     RESULT_LINE_MAX_BYTES,
     RESULT_LINE_MAX_DEPTH,
+    FidelityScores,
     JobItem,
     JsonBoundError,
     SampleResult,
@@ -151,6 +153,23 @@ def result_from_line(
     return with_snapshots(row, line, opts, files, runtime_log)
 
 
+def fidelity_of(value: Any) -> FidelityScores | None:
+    """The result line's `fidelity` record (the runner's --fidelity pass), bounded; None when absent."""
+    if not isinstance(value, Mapping):
+        return None
+    try:
+        f = FidelityScores.from_dict(value)
+    except (TypeError, ValueError):
+        return FidelityScores(unscored="the runner's fidelity record is malformed")
+    return replace(
+        f,
+        logp=f.logp[:FIDELITY_MAX_TOKENS],
+        answer_ids=f.answer_ids[:FIDELITY_MAX_TOKENS],
+        unscored=str(f.unscored)[:2000],
+        untokenized=str(f.untokenized)[:2000],
+    )
+
+
 def line_row(
     line: Mapping[str, Any],
     item_id: str,
@@ -234,6 +253,7 @@ def line_row(
         invalid_utf8_bytes=_count(line.get("invalid_utf8_bytes")),
         output_truncated_bytes=truncated,
         runtime_override=str(line.get("runtime_override") or "")[:600],
+        fidelity=fidelity_of(line.get("fidelity")),
     )
 
 

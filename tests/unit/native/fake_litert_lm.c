@@ -10,6 +10,9 @@
  *   @slow=S      the send takes S seconds
  *   @refuse      the send fails, with an error message
  *   otherwise    {"role":"assistant","content":[{"type":"text","text":"fake answer"}]}
+ * Sessions (--fidelity): a token is a space-separated word, its id the word's FNV-1a hash mod 50000;
+ * run_text_scoring gives each word of the target -(1 + hash(word) % 997 / 100) - hash(prefill) % 7 / 10,
+ * so the same target from another prompt scores otherwise; a target holding "@noscore" fails.
  * Engine creation fails when the model path contains "unloadable". Not a model: no figure is real. */
 #define _GNU_SOURCE
 #include <stdio.h>
@@ -27,6 +30,10 @@ struct LiteRtLmConversationConfig { int x; };
 struct LiteRtLmConversation { int turns; };
 struct LiteRtLmJsonResponse { char *text; };
 struct LiteRtLmBenchmarkInfo { int turns; };
+struct LiteRtLmSession { unsigned prefill; };
+struct LiteRtLmInputData { unsigned hash; };
+struct LiteRtLmResponses { int n; float *scores; };
+struct LiteRtLmTokenizeResult { size_t n; int *ids; };
 
 static __thread const char *last_error = "";
 #define EXPORT __attribute__((visibility("default")))
@@ -177,3 +184,95 @@ EXPORT int litert_lm_benchmark_info_get_prefill_token_count_at(const LiteRtLmBen
 EXPORT int litert_lm_benchmark_info_get_decode_token_count_at(const LiteRtLmBenchmarkInfo *b, int i) { (void)b; return i >= 0 ? 2 : -1; }
 EXPORT double litert_lm_benchmark_info_get_prefill_tokens_per_sec_at(const LiteRtLmBenchmarkInfo *b, int i) { (void)b, (void)i; return 100.0; }
 EXPORT double litert_lm_benchmark_info_get_decode_tokens_per_sec_at(const LiteRtLmBenchmarkInfo *b, int i) { (void)b, (void)i; return 50.0; }
+
+/* ---------------------------------------------------------------- sessions, scoring, tokenizer */
+static unsigned fnv(const char *p, size_t n) {
+  unsigned h = 2166136261u;
+  for (size_t i = 0; i < n; i++) h = (h ^ (unsigned char)p[i]) * 16777619u;
+  return h;
+}
+
+/* The words of text: calls each(word, length, arg) in order; how many. */
+static size_t words(const char *text, void (*each)(const char *, size_t, void *), void *arg) {
+  size_t n = 0;
+  for (const char *p = text; *p;) {
+    while (*p == ' ') p++;
+    const char *w = p;
+    while (*p && *p != ' ') p++;
+    if (p > w) {
+      if (each) each(w, (size_t)(p - w), arg);
+      n++;
+    }
+  }
+  return n;
+}
+
+EXPORT LiteRtLmSession *litert_lm_engine_create_session(LiteRtLmEngine *e, LiteRtLmSessionConfig *c) {
+  (void)e, (void)c;
+  return calloc(1, sizeof(LiteRtLmSession));
+}
+EXPORT void litert_lm_session_delete(LiteRtLmSession *s) { free(s); }
+EXPORT LiteRtLmInputData *litert_lm_input_data_create(LiteRtLmInputDataType type, const void *data, size_t size) {
+  LiteRtLmInputData *d = type == kLiteRtLmInputDataTypeText ? calloc(1, sizeof *d) : NULL;
+  if (d) d->hash = fnv(data, size);
+  return d;
+}
+EXPORT void litert_lm_input_data_delete(LiteRtLmInputData *d) { free(d); }
+EXPORT int litert_lm_session_run_prefill(LiteRtLmSession *s, const LiteRtLmInputData *const *in, size_t n) {
+  for (size_t i = 0; i < n; i++) s->prefill = s->prefill * 31u + in[i]->hash;
+  return n ? 0 : -1;
+}
+
+struct scoring { LiteRtLmResponses *r; unsigned prefill; };
+static void score_word(const char *w, size_t n, void *arg) {
+  struct scoring *sc = arg;
+  sc->r->scores[sc->r->n++] = -(1.0f + (float)(fnv(w, n) % 997) / 100.0f) - (float)(sc->prefill % 7) / 10.0f;
+}
+EXPORT LiteRtLmResponses *litert_lm_session_run_text_scoring(LiteRtLmSession *s, const char **target, size_t num,
+                                                             bool store_token_lengths) {
+  (void)store_token_lengths;
+  if (num != 1 || strstr(target[0], "@noscore")) {
+    last_error = "INTERNAL: fake: scoring failed";
+    return NULL;
+  }
+  LiteRtLmResponses *r = calloc(1, sizeof *r);
+  if (!r) return NULL;
+  r->scores = calloc(words(target[0], NULL, NULL) + 1, sizeof(float));
+  struct scoring sc = {r, s->prefill};
+  words(target[0], score_word, &sc);
+  return r;
+}
+EXPORT int litert_lm_responses_get_num_candidates(const LiteRtLmResponses *r) { (void)r; return 1; }
+EXPORT float litert_lm_responses_get_score_at(const LiteRtLmResponses *r, int i) {
+  float sum = 0;
+  for (int k = 0; i == 0 && k < r->n; k++) sum += r->scores[k];
+  return sum;
+}
+EXPORT bool litert_lm_responses_has_token_scores_at(const LiteRtLmResponses *r, int i) { (void)r; return i == 0; }
+EXPORT int litert_lm_responses_get_num_token_scores_at(const LiteRtLmResponses *r, int i) { return i == 0 ? r->n : 0; }
+EXPORT const float *litert_lm_responses_get_token_scores_at(const LiteRtLmResponses *r, int i) { return i == 0 ? r->scores : NULL; }
+EXPORT bool litert_lm_responses_has_token_length_at(const LiteRtLmResponses *r, int i) { (void)r; return i == 0; }
+EXPORT int litert_lm_responses_get_token_length_at(const LiteRtLmResponses *r, int i) { return i == 0 ? r->n : 0; }
+EXPORT void litert_lm_responses_delete(LiteRtLmResponses *r) {
+  if (r) free(r->scores);
+  free(r);
+}
+
+static void id_word(const char *w, size_t n, void *arg) {
+  LiteRtLmTokenizeResult *t = arg;
+  t->ids[t->n++] = (int)(fnv(w, n) % 50000u);
+}
+EXPORT LiteRtLmTokenizeResult *litert_lm_engine_tokenize(LiteRtLmEngine *e, const char *text) {
+  (void)e;
+  LiteRtLmTokenizeResult *t = calloc(1, sizeof *t);
+  if (!t) return NULL;
+  t->ids = calloc(words(text, NULL, NULL) + 1, sizeof(int));
+  words(text, id_word, t);
+  return t;
+}
+EXPORT const int *litert_lm_tokenize_result_get_tokens(const LiteRtLmTokenizeResult *t) { return t->ids; }
+EXPORT size_t litert_lm_tokenize_result_get_num_tokens(const LiteRtLmTokenizeResult *t) { return t->n; }
+EXPORT void litert_lm_tokenize_result_delete(LiteRtLmTokenizeResult *t) {
+  if (t) free(t->ids);
+  free(t);
+}
