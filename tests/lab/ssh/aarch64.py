@@ -21,6 +21,7 @@ this interpreter (its bin/python3 links back here) finds its own pyvenv.cfg.
 from __future__ import annotations
 
 import argparse
+import fcntl
 import hashlib
 import os
 import shutil
@@ -153,12 +154,20 @@ def build(cache: Path | None = None, old: bool = False) -> Path:
         (OLD_SUITE, OLD_PACKAGES, OLD_PYTHON) if old else (SUITE, PACKAGES, "python3.11")
     )
     top = (cache or default_cache()) / f"aarch64-{suite}-{cache_key(suite, packages)}"
+    top.mkdir(parents=True, exist_ok=True)
+    # Several pytest workers ask at once on a fresh machine (an empty cache): one builds, the others wait
+    # for it and use its rootfs (without the lock one removed the rootfs another was probing).
+    with open(top / ".lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        return _build_locked(top, suite, packages, python, old)
+
+
+def _build_locked(top: Path, suite: str, packages: tuple[str, ...], python: str, old: bool) -> Path:
     rootfs = top / "rootfs"
     if (top / "READY").is_file():
         if not old:
             fetch_wheel(top / "wheels")
         return top
-    top.mkdir(parents=True, exist_ok=True)
     with tempfile.TemporaryDirectory(dir=top) as tmp:
         work = Path(tmp)
         debs = fetch_debs(work, suite, packages)
