@@ -243,9 +243,9 @@ def run(ctx: click.Context, **params) -> None:
     # half-way (the first is noted, a second exits at once), never click's "Aborted!" with exit 1
     with stop_on_interrupt(lambda message: console.print(f"[yellow]{message}[/]")) as stop:
         record = finish(the_plan, execute(the_plan, console, stop), console, stop)
-        click.echo(str(record.paths["html"]))
         if not record.interrupted and db != "none":
             remember(db, record.run_dir, record.report, console)
+        click.echo(str(record.paths["html"]))  # the last line: the report's path (README)
     if record.interrupted:
         console.print(interrupted_note(record, len(the_plan.samples)), highlight=False)
     if record.exit_code:
