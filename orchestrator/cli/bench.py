@@ -17,6 +17,7 @@ from ..bench.printers import PRINTERS
 from ..bench.run import BenchRequest, execute_bench, exit_status, finish_bench, plan_bench, read_bench_inputs
 from ..bundled import BUNDLED_MODEL
 from ..errors import ConfigError
+from ..history.record import remember
 from ..interrupt import INTERRUPTED_EXIT, stop_on_interrupt
 from ..progress import stderr_console
 from ..run.types import PreviousRun
@@ -72,8 +73,11 @@ GRID_FLAGS = {"prompts": "-p", "gens": "-n", "depths": "-d", "repetitions": "-r"
 @click.option("--parallel-local", is_flag=True, help="run this host's devices together (they share its CPU)")
 @click.option("--cluster", default=None, metavar="ADDRESS", help="not supported by bench yet (refused)")
 @click.option("--sustain", type=int, default=None, help="not supported by bench yet (refused)")
+@click.option("--db", default=None, metavar="PATH|URL",
+              help="record the bench in this results database (SQLite file or postgresql://...; default: "
+              "$EDGEFARM_DB, else a file in the user's data folder); `none`: do not record")  # fmt: skip
 @click.pass_context
-def bench(ctx: click.Context, cluster: str | None, sustain: int | None, **params) -> None:
+def bench(ctx: click.Context, cluster: str | None, sustain: int | None, db: str | None, **params) -> None:
     """Prefill and decode speed at fixed shapes (-p prompt, -n generated, -d depth) on every device."""
     if cluster is not None:
         raise click.UsageError("--cluster: edgefarm bench does not run on a Ray cluster yet; "
@@ -108,6 +112,8 @@ def bench(ctx: click.Context, cluster: str | None, sustain: int | None, **params
         if o.error:
             console.print(f"[red]{o.name} failed:[/] {o.error}")
     console.print(f"bench written: {path}")
+    if not stop.is_set():
+        remember(db, ex.run_dir, console)
     if stop.is_set():
         console.print(f"interrupted: continue with: edgefarm bench --resume {ex.run_dir}")
         sys.exit(INTERRUPTED_EXIT)

@@ -18,13 +18,29 @@ def db_option(f):
     return click.option("--db", "db", default=None, metavar="PATH|URL", help=DB_HELP)(f)
 
 
+def filter_options(f):
+    """--device, --model, --runtime, --backend, --shape: each repeatable, all combined."""
+    for option in reversed((
+        click.option("--device", "devices", multiple=True, help="only this device (repeatable)"),
+        click.option("--model", "models", multiple=True, help="only this model: file name or sha256 (prefix)"),
+        click.option("--runtime", "runtimes", multiple=True, help="only this runtime version or sha256 (prefix)"),
+        click.option("--backend", "backends", multiple=True, help="only this backend (what ran: cpu, gpu, ...)"),
+        click.option("--shape", "shapes", multiple=True,
+                     help="only this shape (a run's: `12 samples`; a bench's: `bench -p 512 -n 128 -d 0 -r 5`)"),
+    )):  # fmt: skip
+        f = option(f)
+    return f
+
+
+def _filters(devices, models, runtimes, backends, shapes):
+    from ..history.store import Filters
+
+    return Filters(tuple(devices), tuple(models), tuple(runtimes), tuple(backends), tuple(shapes))
+
+
 @click.group("history", invoke_without_command=True)
 @db_option
-@click.option("--device", "devices", multiple=True, help="only this device (repeatable)")
-@click.option("--model", "models", multiple=True, help="only this model: file name or sha256 (prefix)")
-@click.option("--runtime", "runtimes", multiple=True, help="only this runtime version or sha256 (prefix)")
-@click.option("--backend", "backends", multiple=True, help="only this backend (what ran: cpu, gpu, ...)")
-@click.option("--shape", "shapes", multiple=True, help="only this shape (a run's: `12 samples`)")
+@filter_options
 @click.option("--format", "fmt", type=click.Choice(["md", "csv", "json"]), default="md", show_default=True)
 @click.option("--html", "html", type=click.Path(path_type=Path, dir_okay=False), default=None,
               help="also write a page of trend charts here, linking each run's report.html")  # fmt: skip
@@ -45,9 +61,9 @@ def history(
     from ..history.html import render_page
     from ..history.render import to_csv, to_json, to_md
     from ..history.series import build_series
-    from ..history.store import Filters, read_history, read_samples
+    from ..history.store import read_history, read_samples
 
-    filters = Filters(tuple(devices), tuple(models), tuple(runtimes), tuple(backends), tuple(shapes))
+    filters = _filters(devices, models, runtimes, backends, shapes)
     with opened(resolve(db)) as store:
         rows = read_history(store, filters)
         series = build_series(rows, lambda run_id, device: read_samples(store, run_id, device), window, last)
@@ -87,6 +103,36 @@ def import_runs(ctx: click.Context, paths: tuple[Path, ...], db: str | None) -> 
     click.echo(f"{said}{f', {failed} not imported' if failed else ''} ({store.where})")
     if failed:
         raise SystemExit(2)
+
+
+EXPORTS = ("llama-sql", "llama-jsonl", "litert-md", "litert-jsonl")
+
+
+@history.command("export")
+@click.option("--format", "fmt", type=click.Choice(EXPORTS), required=True,
+              help="llama-*: the recorded `edgefarm bench` rows in llama-bench's fields (its sql / jsonl); "
+              "litert-*: each device's runs as rows of LiteRT-LM's benchmark table")  # fmt: skip
+@db_option
+@filter_options
+@click.pass_context
+def export(ctx: click.Context, fmt: str, db, devices, models, runtimes, backends, shapes) -> None:
+    """The history in other tools' shapes (docs/history.md, "Export")."""
+    from ..history import export as ex
+    from ..history.store import read_bench_rows, read_history
+
+    filters = _filters(devices, models, runtimes, backends, shapes)
+    with opened(resolve(db or (ctx.obj or {}).get("db"))) as store:
+        if fmt.startswith("llama-"):
+            rows = read_bench_rows(store, filters)
+            text = (ex.llama_sql if fmt == "llama-sql" else ex.llama_jsonl)(rows)
+        else:
+            rows = ex.litert_rows(read_history(store, filters))
+            text = (ex.litert_md if fmt == "litert-md" else ex.litert_jsonl)(rows)
+    if not rows:
+        click.echo(
+            f"no {'bench rows' if fmt.startswith('llama-') else 'runs'} in the history match", err=True
+        )
+    click.echo(text, nl=False)
 
 
 COMMANDS = [history]

@@ -103,16 +103,35 @@ def report(
 
 @click.command("compare")
 @click.argument("run_a", type=click.Path(path_type=Path, file_okay=False, exists=True))
-@click.argument("run_b", type=click.Path(path_type=Path, file_okay=False, exists=True))
+@click.argument("run_b", type=click.Path(path_type=Path, file_okay=False, exists=True), required=False)
 @click.option(
     "--allow-different",
     is_flag=True,
     help="compare runs whose model, dataset slice, token cap, backend, threads, runner or repeat differ",
 )
-def compare(run_a: Path, run_b: Path, allow_different: bool) -> None:
+@click.option("--baseline", type=click.Choice(["last"]), default=None,
+              help="last: compare the one run given (as B) against the last comparable run before it in the "
+              "results database (docs/history.md)")  # fmt: skip
+@click.option("--db", default=None, metavar="PATH|URL", help="with --baseline last: the results database")
+def compare(
+    run_a: Path, run_b: Path | None, allow_different: bool, baseline: str | None, db: str | None
+) -> None:
     """Compare two runs device by device (B against A) on the same samples: verdict flips with an exact
-    McNemar test, figures as paired ratios B/A with 95% intervals; significant changes for the worse first."""
+    McNemar test, figures as paired ratios B/A with 95% intervals; significant changes for the worse first.
+    `compare --baseline last RUN`: A is the last comparable run before RUN in the results database."""
     from ..report.compare import compare_runs, comparison_lines
+
+    if baseline == "last":
+        if run_b is not None:
+            raise click.UsageError("--baseline last compares ONE run with the history: give one run folder")
+        from ..history.db import opened, resolve
+        from ..history.record import last_comparable_run
+
+        with opened(resolve(db)) as store:
+            run_a, run_b = last_comparable_run(store, run_a), run_a
+        click.echo(f"baseline: the last comparable run, {run_a}", err=True)
+    elif run_b is None:
+        raise click.UsageError("give two run folders (RUN_A RUN_B), or one with --baseline last")
 
     if (run_a / "bench.json").is_file() or (run_b / "bench.json").is_file():  # two bench runs: cell by cell
         click.echo(bench_comparison(run_a, run_b), nl=False)

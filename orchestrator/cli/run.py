@@ -14,12 +14,10 @@ from android_runner.status import DEFAULT_MAX_OUTPUT_TOKENS, DEFAULT_SAMPLE_TIME
 
 from ..bundled import BUNDLED_DATASET, BUNDLED_MODEL
 from ..devices_yaml import address_problem
-from ..errors import ConfigError, EdgefarmError
-from ..history.db import resolve
-from ..history.record import record_at_end
+from ..errors import ConfigError
+from ..history.record import remember
 from ..interrupt import INTERRUPTED_EXIT, interrupts_raise, stop_on_interrupt
 from ..progress import stderr_console
-from ..redact import redact
 from ..run.bounds import check_flags
 from ..run.execute import execute
 from ..run.finish import finish, interrupted_note
@@ -243,32 +241,13 @@ def run(ctx: click.Context, **params) -> None:
     # half-way (the first is noted, a second exits at once), never click's "Aborted!" with exit 1
     with stop_on_interrupt(lambda message: console.print(f"[yellow]{message}[/]")) as stop:
         record = finish(the_plan, execute(the_plan, console, stop), console, stop)
-        if not record.interrupted and db != "none":
-            remember(db, record.run_dir, record.report, console)
+        if not record.interrupted:
+            remember(db, record.run_dir, console, record.report)
         click.echo(str(record.paths["html"]))  # the last line: the report's path (README)
     if record.interrupted:
         console.print(interrupted_note(record, len(the_plan.samples)), highlight=False)
     if record.exit_code:
         sys.exit(record.exit_code)
-
-
-def remember(db: str | None, run_dir: Path, report, console) -> None:
-    """The run into the results database, and its significant changes against the last comparable
-    run on stderr; a database that cannot be reached is said, never a failed run."""
-    try:
-        target = resolve(db)
-    except EdgefarmError as e:
-        recorded, why = None, str(e)
-    else:
-        recorded, why = record_at_end(target, run_dir, report)
-    if recorded is None:
-        console.print(f"[yellow]history: this run is not in the results database:[/] {why}\n"
-                      f"  the run folder {run_dir} is its record; `edgefarm history import {run_dir.parent}` "
-                      "adds it later", highlight=False)  # fmt: skip
-        return
-    console.print(f"history: {recorded.status} in {redact(target)}", highlight=False)
-    for change in recorded.changes:
-        console.print(f"[bold]history: significant change:[/] {change.text()}", highlight=False)
 
 
 COMMANDS = [run]

@@ -19,7 +19,7 @@ from ..stats import Resamples, bootstrap_ci, percentile_stat, quantile
 from .types import FIGURE_NAMES, SAMPLE_FIELDS, DeviceEntry, Figure, RunEntry, kept_cell
 
 
-def _sha(text: str) -> str:
+def sha256_text(text: str) -> str:
     return hashlib.sha256(text.encode()).hexdigest()
 
 
@@ -86,12 +86,13 @@ def run_entry(report: RunReport, folder: str, identities: Mapping[str, Mapping[s
     """The run's record; `identities`: device -> its runner's stamp (runners/stamp.py IDENTITY_KEYS)."""
     stamp = report.stamp
     ids = sample_ids(report)
-    slice_sha = _sha("\n".join(ids))
+    slice_sha = sha256_text("\n".join(ids))
     run_shape = shape(len(ids))
     draws = Resamples()
     devices = []
     for row in report.devices:
         ident = identities.get(row.device) or {}
+        settings = ident.get("settings") if isinstance(ident.get("settings"), Mapping) else {}
         config = device_config(report, row, slice_sha, run_shape)
         cells = _cells(report, row.device)
         devices.append(DeviceEntry(
@@ -100,8 +101,9 @@ def run_entry(report: RunReport, folder: str, identities: Mapping[str, Mapping[s
             runner_sha256=str(ident.get("runner_sha256") or ""),
             runtime_version=str(ident.get("runtime_version") or ""),
             runtime_sha256=str(ident.get("runtime_sha256") or ""),
-            config=config, config_key=_sha(canonical(config))[:16], error=row.error,
+            config=config, config_key=sha256_text(canonical(config))[:16], error=row.error,
             figures=_figures(row, cells, draws), samples={i: kept_cell({f: getattr(c, f) for f in SAMPLE_FIELDS}) for i, c in cells.items()},
+            context_tokens=as_int(settings.get("max_num_tokens")),
         ))  # fmt: skip
     versions = dict(stamp.versions)
     return RunEntry(
@@ -110,7 +112,8 @@ def run_entry(report: RunReport, folder: str, identities: Mapping[str, Mapping[s
         edgefarm_git=str(versions.get("edgefarm_git") or ""), model_name=PurePath(stamp.model_path).name,
         model_sha256=stamp.model_sha256, dataset_path=stamp.dataset_path, dataset_sha256=stamp.dataset_sha256,
         slice_sha256=slice_sha, samples=len(ids), shape=run_shape, flags=dict(stamp.flags), versions=versions,
-        devices=tuple(devices),
+        devices=tuple(devices), model_size_bytes=as_int(stamp.model_size_bytes),
+        quantization=next((r.quantization for r in report.devices if r.quantization), ""),
     )  # fmt: skip
 
 
@@ -119,10 +122,16 @@ def record_sha256(entry: RunEntry) -> str:
     straight from the records (their fields through `vars`), not through dataclasses.asdict, whose
     deep copies took 140 s of a 180,000-sample record's 170 s."""
     text = json.dumps(entry, default=vars, sort_keys=True, ensure_ascii=False, separators=(",", ":"))
-    return _sha(text)
+    return sha256_text(text)
+
+
+def as_int(value: Any) -> int | None:
+    return value if isinstance(value, int) and not isinstance(value, bool) else None
 
 
 def device_identities(run: Mapping[str, Any], outcomes: Mapping[str, Mapping[str, Any]]) -> dict[str, Any]:
-    """device -> runner stamp: run.json's `device_versions`, else the device's outcome.json `runner`."""
+    """device -> runner stamp: the device's outcome.json `runner` (identity and settings), run.json's
+    `device_versions` over it."""
     recorded = run.get("device_versions") if isinstance(run.get("device_versions"), Mapping) else {}
-    return {**{k: v for k, v in outcomes.items() if v}, **recorded}
+    names = set(outcomes) | set(recorded)
+    return {n: {**(outcomes.get(n) or {}), **(recorded.get(n) or {})} for n in names}

@@ -6,15 +6,21 @@ record is (its folder), and a later `edgefarm history import runs/` catches up.
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
+
+from rich.console import Console
 
 from ..errors import ConfigError, EdgefarmError
+from ..jsonio import DOCUMENT, read_json
+from ..redact import redact
 from ..report.build import load_report
 from ..report.types import RunReport
-from ..rundir import device_folder, read_outcome
-from .db import Database, opened
+from ..rundir import device_folder, read_outcome, read_run_json
+from .bench import bench_entry
+from .db import Database, opened, resolve
 from .entry import device_identities, run_entry
 from .regress import changes
 from .store import Filters, read_history, read_samples, write_run
@@ -24,7 +30,11 @@ MAX_IMPORT_FOLDERS = 100_000
 
 
 def entry_of(run_dir: Path, report: RunReport | None = None) -> RunEntry:
-    """A run folder's record (its report rebuilt from the folder unless given)."""
+    """A run (or bench) folder's record (a run's report rebuilt from the folder unless given)."""
+    if report is None:
+        run = read_run_json(run_dir)
+        if run.get("kind") == "bench":
+            return _bench_entry_of(run_dir, run)
     report = report or load_report(run_dir)
     outcomes = {}
     for row in report.devices:
@@ -33,6 +43,23 @@ def entry_of(run_dir: Path, report: RunReport | None = None) -> RunEntry:
         )
         outcomes[row.device] = dict(outcome.runner) if outcome and outcome.runner else {}
     return run_entry(report, str(Path(run_dir).resolve()), device_identities(report.run, outcomes))
+
+
+def _bench_entry_of(run_dir: Path, run: Mapping[str, Any]) -> RunEntry:
+    path = run_dir / "bench.json"
+    if not path.is_file():
+        raise ConfigError("a bench folder without bench.json (the bench did not finish)", where=str(run_dir),
+                          fix=f"finish it: edgefarm bench --resume {run_dir}")  # fmt: skip
+    bench = read_json(
+        path, DOCUMENT, error=ConfigError, fix=f"finish the bench again: edgefarm bench --resume {run_dir}"
+    )
+    devices = {}
+    for name in run.get("devices") or ():
+        info = device_folder(run_dir, str(name)) / "device.json"
+        devices[str(name)] = read_json(info, DOCUMENT, error=ConfigError, fix="") if info.is_file() else {}
+    return bench_entry(
+        run, bench if isinstance(bench, Mapping) else {}, str(Path(run_dir).resolve()), devices
+    )
 
 
 def changes_of(db: Database, entry: RunEntry) -> list[Change]:
@@ -49,6 +76,37 @@ def changes_of(db: Database, entry: RunEntry) -> list[Change]:
     return found
 
 
+def last_comparable_run(db: Database, run_dir: Path) -> Path:
+    """The folder of the latest run recorded before `run_dir`'s run that shares a device and its
+    configuration with it (the most such devices first); `compare --baseline last`."""
+    entry = entry_of(run_dir)
+    keys = {(d.device, d.config_key) for d in entry.devices}
+    me = (entry.started_at, entry.finished_at, entry.run_id)
+    shared: dict[str, int] = {}
+    order: dict[str, tuple[str, str, str]] = {}
+    folders: dict[str, str] = {}
+    for r in read_history(db, Filters(devices=tuple(sorted({d for d, _ in keys})))):
+        p = r.point
+        when = (p.started_at, p.finished_at, p.run_id)
+        if (r.device, r.config_key) in keys and p.run_id != entry.run_id and when < me:
+            shared[p.run_id] = shared.get(p.run_id, 0) + 1
+            order[p.run_id], folders[p.run_id] = when, p.folder
+    if not shared:
+        raise ConfigError(
+            f"no run of the same model, dataset slice, settings and devices before {entry.run_id} in the results "
+            "database",
+            where=db.where,
+            fix="import the earlier runs (`edgefarm history import runs/`), or name both runs: "
+            "edgefarm compare RUN_A RUN_B",
+        )
+    best = max(shared, key=lambda run_id: (shared[run_id], order[run_id]))
+    folder = Path(folders[best])
+    if not (folder / "run.json").is_file():
+        raise ConfigError(f"the last comparable run {best} is recorded at {folder}, which is gone", where=db.where,
+                          fix="restore that run folder, or name both runs: edgefarm compare RUN_A RUN_B")  # fmt: skip
+    return folder
+
+
 @dataclass(frozen=True)
 class Recorded:
     run_id: str
@@ -62,13 +120,35 @@ def record(db: Database, run_dir: Path, report: RunReport | None = None) -> Reco
     return Recorded(entry.run_id, status, tuple(changes_of(db, entry)))
 
 
-def record_at_end(target: str, run_dir: Path, report: RunReport) -> tuple[Recorded | None, str]:
+def record_at_end(target: str, run_dir: Path, report: RunReport | None = None) -> tuple[Recorded | None, str]:
     """(what was recorded, '') or (None, why not): never raises an edgefarm error."""
     try:
         with opened(target) as db:
             return record(db, run_dir, report), ""
     except EdgefarmError as e:
         return None, str(e)
+
+
+def remember(db: str | None, run_dir: Path, console: Console, report: RunReport | None = None) -> None:
+    """The end of `edgefarm run` / `bench`: the run into the results database, and its significant
+    changes against the last comparable run on stderr; a database that cannot be reached is said,
+    never a failed run (`--db none`: nothing recorded)."""
+    if db == "none":
+        return
+    try:
+        target = resolve(db)
+    except EdgefarmError as e:
+        recorded, why = None, str(e)
+    else:
+        recorded, why = record_at_end(target, run_dir, report)
+    if recorded is None:
+        console.print(f"[yellow]history: this run is not in the results database:[/] {why}\n"
+                      f"  the run folder {run_dir} is its record; `edgefarm history import {run_dir.parent}` "
+                      "adds it later", highlight=False)  # fmt: skip
+        return
+    console.print(f"history: {recorded.status} in {redact(target)}", highlight=False)
+    for change in recorded.changes:
+        console.print(f"[bold]history: significant change:[/] {change.text()}", highlight=False)
 
 
 def run_folders(paths: Sequence[Path]) -> Iterator[Path]:

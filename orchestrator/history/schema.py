@@ -84,4 +84,24 @@ MIGRATIONS: tuple[tuple[str, ...], ...] = (
             FOREIGN KEY (run_id, device) REFERENCES history_devices (run_id, device) ON DELETE CASCADE
         )""",
     ),
+    (
+        # v2: what LiteRT-LM's published benchmark table shows beside the speeds, and `edgefarm bench`'s
+        # rows (llama-bench's fields, kept whole as JSON; the columns a query filters on beside them)
+        "ALTER TABLE history_runs ADD COLUMN model_size_bytes BIGINT",
+        "ALTER TABLE history_runs ADD COLUMN quantization TEXT NOT NULL DEFAULT ''",
+        "ALTER TABLE history_devices ADD COLUMN context_tokens BIGINT",
+        """CREATE TABLE history_bench_rows (
+            run_id TEXT NOT NULL REFERENCES history_runs (run_id) ON DELETE CASCADE,
+            device TEXT NOT NULL,
+            row_index INTEGER NOT NULL,
+            test TEXT NOT NULL,
+            n_prompt INTEGER,
+            n_gen INTEGER,
+            n_depth INTEGER,
+            avg_ts DOUBLE PRECISION,
+            stddev_ts DOUBLE PRECISION,
+            fields TEXT NOT NULL,
+            PRIMARY KEY (run_id, device, row_index)
+        )""",
+    ),
 )

@@ -20,9 +20,11 @@ from .types import SAMPLE_FIELDS, DeviceEntry, Figure, Point, RunEntry, kept_cel
 
 _RUN_COLUMNS = ("run_id", "kind", "started_at", "finished_at", "folder", "host", "edgefarm_version",
                 "edgefarm_git", "model_name", "model_sha256", "dataset_path", "dataset_sha256", "slice_sha256",
-                "samples", "shape", "flags", "versions", "record_sha256")  # fmt: skip
+                "samples", "shape", "flags", "versions", "record_sha256", "model_size_bytes", "quantization")  # fmt: skip
 _DEVICE_COLUMNS = ("run_id", "device", "kind", "hardware", "soc", "backend", "runner", "runner_sha256",
-                   "runtime_version", "runtime_sha256", "config", "config_key", "error")  # fmt: skip
+                   "runtime_version", "runtime_sha256", "config", "config_key", "error", "context_tokens")  # fmt: skip
+_BENCH_COLUMNS = ("run_id", "device", "row_index", "test", "n_prompt", "n_gen", "n_depth", "avg_ts", "stddev_ts",
+                  "fields")  # fmt: skip
 _BOOLS = ("passed", "strict_passed")
 MAX_FILTER_VALUES = 100
 _HEX_PREFIX = re.compile(r"[0-9a-fA-F]{4,64}")  # a sha256 filter: at least 4 of its hex digits
@@ -42,7 +44,13 @@ def write_run(db: Database, entry: RunEntry) -> str:
         if found and found[0][0] == digest:
             return "unchanged"
         if found:
-            for table in ("history_samples", "history_figures", "history_devices", "history_runs"):
+            for table in (
+                "history_bench_rows",
+                "history_samples",
+                "history_figures",
+                "history_devices",
+                "history_runs",
+            ):
                 db.execute(f"DELETE FROM {table} WHERE run_id = ?", (entry.run_id,))
         values = {**{c: getattr(entry, c, None) for c in _RUN_COLUMNS}, "flags": canonical(entry.flags),
                   "versions": canonical(entry.versions), "record_sha256": digest}  # fmt: skip
@@ -51,6 +59,10 @@ def write_run(db: Database, entry: RunEntry) -> str:
             return "unchanged"
         for d in entry.devices:
             _write_device(db, entry.run_id, d)
+        db.executemany(_insert("history_bench_rows", _BENCH_COLUMNS), [
+            (entry.run_id, str(r.get("device") or ""), i, str(r.get("test") or ""), r.get("n_prompt"), r.get("n_gen"),
+             r.get("n_depth"), r.get("avg_ts"), r.get("stddev_ts"), canonical(r))
+            for i, r in enumerate(entry.bench_rows)])  # fmt: skip
     return "replaced" if found else "recorded"
 
 
@@ -101,8 +113,8 @@ class DeviceRun:
     point: Point
 
 
-def _where(f: Filters) -> tuple[str, list[Any]]:
-    clauses, params = [], []
+def _where(f: Filters, kind: str = "run") -> tuple[str, list[Any]]:
+    clauses, params = ["r.kind = ?"], [kind]
 
     def any_of(columns: Sequence[str], values: Sequence[str], prefix: bool = False) -> None:
         if not values:
@@ -124,7 +136,7 @@ def _where(f: Filters) -> tuple[str, list[Any]]:
     any_of(["d.runtime_version", "d.runtime_sha256"], f.runtimes, prefix=True)
     any_of(["d.backend"], f.backends)
     any_of(["r.shape"], f.shapes)
-    return (" WHERE " + " AND ".join(clauses)) if clauses else "", params
+    return " WHERE " + " AND ".join(clauses), params
 
 
 def read_history(db: Database, filters: Filters = Filters()) -> list[DeviceRun]:
@@ -133,7 +145,8 @@ def read_history(db: Database, filters: Filters = Filters()) -> list[DeviceRun]:
     where, params = _where(filters)
     rows = db.rows(
         "SELECT r.run_id, r.started_at, r.finished_at, r.folder, r.model_sha256, r.edgefarm_version, d.device, "
-        "d.hardware, d.backend, d.runner_sha256, d.runtime_version, d.runtime_sha256, d.config, d.config_key "
+        "d.hardware, d.backend, d.runner_sha256, d.runtime_version, d.runtime_sha256, d.config, d.config_key, "
+        "d.context_tokens, r.model_name, r.model_size_bytes, r.quantization "
         f"FROM history_runs r JOIN history_devices d ON d.run_id = r.run_id{where}",
         params,
     )
@@ -147,10 +160,12 @@ def read_history(db: Database, filters: Filters = Filters()) -> list[DeviceRun]:
         ):
             figures.setdefault((run_id, device), {})[name] = Figure(value, lo, hi)
     out = []
-    for (run_id, started, _finished, folder, model_sha, ef_version, device, hardware, backend, runner_sha,
-         runtime_version, runtime_sha, config, config_key) in sorted(rows, key=lambda r: (r[1], r[2], r[0], r[6])):  # fmt: skip
-        point = Point(run_id, started, folder, model_sha, runtime_version, runtime_sha, runner_sha, ef_version,
-                      backend, dict(sorted(figures.get((run_id, device), {}).items())))  # fmt: skip
+    for (run_id, started, finished, folder, model_sha, ef_version, device, hardware, backend, runner_sha,
+         runtime_version, runtime_sha, config, config_key, context, model_name, model_size, quantization) in sorted(
+            rows, key=lambda r: (r[1], r[2], r[0], r[6])):  # fmt: skip
+        point = Point(run_id, started, finished, folder, model_sha, runtime_version, runtime_sha, runner_sha, ef_version,
+                      backend, dict(sorted(figures.get((run_id, device), {}).items())), context, model_name,
+                      model_size, quantization or "")  # fmt: skip
         out.append(DeviceRun(device, hardware, json.loads(config), config_key, point))
     return out
 
@@ -168,6 +183,19 @@ def read_samples(db: Database, run_id: str, device: str) -> dict[str, SampleCell
             cell[b] = None if cell[b] is None else bool(cell[b])
         out[sid] = kept_cell(cell)
     return out
+
+
+def read_bench_rows(db: Database, filters: Filters = Filters()) -> list[dict[str, Any]]:
+    """Every recorded `edgefarm bench` row (llama-bench's fields) that passes the filters, oldest bench
+    first, in each bench's own row order."""
+    where, params = _where(filters, kind="bench")
+    rows = db.rows(
+        "SELECT r.started_at, r.run_id, b.device, b.row_index, b.fields FROM history_bench_rows b "
+        "JOIN history_runs r ON r.run_id = b.run_id "
+        f"JOIN history_devices d ON d.run_id = b.run_id AND d.device = b.device{where}",
+        params,
+    )
+    return [json.loads(r[4]) for r in sorted(rows, key=lambda r: (r[0], r[1], r[3]))]
 
 
 def recorded_runs(db: Database) -> dict[str, str]:

@@ -87,6 +87,7 @@ class DeviceEntry:
     error: str
     figures: Mapping[str, Figure]  # FIGURES name -> value with its interval
     samples: Mapping[str, SampleCell]  # sample id -> its cell (SAMPLE_FIELDS kept)
+    context_tokens: int | None = None  # the runtime's token limit the device ran with (its KV cache)
 
 
 @dataclass(frozen=True)
@@ -111,6 +112,11 @@ class RunEntry:
     flags: Mapping[str, Any]
     versions: Mapping[str, Any]
     devices: tuple[DeviceEntry, ...]
+    model_size_bytes: int | None = None
+    quantization: str = ""  # the model's largest section's (run.json model facts)
+    bench_rows: tuple[
+        Mapping[str, Any], ...
+    ] = ()  # `edgefarm bench`: its llama-bench rows (bench/results.py)
 
 
 @dataclass(frozen=True)
@@ -119,6 +125,7 @@ class Point:
 
     run_id: str
     started_at: str
+    finished_at: str
     folder: str
     model_sha256: str
     runtime_version: str
@@ -127,6 +134,10 @@ class Point:
     edgefarm_version: str
     backend: str
     figures: Mapping[str, Figure]
+    context_tokens: int | None = None
+    model_name: str = ""
+    model_size_bytes: int | None = None
+    quantization: str = ""
 
 
 @dataclass(frozen=True)

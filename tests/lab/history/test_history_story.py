@@ -3,12 +3,14 @@
 but 275 ms on galaxy-s24 from the second version on, a 10% slowdown), each run recording itself in a
 SQLite history at its end. Only the first run of the second version is flagged, on galaxy-s24, for
 its time per sample (and TTFT, which the runner makes half of it), naming runtime 0.17.0 -> 0.18.0.
-The same runs imported into a real PostgreSQL server give the identical `history --format json`."""
+`compare --baseline last` finds the run before it. The same runs imported into a real PostgreSQL
+server give the identical `history --format json`."""
 
 from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -110,6 +112,13 @@ def test_ten_runs_flag_the_slowdown_once_and_sqlite_and_postgresql_agree(adb_lab
     assert only.returncode == 0 and {r.split(",")[3] for r in only.stdout.splitlines()[1:]} == set(
         run_ids[3:7]
     )
+
+    # compare --baseline last: the fourth run against the third, found in the history
+    p = _edgefarm(env, "compare", "--baseline", "last", str(runs / run_ids[3]), "--db", str(sqlite))
+    assert f"baseline: the last comparable run, {runs / run_ids[2]}" in p.stderr, p.stderr[-3000:]
+    lines = p.stdout.splitlines()
+    at = next(i for i, x in enumerate(lines) if SLOWED in x)  # rich wraps a cell's text onto the next line
+    assert re.search(r"1\.(09|10|11)x \(", lines[at]) and "worse" in lines[at + 1], p.stdout
 
     url = postgres.new_database("story")
     p = _edgefarm(env, "history", "import", str(runs), "--db", url)

@@ -80,7 +80,10 @@ def test_a_database_newer_than_this_edgefarm_is_refused(tmp_path):
         pass
     with sqlite3.connect(path) as c:
         c.execute("INSERT INTO history_schema (version) VALUES (?)", (len(MIGRATIONS) + 1,))
-    with pytest.raises(HistoryUnavailable, match="schema version 2; this edgefarm knows up to 1"):
+    with pytest.raises(
+        HistoryUnavailable,
+        match=f"schema version {len(MIGRATIONS) + 1}; this edgefarm knows up to {len(MIGRATIONS)}",
+    ):
         Database.open(str(path))
 
 
@@ -102,3 +105,20 @@ def test_the_database_is_the_flag_else_the_environment_else_the_data_folder(tmp_
     assert resolve(None, {}).endswith("edgefarm/history.sqlite")
     with pytest.raises(HistoryUnavailable, match="at most 4096"):
         resolve("x" * 5000)
+
+
+def test_a_version_1_database_is_migrated_in_place_keeping_its_runs(tmp_path):
+    path = tmp_path / "h.sqlite"
+    with sqlite3.connect(path) as c:  # what the first release of the history wrote
+        c.execute("CREATE TABLE history_schema (version INTEGER NOT NULL)")
+        for statement in MIGRATIONS[0]:
+            c.execute(statement)
+        c.execute("INSERT INTO history_schema (version) VALUES (1)")
+        c.execute("INSERT INTO history_runs VALUES ('r1', 'run', 's', 'f', '/runs/r1', 'h', '0.1.0', '', 'm', "
+                  "'aa', '', 'bb', 'cc', 1, '1 samples', '{}', '{}', 'dd')")  # fmt: skip
+    with opened(str(path)) as db:
+        assert db.version() == len(MIGRATIONS) == 2
+        assert db.rows("SELECT run_id, model_size_bytes, quantization FROM history_runs") == [
+            ("r1", None, "")
+        ]
+        assert db.rows("SELECT count(*) FROM history_bench_rows") == [(0,)]
