@@ -43,7 +43,7 @@ def trend_chart(key: str, points: tuple[Point, ...], figure: str, changed: set[s
     right = svg.overhang(xlabels[-1]) + svg.EDGE
     canvas = svg.Canvas(key, CHART_W, CHART_H)
     p = svg.Panel(canvas, left, bottom, CHART_W - left - right, CHART_H - svg.TOP - bottom,
-                  (xlocs[0], xlocs[-1]), (ylocs[0], ylocs[-1]))  # fmt: skip
+                  (xlocs[0] - 0.4, xlocs[-1] + 0.4), (ylocs[0], ylocs[-1]))  # fmt: skip
     p.lines("trend", [[(x, f.value) for x, f, _ in found]], "#999999", 0.8)
     for x, f, run_id in found:
         color = CHANGED if run_id in changed else NORMAL
