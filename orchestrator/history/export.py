@@ -18,6 +18,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from ..bench.printers import PRINTERS as BENCH_PRINTERS
+from ..bench.results import FIELDS
 from .store import DeviceRun
 
 # LiteRT-LM's table: field -> its column label
@@ -76,9 +77,14 @@ def litert_jsonl(rows: Sequence[Mapping[str, Any]]) -> str:
     return "".join(json.dumps(dict(r), ensure_ascii=False) + "\n" for r in rows)
 
 
+def _in_order(rows: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
+    """Each row's fields in bench's (llama-bench's) order, as `edgefarm bench -o` prints them."""
+    return [{k: r.get(k) for k in FIELDS} for r in rows]
+
+
 def llama_sql(rows: Sequence[Mapping[str, Any]]) -> str:
-    return BENCH_PRINTERS.get("sql")(rows)
+    return BENCH_PRINTERS.get("sql")(_in_order(rows))
 
 
 def llama_jsonl(rows: Sequence[Mapping[str, Any]]) -> str:
-    return BENCH_PRINTERS.get("jsonl")(rows)
+    return BENCH_PRINTERS.get("jsonl")(_in_order(rows))
