@@ -54,6 +54,7 @@
 #include <unistd.h>
 
 #include "litert_lm_c_api.h" /* edgefarm's own declarations, checked against the library and upstream (build.py) */
+#include "bench.h"
 #include "fidelity.h"
 #include "job.h"
 #include "reply.h"
@@ -124,6 +125,8 @@ static struct {
 } api;
 #undef FN
 
+static const char *bench_api_missing; /* the first bench function the library lacks, or NULL */
+
 static const char *load_api(const char *path) {
   void *h = dlopen(path, RTLD_NOW | RTLD_LOCAL);
   if (!h) return dlerror();
@@ -172,6 +175,7 @@ static const char *load_api(const char *path) {
   SYM(litert_lm_benchmark_info_get_decode_tokens_per_sec_at);
   SYM(litert_lm_get_last_error_message);
 #undef SYM
+  bench_api_missing = bench_load_api(h); /* `edgefarm bench`'s functions (bench.c): needed by a bench job only */
   return NULL;
 }
 
@@ -728,6 +732,88 @@ static void run_sample(LiteRtLmEngine *engine, const sample *s, double init_ms) 
   free(error.buf);
 }
 
+/* ------------------------------------------------------------------ one bench repetition (bench.c) */
+typedef struct {
+  const char *model, *cache_dir, *loads_path;
+  long max_num_tokens;
+} bench_setup;
+
+static void run_bench_sample(const bench_setup *setup, const sample *s) {
+  const bench_cell *c = &s->bench;
+  char why[1024] = "";
+  int fresh = 0, load_no = 0;
+  double init_ms = 0.0;
+  bench_figures f;
+  memset(&f, 0, sizeof f);
+  f.depth_tokens = f.prefill_tokens = f.decode_tokens = -1;
+  void *engine = bench_engine_for(setup->model, c, setup->cache_dir, setup->max_num_tokens, &fresh, &init_ms, &load_no,
+                                  why, sizeof why);
+  static double engine_init_ms;
+  if (fresh) {
+    char small[200];
+    engine_init_ms = init_ms;
+    int lfd = open(setup->loads_path, O_WRONLY | O_CREAT | O_APPEND, 0644);
+    if (lfd >= 0) {
+      int k = snprintf(small, sizeof small, "%d\t%.3f\n", (int)getpid(), init_ms);
+      if (write_all(lfd, small, (size_t)k) != 0) note("warning: cannot record the model load in loads.tsv (storage full?)");
+      close(lfd);
+    }
+    int k = snprintf(small, sizeof small, "{\"init_ms\":%.3f,\"pid\":%d}", init_ms, (int)getpid());
+    emit("READY", small, (size_t)k);
+  }
+  int rc = engine ? bench_run(engine, c, &f, why, sizeof why) : -1;
+  sample_memory();
+  pthread_mutex_lock(&lock);
+  int mine = !finished;
+  finished = 1;
+  deadline = 0;
+  mem_kb m = peaks;
+  double wall_ms = (now_s() - sample_t0) * 1000.0;
+  sbuf power = {0};
+  add_power_locked(&power);
+  pthread_mutex_unlock(&lock);
+  if (mine) {
+    sbuf line = {0};
+    sb_printf(&line, "{\"n\":%ld,\"status\":\"%s\",\"error\":", s->n, rc == 0 ? "ok" : "error");
+    sb_json_string(&line, rc == 0 ? "" : why);
+    sb_str(&line, ",\"response\":null,\"invalid_utf8_bytes\":0,\"output_truncated_bytes\":0");
+    if (engine) {
+      sb_number(&line, "init_ms", engine_init_ms);
+      sb_printf(&line, ",\"engine_load\":%d", load_no);
+    }
+    sb_printf(&line, ",\"backend\":\"%s\",\"threads\":%ld", c->backend, c->threads);
+    if (f.prefill_tokens >= 0 && f.prefill_tps > 0 && f.decode_tokens > 0 && f.decode_tps > 0) /* bench.py's TTFT */
+      sb_number(&line, "ttft_ms", 1000.0 * (f.prefill_tokens / f.prefill_tps + 1.0 / f.decode_tps));
+    sb_number(&line, "infer_ms", f.timed_wall_ms);
+    sb_number(&line, "wall_ms", wall_ms);
+    if (power.buf) sb_add(&line, power.buf, power.len);
+    sb_str(&line, ",\"turns\":[");
+    if (f.depth_tokens >= 0) {
+      sb_printf(&line, "{\"prefill_tokens\":%d", f.depth_tokens);
+      sb_number(&line, "prefill_tps", f.depth_tps);
+      sb_number(&line, "wall_ms", f.depth_wall_ms);
+      sb_str(&line, "},");
+    }
+    if (f.prefill_tokens >= 0) {
+      sb_printf(&line, "{\"prefill_tokens\":%d", f.prefill_tokens);
+      sb_number(&line, "prefill_tps", f.prefill_tps);
+      if (f.decode_tokens >= 0) {
+        sb_printf(&line, ",\"decode_tokens\":%d", f.decode_tokens);
+        sb_number(&line, "decode_tps", f.decode_tps);
+      }
+      sb_number(&line, "wall_ms", f.timed_wall_ms);
+      sb_str(&line, "}");
+    } else if (f.depth_tokens >= 0) {
+      line.len--; /* the depth turn's comma */
+    }
+    sb_str(&line, "]");
+    add_row_common(&line, &m);
+    emit_result(&line);
+    free(line.buf);
+  }
+  free(power.buf);
+}
+
 /* ------------------------------------------------------------------ the runtime library check */
 /* The library's sha256, remembered beside it (LIBDIR/.edgefarm-sha256: "size mtime_s mtime_ns inode hex")
  * while its size, mtime and inode stay the same: hashing 40-130 MB costs 0.5-2 s per runner start. */
@@ -888,6 +974,23 @@ int main(int argc, char **argv) {
   pthread_t dog;
   if (pthread_create(&dog, NULL, watchdog, NULL) != 0) fatal(EXIT_NOMEM, "cannot start the watchdog thread", "free memory on the device");
 
+  char loads[4200], inflight[4200], small[256];
+  snprintf(loads, sizeof loads, "%s/loads.tsv", state_dir);
+  snprintf(inflight, sizeof inflight, "%s/inflight", state_dir);
+  long pending = 0;
+  for (size_t i = 0; i < count; i++) pending += !done[samples[i].n];
+  int k;
+  /* a bench job (every sample a bench cell) makes its engines per cell (bench.c), none here */
+  int bench_job = count > 0;
+  for (size_t i = 0; i < count; i++) bench_job &= samples[i].is_bench;
+  bench_setup setup = {model, cache_dir, loads, max_num_tokens};
+  double run_engine_init_ms = 0.0;
+  LiteRtLmEngine *engine = NULL;
+  if (bench_job && bench_api_missing) {
+    snprintf(why, sizeof why, "the LiteRT-LM runtime library %s has no bench functions: %s", lib, bench_api_missing);
+    fatal(EXIT_RUNTIME, why, FIX_RUNTIME);
+  }
+  if (!bench_job) {
   double t0 = now_s();
   LiteRtLmEngineSettings *settings = api.litert_lm_engine_settings_create(model, backend, vision, audio);
   if (!settings) {
@@ -900,26 +1003,23 @@ int main(int argc, char **argv) {
   api.litert_lm_engine_settings_set_cache_dir(settings, cache_dir);
   if (threads > 0) api.litert_lm_engine_settings_set_num_threads(settings, (int)threads);
   if (max_num_tokens > 0) api.litert_lm_engine_settings_set_max_num_tokens(settings, (int)max_num_tokens);
-  LiteRtLmEngine *engine = api.litert_lm_engine_create(settings);
+  engine = api.litert_lm_engine_create(settings);
   const char *engine_error = engine ? "" : api.litert_lm_get_last_error_message();
   sbuf e = {0};
   if (!engine) sb_str(&e, "the engine could not be created from the model: "), sb_str(&e, engine_error ? engine_error : "");
   api.litert_lm_engine_settings_delete(settings);
   double init_ms = (now_s() - t0) * 1000.0;
   if (!engine) fatal(EXIT_MODEL_UNLOADABLE, e.buf, "check that the model file is a complete .litertlm for this runtime");
-  char loads[4200], inflight[4200], small[256];
-  snprintf(loads, sizeof loads, "%s/loads.tsv", state_dir);
-  snprintf(inflight, sizeof inflight, "%s/inflight", state_dir);
   int lfd = open(loads, O_WRONLY | O_CREAT | O_APPEND, 0644);
   if (lfd >= 0) {
     snprintf(small, sizeof small, "%d\t%.3f\n", (int)getpid(), init_ms);
     if (write_all(lfd, small, strlen(small)) != 0) note("warning: cannot record the model load in loads.tsv (storage full?)");
     close(lfd);
   }
-  long pending = 0;
-  for (size_t i = 0; i < count; i++) pending += !done[samples[i].n];
-  int k = snprintf(small, sizeof small, "{\"init_ms\":%.3f,\"pid\":%d,\"pending\":%ld}", init_ms, (int)getpid(), pending);
+  k = snprintf(small, sizeof small, "{\"init_ms\":%.3f,\"pid\":%d,\"pending\":%ld}", init_ms, (int)getpid(), pending);
   emit("READY", small, (size_t)k);
+  run_engine_init_ms = init_ms;
+  }
 
   for (size_t i = 0; i < count; i++) {
     const sample *s = &samples[i];
@@ -939,11 +1039,14 @@ int main(int argc, char **argv) {
     deadline = sample_t0 + timeout_s;
     pthread_mutex_unlock(&lock);
     power_start();
-    run_sample(engine, s, init_ms);
+    if (s->is_bench) run_bench_sample(&setup, s);
+    else if (engine) run_sample(engine, s, run_engine_init_ms);
+    else fatal(EXIT_USAGE, "a job mixing bench cells and samples", "this is an edgefarm bug: report it with the job file");
     run_hook(s->n, "after"); /* outside the sample's deadline, under its own */
     write_file(inflight, ""); /* after the hook: a death in it is still this sample's (its row is kept) */
   }
-  api.litert_lm_engine_delete(engine);
+  if (engine) api.litert_lm_engine_delete(engine);
+  bench_close();
   unlink(inflight);
   k = snprintf(small, sizeof small, "{\"samples\":%ld}", pending);
   emit("DONE", small, (size_t)k);

@@ -91,8 +91,20 @@ int parse_job(char *buf, size_t size, sample **out, size_t *count, char *why, si
     } else if (tag == 'O') {
       if (parse_long(line + 2, 0, 10000000, &s->max_output_tokens) != 0)
         return job_error(why, why_n, line_no, "max output tokens not in 0..10000000", line);
+    } else if (tag == 'B') {
+      char *f[6] = {0};
+      int nf = 0;
+      for (char *tok = strtok(line + 2, " "); tok && nf < 6; tok = strtok(NULL, " ")) f[nf++] = tok;
+      bench_cell *c = &s->bench;
+      if (nf != 5 || parse_long(f[0], 1, 131072, &c->n_prompt) || parse_long(f[1], 0, 16384, &c->n_gen) ||
+          parse_long(f[2], 0, 131072, &c->n_depth) || parse_long(f[3], 0, 256, &c->threads) ||
+          (strcmp(f[4], "cpu") && strcmp(f[4], "gpu") && strcmp(f[4], "npu")))
+        return job_error(why, why_n, line_no, "bench line not 'B n_prompt(1..131072) n_gen(0..16384) n_depth(0..131072) threads(0..256) cpu|gpu|npu'", line);
+      snprintf(c->backend, sizeof c->backend, "%s", f[4]);
+      s->is_bench = 1;
     } else if (tag == 'E' && line[1] == 0) {
-      if (s->turns == 0) return job_error(why, why_n, line_no, "sample without a message", line);
+      if (s->turns == 0 && !s->is_bench) return job_error(why, why_n, line_no, "sample without a message", line);
+      if (s->turns && s->is_bench) return job_error(why, why_n, line_no, "bench sample with a message", line);
       if ((s->score_target || s->prefills || s->score_skip) && !s->fidelity)
         return job_error(why, why_n, line_no, "fidelity record (F, R, X) without K", line);
       if (s->score_target && !s->prefills) return job_error(why, why_n, line_no, "R without a prefill (F)", line);

@@ -10,10 +10,20 @@
  *   K\n (--fidelity: tokenize the answer), then F <len>\n<prefill text>\n (any number) and R <len>\n<text to
  *   score>\n, or X <len>\n<why nothing is scored>\n (android_runner/fidelity.py does the same)
  *   E\n
+ * or, for `edgefarm bench`, S <n>\n B <n_prompt> <n_gen> <n_depth> <threads> <backend>\n E\n
  * Y, T and the fidelity records are optional; byte lengths, so any text goes through untouched. Every number is range-checked;
  * anything else is the whole job refused (one FATAL line, exit 2): the host wrote it, so it is a bug. */
+/* A bench sample ("B <n_prompt> <n_gen> <n_depth> <threads> <backend>", no M records): the cell it
+ * measures (android_runner/native/bench.h); threads 0 = the runtime's default. */
+typedef struct {
+  long n_prompt, n_gen, n_depth, threads;
+  char backend[8];
+} bench_cell;
+
 typedef struct {
   long n;
+  int is_bench;
+  bench_cell bench;
   const char *system, *tools;
   long top_k, seed, max_output_tokens;
   double top_p, temperature;

@@ -50,6 +50,8 @@ typedef struct LiteRtLmResponses LiteRtLmResponses;
 typedef struct LiteRtLmBenchmarkInfo LiteRtLmBenchmarkInfo;
 typedef struct LiteRtLmInputData LiteRtLmInputData;
 typedef struct LiteRtLmTokenizeResult LiteRtLmTokenizeResult;
+typedef struct LiteRtLmDetokenizeResult LiteRtLmDetokenizeResult;
+typedef struct LiteRtLmTokenUnion LiteRtLmTokenUnion;
 #endif
 
 #ifdef __cplusplus
@@ -114,7 +116,10 @@ double litert_lm_benchmark_info_get_prefill_tokens_per_sec_at(const LiteRtLmBenc
 double litert_lm_benchmark_info_get_decode_tokens_per_sec_at(const LiteRtLmBenchmarkInfo *benchmark_info,
                                                              int index);
 
-/* Sessions, text scoring and the tokenizer (--fidelity: android_runner/native/fidelity.c). */
+/* Sessions, text scoring and the tokenizer (--fidelity: fidelity.c; `edgefarm bench`: bench.c). */
+void litert_lm_engine_settings_set_num_prefill_tokens(LiteRtLmEngineSettings *settings, int num_prefill_tokens);
+void litert_lm_engine_settings_set_num_decode_tokens(LiteRtLmEngineSettings *settings, int num_decode_tokens);
+void litert_lm_session_config_set_apply_prompt_template(LiteRtLmSessionConfig *config, bool apply_prompt_template);
 LiteRtLmSession *litert_lm_engine_create_session(LiteRtLmEngine *engine, LiteRtLmSessionConfig *config);
 void litert_lm_session_delete(LiteRtLmSession *session);
 LiteRtLmInputData *litert_lm_input_data_create(LiteRtLmInputDataType type, const void *data, size_t size);
@@ -135,6 +140,15 @@ LiteRtLmTokenizeResult *litert_lm_engine_tokenize(LiteRtLmEngine *engine, const 
 const int *litert_lm_tokenize_result_get_tokens(const LiteRtLmTokenizeResult *tokenize_result);
 size_t litert_lm_tokenize_result_get_num_tokens(const LiteRtLmTokenizeResult *tokenize_result);
 void litert_lm_tokenize_result_delete(LiteRtLmTokenizeResult *tokenize_result);
+LiteRtLmResponses *litert_lm_session_run_decode(LiteRtLmSession *session);
+LiteRtLmBenchmarkInfo *litert_lm_session_get_benchmark_info(LiteRtLmSession *session);
+LiteRtLmDetokenizeResult *litert_lm_engine_detokenize(LiteRtLmEngine *engine, const int *token_ids, size_t num_tokens);
+const char *litert_lm_detokenize_result_get_string(const LiteRtLmDetokenizeResult *result);
+void litert_lm_detokenize_result_delete(LiteRtLmDetokenizeResult *result);
+LiteRtLmTokenUnion *litert_lm_engine_get_start_token(LiteRtLmEngine *engine);
+int litert_lm_token_union_get_type(const LiteRtLmTokenUnion *token_union);
+int litert_lm_token_union_get_ids(const LiteRtLmTokenUnion *token_union, const int **ids, size_t *num_ids);
+void litert_lm_token_union_delete(LiteRtLmTokenUnion *token_union);
 
 #ifdef __cplusplus
 }

@@ -39,8 +39,6 @@ from .html import render as render_html
 from .printers import EXTENSIONS, PRINTERS
 from .results import CellResult, cell_results, llama_rows
 
-BENCH_RUNNERS = ("python",)  # runners with a bench mode (the phone's native runner: not yet)
-
 
 @dataclass(frozen=True)
 class BenchRequest:
@@ -109,11 +107,6 @@ def plan_bench(
     backends = parse_backends(request.backends) if request.backends else None
     threads = parse_values(request.threads, "--threads") if request.threads else None
     limit = request.max_num_tokens or model.max_context_tokens
-    phones = [d.name for d in selection.devices if d.runner not in BENCH_RUNNERS]
-    if phones:
-        raise ConfigError(f"{', '.join(phones)}: the phone runner has no bench mode yet", where="--devices",
-                          fix="bench this host and boards (--devices local or board names); phones come "
-                          "with the native runner's bench mode (docs/bench.md)")  # fmt: skip
     grid: dict[str, tuple[Cell, ...]] = {}
     for d in selection.devices:
         grid[d.name] = cells(prompts, gens, depths, backends or (d.backend or "cpu",),

@@ -166,6 +166,10 @@ class AndroidRunner:
             for ln in (bundle / "job.jsonl").read_text("utf-8").splitlines()
             if ln.strip()
         ]
+        if self.choice.kind != "native" and any(it.bench for it in items):
+            raise DeviceError("the upstream litert_lm_advanced_main binary has no bench mode (fixed shapes, "
+                              "exact token counts)", where=device.name,
+                              fix="bench this phone with edgefarm's native runner (drop `runner: upstream`)")  # fmt: skip
         items, media = shared_media(items, bundle, root / "media")
         with tempfile.TemporaryDirectory() as tmp:
             out, keep = Path(tmp) / "job", Path(tmp) / "cache.keep"

@@ -28,7 +28,7 @@ from android_runner.contract import (
     TurnFigures,
     loads_bounded,
 )
-from android_runner.conversation import job_file_text, render, reply_text
+from android_runner.conversation import JOB_HEADER, job_file_text, render, reply_text
 from android_runner.status import Status, classify, memory_pressure, signal_from_shell_status
 
 from ..telemetry.energy import energy_fields, reading_to_json
@@ -43,8 +43,21 @@ DIED = "died"  # the driver's line for a sample whose runner died under it (exit
 
 
 def render_job(numbered: Sequence[tuple[int, JobItem]], device_job: PurePosixPath) -> bytes:
-    """The native runner's job file for these (n, item) pairs; media paths under device_job."""
+    """The native runner's job file for these (n, item) pairs; media paths under device_job. A bench
+    job (`edgefarm bench`: every item a cell) is one `B` record per item (android_runner/native/job.h)."""
+    if numbered and all(item.bench for _, item in numbered):
+        return bench_job_text(numbered)
     return job_file_text([(n, render(item, str(device_job))) for n, item in numbered])
+
+
+def bench_job_text(numbered: Sequence[tuple[int, JobItem]]) -> bytes:
+    """`S n` / `B n_prompt n_gen n_depth threads backend` / `E` per cell (threads 0: the runtime's)."""
+    out = [JOB_HEADER]
+    for n, item in numbered:
+        b = item.bench or {}
+        cell = f"B {int(b['n_prompt'])} {int(b['n_gen'])} {int(b['n_depth'])} {int(b.get('threads') or 0)} {b['backend']}"
+        out += [f"S {n}", cell, "E"]
+    return ("\n".join(out) + "\n").encode()
 
 
 def runner_flags(
@@ -214,6 +227,8 @@ def line_row(
         if isinstance(t, Mapping)
     )
     last = turns[-1] if turns else None
+    # a bench row names its cell's backend (its engine's, not the device's --backend): bench.c
+    bench_backend = str(line.get("backend")) if line.get("backend") in ("cpu", "gpu", "npu") else ""
     method = line.get("peak_method") if line.get("peak_method") in ("hwm_reset", "sampled") else ""
     # VmHWM is this sample's peak only when it was reset at the sample's start; else it is the process's
     peaks = [_mb(line.get("peak_rss_kb"))] + ([_mb(line.get("peak_hwm_kb"))] if method != "sampled" else [])
@@ -240,10 +255,13 @@ def line_row(
         peak_file_mb=_mb(line.get("peak_file_kb")),
         peak_swap_mb=_mb(line.get("peak_swap_kb")) or (0.0 if "peak_swap_kb" in line else None),
         turns=turns,
-        backend=opts.backend if status == Status.OK else "",
-        backend_requested=opts.backend,
-        threads=opts.threads,
-        ttft_phases_ms=ttft_phases(
+        backend=(bench_backend or opts.backend) if status == Status.OK else "",
+        backend_requested=bench_backend or opts.backend,
+        threads=(_int(line.get("threads")) or None) if bench_backend else opts.threads,
+        engine_load=_int(line.get("engine_load")),
+        ttft_phases_ms=None  # a bench row's first turn is its depth fill, not the prompt
+        if bench_backend
+        else ttft_phases(
             _ms(line.get("ttft_ms")),
             prefill_ms(turns[0].prefill_tokens, turns[0].prefill_tps) if turns else None,
         ),
@@ -267,9 +285,10 @@ def with_snapshots(
     """The line's row (`line_row`) with what the hook's snapshot files say (thermal, cooldown, the
     battery's readings and the energy from them) and the backend the runner log says really ran."""
     status, error, exit_code = row.status, row.error, row.exit_code
-    verdict = classify_backend(runtime_log, opts.backend, answered=status == Status.OK)
+    asked = row.backend_requested or opts.backend  # a bench cell may ask another backend than the device's
+    verdict = classify_backend(runtime_log, asked, answered=status == Status.OK)
     if verdict.fell_back and status == Status.OK:
-        status, error = Status.ERROR, (f"asked for {opts.backend}, the runtime ran on {verdict.ran}:\n"
+        status, error = Status.ERROR, (f"asked for {asked}, the runtime ran on {verdict.ran}:\n"
                                        f"{verdict.evidence}")  # fmt: skip
         exit_code = _int(line.get("exit_code"))  # an ok line: the runner's own exit code (if any)
     power = line.get("power") if isinstance(line.get("power"), Mapping) else None
@@ -285,7 +304,7 @@ def with_snapshots(
         status=status,
         error=error,
         exit_code=exit_code,
-        backend=verdict.ran or (opts.backend if status == Status.OK else ""),
+        backend=verdict.ran or (asked if status == Status.OK else ""),
         thermal_before=thermal_of(files, "before"),
         thermal_after=thermal_of(files, "after"),
         cooldown_s=cooldown_s(files),

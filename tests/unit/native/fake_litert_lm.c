@@ -13,6 +13,9 @@
  * Sessions (--fidelity): a token is a space-separated word, its id the word's FNV-1a hash mod 50000;
  * run_text_scoring gives each word of the target -(1 + hash(word) % 997 / 100) - hash(prefill) % 7 / 10,
  * so the same target from another prompt scores otherwise; a target holding "@noscore" fails.
+ * Bench (bench.c): detokenize writes each id as a word "t<id>", so a text re-tokenizes to as many
+ * tokens as it had ids; a session counts the tokens it is given and decodes exactly the engine's
+ * num_decode_tokens (one short with "shortdecode" in the model path: a count the runner must catch).
  * Engine creation fails when the model path contains "unloadable". Not a model: no figure is real. */
 #define _GNU_SOURCE
 #include <stdio.h>
@@ -22,18 +25,19 @@
 
 #include "litert_lm_c_api.h"
 
-struct LiteRtLmEngine { int x; };
-struct LiteRtLmEngineSettings { int bad; };
+struct LiteRtLmEngine { int decode_tokens, short_decode; };
+struct LiteRtLmEngineSettings { int bad, decode_tokens, short_decode; };
 struct LiteRtLmSamplerParams { int x; };
 struct LiteRtLmSessionConfig { int x; };
 struct LiteRtLmConversationConfig { int x; };
 struct LiteRtLmConversation { int turns; };
 struct LiteRtLmJsonResponse { char *text; };
-struct LiteRtLmBenchmarkInfo { int turns; };
-struct LiteRtLmSession { unsigned prefill; };
-struct LiteRtLmInputData { unsigned hash; };
+struct LiteRtLmBenchmarkInfo { int turns, prefill_n, decode_n; }; /* counts 0: the fixed 3 and 2 */
+struct LiteRtLmSession { unsigned prefill; int prefill_n, decode_n, prefills, decodes, decode_tokens; };
+struct LiteRtLmInputData { unsigned hash; int words; };
 struct LiteRtLmResponses { int n; float *scores; };
 struct LiteRtLmTokenizeResult { size_t n; int *ids; };
+struct LiteRtLmDetokenizeResult { char *text; };
 
 static __thread const char *last_error = "";
 #define EXPORT __attribute__((visibility("default")))
@@ -43,7 +47,7 @@ EXPORT void litert_lm_set_min_log_level(LiteRtLmLogSeverity level) { (void)level
 EXPORT LiteRtLmEngineSettings *litert_lm_engine_settings_create(const char *model, const char *b, const char *v, const char *a) {
   (void)b, (void)v, (void)a;
   LiteRtLmEngineSettings *s = calloc(1, sizeof *s);
-  if (s) s->bad = strstr(model, "unloadable") != NULL;
+  if (s) s->bad = strstr(model, "unloadable") != NULL, s->short_decode = strstr(model, "shortdecode") != NULL;
   return s;
 }
 EXPORT void litert_lm_engine_settings_delete(LiteRtLmEngineSettings *s) { free(s); }
@@ -56,7 +60,9 @@ EXPORT LiteRtLmEngine *litert_lm_engine_create(const LiteRtLmEngineSettings *s) 
     last_error = "INVALID_ARGUMENT: fake: not a model";
     return NULL;
   }
-  return calloc(1, sizeof(LiteRtLmEngine));
+  LiteRtLmEngine *e = calloc(1, sizeof(LiteRtLmEngine));
+  if (e) e->decode_tokens = s->decode_tokens, e->short_decode = s->short_decode;
+  return e;
 }
 EXPORT void litert_lm_engine_delete(LiteRtLmEngine *e) { free(e); }
 EXPORT LiteRtLmSamplerParams *litert_lm_sampler_params_create(LiteRtLmSamplerType t) {
@@ -180,8 +186,8 @@ EXPORT void litert_lm_benchmark_info_delete(LiteRtLmBenchmarkInfo *b) { free(b);
 EXPORT double litert_lm_benchmark_info_get_time_to_first_token(const LiteRtLmBenchmarkInfo *b) { (void)b; return 0.001; }
 EXPORT int litert_lm_benchmark_info_get_num_prefill_turns(const LiteRtLmBenchmarkInfo *b) { return b->turns; }
 EXPORT int litert_lm_benchmark_info_get_num_decode_turns(const LiteRtLmBenchmarkInfo *b) { return b->turns; }
-EXPORT int litert_lm_benchmark_info_get_prefill_token_count_at(const LiteRtLmBenchmarkInfo *b, int i) { (void)b; return i >= 0 ? 3 : -1; }
-EXPORT int litert_lm_benchmark_info_get_decode_token_count_at(const LiteRtLmBenchmarkInfo *b, int i) { (void)b; return i >= 0 ? 2 : -1; }
+EXPORT int litert_lm_benchmark_info_get_prefill_token_count_at(const LiteRtLmBenchmarkInfo *b, int i) { return i >= 0 ? (b->prefill_n ? b->prefill_n : 3) : -1; }
+EXPORT int litert_lm_benchmark_info_get_decode_token_count_at(const LiteRtLmBenchmarkInfo *b, int i) { return i >= 0 ? (b->decode_n ? b->decode_n : 2) : -1; }
 EXPORT double litert_lm_benchmark_info_get_prefill_tokens_per_sec_at(const LiteRtLmBenchmarkInfo *b, int i) { (void)b, (void)i; return 100.0; }
 EXPORT double litert_lm_benchmark_info_get_decode_tokens_per_sec_at(const LiteRtLmBenchmarkInfo *b, int i) { (void)b, (void)i; return 50.0; }
 
@@ -208,18 +214,27 @@ static size_t words(const char *text, void (*each)(const char *, size_t, void *)
 }
 
 EXPORT LiteRtLmSession *litert_lm_engine_create_session(LiteRtLmEngine *e, LiteRtLmSessionConfig *c) {
-  (void)e, (void)c;
-  return calloc(1, sizeof(LiteRtLmSession));
+  (void)c;
+  LiteRtLmSession *s = calloc(1, sizeof(LiteRtLmSession));
+  if (s) s->decode_tokens = e->decode_tokens - e->short_decode;
+  return s;
 }
 EXPORT void litert_lm_session_delete(LiteRtLmSession *s) { free(s); }
 EXPORT LiteRtLmInputData *litert_lm_input_data_create(LiteRtLmInputDataType type, const void *data, size_t size) {
   LiteRtLmInputData *d = type == kLiteRtLmInputDataTypeText ? calloc(1, sizeof *d) : NULL;
-  if (d) d->hash = fnv(data, size);
+  char *text = d ? calloc(size + 1, 1) : NULL;
+  if (text) {
+    memcpy(text, data, size);
+    d->hash = fnv(data, size), d->words = (int)words(text, NULL, NULL);
+  }
+  free(text);
   return d;
 }
 EXPORT void litert_lm_input_data_delete(LiteRtLmInputData *d) { free(d); }
 EXPORT int litert_lm_session_run_prefill(LiteRtLmSession *s, const LiteRtLmInputData *const *in, size_t n) {
-  for (size_t i = 0; i < n; i++) s->prefill = s->prefill * 31u + in[i]->hash;
+  s->prefill_n = 0;
+  for (size_t i = 0; i < n; i++) s->prefill = s->prefill * 31u + in[i]->hash, s->prefill_n += in[i]->words;
+  s->prefills++;
   return n ? 0 : -1;
 }
 
@@ -276,3 +291,38 @@ EXPORT void litert_lm_tokenize_result_delete(LiteRtLmTokenizeResult *t) {
   if (t) free(t->ids);
   free(t);
 }
+
+/* ---------------------------------------------------------------- bench (bench.c) */
+EXPORT void litert_lm_engine_settings_set_num_prefill_tokens(LiteRtLmEngineSettings *s, int n) { (void)s, (void)n; }
+EXPORT void litert_lm_engine_settings_set_num_decode_tokens(LiteRtLmEngineSettings *s, int n) { s->decode_tokens = n; }
+EXPORT void litert_lm_session_config_set_apply_prompt_template(LiteRtLmSessionConfig *c, bool v) { (void)c, (void)v; }
+EXPORT LiteRtLmResponses *litert_lm_session_run_decode(LiteRtLmSession *s) {
+  s->decode_n = s->decode_tokens ? s->decode_tokens : 1;
+  s->decodes++;
+  return calloc(1, sizeof(LiteRtLmResponses));
+}
+EXPORT LiteRtLmBenchmarkInfo *litert_lm_session_get_benchmark_info(LiteRtLmSession *s) {
+  LiteRtLmBenchmarkInfo *b = calloc(1, sizeof *b);
+  if (b) b->turns = s->prefills, b->prefill_n = s->prefill_n, b->decode_n = s->decodes ? s->decode_n : 0;
+  return b;
+}
+EXPORT LiteRtLmDetokenizeResult *litert_lm_engine_detokenize(LiteRtLmEngine *e, const int *ids, size_t n) {
+  (void)e;
+  LiteRtLmDetokenizeResult *r = calloc(1, sizeof *r);
+  if (!r) return NULL;
+  r->text = calloc(n * 12 + 1, 1);
+  for (size_t i = 0, at = 0; r->text && i < n; i++) at += (size_t)sprintf(r->text + at, "%st%d", i ? " " : "", ids[i]);
+  return r;
+}
+EXPORT const char *litert_lm_detokenize_result_get_string(const LiteRtLmDetokenizeResult *r) { return r->text; }
+EXPORT void litert_lm_detokenize_result_delete(LiteRtLmDetokenizeResult *r) {
+  if (r) free(r->text);
+  free(r);
+}
+EXPORT LiteRtLmTokenUnion *litert_lm_engine_get_start_token(LiteRtLmEngine *e) { (void)e; return NULL; }
+EXPORT int litert_lm_token_union_get_type(const LiteRtLmTokenUnion *u) { (void)u; return 0; }
+EXPORT int litert_lm_token_union_get_ids(const LiteRtLmTokenUnion *u, const int **ids, size_t *n) {
+  (void)u, (void)ids, (void)n;
+  return -1;
+}
+EXPORT void litert_lm_token_union_delete(LiteRtLmTokenUnion *u) { (void)u; }

@@ -1,0 +1,31 @@
+#ifndef EDGEFARM_BENCH_H_
+#define EDGEFARM_BENCH_H_
+/* `edgefarm bench` in the native runner: the same cell as android_runner/bench.py (docs/bench.md).
+ * One repetition on a fresh session with no prompt template: a prefill of exactly n_depth tokens (not
+ * timed), the timed prefill of exactly n_prompt tokens, the timed decode of exactly n_gen tokens (the
+ * engine's num_decode_tokens). Texts are cut from a fixed passage with the model's own tokenizer so
+ * that they re-tokenize to the count asked; the runtime's per-turn counts are checked afterwards. */
+#include <stddef.h>
+
+#include "job.h"
+
+typedef struct {
+  int depth_tokens, prefill_tokens, decode_tokens; /* the runtime's own counts (-1: step not run) */
+  double depth_tps, prefill_tps, decode_tps;       /* the runtime's own speeds */
+  double depth_wall_ms, timed_wall_ms;             /* this runner's clock around the steps */
+} bench_figures;
+
+/* Resolve the session and tokenizer functions from the dlopen'ed runtime; NULL or the missing name. */
+const char *bench_load_api(void *handle);
+
+/* The engine for the cell (kept while consecutive cells share backend, threads and n_gen). *fresh is 1
+ * when it was made now (its load in *init_ms, the process's *load_no-th load). NULL and why[] when it
+ * cannot be made. */
+void *bench_engine_for(const char *model, const bench_cell *cell, const char *cache_dir, long max_num_tokens,
+                       int *fresh, double *init_ms, int *load_no, char *why, size_t why_n);
+
+/* One repetition. 0, or -1 with why[] (a step that failed, or a count the runtime did not match). */
+int bench_run(void *engine, const bench_cell *cell, bench_figures *out, char *why, size_t why_n);
+
+void bench_close(void);
+#endif
