@@ -243,9 +243,14 @@ def line_row(
         signal=signal,
         init_ms=_ms(line.get("init_ms")),
         ttft_ms=_ms(line.get("ttft_ms")),
-        prefill_tokens=sum(t.prefill_tokens or 0 for t in turns) if turns else None,
+        # a bench row's counts are its timed turn's (the first turn is the depth fill), as bench.py's
+        prefill_tokens=(last.prefill_tokens if bench_backend else sum(t.prefill_tokens or 0 for t in turns))
+        if turns
+        else None,
         prefill_tps=last.prefill_tps if last else None,
-        decode_tokens=sum(t.decode_tokens or 0 for t in turns) if turns else None,
+        decode_tokens=(last.decode_tokens if bench_backend else sum(t.decode_tokens or 0 for t in turns))
+        if turns
+        else None,
         decode_tps=last.decode_tps if last else None,
         infer_ms=_ms(line.get("infer_ms")),
         wall_ms=_ms(line.get("wall_ms")),

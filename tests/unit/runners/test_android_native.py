@@ -3,7 +3,8 @@
 import json
 from pathlib import PurePosixPath
 
-from orchestrator.runners.android_native import parse_line, result_from_line, runner_flags
+from android_runner.contract import JobItem
+from orchestrator.runners.android_native import parse_line, render_job, result_from_line, runner_flags
 from orchestrator.runners.base import RunOptions
 
 OPTS = RunOptions(run_id="r", backend="cpu", threads=2)
@@ -41,8 +42,15 @@ def test_error_and_timeout_lines_keep_the_runtimes_words():
 
 
 def test_a_runner_death_recorded_by_the_driver_is_crash_killed_or_oom():
-    killed = result_from_line({"n": 2, "status": "died", "exit_code": 137}, "a", OPTS, {}, log_tail="F0000 boom")
-    assert killed.status == "killed" and killed.signal == 9 and killed.exit_code is None and "boom" in killed.error
+    killed = result_from_line(
+        {"n": 2, "status": "died", "exit_code": 137}, "a", OPTS, {}, log_tail="F0000 boom"
+    )
+    assert (
+        killed.status == "killed"
+        and killed.signal == 9
+        and killed.exit_code is None
+        and "boom" in killed.error
+    )
     lmk = "lowmemorykiller: Kill 'x' (1), uid 1, oom_score_adj 0 to free 1kB rss, 0kB swap"
     oom = result_from_line({"n": 2, "status": "died", "exit_code": 137}, "a", OPTS, {}, log_tail=lmk)
     assert oom.status == "oom" and "memory pressure recorded" in oom.error
@@ -85,3 +93,17 @@ def test_a_row_streams_from_its_line_and_gets_the_snapshots_and_the_log_at_the_e
     assert end == result_from_line(line, "S", gpu, files, "", log)
     assert end.status == "error" and end.backend == "cpu" and "GPU accelerator could not be" in end.error
     assert end.energy_j is not None and end.cooldown_s == 1.5 and end.output == "Tokyo"
+
+
+def test_a_bench_line_is_its_timed_turns_counts_with_its_cells_backend_and_threads():
+    line = {"n": 1, "status": "ok", "error": "", "response": None, "init_ms": 10.0, "engine_load": 2,
+            "backend": "cpu", "threads": 4, "ttft_ms": 3.0,
+            "turns": [{"prefill_tokens": 64, "prefill_tps": 900.0, "wall_ms": 70.0},
+                      {"prefill_tokens": 16, "prefill_tps": 800.0, "decode_tokens": 8, "decode_tps": 90.0}]}  # fmt: skip
+    r = result_from_line(line, "p16-n8-d64-cpu-t4", RunOptions(run_id="r", backend="gpu"), {})
+    assert (r.prefill_tokens, r.prefill_tps, r.decode_tokens, r.decode_tps) == (16, 800.0, 8, 90.0)
+    assert (r.backend, r.backend_requested, r.threads, r.engine_load) == ("cpu", "cpu", 4, 2)
+    assert r.ttft_phases_ms is None  # the first turn is the depth fill, not the prompt
+    bench = render_job([(1, JobItem(id="c", turns=(), bench={"n_prompt": 16, "n_gen": 8, "n_depth": 64,
+                                                            "backend": "cpu", "threads": None}))], PurePosixPath("/j"))  # fmt: skip
+    assert bench == b"EFJOB 1\nS 1\nB 16 8 64 0 cpu\nE\n"
