@@ -27,9 +27,9 @@ from android_runner.contract import SampleResult
 
 from .datasets.types import Dataset, Sample
 from .devices.base import Device
-from .devices.lock import DeviceBusy, held
 from .devices.types import DeviceInfo
 from .errors import ConfigError, EdgefarmError
+from .farm import Farm
 from .fsutil import write_json_atomic
 from .inventory import KINDS, Inventory, select_devices
 from .jobs import JobOptions
@@ -37,7 +37,7 @@ from .models import ModelSummary
 from .run.types import DeviceOutcome, Score, StandIn
 from .rundir import device_folder, write_outcome
 from .runners.base import RunOptions
-from .session import Progress, run_device, write_results
+from .session import DeviceJob, write_results
 
 PHONE_KIND = "adb"
 SERVER_PREFIX = "adb-server-"  # how discovery names an adb server that does not answer
@@ -155,13 +155,18 @@ def run_stand_ins(
     score: Score,
     console: Console,
     stop: threading.Event,
+    farm: Farm,
     clock: Callable[[], float] = time.monotonic,
-    session: Callable[..., DeviceOutcome] | None = None,
 ) -> list[StandIn]:
     """Wait for lost phones, then run what is still missing on stand-in boards; returns what was done.
-    run.json gets `stand_ins` (and any board that ran only as a stand-in under `devices`). `session`
-    runs a device's session where it lives (a cluster's farm host); default: from this host."""
-    session = session or _session
+    run.json gets `stand_ins` (and any board that ran only as a stand-in under `devices`). Each
+    session is a `DeviceJob` on the run's `farm` (a cluster's runs on the device's farm host)."""
+
+    def session(device: Any, todo: Sequence[Sample], run_opts: RunOptions, folder: Path) -> DeviceOutcome:
+        job = DeviceJob(device.name, dataset, tuple(todo), model, run_opts.for_device(device, backend, threads),
+                        job_opts, folder)  # fmt: skip
+        return farm.run([device], {device.name: job}, Console(quiet=True), score, stop)[0]
+
     todo = needs(outcomes, unusable, samples, table)
     if not todo:
         return []
@@ -177,8 +182,7 @@ def run_stand_ins(
         if need.lost and _came_back(by_name.get(need.phone), wait_s, clock, stop, console, need.phone):
             phone = by_name[need.phone]
             console.print(f"{need.phone} is back: it finishes its own {len(need.missing)} sample(s)")
-            again = session(phone, dataset, samples, model, opts, backend, threads, job_opts,
-                             device_folder(run_dir, phone.name), score, stop, clock)  # fmt: skip
+            again = session(phone, samples, opts, device_folder(run_dir, phone.name))
             if not again.error:
                 outcome_of[need.phone].error = ""
                 continue
@@ -196,8 +200,7 @@ def run_stand_ins(
         )
         todo_samples = [by_id[i] for i in need.missing]
         stand_opts = replace(opts, run_id=f"{opts.run_id}-for-{need.phone}")
-        got = session(board, dataset, todo_samples, model, stand_opts, backend, threads, job_opts, folder,
-                       score, stop, clock)  # fmt: skip
+        got = session(board, todo_samples, stand_opts, folder)
         rows = [replace(r, stood_in_for=need.phone) for r in got.results]
         got.results = rows
         write_results(got, dataset, todo_samples, folder, score)
@@ -211,30 +214,6 @@ def run_stand_ins(
     if done:
         _record(run_record, done, run_dir, boards)
     return done
-
-
-def _session(device, dataset, samples, model, opts, backend, threads, job_opts, dev_dir, score, stop, clock):
-    dev_dir.mkdir(parents=True, exist_ok=True)
-    try:
-        with held(device, dev_dir.parents[1].name) as note:  # runs/<run-id>/devices/<folder>
-            outcome = run_device(
-                device,
-                dataset,
-                samples,
-                model,
-                opts.for_device(device, backend, threads),
-                job_opts,
-                dev_dir,
-                Progress(total=len(samples)),
-                clock=clock,
-                score=score,
-                stop=stop,
-            )
-        outcome.notes += [note] if note else []
-    except DeviceBusy as e:
-        outcome = DeviceOutcome(name=device.name, kind=device.kind, error=str(e), error_code=e.exit_code)
-    write_outcome(dev_dir, outcome)
-    return outcome
 
 
 def _came_back(

@@ -1,5 +1,8 @@
 """One device, one run: stage -> execute -> collect -> score, into the device's run folder.
 
+`DeviceJob` is everything a device's session is given; the one worker that runs it (lock, busy
+device, --resume's earlier figures) is `worker.run_job`, on this controller or on a farm host.
+
 A failed sample is a row status, not an exception; only setup failures (device unreachable, model
 unloadable) end a device's session, and they are returned as the outcome's error, never raised
 past the farm, so the other devices go on.
@@ -30,6 +33,32 @@ from .runners.stamp import effective_info, run_settings, state_span
 from .scoring import report_json, score_safely
 
 STREAM_FILE = "results.stream.jsonl"  # results as they arrive; replaced by results.jsonl at the end
+
+
+@dataclass(frozen=True)
+class DeviceJob:
+    """One device's share of a run, as both farms hand it to the worker (Ray pickles it to a farm
+    host; paths are the controller's, a farm host swaps in its cached copies)."""
+
+    device: str
+    dataset: Dataset
+    samples: tuple[Sample, ...]  # the device's share (--shard), or the run's samples
+    model: ModelSummary
+    opts: RunOptions  # resolved for this device: --backend/--threads over its devices.yaml pins
+    job_opts: JobOptions
+    folder: Path  # the device's folder in the run, on the controller
+    earlier: DeviceOutcome | None = None  # --resume: the counted figures of the run's earlier sessions
+    controller: str = ""  # a farm host's job: PID@HOST of the run's controller (lock.controller_id), in its lock
+
+    @property
+    def items(self) -> tuple[Sample, ...]:
+        """What the device runs: warm-ups, the samples, and every --repeat / --sustain pass."""
+        return expand(self.samples, self.opts.repeat, self.opts.warmup, self.opts.sustain)
+
+    @property
+    def runs(self) -> int:
+        """The progress total: every run the device makes."""
+        return len(self.items)
 
 
 @dataclass
@@ -84,11 +113,7 @@ def outputs_for_scoring(results: Sequence[SampleResult]) -> dict[str, str | None
 
 def run_device(
     device: Device,
-    dataset: Dataset,
-    samples: Sequence[Sample],
-    model: ModelSummary,
-    opts: RunOptions,
-    job_opts: JobOptions,
+    job: DeviceJob,
     dev_dir: Path,
     progress: Progress,
     clock: Callable[[], float],
@@ -97,6 +122,7 @@ def run_device(
 ) -> DeviceOutcome:
     """Never raises for anything the device returns or the dataset holds: the failure is the outcome's.
     `score` None: the rows are written unscored and the caller scores them (a cluster's controller)."""
+    dataset, samples, model, opts = job.dataset, job.samples, job.model, job.opts
     outcome = DeviceOutcome(name=device.name, kind=device.kind)
     streamed: dict[str, SampleResult] = {}  # what came back, kept even when the device fails later
     stop = stop or threading.Event()
@@ -113,9 +139,7 @@ def run_device(
             progress.pushing(remote, sent, size)
 
         device.on_progress = pushing
-        items = write_bundle(
-            expand(samples, opts.repeat, opts.warmup, opts.sustain), dev_dir / "job", job_opts, stop
-        )
+        items = write_bundle(job.items, dev_dir / "job", job.job_opts, stop)
         adapter = RUNNERS.get(device.runner)(device)
         staged = adapter.stage(device, dev_dir / "job", model, opts)
         outcome.model_push, outcome.other_push = staged.model_push, staged.other_push

@@ -23,7 +23,7 @@ from ..datasets.types import Dataset
 from ..devices.base import Device
 from ..devices.types import DeviceInfo
 from ..errors import ConfigError
-from ..farm import run_farm
+from ..farm import LocalFarm
 from ..fsutil import write_json_atomic, write_text_atomic
 from ..inventory import load_inventory, select_usable
 from ..jobs import JobOptions
@@ -31,8 +31,9 @@ from ..models import ModelSummary, inspect_model
 from ..run.finish import exit_status  # the run's rule: the same exit codes
 from ..run.plan import host_lanes
 from ..run.types import DeviceOutcome, PreviousRun
-from ..rundir import device_folder, host_info, new_run_dir, utc_now, versions, write_run_json
+from ..rundir import device_folder, host_info, new_run_dir, read_outcome, utc_now, versions, write_run_json
 from ..runners.base import RunOptions
+from ..session import DeviceJob
 from .bound import bandwidths, bound_ts
 from .grid import MAX_REPETITIONS, Cell, cells, parse_backends, parse_values, refused_shapes
 from .html import render as render_html
@@ -181,10 +182,14 @@ def execute_bench(plan: BenchPlan, console: Console, stop: threading.Event) -> B
     console.print(
         f"bench {run_id}: {n} cell(s) x {plan.request.repetitions} on {len(plan.devices)} device(s) -> {run_dir}"
     )
-    options = {name: replace(o, run_id=run_id) for name, o in plan.options.items()}
-    assignment = {name: tuple(c.sample() for c in g) for name, g in plan.grid.items()}
-    outcomes = run_farm(plan.devices, plan.dataset, plan.dataset.samples, plan.model, options, JobOptions(),
-                        run_dir, console, None, stop, assignment=assignment, lanes=plan.lanes)  # fmt: skip
+    jobs = {}
+    for d in plan.devices:  # each device's cells, as a run's DeviceJob (its own share of "samples")
+        folder = device_folder(run_dir, d.name)
+        jobs[d.name] = DeviceJob(d.name, plan.dataset, tuple(c.sample() for c in plan.grid[d.name]), plan.model,
+                                 replace(plan.options[d.name], run_id=run_id), JobOptions(), folder,
+                                 earlier=read_outcome(folder))  # fmt: skip
+    # no scoring: the rows are the figures
+    outcomes = LocalFarm(plan.lanes).run(plan.devices, jobs, console, None, stop)
     return BenchExecution(run_id, run_dir, record, tuple(outcomes))
 
 

@@ -11,9 +11,10 @@ from pathlib import Path
 
 from ..fsutil import cache_dir
 from ..inventory import load_inventory, select_usable
+from ..session import DeviceJob
 from .hostcache import CACHE_IN_CACHE_DIR, HostCache
-from .remote_session import DeviceWork, localize, run_here
-from .types import Blob, ClusterError, HostDevices, Received
+from .remote_session import localize, run_here
+from .types import Blob, ClusterError, HostDevices, Pins, Received
 
 
 class FarmHostAgent:
@@ -50,7 +51,10 @@ class FarmHostAgent:
         notes = tuple(n for n in sel.notes if "means this host" not in n)
         stands_in = {str(e["name"]): tuple(str(p) for p in e["fallback_for"]) for e in inv.entries
                      if e["kind"] == "ssh" and not e.get("disabled") and e.get("fallback_for")}  # fmt: skip
-        return HostDevices(self.host, tuple(i for _, i in usable), tuple(sel.unusable), notes, stands_in)
+        pins = {d.name: Pins(d.backend, d.threads) for d, _ in usable}
+        return HostDevices(
+            self.host, tuple(i for _, i in usable), tuple(sel.unusable), notes, stands_in, pins
+        )
 
     # -- the model and media, once per host ------------------------------------------------------
     def offer(self, blob: Blob) -> bool:
@@ -94,7 +98,7 @@ class FarmHostAgent:
         return str(self.cache.path(blob.sha256))
 
     # -- one device's session, streamed -----------------------------------------------------------
-    def run(self, work: DeviceWork, files: Mapping[str, Blob]) -> Iterator[tuple]:
+    def run(self, work: DeviceJob, files: Mapping[str, Blob]) -> Iterator[tuple]:
         """Run `work` on this host's device with the cached copies of `files` (controller path ->
         Blob); yields the session's events (remote_session.run_here). A streaming generator in Ray."""
         if work.device not in self._devices:

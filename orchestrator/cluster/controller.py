@@ -1,25 +1,35 @@
 """`edgefarm run --cluster ADDRESS`: the devices of every farm host, and the farm that runs them there.
 
 `ClusterFarm.select(spec)` answers like `inventory.select_usable` (same `Selection`, each device a
-`RemoteDevice` naming its host); `ClusterFarm.run_farm(...)` takes `farm.run_farm`'s arguments and
-returns its outcomes, so the run command swaps one for the other and nothing else changes."""
+`RemoteDevice` naming its host and carrying its host's devices.yaml pins); `ClusterFarm` is the Ray
+implementation of `farm.Farm`, so the run (and its stand-in boards) hands it the same `DeviceJob`s
+as the local farm and nothing else changes."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import threading
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from pathlib import Path
 
 from rich.console import Console
 
-from ..devices.types import Inventory
+from ..devices.types import DeviceInfo, Inventory
 from ..errors import ConfigError
 from ..fallback import stand_in_boards
 from ..inventory import Selection
-from ..run.types import DeviceOutcome
+from ..run.types import DeviceOutcome, Score
+from ..session import DeviceJob
 from .connect import Joined, join, listing
 from .farm import run_on_cluster
-from .types import ClusterError, HostDevices, Received, RemoteDevice, refuse_clashes
+from .types import ClusterError, HostDevices, Pins, Received, RemoteDevice, refuse_clashes
+
+
+def remote_device(host: HostDevices, info: DeviceInfo, agent: object) -> RemoteDevice:
+    """A device a farm host listed, with its host's devices.yaml pins and (a board) the phones it
+    stands in for."""
+    pins = host.pins.get(info.name, Pins())
+    return RemoteDevice(info.name, info.kind, host.host, backend=pins.backend, threads=pins.threads,
+                        agent=agent, fallback_for=host.fallback_for.get(info.name, ()))  # fmt: skip
 
 
 @dataclass
@@ -61,13 +71,10 @@ class ClusterFarm:
                 fix=f"use names from `edgefarm devices --cluster {self.address}`: {', '.join(sorted(found))}",
             )
         agent_of = found_at.agents
-        devices = tuple(
-            RemoteDevice(n, found[n][1].kind, found[n][0], agent=agent_of[found[n][0]]) for n in names
-        )
+        remote = {i.name: remote_device(h, i, agent_of[h.host]) for h in self.hosts for i in h.infos}
+        devices = tuple(remote[n] for n in names)
         # boards a farm host lists can stand in for a lost phone (--fallback BOARD; fallback.py)
-        self.boards = {i.name: RemoteDevice(i.name, i.kind, h.host, agent=agent_of[h.host],
-                                            fallback_for=h.fallback_for.get(i.name, ()))
-                       for h in self.hosts for i in h.infos if i.kind == "ssh"}  # fmt: skip
+        self.boards = {n: d for n, d in remote.items() if d.kind == "ssh"}
         # the listing's agents of the selected devices' (and boards') hosts run them; the others end
         # with their handles
         keep = {d.host for d in devices} | {b.host for b in self.boards.values()}
@@ -83,24 +90,23 @@ class ClusterFarm:
         refuse_clashes(self.hosts, cli_boards, where="--fallback")  # one board per name
         return table
 
-    def run_farm(self, devices: Sequence[RemoteDevice], *args, **kwargs) -> list[DeviceOutcome]:
-        """`farm.run_farm`'s arguments after `devices` (cluster/farm.run_on_cluster)."""
-        outcomes, self.taken, phases = run_on_cluster(self.agents, devices, *args, **kwargs)
-        self.phases.update(phases)
-        return outcomes
-
-    def stand_in(self, device: RemoteDevice, dataset, samples, model, opts, backend, threads, job_opts,
-                 dev_dir: Path, score, stop, clock) -> DeviceOutcome:  # fmt: skip
-        """fallback.py's session, on the device's farm host: a board standing in for a lost phone (into
-        `dev_dir`, `devices/<board>-for-<phone>/`), or the phone when it came back. The model crosses
-        to that host once, as for the run."""
-        outcomes, taken, _ = run_on_cluster(
-            self.agents, [device], dataset, samples, model, {device.name: opts.for_device(device, backend, threads)},
-            job_opts, dev_dir.parents[1], Console(quiet=True), score, stop, folders={device.name: dev_dir},
-        )  # fmt: skip
+    def run(
+        self,
+        devices: Sequence[RemoteDevice],
+        jobs: Mapping[str, DeviceJob],
+        console: Console,
+        score: Score | None,
+        stop: threading.Event,
+    ) -> list[DeviceOutcome]:
+        """`farm.Farm.run` on the devices' farm hosts (cluster/farm.run_on_cluster): the run's devices,
+        then fallback.py's sessions (a board standing in for a lost phone, or the phone when it came
+        back). What each host took in adds up; the phases are the run's own (its first call)."""
+        outcomes, taken, phases = run_on_cluster(self.agents, devices, jobs, console, score, stop)
         for host, got in taken.items():
             self.taken.setdefault(host, []).extend(got)
-        return outcomes[0]
+        for key, seconds in phases.items():
+            self.phases.setdefault(key, seconds)
+        return outcomes
 
     def record(self) -> dict:
         """For run.json: the cluster and what crossed the network to each host in this run."""

@@ -1,7 +1,8 @@
 """The farm over a Ray cluster: every device's session runs on its farm host's agent; the controller
 hands each host the model and media once, and writes what streams back into its run folder.
 
-Same inputs and outcomes as `farm.run_farm`, and the same files in each device's folder: the
+The Ray implementation of `farm.Farm` (through cluster/controller.ClusterFarm): the same
+`DeviceJob`s in, the same outcomes out, and the same files in each device's folder: the
 results stream file grows one line per finished sample as it arrives (what `--resume` reads after
 a crash), then the session's own files replace it. A farm host or agent that dies makes its
 devices' outcome a DeviceLost naming the host; the rows that arrived are kept."""
@@ -11,6 +12,7 @@ from __future__ import annotations
 import threading
 import time
 from collections.abc import Mapping, Sequence
+from dataclasses import replace
 from pathlib import Path
 
 import ray
@@ -19,22 +21,19 @@ from rich.markup import escape
 
 from android_runner.contract import SampleResult
 
-from ..datasets.types import Dataset, Sample
+from ..datasets.types import Sample
 from ..devices.lock import controller_id
 from ..errors import DeviceLost, EdgefarmError
+from ..farm import drive
 from ..fsutil import make_dir, output_errors, write_bytes_atomic
 from ..interrupt import Interrupted
-from ..jobs import JobOptions, write_bundle
-from ..measure import expand, measured_count
+from ..jobs import write_bundle
 from ..models import ModelSummary
-from ..progress import FarmProgress
 from ..run.types import DeviceOutcome, Phase, Score
-from ..rundir import device_folder, read_outcome, write_outcome
-from ..runners.base import RunOptions
-from ..session import STREAM_FILE, write_results
+from ..rundir import write_outcome
+from ..session import STREAM_FILE, DeviceJob, write_results
 from ..session import Progress as DeviceProgress
 from .blob import describe
-from .remote_session import DeviceWork
 from .transfer import hand_over
 from .types import Blob, Received, RemoteDevice
 
@@ -80,29 +79,24 @@ def _lost(name: str, host: str, e: BaseException) -> DeviceLost:
 def run_on_cluster(
     agents: Mapping[str, object],
     devices: Sequence[RemoteDevice],
-    dataset: Dataset,
-    samples: Sequence[Sample],
-    model: ModelSummary,
-    opts: Mapping[str, RunOptions],
-    job_opts: JobOptions,
-    run_dir: Path,
+    jobs: Mapping[str, DeviceJob],
     console: Console,
     score: Score,
-    stop: threading.Event | None = None,
-    assignment: Mapping[str, Sequence[Sample]] | None = None,
-    lanes: object = None,  # farm.run_farm's: only this host's devices share lanes; farm hosts have none
-    folders: Mapping[str, Path] | None = None,  # a device's folder when not its own (a stand-in's)
+    stop: threading.Event,
 ) -> tuple[list[DeviceOutcome], dict[str, list[Received]], dict[str, float]]:
-    """Every device runs on its host's agent, all at once. Also returns where the wall went, in
-    seconds on the controller's clock: the hand-over, each device's wait for its first row and its
-    tail (last row to the session's end), the longest of each, and the sessions as a whole."""
-    stop = stop or threading.Event()
+    """Every device's job runs on its host's agent (worker.run_job there), all at once. Also returns
+    what each host took in and where the wall went, in seconds on the controller's clock: the
+    hand-over, each device's wait for its first row and its tail (last row to the session's end),
+    the longest of each, and the sessions as a whole."""
+    if not devices:
+        return [], {}, {}
     t0 = time.monotonic()
     host_of = {d.name: d.host for d in devices}
+    kind_of = {d.name: d.kind for d in devices}
     names = list(host_of)
-    share = {d: tuple((assignment or {}).get(d, samples)) for d in names}
     hosts = {host_of[d] for d in names}
-    blobs, taken = stage_files(model, samples, {h: agents[h] for h in hosts})
+    samples = list({s.id: s for n in names for s in jobs[n].samples}.values())
+    blobs, taken = stage_files(jobs[names[0]].model, samples, {h: agents[h] for h in hosts})
     repaired = {
         h: [r.note for r in got if r.note] for h, got in taken.items()
     }  # damaged copies fetched again
@@ -112,24 +106,20 @@ def run_on_cluster(
     first_row: dict[str, float] = {}
     last_row: dict[str, float] = {}
     ended: dict[str, float] = {}  # the device's stream ended (its session's files arrived)
-    runs = {d: measured_count(len(share[d]), opts[d].repeat, opts[d].warmup) for d in names}
-    states = {d: DeviceProgress(total=runs[d]) for d in names}
-    outcomes: dict[str, DeviceOutcome] = {}
+    states = {d: DeviceProgress(total=jobs[d].runs) for d in names}
 
-    def work(name: str) -> None:
-        host, dev_dir = host_of[name], (folders or {}).get(name) or device_folder(run_dir, name)
-        outcome = DeviceOutcome(name=name, kind=next(d.kind for d in devices if d.name == name))
+    def work(name: str) -> DeviceOutcome:
+        host, job = host_of[name], jobs[name]
+        dev_dir = job.folder
+        outcome = DeviceOutcome(name=name, kind=kind_of[name])
         t0 = time.monotonic()
         rows: dict[str, SampleResult] = {}  # a restarted session replays the phone's rows: each kept once
         notes: list[str] = list(repaired.get(host, ()))
         try:
             make_dir(dev_dir)
-            earlier = read_outcome(dev_dir)  # --resume: an earlier session's counted figures add up
-            items = expand(share[name], opts[name].repeat, opts[name].warmup)
-            write_bundle(
-                items, dev_dir / "job", job_opts, stop
-            )  # the job's media, linked here as on one controller
-            job = DeviceWork(name, dataset, share[name], model, opts[name], job_opts, controller_id())
+            # the job's media, linked here as on one controller
+            write_bundle(job.items, dev_dir / "job", job.job_opts, stop)
+            job = replace(job, controller=controller_id())  # the farm host's lock names this controller
             stream = dev_dir / STREAM_FILE
             restarts = 0
             while True:
@@ -147,7 +137,7 @@ def run_on_cluster(
                             elif event[0] == "phase":
                                 states[name].phase, states[name].detail = event[1], event[2]
                             elif event[0] == "outcome":
-                                outcome = event[1].after(earlier)
+                                outcome = event[1]  # the worker added --resume's earlier figures
                             elif event[0] == "file" and ".." not in Path(event[1]).parts:
                                 write_bytes_atomic(dev_dir / event[1], event[2])
                     ended[name] = time.monotonic()
@@ -178,14 +168,14 @@ def run_on_cluster(
             outcome.wall_s = outcome.wall_s or time.monotonic() - t0
         try:
             if outcome.error and not outcome.results and rows:  # no session outcome came: keep what did
-                outcome.results = [rows[s.id] for s in share[name] if s.id in rows]
+                outcome.results = [rows[s.id] for s in job.samples if s.id in rows]
             if outcome.results or not outcome.error:  # the agent sends rows; they are scored here
-                write_results(outcome, dataset, share[name], dev_dir, score)
+                write_results(outcome, job.dataset, job.samples, dev_dir, score)
                 (dev_dir / STREAM_FILE).unlink(missing_ok=True)
             write_outcome(dev_dir, outcome)
         except EdgefarmError as e:
             outcome.error = outcome.error or str(e)
-        outcomes[name] = outcome
+        return outcome
 
     def watch_stop() -> None:
         stop.wait()
@@ -193,16 +183,7 @@ def run_on_cluster(
             agents[host_of[name]].stop.remote(name)
 
     threading.Thread(target=watch_stop, daemon=True).start()
-    threads = [threading.Thread(target=work, args=(n,), name=f"device-{n}") for n in names]
-    with FarmProgress(console, runs) as bars:
-        for t in threads:
-            t.start()
-        while any(t.is_alive() for t in threads):
-            for name, st in states.items():
-                bars.update(name, st.done, st.ok, st.failed, st.shown, st.current)
-            time.sleep(0.1)
-        for name, st in states.items():
-            bars.update(name, st.done, st.ok, st.failed, st.shown)
+    outcomes = drive([(n,) for n in names], work, states, console, stop, kind_of)
     phases = {"hand_over_s": t_staged - t0, "sessions_s": time.monotonic() - t_staged,
               "first_row_s": max((t - t_staged for t in first_row.values()), default=0.0),
               "tail_s": max((ended[d] - last_row[d] for d in ended if d in last_row), default=0.0)}  # fmt: skip

@@ -66,6 +66,15 @@ class FarmHost:
 
 
 @dataclass(frozen=True)
+class Pins:
+    """A device's runtime settings from its farm host's devices.yaml (`backend:`, `threads:`); the
+    controller's --backend/--threads win over them, as over one controller's devices.yaml."""
+
+    backend: str = "cpu"
+    threads: int | None = None
+
+
+@dataclass(frozen=True)
 class HostDevices:
     """What one farm host's agent found: usable devices, devices found but unusable, notes."""
 
@@ -76,16 +85,19 @@ class HostDevices:
     fallback_for: Mapping[str, tuple[str, ...]] = field(
         default_factory=dict
     )  # board -> its devices.yaml's phones
+    pins: Mapping[str, Pins] = field(default_factory=dict)  # device -> its devices.yaml's backend/threads
 
 
 @dataclass(frozen=True)
 class RemoteDevice:
-    """A device on a farm host, as the controller sees it (its session runs on the host)."""
+    """A device on a farm host, as the controller sees it: not a `Device` (the controller never
+    pushes to it or runs on it; its host's agent does), but what the plan reads of one (name, kind,
+    runner, its devices.yaml pins) and `alive()`, which fallback.py polls."""
 
     name: str
     kind: str
     host: str
-    backend: str | None = None  # --backend/--threads apply; a farm host's devices.yaml pins are not read yet
+    backend: str = "cpu"  # its farm host's devices.yaml pins (Pins); --backend/--threads win
     threads: int | None = None
     agent: object = field(default=None, compare=False, repr=False)  # its host's agent (a Ray actor handle)
     fallback_for: tuple[str, ...] = ()  # a board: the phones its host's devices.yaml says it stands in for

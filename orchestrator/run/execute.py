@@ -6,14 +6,16 @@ from __future__ import annotations
 
 import threading
 from dataclasses import replace
+from pathlib import Path
 
 from rich.console import Console
 from rich.markup import escape
 
 from ..fallback import run_stand_ins
-from ..farm import run_farm
-from ..rundir import host_info, new_run_dir, write_run_json
+from ..farm import Farm, LocalFarm
+from ..rundir import device_folder, host_info, new_run_dir, read_outcome, write_run_json
 from ..scoring import RunScoring
+from ..session import DeviceJob
 from ..shard import merge_shards
 from .types import Execution, RunPlan
 
@@ -35,22 +37,10 @@ def execute(plan: RunPlan, console: Console, stop: threading.Event) -> Execution
             else "at the same time (--parallel-local)"
         )
         console.print(f"note: {', '.join(plan.host_sharing.devices)} share this host's CPU: they run {how}")
-    options = {name: replace(o, run_id=run_id) for name, o in plan.options.items()}
     score = RunScoring(plan.score)  # this run's: an answer several devices give is scored once
-    outcomes = (plan.cluster.run_farm if plan.cluster else run_farm)(
-        plan.devices,
-        plan.dataset,
-        plan.samples,
-        plan.model,
-        options,
-        plan.job,
-        run_dir,
-        console,
-        score,
-        stop,
-        assignment=plan.shards.assignment if plan.shards else None,
-        lanes=plan.lanes,
-    )
+    farm: Farm = plan.cluster or LocalFarm(plan.lanes)  # the cluster's runs each job on its farm host
+    jobs = device_jobs(plan, run_id, run_dir)
+    outcomes = farm.run(plan.devices, jobs, console, score, stop)
     written = {o.name: list(o.results) for o in outcomes if not o.error}
     scored = {o.name: o.report for o in outcomes if not o.error and o.report is not None}
     if plan.shards is not None:
@@ -61,8 +51,7 @@ def execute(plan: RunPlan, console: Console, stop: threading.Event) -> Execution
         cluster = plan.cluster  # its boards stand in on their farm hosts
         stood_in = run_stand_ins(
             inv=plan.inventory, table=plan.stand_ins, outcomes=outcomes,
-            selected=(*plan.devices, *cluster.boards.values()) if cluster else plan.devices,
-            session=cluster.stand_in if cluster else None,
+            selected=(*plan.devices, *cluster.boards.values()) if cluster else plan.devices, farm=farm,
             unusable=plan.unusable if request.device_spec == "all" else plan.absent, dataset=plan.dataset,
             samples=plan.samples, model=plan.model, opts=replace(plan.base, run_id=run_id),
             backend=request.backend, threads=request.threads, job_opts=plan.job, run_dir=run_dir,
@@ -71,6 +60,19 @@ def execute(plan: RunPlan, console: Console, stop: threading.Event) -> Execution
     if plan.cluster:  # what crossed the network to each farm host (for the run and its stand-ins)
         record["cluster"] = plan.cluster.record()
     return Execution(run_id, run_dir, record, tuple(outcomes), tuple(stood_in), written, scored)
+
+
+def device_jobs(plan: RunPlan, run_id: str, run_dir: Path) -> dict[str, DeviceJob]:
+    """Every device's job: its share of the samples (--shard), its options, its folder, and the
+    figures of the run's earlier sessions there (--resume)."""
+    share = plan.shards.assignment if plan.shards else {}
+    jobs = {}
+    for d in plan.devices:
+        folder = device_folder(run_dir, d.name)
+        jobs[d.name] = DeviceJob(d.name, plan.dataset, tuple(share.get(d.name, plan.samples)), plan.model,
+                                 replace(plan.options[d.name], run_id=run_id), plan.job, folder,
+                                 earlier=read_outcome(folder))  # fmt: skip
+    return jobs
 
 
 def _announce(plan: RunPlan, console: Console) -> None:

@@ -90,6 +90,7 @@ def read_inputs(request: RunRequest, previous: Mapping[str, Any] | None = None) 
 def plan(request: RunRequest, inputs: Inputs) -> RunPlan:
     """The run, decided. Pure: reads no file and asks no device."""
     dataset, model, sel = inputs.dataset, inputs.model, inputs.selection
+    refuse_on_cluster(request, inputs.cluster)
     samples = tuple(select_samples(dataset, request.modalities, request.limit, request.per_modality))
     check_job(samples, request.repeat, request.warmup, request.sustain)  # before anything is staged
     refused = refused_samples(samples, model.max_context_tokens)  # too big to send: error rows
@@ -135,6 +136,18 @@ def plan(request: RunRequest, inputs: Inputs) -> RunPlan:
         previous=previous,
         cluster=inputs.cluster,
     )
+
+
+def refuse_on_cluster(request: RunRequest, cluster: Any) -> None:
+    """Every option reaches a farm host's device through its `DeviceJob` as it reaches one of this
+    controller's; an option that means nothing on a cluster is refused by name, never ignored."""
+    if cluster is not None and request.parallel_local:
+        raise ConfigError(
+            "--parallel-local is about devices sharing this host's CPU; a cluster runs no device of "
+            "this host (each farm host runs its own phones, all at once)",
+            where="--parallel-local --cluster",
+            fix="drop --parallel-local, or run this host's devices without --cluster",
+        )
 
 
 def host_lanes(
