@@ -7,25 +7,19 @@ session and folder, and afterwards the group gets ONE folder, `devices/<model>-x
 merged rows in dataset order (each row's `ran_on` names the phone that ran it), one score over all
 samples, and the members' serials. run.json lists the group under `devices` and its members under
 `shards`, so the report has one row per phone model. A device alone in its group runs everything.
+The plan is pure (this module); the merge after the run is shard_merge.py.
 """
 
 from __future__ import annotations
 
 import re
 from collections.abc import Mapping, Sequence
-from concurrent.futures import ThreadPoolExecutor
-from dataclasses import asdict, dataclass, replace
-from pathlib import Path
+from dataclasses import dataclass
 
-from .datasets.types import Dataset, Sample
+from .datasets.types import Sample
 from .devices.base import Device
-from .devices.types import DeviceInfo, PushStats
-from .errors import EdgefarmError
-from .fsutil import write_json_atomic
-from .run.types import DeviceOutcome, Score
-from .rundir import device_folder, write_outcome
+from .devices.types import DeviceInfo
 from .runners.base import RunOptions
-from .session import write_results
 
 
 @dataclass(frozen=True)
@@ -75,23 +69,10 @@ def plan_shards(
     devices: Sequence[Device],
     opts: Mapping[str, RunOptions],
     samples: Sequence[Sample],
-    known: Sequence[DeviceInfo] = (),
+    infos: Mapping[str, DeviceInfo | None],
 ) -> ShardPlan:
-    """Group the identical devices. `known` are the devices' infos when the selection already asked
-    (`--devices all`), else every device is asked (in parallel); a device whose info cannot be read
-    runs alone (its session reports the error)."""
-
-    def info_of(d: Device) -> DeviceInfo | None:
-        try:
-            return d.info()
-        except EdgefarmError:
-            return None
-
-    if len(known) == len(devices):
-        infos: dict[str, DeviceInfo | None] = {d.name: i for d, i in zip(devices, known, strict=True)}
-    else:
-        with ThreadPoolExecutor(max_workers=max(1, min(16, len(devices)))) as pool:
-            infos = dict(zip([d.name for d in devices], pool.map(info_of, devices), strict=True))
+    """Group the identical devices (pure: `infos` were read before the plan, read_inputs); a device
+    whose info could not be read (None) runs alone (its session reports the error)."""
     by_key: dict[tuple[str, ...], list[Device]] = {}
     for d in devices:
         info = infos[d.name]
@@ -113,50 +94,3 @@ def plan_shards(
         for m, share in zip(members, split(samples, len(members)), strict=True):
             assignment[m.name] = share
     return ShardPlan(tuple(groups), assignment, {k: v for k, v in infos.items() if v is not None})
-
-
-def merge_shards(
-    plan: ShardPlan,
-    outcomes: Sequence[DeviceOutcome],
-    dataset: Dataset,
-    samples: Sequence[Sample],
-    run_dir: Path,
-    score: Score,
-) -> list[DeviceOutcome]:
-    """Each group's folder: merged rows (with `ran_on`), one score over all samples, the serials."""
-    by_name = {o.name: o for o in outcomes}
-    merged = []
-    for g in plan.groups:
-        parts = [by_name[m] for m in g.members if m in by_name]
-        serial = dict(zip(g.members, g.serials, strict=True))
-        rows = {r.id: replace(r, ran_on=serial[o.name]) for o in parts for r in o.results}
-        first = next((o for o in parts if o.info is not None), parts[0])
-        info = plan.infos.get(first.name) or first.info
-        out = DeviceOutcome(name=g.name, kind=first.kind)
-        if info is not None:
-            shares = {m: len(plan.assignment[m]) for m in g.members}
-            extra = dict(info.extra) | {"shards": [{"name": m, "serial": serial[m], "samples": shares[m]}
-                                                   for m in g.members]}  # fmt: skip
-            out.info = replace(info, name=g.name, serial=", ".join(g.serials), extra=extra)
-        out.results = [rows[s.id] for s in samples if s.id in rows]
-        out.error = "; ".join(f"{o.name}: {o.error}" for o in parts if o.error)
-        out.error_code = max((o.error_code for o in parts), default=0)
-        out.wall_s = max((o.wall_s or 0.0 for o in parts), default=None)
-        out.model_push = sum((o.model_push for o in parts), PushStats())
-        out.other_push = sum((o.other_push for o in parts), PushStats())
-        out.notes = [f"{o.name}: {n}" for o in parts for n in o.notes]
-        out.runner = dict(first.runner)
-        out.model_loads = sum(o.model_loads for o in parts)
-        out.interrupted = any(o.interrupted for o in parts)
-        dev_dir = device_folder(run_dir, g.name)
-        dev_dir.mkdir(parents=True, exist_ok=True)
-        if out.info is not None:
-            write_json_atomic(dev_dir / "device.json", asdict(out.info))
-        if out.results:
-            try:
-                write_results(out, dataset, samples, dev_dir, score)
-            except EdgefarmError as e:
-                out.error = out.error or str(e)
-        write_outcome(dev_dir, out)
-        merged.append(out)
-    return merged

@@ -5,8 +5,12 @@
 
 Every `import` and `from ... import` of `orchestrator` and `android_runner`, at the top of a module or
 inside a function (an import hidden in a function is still an arrow), TYPE_CHECKING-only imports
-left out (they never run). A package's `__init__` counts as a module. Cycles are the strongly
-connected components of more than one module (Tarjan). Stdlib only: it reads the files with `ast`.
+included (they never run, but a module that names a later one's records in its annotations sits
+below it all the same). A package's `__init__` counts as a module. The C sources of the native
+runner (android_runner/native/*.c) are modules too: an arrow for each `#include "x.h"` of another
+source's header and for each call of a function another source defines (a callback into the caller
+is a cycle like any other). Cycles are the strongly connected components of more than one module
+(Tarjan). Stdlib only: it reads the Python files with `ast`, the C files with regular expressions.
 `--arrows` lists every arrow; `--top` counts the arrows between the run's stages (cli -> plan ->
 execute -> finish) and lists those that climb back up (a stage importing an earlier one).
 """
@@ -15,6 +19,7 @@ from __future__ import annotations
 
 import argparse
 import ast
+import re
 import sys
 from pathlib import Path
 
@@ -29,26 +34,13 @@ def module_name(path: Path, root: Path = REPO) -> str:
     return ".".join(parts)
 
 
-def _type_checking(node: ast.If) -> bool:
-    test = node.test
-    return (isinstance(test, ast.Name) and test.id == "TYPE_CHECKING") or (
-        isinstance(test, ast.Attribute) and test.attr == "TYPE_CHECKING"
-    )
-
-
 def imports(path: Path, name: str, known: set[str]) -> set[str]:
     """The edgefarm modules `path` imports (a `from pkg import mod` names the module when it is one)."""
     tree = ast.parse(path.read_text(encoding="utf-8"), str(path))
     is_package = path.name == "__init__.py"
     here = name.split(".") if is_package else name.split(".")[:-1]
-    skip: set[int] = set()
-    for node in ast.walk(tree):
-        if isinstance(node, ast.If) and _type_checking(node):
-            skip.update(id(n) for child in node.body for n in ast.walk(child))
     out: set[str] = set()
     for node in ast.walk(tree):
-        if id(node) in skip:
-            continue
         if isinstance(node, ast.Import):
             for alias in node.names:
                 out.add(alias.name)
@@ -85,10 +77,32 @@ def private_imports(root: Path = REPO) -> list[str]:
     return out
 
 
+C_DIR = Path("android_runner/native")
+_C_COMMENT = re.compile(r"/\*.*?\*/|//[^\n]*", re.DOTALL)
+_C_STRING = re.compile(r'"(?:\\.|[^"\\\n])*"')
+_C_DEFINED = re.compile(r"^(?!static\b)(?:[A-Za-z_][\w ]*?[\s*])(\w+)\s*\([^;{]*\)\s*\{", re.MULTILINE)
+_C_CALLED = re.compile(r"\b([A-Za-z_]\w*)\s*\(")
+_C_INCLUDE = re.compile(r'^\s*#\s*include\s+"([^"]+)\.h"', re.MULTILINE)
+
+
+def c_graph(root: Path = REPO) -> dict[str, set[str]]:
+    """The native runner's C sources as modules (`android_runner/native/x.c` -> `native:x`): an arrow
+    to the source whose header is included, and to the source that defines a function called."""
+    files = {f"native:{p.stem}": p for p in sorted((root / C_DIR).glob("*.c"))}
+    code = {name: _C_COMMENT.sub(" ", p.read_text(encoding="utf-8")) for name, p in files.items()}
+    defined = {fn: name for name, text in code.items() for fn in _C_DEFINED.findall(text) if fn != "main"}
+    out: dict[str, set[str]] = {}
+    for name, text in code.items():
+        arrows = {f"native:{h}" for h in _C_INCLUDE.findall(text) if f"native:{h}" in files}
+        arrows |= {defined[fn] for fn in _C_CALLED.findall(_C_STRING.sub('""', text)) if fn in defined}
+        out[name] = arrows - {name}
+    return out
+
+
 def graph(root: Path = REPO) -> dict[str, set[str]]:
     files = {module_name(p, root): p for pkg in PACKAGES for p in sorted((root / pkg).rglob("*.py"))}
     known = set(files)
-    return {name: imports(path, name, known) for name, path in files.items()}
+    return {name: imports(path, name, known) for name, path in files.items()} | c_graph(root)
 
 
 def cycles(g: dict[str, set[str]]) -> list[list[str]]:

@@ -16,7 +16,7 @@ from ..farm import Farm, LocalFarm
 from ..rundir import device_folder, host_info, new_run_dir, read_outcome, write_run_json
 from ..scoring import RunScoring
 from ..session import DeviceJob
-from ..shard import merge_shards
+from ..shard_merge import merge_shards
 from .types import Execution, RunPlan
 
 

@@ -11,14 +11,15 @@ from __future__ import annotations
 
 import os
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
 from typing import Any
 
 from ..cluster.probe import require_head
 from ..datasets import load_dataset, require_valid
 from ..datasets.types import Dataset
 from ..devices.types import DeviceInfo, Inventory
-from ..errors import ConfigError
+from ..errors import ConfigError, EdgefarmError
 from ..fallback import absent_named, stand_in_boards
 from ..inventory import Selection, load_inventory, select_usable
 from ..models import ModelSummary, inspect_model
@@ -46,6 +47,9 @@ class Inputs:
     absent: tuple[DeviceInfo, ...]  # phones named in --devices that are not attached but have a stand-in
     previous: PreviousRun | None
     cluster: Any = None  # cluster.controller.ClusterFarm with --cluster (it found the devices)
+    infos: Mapping[str, DeviceInfo | None] = field(
+        default_factory=dict
+    )  # --shard: each device's (None: unreadable)
 
 
 def read_inputs(request: RunRequest, previous: Mapping[str, Any] | None = None) -> Inputs:
@@ -75,6 +79,7 @@ def read_inputs(request: RunRequest, previous: Mapping[str, Any] | None = None) 
         named, absent = absent_named(inventory, request.device_spec, table)
         selection = select_usable(inventory, named)
     return Inputs(
+        infos=device_infos(selection) if request.shard else {},
         model=model,
         inventory=inventory,
         dataset=dataset,
@@ -85,6 +90,25 @@ def read_inputs(request: RunRequest, previous: Mapping[str, Any] | None = None) 
         previous=PreviousRun.from_dict(previous, request.resume) if previous is not None else None,
         cluster=cluster,
     )
+
+
+def device_infos(selection: Selection) -> dict[str, DeviceInfo | None]:
+    """Every selected device's info (--shard groups identical ones): the selection's when it asked
+    (`--devices all`, a cluster's listing), else each device is asked, in parallel; None when it
+    cannot answer (it then runs alone and its session says why)."""
+    if len(selection.infos) == len(selection.devices):
+        return {d.name: i for d, i in zip(selection.devices, selection.infos, strict=True)}
+
+    def info_of(d: Any) -> DeviceInfo | None:
+        try:
+            return d.info()
+        except EdgefarmError:
+            return None
+
+    with ThreadPoolExecutor(max_workers=max(1, min(16, len(selection.devices)))) as pool:
+        return dict(
+            zip([d.name for d in selection.devices], pool.map(info_of, selection.devices), strict=True)
+        )
 
 
 def plan(request: RunRequest, inputs: Inputs) -> RunPlan:
@@ -102,7 +126,7 @@ def plan(request: RunRequest, inputs: Inputs) -> RunPlan:
     names = [d.name for d in sel.devices]
     shards = None
     if request.shard:  # identical devices share the samples; the report gets one row per group
-        shards = plan_shards(sel.devices, options, samples, sel.infos)
+        shards = plan_shards(sel.devices, options, samples, inputs.infos)
         names = shards.report_devices(names)
     previous = inputs.previous
     if previous is not None:
