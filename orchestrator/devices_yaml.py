@@ -12,6 +12,7 @@ import yaml
 
 from android_runner.backend import BACKENDS
 
+from .devices.kinds import KINDS
 from .devices.types import Inventory, clip
 from .errors import ConfigError
 
@@ -37,7 +38,7 @@ SCHEMA: dict[str, Any] = {
             "items": {
                 "type": "object",
                 "required": ["name", "kind"],
-                "properties": {"kind": {"enum": ["adb", "ssh", "local"]}},
+                "properties": {"kind": {"enum": list(KINDS)}},  # devices/kinds.py, the one table
                 "allOf": [
                     {
                         "if": {"properties": {"kind": {"const": "local"}}},

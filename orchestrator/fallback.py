@@ -27,11 +27,12 @@ from android_runner.contract import SampleResult
 
 from .datasets.types import Dataset, Sample
 from .devices.base import Device
+from .devices.kinds import KINDS, kind_spec
 from .devices.types import DeviceInfo
 from .errors import ConfigError, EdgefarmError
 from .farm import Farm
 from .fsutil import write_json_atomic
-from .inventory import KINDS, Inventory, select_devices
+from .inventory import Inventory, select_devices
 from .jobs import JobOptions
 from .models import ModelSummary
 from .run.types import DeviceOutcome, Score, StandIn
@@ -39,7 +40,6 @@ from .rundir import device_folder, write_outcome
 from .runners.base import RunOptions
 from .session import DeviceJob, write_results
 
-PHONE_KIND = "adb"
 SERVER_PREFIX = "adb-server-"  # how discovery names an adb server that does not answer
 POLL_S = 1.0
 
@@ -62,7 +62,7 @@ def stand_in_boards(
     cluster's farm hosts: board -> the `fallback_for` of its host's devices.yaml), which --fallback
     may name too."""
     listed = listed or {}
-    boards = {e["name"]: e for e in inv.entries if e["kind"] == "ssh" and not e.get("disabled")}
+    boards = {e["name"]: e for e in inv.entries if KINDS.get(e["kind"]).board and not e.get("disabled")}
     for name in cli_boards:
         if name not in boards and name not in listed:
             raise ConfigError(
@@ -100,7 +100,7 @@ def absent_named(
     found = select_devices(inv, "all")  # discovery only: constructors do no I/O, adb lists phones
     attached = {d.name for d in found.devices}
     absent = {
-        u.name: u for u in found.unusable if u.kind == PHONE_KIND and not u.name.startswith(SERVER_PREFIX)
+        u.name: u for u in found.unusable if kind_spec(u.kind).phone and not u.name.startswith(SERVER_PREFIX)
     }
     gone = [n for n in names if n not in attached and n in absent and boards_for(n, table)]
     return ",".join(n for n in names if n not in gone), tuple(absent[n] for n in gone)
@@ -117,7 +117,7 @@ def needs(
     out: list[Need] = []
     seen: set[str] = set()
     for o in outcomes:
-        if o.kind != PHONE_KIND or not o.error or o.interrupted or not boards_for(o.name, table):
+        if not kind_spec(o.kind).phone or not o.error or o.interrupted or not boards_for(o.name, table):
             continue
         have = {r.id for r in o.results}
         missing = tuple(i for i in ids if i not in have)
@@ -126,7 +126,7 @@ def needs(
             out.append(Need(o.name, f"lost mid-run ({first[:200]})", missing, lost=True))
             seen.add(o.name)
     for u in unusable:
-        if u.kind != PHONE_KIND or u.name in seen or u.name.startswith(SERVER_PREFIX):
+        if not kind_spec(u.kind).phone or u.name in seen or u.name.startswith(SERVER_PREFIX):
             continue  # an adb server that is down is not a phone
         if not boards_for(u.name, table):
             continue
@@ -247,7 +247,7 @@ def _first_usable(
             dev = selected.get(name)
             if dev is None:
                 try:
-                    dev = KINDS.get(entries[name]["kind"])(entries[name])
+                    dev = KINDS.get(entries[name]["kind"]).make(entries[name])
                     dev.info()
                 except EdgefarmError as e:
                     console.print(f"[yellow]{name} cannot stand in for {phone}:[/] {e}", highlight=False)
@@ -276,7 +276,8 @@ def _merge_into_phone(
     dev_dir.mkdir(parents=True, exist_ok=True)
     if outcome is None:  # absent at the start: the phone's folder starts here
         info = next((u for u in unusable if u.name == need.phone), None)
-        outcome = DeviceOutcome(name=need.phone, kind=PHONE_KIND, info=info, error=need.reason)
+        kind = info.kind if info is not None else "adb"  # a phone that was never seen: the phone kind's name
+        outcome = DeviceOutcome(name=need.phone, kind=kind, info=info, error=need.reason)
         if info is not None:
             write_json_atomic(dev_dir / "device.json", dataclasses.asdict(info))
     order = {s.id: n for n, s in enumerate(samples)}

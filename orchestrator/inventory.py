@@ -11,33 +11,15 @@ from pathlib import Path
 from typing import Any
 
 from .devices.base import Device
+from .devices.kinds import KINDS
 from .devices.local import LocalDevice
 from .devices.types import DeviceInfo, Inventory, clip
 from .devices_yaml import parse_inventory
 from .errors import ConfigError, EdgefarmError, NeedsSetup
-from .registry import Registry
-
-KINDS = Registry[Callable[[Mapping[str, Any]], Device]]("device kind")
-
-
-def _adb_entry(entry: Mapping[str, Any]) -> Device:
-    from .devices.adb import AdbDevice  # adbutils is imported only when a phone is in play
-
-    return AdbDevice.from_entry(entry)
-
-
-def _ssh_entry(entry: Mapping[str, Any]) -> Device:
-    from .devices.ssh import SshDevice  # asyncssh likewise, only when a board is
-
-    return SshDevice.from_entry(entry)
-
-
-KINDS.add("local", LocalDevice.from_entry)
-KINDS.add("adb", _adb_entry)
-KINDS.add("ssh", _ssh_entry)
-
 
 MAX_FILE_BYTES = 4 * 2**20  # devices.yaml read at most (a few kB for a large farm)
+
+
 def load_inventory(path: Path | None) -> Inventory:
     if path is None:
         return Inventory(path=None, adb_servers=(), entries=())
@@ -92,16 +74,20 @@ class Selection:
 
 
 def _declared(inv: Inventory) -> list[Device]:
-    """Devices declared in devices.yaml that need no discovery (ssh boards)."""
-    return [KINDS.get(e["kind"])(e) for e in inv.entries if e["kind"] == "ssh" and not e.get("disabled")]
+    """Devices declared in devices.yaml that need no discovery (boards)."""
+    return [
+        KINDS.get(e["kind"]).make(e)
+        for e in inv.entries
+        if KINDS.get(e["kind"]).board and not e.get("disabled")
+    ]
 
 
 def _hosts(inv: Inventory) -> tuple[list[Mapping[str, Any]], list[Device]]:
     """The `kind: local` entries, and this host's devices: one per entry, else the default one.
     Several `kind: local` entries are several devices on this host (other work folders, pythons,
     threads); `local` means the first of them."""
-    entries = [e for e in inv.entries if e["kind"] == "local" and not e.get("disabled")]
-    return entries, [KINDS.get("local")(e) for e in entries] or [LocalDevice()]
+    entries = [e for e in inv.entries if KINDS.get(e["kind"]).shares_host_cpu and not e.get("disabled")]
+    return entries, [KINDS.get(e["kind"]).make(e) for e in entries] or [LocalDevice()]
 
 
 def select_devices(inv: Inventory, spec: str) -> Selection:

@@ -21,6 +21,7 @@ from android_runner.status import SKIPPED_STATUSES
 
 from .datasets.types import Dataset, Sample
 from .devices.base import Device
+from .devices.kinds import kind_spec
 from .errors import EdgefarmError
 from .fsutil import output_errors, write_json_atomic, write_text_atomic
 from .interrupt import Interrupted, raise_if_set
@@ -140,7 +141,7 @@ def run_device(
 
         device.on_progress = pushing
         items = write_bundle(job.items, dev_dir / "job", job.job_opts, stop)
-        adapter = RUNNERS.get(device.runner)(device)
+        adapter = RUNNERS.get(kind_spec(device.kind).runner)(device)
         staged = adapter.stage(device, dev_dir / "job", model, opts)
         outcome.model_push, outcome.other_push = staged.model_push, staged.other_push
         outcome.notes += staged.notes

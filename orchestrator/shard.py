@@ -18,6 +18,7 @@ from dataclasses import dataclass
 
 from .datasets.types import Sample
 from .devices.base import Device
+from .devices.kinds import kind_spec
 from .devices.types import DeviceInfo
 from .runners.base import RunOptions
 
@@ -56,7 +57,7 @@ def slug(text: str) -> str:
 
 def identity(info: DeviceInfo, device: Device, opts: RunOptions) -> tuple[str, ...]:
     """What must be equal for two devices to share the work."""
-    return (info.kind, info.manufacturer, info.model, info.soc, info.abi, device.runner, opts.backend,
+    return (info.kind, info.manufacturer, info.model, info.soc, info.abi, kind_spec(device.kind).runner, opts.backend,
             str(opts.threads or ""))  # fmt: skip
 
 

@@ -10,6 +10,7 @@ from rich.table import Table
 
 from ..cluster.probe import require_head
 from ..cluster.types import flat_listing
+from ..devices.kinds import kind_spec
 from ..inventory import load_inventory, select_usable
 from ..report.terminal import stdout_console
 from .run import cluster_address, inventory_option
@@ -64,7 +65,11 @@ def print_devices(infos, unusable, notes, hosts: dict[int, str] | None = None) -
     console = stdout_console()
     rows = []
     for n, i in enumerate(list(infos) + list(unusable)):
-        hardware = " ".join(x for x in (i.manufacturer, i.model) if x) if i.kind != "local" else i.cpu
+        hardware = (
+            " ".join(x for x in (i.manufacturer, i.model) if x)
+            if not kind_spec(i.kind).shares_host_cpu
+            else i.cpu
+        )
         rows.append(
             {
                 "Host": (hosts or {}).get(n, ""),

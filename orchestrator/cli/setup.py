@@ -11,6 +11,7 @@ from rich.markup import escape
 from rich.table import Table
 
 from ..boards.setup import setup_board
+from ..devices.kinds import KINDS
 from ..devices.ssh import SshDevice
 from ..errors import ConfigError, DeviceError
 from ..inventory import load_inventory
@@ -50,8 +51,8 @@ def setup(names: str, inventory, offline: bool, wheels: Path | None, model: Path
 
     NAMES is `all` or board names from devices.yaml (kind: ssh), comma-separated."""
     inv = load_inventory(inventory)
-    boards = {e["name"]: e for e in inv.entries if e["kind"] == "ssh" and not e.get("disabled")}
-    others = {e["name"]: e["kind"] for e in inv.entries if e["kind"] != "ssh"}
+    boards = {e["name"]: e for e in inv.entries if KINDS.get(e["kind"]).board and not e.get("disabled")}
+    others = {e["name"]: e["kind"] for e in inv.entries if not KINDS.get(e["kind"]).board}
     wanted = list(boards) if names == "all" else [n.strip() for n in names.split(",") if n.strip()]
     if not wanted:
         raise ConfigError(

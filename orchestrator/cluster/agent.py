@@ -9,6 +9,7 @@ import threading
 from collections.abc import Iterator, Mapping
 from pathlib import Path
 
+from ..devices.kinds import KINDS, kind_spec
 from ..fsutil import cache_dir
 from ..inventory import load_inventory, select_usable
 from ..session import DeviceJob
@@ -45,12 +46,12 @@ class FarmHostAgent:
         path = self._inventory or os.environ.get("EDGEFARM_INVENTORY")
         inv = load_inventory(Path(path) if path else None)
         sel = select_usable(inv, "all")
-        usable = [(d, i) for d, i in zip(sel.devices, sel.infos) if d.kind != "local"]
+        usable = [(d, i) for d, i in zip(sel.devices, sel.infos) if not kind_spec(d.kind).shares_host_cpu]
         with self._lock:
             self._devices = {d.name: d for d, _ in usable}
         notes = tuple(n for n in sel.notes if "means this host" not in n)
         stands_in = {str(e["name"]): tuple(str(p) for p in e["fallback_for"]) for e in inv.entries
-                     if e["kind"] == "ssh" and not e.get("disabled") and e.get("fallback_for")}  # fmt: skip
+                     if KINDS.get(e["kind"]).board and not e.get("disabled") and e.get("fallback_for")}  # fmt: skip
         pins = {d.name: Pins(d.backend, d.threads) for d, _ in usable}
         return HostDevices(
             self.host, tuple(i for _, i in usable), tuple(sel.unusable), notes, stands_in, pins

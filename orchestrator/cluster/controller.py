@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 
 from rich.console import Console
 
+from ..devices.kinds import kind_spec
 from ..devices.types import DeviceInfo, Inventory
 from ..errors import ConfigError
 from ..fallback import stand_in_boards
@@ -74,7 +75,7 @@ class ClusterFarm:
         remote = {i.name: remote_device(h, i, agent_of[h.host]) for h in self.hosts for i in h.infos}
         devices = tuple(remote[n] for n in names)
         # boards a farm host lists can stand in for a lost phone (--fallback BOARD; fallback.py)
-        self.boards = {n: d for n, d in remote.items() if d.kind == "ssh"}
+        self.boards = {n: d for n, d in remote.items() if kind_spec(d.kind).board}
         # the listing's agents of the selected devices' (and boards') hosts run them; the others end
         # with their handles
         keep = {d.host for d in devices} | {b.host for b in self.boards.values()}

@@ -5,13 +5,9 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 
-from ..devices.adb import AdbDevice
-from ..devices.local import LocalDevice
-from ..devices.ssh import SshDevice
 from ..devices.types import DeviceInfo
 from ..errors import ConfigError, EdgefarmError
 
-RUNNER_OF_KIND = {cls.kind: cls.runner for cls in (AdbDevice, SshDevice, LocalDevice)}
 ALIVE_S = 30.0  # a device's alive() through its host's agent (the device's own check takes up to 10 s)
 FARMHOST_PREFIX = "farmhost:"  # a farm host is a Ray node started with resources {"farmhost:NAME": 1}
 CHUNK_BYTES = 8 * 1024 * 1024  # one object-store object per chunk
@@ -92,7 +88,7 @@ class HostDevices:
 class RemoteDevice:
     """A device on a farm host, as the controller sees it: not a `Device` (the controller never
     pushes to it or runs on it; its host's agent does), but what the plan reads of one (name, kind,
-    runner, its devices.yaml pins) and `alive()`, which fallback.py polls."""
+    its devices.yaml pins) and `alive()`, which fallback.py polls."""
 
     name: str
     kind: str
@@ -101,11 +97,6 @@ class RemoteDevice:
     threads: int | None = None
     agent: object = field(default=None, compare=False, repr=False)  # its host's agent (a Ray actor handle)
     fallback_for: tuple[str, ...] = ()  # a board: the phones its host's devices.yaml says it stands in for
-
-    @property
-    def runner(self) -> str:
-        """The RUNNERS entry its host's Device of this kind names (what --shard compares)."""
-        return RUNNER_OF_KIND.get(self.kind, self.kind)
 
     def alive(self) -> bool:
         """Its host's agent finds it and it answers (fallback.py polls a lost phone with this); a host

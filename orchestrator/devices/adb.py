@@ -157,8 +157,7 @@ def read_sync_replies(c, pending: list[PurePosixPath], serial: str) -> None:
 class AdbDevice:
     """One phone on one adb server."""
 
-    kind = "adb"
-    runner = "android"
+    kind = "adb"  # its row of devices/kinds.py: its runner and what it is
 
     def __init__(
         self,

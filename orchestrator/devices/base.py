@@ -12,9 +12,8 @@ from .types import DeviceInfo, Exit, LineSink, ProgressSink, PushStats
 
 class Device(Protocol):
     name: str
-    kind: str  # adb | ssh | local: for display and run.json only, never for branching
+    kind: str  # adb | ssh | local: its row of devices/kinds.py (`kind_spec`) says what it is and can do
     workdir: PurePosixPath  # the device's edgefarm folder (models, runner, runs)
-    runner: str  # the RUNNERS entry that drives this device
     backend: str  # cpu | gpu | npu, from devices.yaml (the command line may override it)
     threads: int | None  # runtime CPU threads, from devices.yaml (None: the runtime's default)
     on_progress: ProgressSink | None  # told about every file push (the session shows it)

@@ -59,8 +59,7 @@ def _os_name() -> str:
 class LocalDevice:
     """This host as a device: files are copied (or linked), commands run as child processes."""
 
-    kind = "local"
-    runner = "python"
+    kind = "local"  # its row of devices/kinds.py: its runner and what it is
 
     def __init__(
         self,

@@ -54,8 +54,7 @@ _END = object()
 class SshDevice:
     """One Linux board reached over SSH with key-based login."""
 
-    kind = "ssh"
-    runner = "python"
+    kind = "ssh"  # its row of devices/kinds.py: its runner and what it is
 
     def __init__(
         self,

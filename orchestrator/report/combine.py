@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Any
 
 from android_runner.contract import SampleResult
 
+from ..devices.kinds import kind_spec
 from ..run.types import DeviceOutcome
 from ..stats import Resamples, quantile
 from ..telemetry.energy import energy_trusted
@@ -99,7 +100,7 @@ def device_row(
         device=name,
         kind=device.get("kind", outcome.kind),
         hardware=" ".join(x for x in (device.get("manufacturer", ""), device.get("model", "")) if x)
-        if device.get("kind") != "local"
+        if not kind_spec(str(device.get("kind", outcome.kind))).shares_host_cpu
         else device.get("cpu", ""),
         soc=device.get("soc", ""),
         backend=",".join(backends),

@@ -18,6 +18,7 @@ from typing import Any
 from ..cluster.probe import require_head
 from ..datasets import load_dataset, require_valid
 from ..datasets.types import Dataset
+from ..devices.kinds import kind_spec
 from ..devices.types import DeviceInfo, Inventory
 from ..errors import ConfigError, EdgefarmError
 from ..fallback import absent_named, stand_in_boards
@@ -180,12 +181,12 @@ def host_lanes(
     """The farm's lanes (devices one after another within a lane, lanes at the same time) and what
     run.json says of this host's CPU: several `kind: local` devices share it, so they run one after
     another, each measured alone, unless --parallel-local asks for them together."""
-    local = tuple(d.name for d in devices if d.kind == "local")
+    local = tuple(d.name for d in devices if kind_spec(d.kind).shares_host_cpu)
     if len(local) < 2:
         return tuple((d.name,) for d in devices), None
     if parallel:
         return tuple((d.name,) for d in devices), HostSharing(local, PARALLEL)
-    others = tuple((d.name,) for d in devices if d.kind != "local")
+    others = tuple((d.name,) for d in devices if not kind_spec(d.kind).shares_host_cpu)
     return (local, *others), HostSharing(local, SEQUENTIAL)
 
 

@@ -1,6 +1,6 @@
 """The host side of an on-device runner: stage files, execute with streamed events, collect.
 
-A device names the runner it uses (`device.runner`); the session calls it through this interface
+A device's kind names the runner it uses (devices/kinds.py); the session calls it through this interface
 and never asks what kind of device it is talking to.
 """
 

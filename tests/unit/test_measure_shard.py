@@ -54,7 +54,7 @@ def test_round_robin_split_covers_every_sample_once():
 
 
 class _Phone:
-    runner = "android"
+    kind = "adb"  # its runner is its kind's (devices/kinds.py)
 
 
 def test_identity_separates_models_socs_and_backends_and_report_lists_each_group_once():

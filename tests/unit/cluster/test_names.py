@@ -8,9 +8,7 @@ from __future__ import annotations
 import pytest
 
 from orchestrator.cluster.types import (
-    RUNNER_OF_KIND,
     HostDevices,
-    RemoteDevice,
     flat_listing,
     name_clashes,
     refuse_clashes,
@@ -55,12 +53,3 @@ def test_the_listing_notes_the_clash():
     assert any(
         n.startswith("pixel-8 is the name of a device on farm hosts h1") and "refuses" in n for n in notes
     )
-
-
-def test_a_remote_device_names_the_runner_its_hosts_device_of_that_kind_runs():
-    from orchestrator.devices.adb import AdbDevice
-    from orchestrator.devices.local import LocalDevice
-    from orchestrator.devices.ssh import SshDevice
-
-    assert RUNNER_OF_KIND == {"adb": AdbDevice.runner, "ssh": SshDevice.runner, "local": LocalDevice.runner}
-    assert RemoteDevice("pixel-8", "adb", "h1").runner == AdbDevice.runner  # what --shard compares
