@@ -56,9 +56,13 @@
 #include "litert_lm_c_api.h" /* edgefarm's own declarations, checked against the library and upstream (build.py) */
 #include "bench.h"
 #include "fidelity.h"
+#include "hook.h"
+#include "io.h"
 #include "job.h"
+#include "memory.h"
+#include "pin.h"
+#include "power.h"
 #include "reply.h"
-#include "sha256.h"
 #include "text.h"
 
 #ifndef EF_PINNED_SHA256
@@ -77,6 +81,8 @@
 #define REPLY_MAX_DEPTH 32          /* android_runner/contract.py RESULT_LINE_MAX_DEPTH */
 #define TEXT_REPLY_HEAD "{\"role\":\"assistant\",\"content\":[{\"type\":\"text\",\"text\":"
 #define MEM_SAMPLE_MS 20
+#define FATAL_ERROR_MAX 2048 /* a FATAL line's error text, UTF-8 bytes (longer: cut on a character boundary) */
+#define FATAL_FIX_MAX 1024   /* ... and its fix */
 #define FIX_RUNTIME "push the pinned library: `python scripts/build_native_runner.py --android` puts it in " \
   "build/android_arm64/; or run this one anyway with EDGEFARM_ALLOW_RUNTIME=1 (every row then names it)"
 
@@ -179,82 +185,27 @@ static const char *load_api(const char *path) {
   return NULL;
 }
 
-/* ------------------------------------------------------------------ output: one write(2) per line */
-static pthread_mutex_t out_lock = PTHREAD_MUTEX_INITIALIZER;
-
-static int write_all(int fd, const char *data, size_t n) {
-  while (n > 0) {
-    ssize_t w = write(fd, data, n);
-    if (w < 0) {
-      if (errno == EINTR) continue;
-      return -1;
-    }
-    data += w;
-    n -= (size_t)w;
-  }
-  return 0;
-}
-
-/* "EDGEFARM <kind> <payload>\n" as ONE write on stdout (a pipe keeps writes up to PIPE_BUF whole;
- * longer ones are never interleaved with another line of ours: out_lock). */
-static void emit(const char *kind, const char *payload, size_t len) {
-  static char small[512];
-  size_t klen = strlen(kind), need = 9 + klen + 1 + len + 1;
-  char *line = need <= sizeof small ? NULL : malloc(need);
-  pthread_mutex_lock(&out_lock);
-  char *buf = line ? line : small;
-  if (need > sizeof small && !line) { /* no memory for the copy: two writes rather than none */
-    write_all(1, "EDGEFARM ", 9), write_all(1, kind, klen), write_all(1, " ", 1);
-    write_all(1, payload, len), write_all(1, "\n", 1);
-  } else {
-    memcpy(buf, "EDGEFARM ", 9);
-    memcpy(buf + 9, kind, klen);
-    buf[9 + klen] = ' ';
-    memcpy(buf + 10 + klen, payload, len);
-    buf[need - 1] = '\n';
-    write_all(1, buf, need);
-  }
-  pthread_mutex_unlock(&out_lock);
-  free(line);
-}
-
-static void note(const char *text) { emit("NOTE", text, strlen(text)); }
-
-/* The one format of every fatal error; no allocation (it also reports a failed one). */
+/* ------------------------------------------------------------------ fatal errors */
+/* The one format of every fatal error, written through the JSON writer (valid UTF-8 kept as it is,
+ * invalid bytes U+FFFD, both strings escaped); no allocation (it also reports a failed one): the texts
+ * are capped so the line always fits its static buffer. */
 static void fatal(int code, const char *error, const char *fix) {
-  static char buf[8192];
-  size_t n = (size_t)snprintf(buf, sizeof buf, "{\"error\":\"");
-  for (const char *p = error; *p && n < sizeof buf - 600; p++) {
-    unsigned char c = (unsigned char)*p;
-    if (c == '"' || c == '\\') buf[n++] = '\\', buf[n++] = (char)c;
-    else if (c < 0x20 || c >= 0x7f) n += (size_t)snprintf(buf + n, 8, "\\u%04x", c < 0x80 ? c : 0xfffd);
-    else buf[n++] = (char)c;
-  }
-  n += (size_t)snprintf(buf + n, sizeof buf - n, "\",\"fix\":\"%s\",\"exit_code\":%d}", fix, code);
-  emit("FATAL", buf, n);
+  static char buf[6 * (FATAL_ERROR_MAX + FATAL_FIX_MAX) + 64];
+  sbuf s = sb_fixed(buf, sizeof buf);
+  sb_str(&s, "{\"error\":");
+  sb_json_text(&s, error, strlen(error), FATAL_ERROR_MAX, NULL, NULL);
+  sb_str(&s, ",\"fix\":");
+  sb_json_text(&s, fix, strlen(fix), FATAL_FIX_MAX, NULL, NULL);
+  sb_printf(&s, ",\"exit_code\":%d}", code);
+  emit("FATAL", s.buf, s.len);
   _exit(code);
 }
-
-void fatal_nomem(void) { fatal(EXIT_NOMEM, "out of memory in the runner", "free memory on the device; rerun with --resume"); }
 
 static void usage_fatal(const char *why) {
   fatal(EXIT_USAGE, why, "edgefarm_runner --lib LIB --model M --job JOB.conv --results R [--backend B] "
         "[--vision-backend B] [--audio-backend B] [--threads 1..256] [--cache-dir D] [--max-num-tokens 1..10000000] "
         "[--sample-timeout-s 0.001..86400] [--hook DRIVER] [--hook-timeout-s 0.001..86400] [--state-dir DIR] "
         "[--log-level 0..5|1000] [--power-dir DIR] [--allow-runtime]");
-}
-
-static double now_s(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
-
-static void write_file(const char *path, const char *text) {
-  int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
-  if (fd < 0) return;
-  write_all(fd, text, strlen(text));
-  close(fd);
 }
 
 /* A regular file's bytes (at most max_len: anything longer is refused), or NULL. */
@@ -310,287 +261,89 @@ static unsigned char *done_set(const char *path, long max_n, int *torn) {
   return done;
 }
 
-/* ------------------------------------------------------------------ memory peaks and the watchdog */
+/* ------------------------------------------------------------------ the runner's state */
+/* Everything the main thread and the watchdog share, in one struct (main's), under its lock. */
 typedef struct {
-  long rss, hwm, anon, file, swap; /* kB */
-} mem_kb;
+  pthread_mutex_t lock;
+  mem_kb peaks;             /* the sample's, so far */
+  double deadline;          /* monotonic seconds; 0 = no sample running */
+  long current_n;           /* sample in flight */
+  int finished;             /* the sample's line is being or was written (by the main thread or the watchdog) */
+  int hwm_reset_ok;         /* this sample's VmHWM was reset at its start */
+  double sample_t0;
+  double timeout_s;
+  power_state power;
+  int results_fd, results_torn;
+  const char *runtime_override; /* non-NULL: --allow-runtime let a non-pinned library run */
+} runner;
 
-static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
-static mem_kb peaks;
-static double deadline;   /* monotonic seconds; 0 = no sample running */
-static long current_n;    /* sample in flight */
-static int finished;      /* the sample's line is being or was written (by the main thread or the watchdog) */
-static double timeout_s = 300.0, hook_timeout_s = 600.0;
-static int results_fd = -1, results_torn;
-static double sample_t0;
-static const char *runtime_override; /* non-NULL: --allow-runtime let a non-pinned library run */
-
-static void read_status(mem_kb *m) {
-  char buf[4096];
-  int fd = open("/proc/self/status", O_RDONLY);
-  if (fd < 0) return;
-  ssize_t n = read(fd, buf, sizeof buf - 1);
-  close(fd);
-  if (n <= 0) return;
-  buf[n] = 0;
-  static const char *keys[] = {"VmRSS:", "VmHWM:", "RssAnon:", "RssFile:", "VmSwap:"};
-  long *dst[] = {&m->rss, &m->hwm, &m->anon, &m->file, &m->swap};
-  for (int i = 0; i < 5; i++) {
-    char *p = strstr(buf, keys[i]);
-    if (!p) continue;
-    char *end;
-    long v = strtol(p + strlen(keys[i]), &end, 10);
-    if (end != p + strlen(keys[i]) && v >= 0 && v < (1L << 40)) *dst[i] = v; /* some kernels print garbage */
-  }
-}
-
-static void sample_memory(void) {
+static void sample_memory(runner *r) {
   mem_kb m = {0};
-  read_status(&m);
-  pthread_mutex_lock(&lock);
-  if (m.rss > peaks.rss) peaks.rss = m.rss;
-  if (m.hwm > peaks.hwm) peaks.hwm = m.hwm;
-  if (m.anon > peaks.anon) peaks.anon = m.anon;
-  if (m.file > peaks.file) peaks.file = m.file;
-  if (m.swap > peaks.swap) peaks.swap = m.swap;
-  pthread_mutex_unlock(&lock);
+  mem_read(&m);
+  pthread_mutex_lock(&r->lock);
+  mem_peak(&r->peaks, &m);
+  pthread_mutex_unlock(&r->lock);
 }
 
-/* Reset VmHWM for this sample: 1 when the kernel took it (then VmHWM at the end is this sample's peak). */
-static int reset_hwm(void) {
-  int fd = open("/proc/self/clear_refs", O_WRONLY);
-  if (fd < 0) return 0;
-  int ok = write(fd, "5", 1) == 1;
-  close(fd);
-  return ok;
-}
-
-/* ------------------------------------------------------------------ battery power (raw) */
-static char power_current[4200], power_voltage[4200], power_status[4200];
-static const char *power_src; /* NULL: no power folder readable */
-static struct {
-  int on, have, n, pos, neg, charging, changes;
-  double integral, i_sum, v_sum, t_first, t_last, i_last, v_last, i_first, v_first, t_ch0, t_ch1;
-} pw;
-
-static int read_number(const char *path, double *out) {
-  char buf[64];
-  int fd = open(path, O_RDONLY);
-  if (fd < 0) return 0;
-  ssize_t n = read(fd, buf, sizeof buf - 1);
-  close(fd);
-  if (n <= 0) return 0;
-  buf[n] = 0;
-  char *end;
-  double v = strtod(buf, &end);
-  if (end == buf || !(v == v)) return 0;
-  *out = v;
-  return 1;
-}
-
-static void power_setup(const char *dir) {
-  if (!dir || !*dir) return;
-  double v;
-  snprintf(power_voltage, sizeof power_voltage, "%s/voltage_now", dir);
-  snprintf(power_status, sizeof power_status, "%s/status", dir);
-  snprintf(power_current, sizeof power_current, "%s/current_now", dir);
-  if (!read_number(power_voltage, &v)) return;
-  if (read_number(power_current, &v)) power_src = "sysfs:current_now";
-  else {
-    snprintf(power_current, sizeof power_current, "%s/current_avg", dir);
-    if (read_number(power_current, &v)) power_src = "sysfs:current_avg";
-  }
-}
-
-/* One reading; called with `lock` held. */
-static void power_tick_locked(void) {
-  if (!power_src || !pw.on) return;
-  double i, v, t = now_s();
-  if (!read_number(power_current, &i) || !read_number(power_voltage, &v)) return;
-  char st[32] = {0};
-  int fd = open(power_status, O_RDONLY);
-  if (fd >= 0) {
-    ssize_t k = read(fd, st, sizeof st - 1);
-    close(fd);
-    if (k > 0 && (!strncmp(st, "Charging", 8) || !strncmp(st, "Full", 4) || !strncmp(st, "Not charging", 12)))
-      pw.charging = 1; /* on external power: the battery's current is not the load */
-  }
-  if (pw.have) {
-    pw.integral += (t - pw.t_last) * (pw.i_last * pw.v_last + i * v) / 2.0;
-    if (i != pw.i_last) { /* the gauge published a new value: its update period, on the host */
-      if (!pw.changes++) pw.t_ch0 = t - pw.t_first;
-      pw.t_ch1 = t - pw.t_first;
-    }
-  } else {
-    pw.t_first = t;
-    pw.i_first = i;
-    pw.v_first = v;
-  }
-  pw.have = 1;
-  pw.t_last = t;
-  pw.i_last = i;
-  pw.v_last = v;
-  pw.n++;
-  pw.i_sum += i;
-  pw.v_sum += v;
-  if (i > 0) pw.pos++;
-  else if (i < 0) pw.neg++;
-}
-
-static void power_start(void) {
-  pthread_mutex_lock(&lock);
-  memset(&pw, 0, sizeof pw);
-  pw.on = 1;
-  power_tick_locked();
-  pthread_mutex_unlock(&lock);
-}
-
-/* The sample's power sums; called with `lock` held. */
-static void add_power_locked(sbuf *s) {
-  power_tick_locked();
-  pw.on = 0;
-  if (power_src && pw.n > 0) {
-    sb_printf(s, ",\"power\":{\"kind\":\"iv\",\"integral\":%.9g,\"n\":%d,\"dt_s\":%.6f,\"i_mean\":%.6g,"
-              "\"v_mean\":%.6g,\"pos\":%d,\"neg\":%d,\"charging\":%d,\"src\":\"%s\",\"i0\":%.6g,\"v0\":%.6g,"
-              "\"i1\":%.6g,\"v1\":%.6g,\"changes\":%d,\"t_ch0\":%.4f,\"t_ch1\":%.4f,\"t0\":%.4f}", pw.integral, pw.n,
-              pw.t_last - pw.t_first, pw.i_sum / pw.n, pw.v_sum / pw.n, pw.pos, pw.neg, pw.charging, power_src,
-              pw.i_first, pw.v_first, pw.i_last, pw.v_last, pw.changes, pw.t_ch0, pw.t_ch1, pw.t_first);
-  }
-}
-
-static int hwm_reset_ok; /* this sample's VmHWM was reset at its start */
-
-static void add_row_common(sbuf *s, const mem_kb *m) {
+static void add_row_common(const runner *r, sbuf *s, const mem_kb *m, int hwm_reset_ok) {
   sb_printf(s, ",\"peak_rss_kb\":%ld,\"peak_hwm_kb\":%ld,\"peak_anon_kb\":%ld,\"peak_file_kb\":%ld,"
             "\"peak_swap_kb\":%ld,\"peak_method\":\"%s\",\"mem_sample_ms\":%d,\"runner\":\"native\"",
             m->rss, m->hwm, m->anon, m->file, m->swap, hwm_reset_ok ? "hwm_reset" : "sampled", MEM_SAMPLE_MS);
-  if (runtime_override) {
+  if (r->runtime_override) {
     sb_str(s, ",\"runtime_override\":");
-    sb_json_string(s, runtime_override);
+    sb_json_string(s, r->runtime_override);
   }
   sb_printf(s, ",\"pid\":%d}", (int)getpid());
 }
 
 /* The sample's line: ONE write to the results file, ONE write of the RESULT line. A write the file
  * refused (full storage) is said in a NOTE; the RESULT line still carries the row to the host. */
-static void emit_result(sbuf *line) {
+static void emit_result(runner *r, long n, sbuf *line) {
   sb_add(line, "\n", 1);
   const char *data = line->buf;
   size_t len = line->len;
-  if (results_torn) { /* an earlier line was cut short: this one starts on a fresh line */
-    if (write_all(results_fd, "\n", 1) == 0) results_torn = 0;
+  if (r->results_torn) { /* an earlier line was cut short: this one starts on a fresh line */
+    if (write_all(r->results_fd, "\n", 1) == 0) r->results_torn = 0;
   }
-  ssize_t w = write(results_fd, data, len);
+  ssize_t w = write(r->results_fd, data, len);
   if (w != (ssize_t)len) {
     int e = errno;
-    if (w > 0) results_torn = 1;
+    if (w > 0) r->results_torn = 1;
     char msg[256];
     snprintf(msg, sizeof msg, "warning: the results file refused sample %ld's line (%s): the RESULT line "
-             "below is its only copy", current_n, w < 0 ? strerror(e) : "short write");
+             "below is its only copy", n, w < 0 ? strerror(e) : "short write");
     note(msg);
   }
   emit("RESULT", data, len - 1);
 }
 
 static void *watchdog(void *arg) {
-  (void)arg;
+  runner *r = arg;
   for (;;) {
     usleep(MEM_SAMPLE_MS * 1000);
-    sample_memory();
-    pthread_mutex_lock(&lock);
-    power_tick_locked();
-    int fire = deadline > 0 && !finished && now_s() > deadline;
-    if (fire) finished = 1;
-    mem_kb m = peaks;
-    long n = current_n;
-    double wall_ms = (now_s() - sample_t0) * 1000.0;
-    pthread_mutex_unlock(&lock);
+    sample_memory(r);
+    pthread_mutex_lock(&r->lock);
+    power_tick(&r->power);
+    int fire = r->deadline > 0 && !r->finished && now_s() > r->deadline;
+    if (fire) r->finished = 1;
+    mem_kb m = r->peaks;
+    long n = r->current_n;
+    int reset = r->hwm_reset_ok;
+    double wall_ms = (now_s() - r->sample_t0) * 1000.0;
+    pthread_mutex_unlock(&r->lock);
     if (fire) {
       sbuf s = {0};
       sb_printf(&s, "{\"n\":%ld,\"status\":\"timeout\",\"exit_code\":%d,\"error\":", n, EXIT_TIMEOUT);
       char why[96];
-      snprintf(why, sizeof why, "no answer within %g s (sample timeout)", timeout_s);
+      snprintf(why, sizeof why, "no answer within %g s (sample timeout)", r->timeout_s);
       sb_json_string(&s, why);
       sb_number(&s, "wall_ms", wall_ms);
-      add_row_common(&s, &m);
-      emit_result(&s);
+      add_row_common(r, &s, &m, reset);
+      emit_result(r, n, &s);
       _exit(EXIT_TIMEOUT); /* a runtime call cannot be interrupted: the driver restarts us */
     }
   }
   return NULL;
-}
-
-/* ------------------------------------------------------------------ the hook, under its own deadline */
-static const char *hook_path;
-static char state_dir[4096];
-
-/* Run `sh HOOK hook SAMPLE_DIR PHASE`; its `EDGEFARM NOTE` lines are passed on (one write each), the
- * rest of its stdout dropped; past hook_timeout_s its process group is killed and a NOTE says so. */
-static void run_hook(long n, const char *phase) {
-  if (!hook_path) return;
-  char dir[4200], parent[4200];
-  snprintf(parent, sizeof parent, "%s/samples", state_dir);
-  snprintf(dir, sizeof dir, "%s/samples/%ld", state_dir, n);
-  mkdir(parent, 0755);
-  mkdir(dir, 0755);
-  int fds[2];
-  if (pipe(fds) != 0) return;
-  pid_t pid = fork();
-  if (pid == 0) {
-    setpgid(0, 0);
-    int devnull = open("/dev/null", O_RDWR);
-    if (devnull >= 0) dup2(devnull, 0);
-    dup2(fds[1], 1); /* stdout is the protocol stream: only the hook's NOTE lines reach it, through us */
-    close(fds[0]);
-    close(fds[1]);
-    execlp("sh", "sh", hook_path, "hook", dir, phase, (char *)NULL);
-    _exit(127);
-  }
-  close(fds[1]);
-  if (pid < 0) {
-    close(fds[0]);
-    return;
-  }
-  setpgid(pid, pid);
-  double end = now_s() + hook_timeout_s;
-  char buf[2048];
-  size_t have = 0;
-  int killed = 0;
-  for (;;) {
-    double left = end - now_s();
-    if (left <= 0) {
-      kill(-pid, SIGKILL);
-      kill(pid, SIGKILL);
-      killed = 1;
-      break;
-    }
-    struct pollfd p = {fds[0], POLLIN, 0};
-    int r = poll(&p, 1, left > 1.0 ? 1000 : (int)(left * 1000) + 1);
-    if (r < 0 && errno == EINTR) continue;
-    if (r <= 0) continue;
-    ssize_t k = read(fds[0], buf + have, sizeof buf - 1 - have);
-    if (k <= 0) break;
-    have += (size_t)k;
-    char *nl;
-    while ((nl = memchr(buf, '\n', have)) != NULL) {
-      *nl = 0;
-      if (strncmp(buf, "EDGEFARM NOTE ", 14) == 0) note(buf + 14);
-      size_t used = (size_t)(nl + 1 - buf);
-      memmove(buf, nl + 1, have - used);
-      have -= used;
-    }
-    if (have == sizeof buf - 1) have = 0; /* an overlong line: dropped */
-  }
-  close(fds[0]);
-  int st;
-  while (waitpid(pid, &st, 0) < 0 && errno == EINTR) {
-  }
-  if (killed) {
-    char msg[200];
-    snprintf(msg, sizeof msg, "warning: the %s hook of sample %ld ran past its %g s limit and was stopped",
-             phase, n, hook_timeout_s);
-    note(msg);
-  }
 }
 
 /* ------------------------------------------------------------------ one sample */
@@ -619,7 +372,7 @@ static void add_answer(sbuf *line, const char *reply, size_t len, long *invalid,
   free(rebuilt.buf);
 }
 
-static void run_sample(LiteRtLmEngine *engine, const sample *s, double init_ms) {
+static void run_sample(runner *r, LiteRtLmEngine *engine, const sample *s, double init_ms) {
   sbuf line = {0}, turns = {0}, error = {0};
   char *response = NULL;
   size_t response_len = 0;
@@ -694,16 +447,17 @@ static void run_sample(LiteRtLmEngine *engine, const sample *s, double init_ms) 
   }
   /* The answer is in hand: the sample is finished now, before the conversation is torn down or any
    * hook runs, so nothing after this point can turn it into a timeout. */
-  sample_memory();
-  pthread_mutex_lock(&lock);
-  int mine = !finished;
-  finished = 1;
-  deadline = 0;
-  mem_kb m = peaks;
-  double wall_ms = (now_s() - sample_t0) * 1000.0;
+  sample_memory(r);
+  pthread_mutex_lock(&r->lock);
+  int mine = !r->finished;
+  r->finished = 1;
+  r->deadline = 0;
+  mem_kb m = r->peaks;
+  int reset = r->hwm_reset_ok;
+  double wall_ms = (now_s() - r->sample_t0) * 1000.0;
   sbuf power = {0};
-  add_power_locked(&power);
-  pthread_mutex_unlock(&lock);
+  power_end(&r->power, &power);
+  pthread_mutex_unlock(&r->lock);
   if (mine) {
     long invalid = 0, dropped = 0;
     sb_printf(&line, "{\"n\":%ld,\"status\":\"%s\",\"error\":", s->n, error.len ? "error" : "ok");
@@ -720,8 +474,8 @@ static void run_sample(LiteRtLmEngine *engine, const sample *s, double init_ms) 
     if (power.buf) sb_add(&line, power.buf, power.len);
     sb_printf(&line, ",\"turns\":[%s]", turns.buf ? turns.buf : "");
     if (fid.buf) sb_add(&line, fid.buf, fid.len);
-    add_row_common(&line, &m);
-    emit_result(&line);
+    add_row_common(r, &line, &m, reset);
+    emit_result(r, s->n, &line);
   }
   if (conv) api.litert_lm_conversation_delete(conv);
   free(response);
@@ -738,7 +492,7 @@ typedef struct {
   long max_num_tokens;
 } bench_setup;
 
-static void run_bench_sample(const bench_setup *setup, const sample *s) {
+static void run_bench_sample(runner *r, const bench_setup *setup, const sample *s) {
   const bench_cell *c = &s->bench;
   char why[1024] = "";
   int fresh = 0, load_no = 0;
@@ -762,16 +516,17 @@ static void run_bench_sample(const bench_setup *setup, const sample *s) {
     emit("READY", small, (size_t)k);
   }
   int rc = engine ? bench_run(engine, c, &f, why, sizeof why) : -1;
-  sample_memory();
-  pthread_mutex_lock(&lock);
-  int mine = !finished;
-  finished = 1;
-  deadline = 0;
-  mem_kb m = peaks;
-  double wall_ms = (now_s() - sample_t0) * 1000.0;
+  sample_memory(r);
+  pthread_mutex_lock(&r->lock);
+  int mine = !r->finished;
+  r->finished = 1;
+  r->deadline = 0;
+  mem_kb m = r->peaks;
+  int reset = r->hwm_reset_ok;
+  double wall_ms = (now_s() - r->sample_t0) * 1000.0;
   sbuf power = {0};
-  add_power_locked(&power);
-  pthread_mutex_unlock(&lock);
+  power_end(&r->power, &power);
+  pthread_mutex_unlock(&r->lock);
   if (mine) {
     sbuf line = {0};
     sb_printf(&line, "{\"n\":%ld,\"status\":\"%s\",\"error\":", s->n, rc == 0 ? "ok" : "error");
@@ -807,64 +562,25 @@ static void run_bench_sample(const bench_setup *setup, const sample *s) {
       line.len--; /* the depth turn's comma */
     }
     sb_str(&line, "]");
-    add_row_common(&line, &m);
-    emit_result(&line);
+    add_row_common(r, &line, &m, reset);
+    emit_result(r, s->n, &line);
     free(line.buf);
   }
   free(power.buf);
 }
 
 /* ------------------------------------------------------------------ the runtime library check */
-/* The library's sha256, remembered beside it (LIBDIR/.edgefarm-sha256: "size mtime_s mtime_ns inode hex")
- * while its size, mtime and inode stay the same: hashing 40-130 MB costs 0.5-2 s per runner start. */
-static int library_sha256(const char *lib, char hex[65]) {
-  struct stat st;
-  if (stat(lib, &st) != 0) return -1;
-  char memo[4200], line[256], want[256];
-  snprintf(memo, sizeof memo, "%s", lib);
-  char *slash = strrchr(memo, '/');
-  snprintf(slash ? slash + 1 : memo, sizeof memo - (size_t)(slash ? slash + 1 - memo : 0), ".edgefarm-sha256");
-  snprintf(want, sizeof want, "%lld %lld %ld %llu ", (long long)st.st_size, (long long)st.st_mtim.tv_sec,
-           (long)st.st_mtim.tv_nsec, (unsigned long long)st.st_ino);
-  int fd = open(memo, O_RDONLY);
-  if (fd >= 0) {
-    ssize_t n = read(fd, line, sizeof line - 1);
-    close(fd);
-    size_t w = strlen(want);
-    if (n == (ssize_t)(w + 64) && memcmp(line, want, w) == 0) {
-      memcpy(hex, line + w, 64);
-      hex[64] = 0;
-      if (strspn(hex, "0123456789abcdef") == 64) return 0;
-    }
-  }
-  if (sha256_file(lib, hex) != 0) return -1;
-  snprintf(line, sizeof line, "%s%s", want, hex);
-  write_file(memo, line); /* best effort: a read-only folder only costs the next start the hashing */
-  return 0;
-}
-
-static void check_runtime(const char *lib, int allow) {
-  static char hex[65], version[64] = "unknown", why[1600], which[400];
-  if (library_sha256(lib, hex) != 0) {
+static void check_runtime(runner *r, const char *lib, int allow) {
+  static char why[1600], which[400];
+  lib_identity id;
+  if (pin_identify(lib, &id) != 0) {
     snprintf(why, sizeof why, "cannot read the LiteRT-LM runtime library %s: %s", lib, strerror(errno));
     fatal(EXIT_RUNTIME, why, FIX_RUNTIME);
   }
-  char stamp[4200];
-  snprintf(stamp, sizeof stamp, "%s", lib);
-  char *slash = strrchr(stamp, '/');
-  snprintf(slash ? slash + 1 : stamp, sizeof stamp - (size_t)(slash ? slash + 1 - stamp : 0), "VERSION");
-  size_t len = 0;
-  char *text = read_file(stamp, &len, 4096); /* "litert-lm-api 0.18.1 (...)" written by build.py */
-  if (text) {
-    char name[64] = {0}, v[64] = {0};
-    if (sscanf(text, "%63s %63s", name, v) == 2 && strcmp(name, "litert-lm-api") == 0) snprintf(version, sizeof version, "%s", v);
-    free(text);
-  }
-  int same = strcmp(hex, EF_PINNED_SHA256) == 0 && strcmp(version, EF_PINNED_VERSION) == 0;
-  if (same) return;
-  snprintf(which, sizeof which, "%s: sha256 %s, version %s", lib, hex, version);
+  if (strcmp(id.sha256, EF_PINNED_SHA256) == 0 && strcmp(id.version, EF_PINNED_VERSION) == 0) return;
+  snprintf(which, sizeof which, "%s: sha256 %s, version %s", lib, id.sha256, id.version);
   if (allow) {
-    runtime_override = which;
+    r->runtime_override = which;
     return;
   }
   snprintf(why, sizeof why, "the runtime library is not the pinned one: %s; this runner was built for litert-lm-api %s "
@@ -898,6 +614,9 @@ int main(int argc, char **argv) {
   const char *vision = NULL, *audio = NULL, *cache_dir = ":nocache", *state = NULL, *power_dir = NULL;
   long threads = 0, max_num_tokens = 0, log_level = kLiteRtLmLogSeverityInfo;
   int allow_runtime = 0;
+  runner r = {.lock = PTHREAD_MUTEX_INITIALIZER, .timeout_s = 300.0, .results_fd = -1};
+  hook_cfg hook = {.timeout_s = 600.0};
+  char state_dir[4096];
   for (int i = 1; i < argc; i++) {
     const char *a = argv[i];
     const char *v = i + 1 < argc ? argv[i + 1] : NULL;
@@ -913,9 +632,9 @@ int main(int argc, char **argv) {
     else if (OPT("--threads")) threads = opt_long("--threads", v, 1, 256);
     else if (OPT("--cache-dir")) cache_dir = v;
     else if (OPT("--max-num-tokens")) max_num_tokens = opt_long("--max-num-tokens", v, 1, 10000000);
-    else if (OPT("--sample-timeout-s")) timeout_s = opt_seconds("--sample-timeout-s", v);
-    else if (OPT("--hook-timeout-s")) hook_timeout_s = opt_seconds("--hook-timeout-s", v);
-    else if (OPT("--hook")) hook_path = v;
+    else if (OPT("--sample-timeout-s")) r.timeout_s = opt_seconds("--sample-timeout-s", v);
+    else if (OPT("--hook-timeout-s")) hook.timeout_s = opt_seconds("--hook-timeout-s", v);
+    else if (OPT("--hook")) hook.path = v;
     else if (OPT("--state-dir")) state = v;
     else if (OPT("--log-level")) log_level = opt_long("--log-level", v, 0, 1000);
     else if (OPT("--power-dir")) power_dir = v;
@@ -931,6 +650,7 @@ int main(int argc, char **argv) {
     if (slash) *slash = 0;
     else snprintf(state_dir, sizeof state_dir, ".");
   }
+  hook.state_dir = state_dir;
   char why[512];
   size_t job_len = 0;
   char *job_text = read_file(job, &job_len, (size_t)1 << 30);
@@ -947,14 +667,14 @@ int main(int argc, char **argv) {
     if (samples[i].n > max_n) max_n = samples[i].n;
   int torn = 0;
   unsigned char *done = done_set(results, max_n, &torn);
-  results_fd = open(results, O_WRONLY | O_CREAT | O_APPEND, 0644);
-  if (results_fd < 0) {
+  r.results_fd = open(results, O_WRONLY | O_CREAT | O_APPEND, 0644);
+  if (r.results_fd < 0) {
     snprintf(why, sizeof why, "cannot open the results file %s: %s", results, strerror(errno));
     fatal(EXIT_USAGE, why, "check the device's storage (full or read-only?)");
   }
-  results_torn = torn;
+  r.results_torn = torn;
 
-  check_runtime(lib, allow_runtime);
+  check_runtime(&r, lib, allow_runtime);
   const char *bad = load_api(lib);
   if (bad) {
     snprintf(why, sizeof why, "cannot use the LiteRT-LM runtime library %s: %s", lib, bad);
@@ -964,15 +684,15 @@ int main(int argc, char **argv) {
   /* INFO and up reach stderr (the driver keeps it as runner.log): the runtime names the backend it
    * really used there, and its errors say why a model or backend failed. */
   api.litert_lm_set_min_log_level((LiteRtLmLogSeverity)log_level);
-  if (runtime_override) {
+  if (r.runtime_override) {
     char msg[600];
-    snprintf(msg, sizeof msg, "warning: running a runtime library that is not the pinned one (--allow-runtime): %s", runtime_override);
+    snprintf(msg, sizeof msg, "warning: running a runtime library that is not the pinned one (--allow-runtime): %s", r.runtime_override);
     note(msg);
   }
 
-  power_setup(power_dir);
+  power_setup(&r.power, power_dir);
   pthread_t dog;
-  if (pthread_create(&dog, NULL, watchdog, NULL) != 0) fatal(EXIT_NOMEM, "cannot start the watchdog thread", "free memory on the device");
+  if (pthread_create(&dog, NULL, watchdog, &r) != 0) fatal(EXIT_NOMEM, "cannot start the watchdog thread", "free memory on the device");
 
   char loads[4200], inflight[4200], small[256];
   snprintf(loads, sizeof loads, "%s/loads.tsv", state_dir);
@@ -1024,25 +744,25 @@ int main(int argc, char **argv) {
   for (size_t i = 0; i < count; i++) {
     const sample *s = &samples[i];
     if (done[s->n]) continue;
-    run_hook(s->n, "before");
+    hook_run(&hook, s->n, "before");
     snprintf(small, sizeof small, "%ld\n", s->n);
     write_file(inflight, small);
     k = snprintf(small, sizeof small, "%ld", s->n);
     emit("BEGIN", small, (size_t)k);
-    int reset = reset_hwm();
-    pthread_mutex_lock(&lock);
-    memset(&peaks, 0, sizeof peaks);
-    hwm_reset_ok = reset;
-    current_n = s->n;
-    finished = 0;
-    sample_t0 = now_s();
-    deadline = sample_t0 + timeout_s;
-    pthread_mutex_unlock(&lock);
-    power_start();
-    if (s->is_bench) run_bench_sample(&setup, s);
-    else if (engine) run_sample(engine, s, run_engine_init_ms);
+    int reset = mem_reset_hwm();
+    pthread_mutex_lock(&r.lock);
+    memset(&r.peaks, 0, sizeof r.peaks);
+    r.hwm_reset_ok = reset;
+    r.current_n = s->n;
+    r.finished = 0;
+    r.sample_t0 = now_s();
+    r.deadline = r.sample_t0 + r.timeout_s;
+    power_start(&r.power);
+    pthread_mutex_unlock(&r.lock);
+    if (s->is_bench) run_bench_sample(&r, &setup, s);
+    else if (engine) run_sample(&r, engine, s, run_engine_init_ms);
     else fatal(EXIT_USAGE, "a job mixing bench cells and samples", "this is an edgefarm bug: report it with the job file");
-    run_hook(s->n, "after"); /* outside the sample's deadline, under its own */
+    hook_run(&hook, s->n, "after"); /* outside the sample's deadline, under its own */
     write_file(inflight, ""); /* after the hook: a death in it is still this sample's (its row is kept) */
   }
   if (engine) api.litert_lm_engine_delete(engine);

@@ -1,5 +1,7 @@
 #include "text.h"
 
+#include "io.h"
+
 #include <errno.h>
 #include <math.h>
 #include <stdarg.h>
@@ -22,27 +24,39 @@ static int alloc_fails(void) { return 0; }
 
 void *xmalloc(size_t n) {
   void *p = alloc_fails() ? NULL : malloc(n ? n : 1);
-  if (!p) fatal_nomem();
+  if (!p) io_nomem();
   return p;
 }
 
 void *xrealloc(void *p, size_t n) {
   void *q = alloc_fails() ? NULL : realloc(p, n ? n : 1);
-  if (!q) fatal_nomem();
+  if (!q) io_nomem();
   return q;
 }
 
-static void sb_grow(sbuf *s, size_t more) {
-  if (more > ((size_t)-1) / 4 - s->len) fatal_nomem();
-  if (s->len + more + 1 <= s->cap) return;
+/* 1 when `more` bytes (and the NUL) fit, growing the buffer if it may; 0 for a fixed one that is full. */
+static int sb_grow(sbuf *s, size_t more) {
+  if (more > ((size_t)-1) / 4 - s->len) {
+    if (s->fixed) return 0;
+    io_nomem();
+  }
+  if (s->len + more + 1 <= s->cap) return 1;
+  if (s->fixed) return 0;
   size_t cap = s->cap ? s->cap : 256;
   while (cap < s->len + more + 1) cap *= 2;
   s->buf = xrealloc(s->buf, cap);
   s->cap = cap;
+  return 1;
+}
+
+sbuf sb_fixed(char *buf, size_t cap) {
+  sbuf s = {buf, 0, cap, 1};
+  if (cap) buf[0] = 0;
+  return s;
 }
 
 void sb_add(sbuf *s, const char *data, size_t n) {
-  sb_grow(s, n);
+  if (!sb_grow(s, n)) return;
   if (n) memcpy(s->buf + s->len, data, n);
   s->len += n;
   s->buf[s->len] = 0;
@@ -55,8 +69,7 @@ void sb_printf(sbuf *s, const char *fmt, ...) {
   va_start(ap, fmt);
   int n = vsnprintf(NULL, 0, fmt, ap);
   va_end(ap);
-  if (n < 0) return;
-  sb_grow(s, (size_t)n);
+  if (n < 0 || !sb_grow(s, (size_t)n)) return;
   va_start(ap, fmt);
   vsnprintf(s->buf + s->len, (size_t)n + 1, fmt, ap);
   va_end(ap);

@@ -4,16 +4,15 @@
  * replaces invalid UTF-8 with U+FFFD (counted) and escapes every control character. */
 #include <stddef.h>
 
-#define EXIT_NOMEM 70 /* an allocation failed: one JSON line says so (android_runner/status.py) */
-
 typedef struct {
   char *buf;
   size_t len, cap;
+  int fixed; /* sb_fixed: a caller's buffer that never grows (what does not fit whole is left out) */
 } sbuf;
 
-void *xmalloc(size_t n);            /* never NULL: an allocation failure ends the runner (fatal_nomem) */
+void *xmalloc(size_t n);            /* never NULL: an allocation failure ends the runner (io_nomem) */
 void *xrealloc(void *p, size_t n);
-void fatal_nomem(void);             /* defined by the runner: one JSON FATAL line, exit EXIT_NOMEM */
+sbuf sb_fixed(char *buf, size_t cap); /* no allocation: for the FATAL line, which may report a failed one */
 void sb_add(sbuf *s, const char *data, size_t n);
 void sb_str(sbuf *s, const char *text);
 void sb_printf(sbuf *s, const char *fmt, ...) __attribute__((format(printf, 2, 3)));

@@ -274,17 +274,55 @@ def test_a_full_results_file_is_said_and_the_row_still_reaches_stdout(native_bui
     assert any("results file refused sample 1" in rest for kind, rest in lines if kind == "NOTE"), lines
 
 
-def test_the_library_hash_is_remembered_only_while_the_file_is_unchanged(native_build, tmp_path):
+def test_a_library_rewritten_with_its_size_mtime_and_inode_restored_is_refused(native_build, tmp_path):
+    """The pin check hashes the library at every start: one byte changed in place (same inode, same size,
+    the mtime put back) is refused, and a hash remembered beside it (an older runner's
+    .edgefarm-sha256, naming the pinned sha256 for these very size, mtime and inode) is not trusted."""
     lib = tmp_path / "l" / "liblitert-lm.so"
     lib.parent.mkdir()
     lib.write_bytes(native_build.lib.read_bytes())
     (lib.parent / "VERSION").write_text(native_build.lib.with_name("VERSION").read_text())
     rc, _, _, _ = run(native_build, tmp_path, job("a"), lib=lib)
-    assert rc == 0 and native_build.lib_sha256 in (lib.parent / ".edgefarm-sha256").read_text()
-    lib.write_bytes(lib.read_bytes() + b"\0")  # replaced in place: size and mtime change
+    assert rc == 0
+    before = lib.stat()
+    (lib.parent / ".edgefarm-sha256").write_text(
+        f"{before.st_size} {before.st_mtime_ns // 10**9} {before.st_mtime_ns % 10**9} {before.st_ino} "
+        f"{native_build.lib_sha256}"
+    )
+    with open(lib, "r+b") as f:  # in place: the inode stays
+        f.seek(before.st_size // 2)
+        byte = f.read(1)
+        f.seek(before.st_size // 2)
+        f.write(bytes([byte[0] ^ 0xFF]))
+    os.utime(lib, ns=(before.st_atime_ns, before.st_mtime_ns))
+    after = lib.stat()
+    assert (after.st_size, after.st_mtime_ns, after.st_ino) == (
+        before.st_size,
+        before.st_mtime_ns,
+        before.st_ino,
+    )
     (tmp_path / "results.jsonl").unlink()
-    rc, lines, _, _ = run(native_build, tmp_path, job("a"), lib=lib)
-    assert rc == EXIT_RUNTIME and "not the pinned one" in fatal_of(lines)["error"]
+    rc, lines, rows, _ = run(native_build, tmp_path, job("a"), lib=lib)
+    assert rc == EXIT_RUNTIME and "not the pinned one" in fatal_of(lines)["error"] and rows == []
+
+
+def test_a_fatal_line_keeps_valid_utf8_and_escapes_what_json_needs(native_build, tmp_path):
+    """FATAL goes through the JSON writer: a job path with a quote, a backslash and non-ASCII letters
+    comes back exactly (not as U+FFFD per byte); an invalid byte is one U+FFFD. (No such job file: the
+    runner's first FATAL names it.)"""
+    name = 'jöb "ü" \\ 東.conv'
+    argv = [str(native_build.runner), "--lib", str(native_build.lib), "--model", str(tmp_path / "m"),
+            "--job", str(tmp_path / name), "--results", str(tmp_path / "r.jsonl")]  # fmt: skip
+    p = subprocess.run(argv, capture_output=True, timeout=60, check=False, env=dict(os.environ, **ENV))
+    (line,) = p.stdout.decode("utf-8").splitlines()
+    f = json.loads(line.removeprefix("EDGEFARM FATAL "))
+    assert p.returncode == EXIT_USAGE and f"cannot read the job file {tmp_path / name} (" in f["error"]
+    assert f["fix"] == "rerun: the host pushes the job file again" and f["exit_code"] == EXIT_USAGE
+    bad = os.fsencode(tmp_path) + b"/job\xff.conv"
+    p = subprocess.run([*argv[:6], bad, *argv[7:]], capture_output=True, timeout=60, check=False,
+                       env=dict(os.environ, **ENV))  # fmt: skip
+    f = json.loads(p.stdout.decode("utf-8").removeprefix("EDGEFARM FATAL "))
+    assert f"{tmp_path}/job\ufffd.conv (" in f["error"]
 
 
 def test_a_reply_over_the_raw_bound_is_that_samples_error_row(native_build, tmp_path):
