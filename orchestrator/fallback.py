@@ -150,7 +150,7 @@ def run_stand_ins(
     threads: int | None,
     job_opts: JobOptions,
     run_dir: Path,
-    run_record: dict[str, Any],
+    run_record: dict[str, Any],  # run.json as it stands: gets `stand_ins`; the caller writes it
     wait_s: float,
     score: Score,
     console: Console,
@@ -311,5 +311,4 @@ def _record(
             if (stand_dir / "device.json").exists():
                 (board_dir / "device.json").write_bytes((stand_dir / "device.json").read_bytes())
     run["devices"] = devices
-    run["stand_ins"] = [s.record() for s in done]
-    write_json_atomic(run_dir / "run.json", run)
+    run["stand_ins"] = [s.record() for s in done]  # execute.py writes run.json (rundir.write_run_json)

@@ -59,6 +59,8 @@ def execute(plan: RunPlan, console: Console, stop: threading.Event) -> Execution
         )  # fmt: skip
     if plan.cluster:  # what crossed the network to each farm host (for the run and its stand-ins)
         record["cluster"] = plan.cluster.record()
+    if stood_in:  # rundir.write_run_json, the one writer of run.json (here its start, finish.py its end)
+        write_run_json(run_dir, record)
     return Execution(run_id, run_dir, record, tuple(outcomes), tuple(stood_in), written, scored)
 
 
