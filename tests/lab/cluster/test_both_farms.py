@@ -38,9 +38,9 @@ def _figures(run: Path) -> dict[str, dict]:
 
 
 def _settings(run: Path, device: str) -> tuple:
-    info = json.loads((device_folder(run, device) / "device.json").read_text())
+    used = json.loads((device_folder(run, device) / "device.json").read_text())["extra"]  # runners/stamp.py
     ran = json.loads((device_folder(run, device) / "outcome.json").read_text())["runner"]["settings"]
-    return info["backend"], info["threads"], ran["backend"], ran["threads"]
+    return used["backend"], used["threads"], ran["backend"], ran["threads"]
 
 
 def _run_dir(stdout: str) -> Path:
