@@ -49,7 +49,8 @@ class DeviceJob:
     job_opts: JobOptions
     folder: Path  # the device's folder in the run, on the controller
     earlier: DeviceOutcome | None = None  # --resume: the counted figures of the run's earlier sessions
-    controller: str = ""  # a farm host's job: PID@HOST of the run's controller (lock.controller_id), in its lock
+    # a farm host's job: PID@HOST of the run's controller (devices/lock.controller_id), named in its lock
+    controller: str = ""
 
     @property
     def items(self) -> tuple[Sample, ...]:
