@@ -12,14 +12,13 @@ The plan is pure (this module); the merge after the run is shard_merge.py.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 from .datasets.types import Sample
 from .devices.base import Device
 from .devices.kinds import kind_spec
-from .devices.types import DeviceInfo
+from .devices.types import DeviceInfo, slug
 from .runners.base import RunOptions
 
 
@@ -49,10 +48,6 @@ class ShardPlan:
 
     def record(self) -> dict[str, list[str]]:
         return {g.name: list(g.members) for g in self.groups}
-
-
-def slug(text: str) -> str:
-    return re.sub(r"[^a-z0-9]+", "-", text.lower()).strip("-") or "device"
 
 
 def identity(info: DeviceInfo, device: Device, opts: RunOptions) -> tuple[str, ...]:
@@ -86,7 +81,7 @@ def plan_shards(
             continue
         info = infos[members[0].name]
         assert info is not None
-        name = f"{slug(info.model or members[0].name)}-x{len(members)}"
+        name = f"{slug(info.model or members[0].name) or 'device'}-x{len(members)}"
         while name in taken:
             name += "-shards"
         taken.add(name)

@@ -1,20 +1,23 @@
 """Finding phones: every adb server (the local one and each farm host in devices.yaml), merged.
 
 Each phone is owned by the first server that lists it; unauthorized/offline phones and dead servers
-are reported with the fix, never dropped.
+are reported with the fix, never dropped. A phone without a devices.yaml entry is named as people know
+it (`known_name`: its marketing name, else manufacturer + model), unique among the phones found.
 """
 
 from __future__ import annotations
 
-import re
 from collections.abc import Mapping, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Any
 
 import adbutils
 
+from ..errors import DeviceError
+from ..telemetry.android import parse_getprop
 from .adb import FIX_OFFLINE, FIX_UNAUTHORIZED, AdbDevice, fix_server, server_up
-from .types import DeviceInfo
+from .types import DeviceInfo, slug
 
 
 @dataclass(frozen=True)
@@ -76,14 +79,63 @@ def discover_adb(servers: Sequence[tuple[str, int]]) -> tuple[list[AdbPhone], li
     return phones, notes
 
 
-def phone_name(phone: AdbPhone, taken: set[str]) -> str:
-    """A stable, readable device name: the model slug, plus the serial's tail when two clash."""
-    base = re.sub(r"[^a-z0-9]+", "-", (phone.model or phone.product or "phone").lower()).strip("-")
-    base = base or "phone"
-    if base not in taken:
-        return base
-    tail = re.sub(r"[^A-Za-z0-9]+", "-", phone.serial).strip("-")[-8:]
-    return f"{base}-{tail}"
+NAME_PROPS = (
+    "ro.product.marketname",
+    "ro.product.vendor.marketname",
+    "ro.product.manufacturer",
+    "ro.product.model",
+)
+NAME_CALL_S = 10.0  # one getprop call per phone without a devices.yaml name, all phones at once
+
+
+def known_name(props: Mapping[str, str], fallback: str = "") -> str:
+    """The name people know a phone by: its marketing name (`ro.product.marketname`, then
+    `ro.product.vendor.marketname`), else manufacturer + model ("google-pixel-8"; a model that already
+    starts with its maker's name is not doubled), else `fallback` (the adb listing's model), slugged."""
+    for key in NAME_PROPS[:2]:
+        if slug(props.get(key, "")):
+            return slug(props[key])
+    maker, model = slug(props.get("ro.product.manufacturer", "")), slug(props.get("ro.product.model", ""))
+    if model:
+        return model if not maker or model == maker or model.startswith(maker + "-") else f"{maker}-{model}"
+    return slug(fallback) or "phone"
+
+
+def unique_names(bases: Mapping[str, str], taken: set[str]) -> dict[str, str]:
+    """serial -> a name no other phone has: a base shared by several phones (or taken by a devices.yaml
+    name) gets each phone's serial tail on ALL of them, so no phone's name depends on which one the
+    server happened to list first."""
+    count: dict[str, int] = {}
+    for base in bases.values():
+        count[base] = count.get(base, 0) + 1
+    names = {}
+    for serial, base in bases.items():
+        if count[base] == 1 and base not in taken:
+            names[serial] = base
+        else:
+            tail = slug(serial)[-8:].strip("-")
+            names[serial] = f"{base}-{tail}"
+    return names
+
+
+def read_name_props(phones: Sequence[AdbPhone]) -> dict[str, dict[str, str]]:
+    """serial -> the properties each phone reports (one `getprop` call per phone, in parallel, each under
+    NAME_CALL_S; parsed as `info()` parses them); a phone that does not answer is absent and is named
+    from the adb listing."""
+
+    def ask(phone: AdbPhone) -> dict[str, str] | None:
+        dev = AdbDevice(phone.serial, phone.serial, server=phone.server, call_timeout_s=NAME_CALL_S)
+        try:
+            rc, out, _ = dev.shell("getprop")
+        except DeviceError:
+            return None
+        return parse_getprop(out) if rc == 0 else None
+
+    if not phones:
+        return {}
+    with ThreadPoolExecutor(max_workers=min(16, len(phones)), thread_name_prefix="name") as pool:
+        answers = list(pool.map(ask, phones))
+    return {p.serial: a for p, a in zip(phones, answers) if a is not None}
 
 
 def local_server(env: Mapping[str, str]) -> tuple[str, int]:
@@ -102,11 +154,13 @@ def devices_from_inventory(
     pinned = {e["serial"]: e for e in entries if e.get("kind") == "adb" and not e.get("disabled")}
     devices: list[AdbDevice] = []
     unusable: list[DeviceInfo] = []
-    taken = {str(e["name"]) for e in pinned.values()}
+    unnamed = [p for p in phones if p.serial not in pinned]
+    props = read_name_props([p for p in unnamed if p.state == "device"])  # unauthorized: the listing's model
+    named = unique_names({p.serial: known_name(props.get(p.serial, {}), p.model or p.product) for p in unnamed},
+                         {str(e["name"]) for e in pinned.values()})  # fmt: skip
     for phone in phones:
         entry = pinned.get(phone.serial)
-        name = str(entry["name"]) if entry else phone_name(phone, taken)
-        taken.add(name)
+        name = str(entry["name"]) if entry else named[phone.serial]
         if phone.state != "device":
             unusable.append(DeviceInfo(name=name, kind="adb", serial=phone.serial, model=phone.model,
                                        state=phone.state, problem=phone.problem,

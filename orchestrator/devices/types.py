@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -22,6 +23,7 @@ class DeviceInfo:
     manufacturer: str = ""
     soc: str = ""
     abi: str = ""
+    abis: tuple[str, ...] = ()  # every ABI the device runs binaries of (a phone's ro.product.cpu.abilist)
     os: str = ""  # "Android 14 (SDK 34)", "Debian 12", ...
     cpu: str = ""
     cores: int | None = None
@@ -67,6 +69,11 @@ class Inventory:
     adb_servers: tuple[tuple[str, int], ...]
     entries: tuple[Mapping[str, Any], ...]
     cluster: str | None = None  # `cluster: HOST:PORT`: run on that Ray cluster's farm hosts (docs/cluster.md)
+
+
+def slug(text: str) -> str:
+    """Lower-case letters and digits joined by single dashes ("Galaxy S24 Ultra" -> galaxy-s24-ultra)."""
+    return re.sub(r"[^a-z0-9]+", "-", text.lower()).strip("-")
 
 
 MAX_MESSAGE_CHARS = 300  # one problem line; values in messages are cut, never printed whole

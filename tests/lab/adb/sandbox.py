@@ -138,6 +138,7 @@ REDMI_NOTE_13 = PhoneSpec(
         "ro.product.name": "sapphire_global",
         "ro.product.device": "sapphire",
         "ro.product.model": "23021RAAEG",
+        "ro.product.marketname": "Redmi Note 13",  # Xiaomi names its phones here; Pixels and Galaxies do not
         "ro.product.manufacturer": "Xiaomi",
         "ro.board.platform": "mt6789",
         "ro.vendor.mediatek.platform": "MT6789",

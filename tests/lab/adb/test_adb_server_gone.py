@@ -14,7 +14,7 @@ from .sandbox import PIXEL_8
 from .server import AdbServer
 from .test_farm_run import REPO
 
-PHONE, LABEL, LIMIT = "pixel-8", "spare8", 4
+PHONE, LABEL, LIMIT = "google-pixel-8", "spare8", 4
 
 
 def _rows(path) -> list[dict]:

@@ -12,7 +12,7 @@ import time
 
 from .test_farm_run import REPO, edgefarm, inventory
 
-PHONE, LABEL = "pixel-8", "pixel8"
+PHONE, LABEL = "google-pixel-8", "pixel8"
 
 
 def test_a_second_run_on_a_busy_phone_is_refused_and_the_first_finishes(adb_lab, tmp_path):

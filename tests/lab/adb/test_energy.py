@@ -2,11 +2,11 @@
 
 Five gauges (tests/lab/adb/gauge.py), each checked against the exact integral of its own load over
 each sample's window (the window from the lab `dumpsys` call log: the hook's calls bracket it):
-- pixel-8: uA, discharge negative, current_now, 0.25 s
-- sm-s921b: mA/mV, discharge positive, 0.5 s: its unit must be proven by the charge counter
-- 23021raaeg: current_avg, on the charger (`Charging`, AC powered), 0.75 s
-- pixel-8a: USB bypass (`Not charging`, USB powered, the battery gives ~5 mA), 0.25 s
-- sm-s921x: sysfs closed, `dumpsys battery` only (`current now` in mA), 1 s
+- google-pixel-8: uA, discharge negative, current_now, 0.25 s
+- samsung-sm-s921b: mA/mV, discharge positive, 0.5 s: its unit must be proven by the charge counter
+- redmi-note-13: current_avg, on the charger (`Charging`, AC powered), 0.75 s
+- google-pixel-8a: USB bypass (`Not charging`, USB powered, the battery gives ~5 mA), 0.25 s
+- samsung-sm-s921x: sysfs closed, `dumpsys battery` only (`current now` in mA), 1 s
 Per sample: trusted rows are within 5% of the truth on average per phone (one may stray to 10% on a loaded
 host); every other row says why it is not trusted.
 Per run: the pass's energy from the coulomb counter (outcome.json's runner record).
@@ -28,14 +28,14 @@ from .sandbox import GALAXY_S24, PIXEL_8
 
 REPO = Path(__file__).resolve().parents[3]
 GAUGES = {
-    "pixel8": ("pixel-8", GaugeSpec(period_s=0.25)),
-    "s24": ("sm-s921b", GaugeSpec(period_s=0.5, amps_per_unit=1e-3, volts_per_unit=1e-3, discharge_sign=1)),
+    "pixel8": ("google-pixel-8", GaugeSpec(period_s=0.25)),
+    "s24": ("samsung-sm-s921b", GaugeSpec(period_s=0.5, amps_per_unit=1e-3, volts_per_unit=1e-3, discharge_sign=1)),
     "redmi": (
-        "23021raaeg",
+        "redmi-note-13",
         GaugeSpec(period_s=0.75, file="current_avg", supply="charging", discharge_sign=1),
     ),
-    "bypass": ("pixel-8a", GaugeSpec(period_s=0.25, supply="usb-bypass")),
-    "closed": ("sm-s921x", GaugeSpec(period_s=1.0, file="")),
+    "bypass": ("google-pixel-8a", GaugeSpec(period_s=0.25, supply="usb-bypass")),
+    "closed": ("samsung-sm-s921x", GaugeSpec(period_s=1.0, file="")),
 }
 # The target (issue 22): trusted rows within 5% of the truth. Asserted as each phone's mean |error| over
 # its trusted samples; one sample may stray to 10% on a loaded 2-core host, where the lab's gauge thread

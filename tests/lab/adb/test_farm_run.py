@@ -8,7 +8,7 @@ import sys
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[3]
-PHONES = {"pixel-8": "Pixel 8", "sm-s921b": "SM-S921B", "23021raaeg": "23021RAAEG"}
+PHONES = {"google-pixel-8": "Pixel 8", "samsung-sm-s921b": "SM-S921B", "redmi-note-13": "23021RAAEG"}
 
 
 def edgefarm(lab, *args: str, timeout: float = 300) -> subprocess.CompletedProcess:
@@ -33,8 +33,8 @@ def test_edgefarm_devices_lists_every_phone_on_both_farm_hosts(adb_lab, tmp_path
     assert set(PHONES) <= set(by_name)
     for name, model in PHONES.items():
         assert by_name[name]["model"] == model and by_name[name]["kind"] == "adb"
-    assert by_name["23021raaeg"]["extra"]["server"] == f"127.0.0.1:{adb_lab.servers[1].port}"
-    assert by_name["pixel-8"]["soc"] == "Google Tensor G3"
+    assert by_name["redmi-note-13"]["extra"]["server"] == f"127.0.0.1:{adb_lab.servers[1].port}"
+    assert by_name["google-pixel-8"]["soc"] == "Google Tensor G3"
 
 
 def test_run_all_phones_in_parallel_then_rerun_pushes_no_model_bytes(adb_lab, tmp_path):

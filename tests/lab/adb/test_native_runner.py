@@ -17,7 +17,7 @@ from orchestrator.datasets import BUNDLED_DATASET, load_dataset
 from orchestrator.run.selection import select_samples
 
 REPO = Path(__file__).resolve().parents[3]
-PHONES = {"pixel-8": "pixel8", "sm-s921b": "s24"}  # the two phones on farm host 1 (the local server)
+PHONES = {"google-pixel-8": "pixel8", "samsung-sm-s921b": "s24"}  # the two phones on farm host 1 (the local server)
 
 
 def edgefarm(lab, *args: str, timeout: float = 300, **env_extra: str) -> subprocess.CompletedProcess:
@@ -114,11 +114,11 @@ def test_hostile_prompts_reach_the_phone_as_text_only(adb_lab, tmp_path):
     (ds_dir / "metadata.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
     out = tmp_path / "runs"
     p = edgefarm(
-        adb_lab, "run", "--devices", "pixel-8", "--dataset", str(tmp_path / "hostile"), "--out", str(out)
+        adb_lab, "run", "--devices", "google-pixel-8", "--dataset", str(tmp_path / "hostile"), "--out", str(out)
     )
     assert p.returncode == 0, p.stderr[-3000:]
     run_dir = _run_dir(out)
-    results = _jsonl(run_dir / "devices" / "pixel-8" / "results.jsonl")
+    results = _jsonl(run_dir / "devices" / "google-pixel-8" / "results.jsonl")
     assert [r["status"] for r in results] == ["ok"] * len(HOSTILE), results  # no media read, no error
     tmp = adb_lab.device_root("pixel8") / "local" / "tmp"
     assert not list(tmp.glob("pwned*")) and (tmp / "edgefarm").is_dir()  # no command ran
@@ -170,7 +170,7 @@ def _start_slow_run(lab, label: str, args: list[str], out: Path, log: Path, resu
 def test_resume_after_unplug_stops_the_runner_left_on_the_phone(adb_lab, tmp_path):
     """A real phone keeps running what it ran when the cable comes out; the resumed driver must stop
     that runner for certain (no `timeout` wrapper to forward signals), and every sample runs once."""
-    label, name, limit = "s24", "sm-s921b", 8  # after the unplug ~5 samples x 3 s keep the old runner busy
+    label, name, limit = "s24", "samsung-sm-s921b", 8  # after the unplug ~5 samples x 3 s keep the old runner busy
     ids = [s.id for s in select_samples(load_dataset(BUNDLED_DATASET), ["text"], limit, None)]
     out = tmp_path / "runs"
     # The cooldown gate makes each sample wait ~3 s in the driver's hook (the battery reads 29.1 C),
@@ -210,7 +210,7 @@ def test_resume_after_unplug_stops_the_runner_left_on_the_phone(adb_lab, tmp_pat
 
 
 def test_ctrl_c_stops_the_runner_on_the_phone_and_resume_finishes(adb_lab, tmp_path):
-    label, name, limit = "pixel8", "pixel-8", 6
+    label, name, limit = "pixel8", "google-pixel-8", 6
     out = tmp_path / "runs"
     args = ["run", "--devices", name, "--modality", "text", "--limit", str(limit), "--out", str(out),
             "--cooldown-c", "25", "--cooldown-max-s", "1"]  # fmt: skip
@@ -280,19 +280,19 @@ def test_a_runtime_library_that_is_not_the_pinned_one_is_refused_and_the_overrid
 
     ds = _dataset(tmp_path, ["@deep=5000 please", "plain question", "another one"])
     out = tmp_path / "runs"
-    args = ["run", "--devices", "pixel-8", "--dataset", str(ds), "--out", str(out)]
+    args = ["run", "--devices", "google-pixel-8", "--dataset", str(ds), "--out", str(out)]
     p = edgefarm(adb_lab, *args, EDGEFARM_RUNTIME_LIB=str(fake_runtime))
     assert p.returncode == 3, p.stderr[-3000:]
     assert "the runtime library is not the pinned one" in p.stderr, p.stderr[-3000:]
     assert installed_record_sha256() in p.stderr and "EDGEFARM_ALLOW_RUNTIME=1" in p.stderr
 
     out2 = tmp_path / "runs2"
-    args2 = ["run", "--devices", "pixel-8", "--dataset", str(ds), "--out", str(out2)]
+    args2 = ["run", "--devices", "google-pixel-8", "--dataset", str(ds), "--out", str(out2)]
     p = edgefarm(adb_lab, *args2, EDGEFARM_RUNTIME_LIB=str(fake_runtime), EDGEFARM_ALLOW_RUNTIME="1")
     assert p.returncode == 0, p.stderr[-3000:]
     assert "RecursionError" not in p.stderr and "Traceback" not in p.stderr
     run_dir = _run_dir(out2)
-    rows = {r["id"]: r for r in _jsonl(run_dir / "devices" / "pixel-8" / "results.jsonl")}
+    rows = {r["id"]: r for r in _jsonl(run_dir / "devices" / "google-pixel-8" / "results.jsonl")}
     assert rows["T-1"]["status"] == "error" and "nested deeper than" in rows["T-1"]["error"]
     assert [rows[i]["status"] for i in ("T-2", "T-3")] == ["ok", "ok"] and rows["T-2"][
         "output"

@@ -25,20 +25,20 @@ def test_sustain_five_passes_show_the_throttle_and_the_steady_state(adb_lab, tmp
     faults.write_text("work 0.3\n")
     try:
         with adb_lab.gauges({"pixel8": GaugeSpec(period_s=0.25)}, thermal={"pixel8": HOT}) as bank:
-            p = edgefarm(adb_lab, "run", "--devices", "pixel-8", "--modality", "text", "--limit", str(LIMIT),
+            p = edgefarm(adb_lab, "run", "--devices", "google-pixel-8", "--modality", "text", "--limit", str(LIMIT),
                          "--sustain", "5", "--out", str(out), EDGEFARM_PHONE_RUNNER="upstream")  # fmt: skip
             peak, stopped = bank.gauges["pixel8"].temp_c, bank.gauges["pixel8"].stopped_s
     finally:
         faults.unlink()
     assert p.returncode == 0, p.stderr[-3000:]
     (run_dir,) = [d for d in out.iterdir() if d.is_dir()]
-    dev = run_dir / "devices" / "pixel-8"
+    dev = run_dir / "devices" / "google-pixel-8"
     rows = [json.loads(x) for x in (dev / "results.jsonl").read_text().splitlines()]
     repeats = [json.loads(x) for x in (dev / "repeats.jsonl").read_text().splitlines()]
     assert [r["sustain_pass"] for r in rows] == [1] * LIMIT
     assert sorted({r["sustain_pass"] for r in repeats}) == [2, 3, 4, 5] and len(repeats) == 4 * LIMIT
     assert all("cpu_mhz" in r["thermal_after"] for r in rows + repeats)  # the clock read after each sample
-    curve = json.loads((run_dir / "report.json").read_text())["sustain"]["pixel-8"]
+    curve = json.loads((run_dir / "report.json").read_text())["sustain"]["google-pixel-8"]
     passes = curve["passes"]
     print(json.dumps(curve, indent=1), f"peak {peak:.1f} C, stopped {stopped:.1f} s")
     assert [q["sustain_pass"] for q in passes] == [1, 2, 3, 4, 5]
@@ -50,13 +50,13 @@ def test_sustain_five_passes_show_the_throttle_and_the_steady_state(adb_lab, tmp
     assert stopped > 1.0, stopped
     assert curve["steady_fraction"] is not None and "steady" not in curve["throttle_why"]
     md = (run_dir / "report.md").read_text()
-    assert "## Sustained load (--sustain)" in md and "first throttle after" in md and "| pixel-8 | 5 |" in md
+    assert "## Sustained load (--sustain)" in md and "first throttle after" in md and "| google-pixel-8 | 5 |" in md
     html = (run_dir / "report.html").read_text()
     assert 'id="sustain"' in html and "<polyline" in html
 
 
 def test_sustain_refuses_repeat_and_cooldown(adb_lab, tmp_path):
     p = edgefarm(
-        adb_lab, "run", "--devices", "pixel-8", "--sustain", "3", "--repeat", "2", "--out", str(tmp_path)
+        adb_lab, "run", "--devices", "google-pixel-8", "--sustain", "3", "--repeat", "2", "--out", str(tmp_path)
     )
     assert p.returncode == 2 and "--sustain runs its passes back to back without cooldown" in p.stderr

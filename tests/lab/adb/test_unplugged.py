@@ -18,8 +18,8 @@ from orchestrator.run.selection import select_samples
 
 from .test_farm_run import PHONES, REPO, edgefarm, inventory
 
-LOST, LOST_LABEL = "pixel-8", "pixel8"
-LABELS = {"pixel-8": "pixel8", "sm-s921b": "s24", "23021raaeg": "redmi"}
+LOST, LOST_LABEL = "google-pixel-8", "pixel8"
+LABELS = {"google-pixel-8": "pixel8", "samsung-sm-s921b": "s24", "redmi-note-13": "redmi"}
 LIMIT = 4  # the slow phone is lost after its first result: 3 left for --resume
 WAIT_S = 60.0
 
