@@ -4,7 +4,7 @@ discovery and the choice of devices for a run."""
 from __future__ import annotations
 
 import os
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
@@ -142,34 +142,32 @@ def select_usable(inv: Inventory, spec: str) -> Selection:
     sel = select_devices(inv, spec)
     if spec != "all":
         return sel
-    with ThreadPoolExecutor(
-        max_workers=max(1, min(16, len(sel.devices))), thread_name_prefix="probe"
-    ) as pool:
-        answers = list(pool.map(_probe, sel.devices))
-    usable = [(d, a) for d, a in zip(sel.devices, answers) if isinstance(a, DeviceInfo)]
-    down = [a for a in answers if isinstance(a, _Down)]
-    unusable = sel.unusable + tuple(
-        x.info or DeviceInfo(name=x.device.name, kind=x.device.kind, state="unreachable", problem=x.problem)
-        for x in down
-    )
+    infos = probe_all(sel.devices)
+    usable = [(d, i) for d, i in zip(sel.devices, infos) if i.state == "device"]
+    unusable = sel.unusable + tuple(i for i in infos if i.state != "device")
     notes = sel.notes
     if not usable:  # as with nothing found: `all` means this host
         local = LocalDevice()
         notes += ("no usable phone or board: `all` means this host",)
         return Selection((local,), unusable, notes, (local.info(),))
-    return Selection(tuple(d for d, _ in usable), unusable, notes, tuple(a for _, a in usable))
+    return Selection(tuple(d for d, _ in usable), unusable, notes, tuple(i for _, i in usable))
 
 
-@dataclass(frozen=True)
-class _Down:
-    device: Device
-    problem: str
-    info: DeviceInfo | None = None  # a board that answers but needs `edgefarm setup`: its facts
-
-
-def _probe(device: Device) -> DeviceInfo | _Down:
+def probe_info(device: Device) -> DeviceInfo:
+    """The device's info; one that fails (a board that is down, a board without litert_lm, a phone that
+    stopped answering) is a DeviceInfo whose state and problem say so, with the error's fix."""
     try:
         return device.info()
     except EdgefarmError as e:
-        facts = e.info if isinstance(e, NeedsSetup) else None
-        return _Down(device, clip(f"{e.what}; fix: {e.fix}", 1000), facts)
+        problem = clip(f"{e.what}; fix: {e.fix}", 1000)
+        if isinstance(e, NeedsSetup) and e.info is not None:  # a board that answers: its facts
+            return e.info
+        return DeviceInfo(name=device.name, kind=device.kind, state="unreachable", problem=problem)
+
+
+def probe_all(devices: Sequence[Device]) -> list[DeviceInfo]:
+    """probe_info of every device, asked in parallel, in the devices' order."""
+    if not devices:
+        return []
+    with ThreadPoolExecutor(max_workers=min(16, len(devices)), thread_name_prefix="probe") as pool:
+        return list(pool.map(probe_info, devices))

@@ -13,7 +13,8 @@ from ..interrupt import INTERRUPTED_EXIT
 # command -> the module that defines it: a command's module (and what it imports: adbutils, asyncssh,
 # nltk, rouge-score, ...) is imported only when that command runs.
 COMMAND_MODULES = {"run": "run", "devices": "devices", "score": "score", "report": "report", "compare": "report",
-                   "dataset": "dataset", "setup": "setup", "history": "history", "bench": "bench"}  # fmt: skip
+                   "dataset": "dataset", "setup": "setup", "history": "history", "bench": "bench",
+                   "doctor": "doctor"}  # fmt: skip
 
 
 class _Group(click.Group):

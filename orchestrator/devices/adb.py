@@ -287,6 +287,7 @@ class AdbDevice:
         thermal = tel.parse_thermal(sections[4])
         release, sdk = props.get("ro.build.version.release", ""), props.get("ro.build.version.sdk", "")
         cores = sections[5].strip()
+        abis = props.get("ro.product.cpu.abilist") or props.get("ro.product.cpu.abi", "")
         return DeviceInfo(
             name=self.name,
             kind="adb",
@@ -295,6 +296,7 @@ class AdbDevice:
             manufacturer=props.get("ro.product.manufacturer", ""),
             soc=tel.soc_from_props(props),
             abi=props.get("ro.product.cpu.abi", ""),
+            abis=tuple(filter(None, abis.split(","))),  # every ABI it runs binaries of
             os=f"Android {release} (SDK {sdk})" if release else "",
             cores=int(cores) if cores.isdigit() else None,
             ram_mb=tel.ram_mb(tel.parse_meminfo(sections[1])),
@@ -304,6 +306,7 @@ class AdbDevice:
                 "battery_pct": battery.level_pct,
                 "battery_temp_c": battery.temperature_c,
                 "charging": battery.charging,
+                "external_power": ", ".join(battery.powered) or battery.plugged,  # "" on battery
                 "thermal_status": thermal.status_name or None,
                 "max_temp_c": thermal.max_temp_c,
                 "backend": self.backend,

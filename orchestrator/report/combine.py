@@ -353,8 +353,8 @@ def build_report(
     baseline: str = "",
 ) -> RunReport:
     rows = [with_run_settings(r, run) for r in rows]
-    names = [r.device for r in rows]
-    baseline = baseline or (names[0] if names else "")
+    names = [r.device for r in rows if r.samples]  # a device that ran nothing is compared with none
+    baseline = baseline if baseline in names else (names[0] if names else "")
     reference = str((run.get("flags") or {}).get("reference") or "")
     return RunReport(
         schema_version=SCHEMA_VERSION,

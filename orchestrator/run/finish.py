@@ -28,9 +28,16 @@ def finish(plan: RunPlan, ex: Execution, console: Console, stop: threading.Event
     write_run_json(ex.run_dir, record)
     report = load_report(ex.run_dir, ex.written, ex.scored)
     paths = write_reports(ex.run_dir, report, dataset=plan.dataset)
-    print_outcomes(ex.outcomes, report, plan.model.path.name, console)
+    ran = any(r.samples for r in report.devices)
+    print_outcomes(ex.outcomes, report if ran else None, plan.model.path.name, console)
     interrupted = stop.is_set()
     covered = {s.phone for s in ex.stood_in if s.completed}  # a stand-in finished what the phone could not
+    code = INTERRUPTED_EXIT if interrupted else exit_status(ex.outcomes, covered)
+    if not ran and not interrupted:  # no table, no baseline, no paired verdict: there is nothing to compare
+        console.print(f"[red]no device ran[/]: {len(plan.unusable)} not used, {len(ex.outcomes)} failed "
+                      "(why: above); nothing to compare. `edgefarm doctor` checks every device before a run",
+                      highlight=False)  # fmt: skip
+        code = code or DeviceError.exit_code
     return RunRecord(
         run_id=ex.run_id,
         run_dir=ex.run_dir,
@@ -38,7 +45,7 @@ def finish(plan: RunPlan, ex: Execution, console: Console, stop: threading.Event
         paths=paths,
         outcomes=ex.outcomes,
         interrupted=interrupted,
-        exit_code=INTERRUPTED_EXIT if interrupted else exit_status(ex.outcomes, covered),
+        exit_code=code,
     )
 
 
@@ -61,8 +68,10 @@ def exit_status(outcomes: Sequence[DeviceOutcome], covered: set[str] = frozenset
 
 
 def print_outcomes(outcomes: Sequence[DeviceOutcome], report, model_name: str, console: Console) -> None:
-    """The comparison tables on stdout (and evalscope's table per device); warnings and failures on stderr."""
-    stdout_console().print(device_tables(report))
+    """The comparison tables on stdout (and evalscope's table per device; none when `report` is None: no
+    device ran); warnings and failures on stderr."""
+    if report is not None:
+        stdout_console().print(device_tables(report))
     for o in outcomes:
         if o.report and o.report.get("metrics"):  # evalscope formats: evalscope's own table per device
             click.echo(f"\n{o.name}:\n" + render_table(model_name, o.report))

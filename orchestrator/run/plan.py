@@ -25,6 +25,7 @@ from ..fallback import absent_named, stand_in_boards
 from ..inventory import Selection, load_inventory, select_usable
 from ..models import ModelSummary, inspect_model
 from ..runners.base import RunOptions
+from ..runners.readiness import refuse_unready, run_need
 from ..scoring import SCORERS, ScoreFn  # each scorer imports nltk & co. when it first scores
 from ..scoring.judge import JudgeConfig, add_judge_accuracy, endpoint
 from ..shard import plan_shards
@@ -78,7 +79,10 @@ def read_inputs(request: RunRequest, previous: Mapping[str, Any] | None = None) 
         table = stand_in_boards(inventory, request.fallback_boards)  # a bad --fallback too
         # named phones a board stands in for
         named, absent = absent_named(inventory, request.device_spec, table)
-        selection = select_usable(inventory, named)
+        # a device that cannot run (no runner for its ABI, not the pinned runtime...) is refused here,
+        # before anything starts; the others go on (runners/readiness.py, as `edgefarm doctor` shows it)
+        need = run_need(model, samples, request.max_num_tokens)
+        selection = refuse_unready(select_usable(inventory, named), need, os.environ)
     return Inputs(
         infos=device_infos(selection) if request.shard else {},
         model=model,

@@ -14,19 +14,17 @@ android_upstream.py.
 
 from __future__ import annotations
 
-import os
 import tempfile
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from pathlib import Path, PurePosixPath
-from typing import Any, Protocol
+from typing import Any
 
 from android_runner.contract import JobItem, JobPart, SampleResult, loads_bounded
 from android_runner.conversation import MEDIA_KINDS, unsupported_reason
 from android_runner.status import MODEL_UNLOADABLE_EXIT, SIGABRT, SIGKILL, Status, signal_from_shell_status
 
 from ..bundled import REPO_ROOT
-from ..devices.base import Device
 from ..devices.files import cached_sha256, push_pairs
 from ..devices.types import DeviceInfo, Exit, PushStats
 from ..errors import DeviceError, ModelError
@@ -35,102 +33,20 @@ from ..telemetry.energy import settle
 from ..telemetry.pass_energy import pass_energy
 from . import android_native as native
 from . import android_upstream as upstream
+from .android_choice import (
+    Phone,
+    RunnerChoice,
+    choose_runner,
+    phone_checks,
+    preflight,
+    runtime_version,
+)
 from .android_files import marked_files, new_marker, read_phone_files
 from .android_kills import available_mb, kill_records
 from .android_snapshots import SNAPSHOT_FILES
-from .base import RunnerEvents, RunOptions, Staged
+from .base import Check, Need, RunnerEvents, RunOptions, Staged
 
 DRIVER = REPO_ROOT / "android_runner" / "driver.sh"
-BUILD = REPO_ROOT / "build" / "android_arm64"
-STORAGE_MARGIN_MB = 64.0  # runner, libs, media and outputs next to the model
-RAM_FRACTION = 0.8  # a model larger than this share of RAM will not run (weights + KV cache + OS)
-RUNNER_KINDS = ("native", "upstream")
-FIX_BUILD_NATIVE = (
-    "build the native runner: `python scripts/build_native_runner.py --android` (needs the Android NDK in "
-    "ANDROID_NDK_HOME), or run the upstream binary instead (`runner: upstream` and `runner_path:` in "
-    "devices.yaml, or EDGEFARM_ANDROID_RUNNER=/path/to/litert_lm_advanced_main)"
-)
-
-
-class Phone(Device, Protocol):
-    """What the phone runners need beyond the device contract (devices/adb.py provides it)."""
-
-    phone_runner: str  # native | upstream | "" (native when built, else upstream)
-    runner_binary: Path | None  # the upstream binary
-    native_runner: Path | None
-    runtime_lib: Path | None
-    libs: Sequence[Path]  # extra libraries for the upstream binary (GPU delegates)
-
-    def info(self) -> DeviceInfo: ...
-
-    def remote_sha256(self, paths: Sequence[PurePosixPath]) -> dict[str, str]: ...
-
-    def push_many(
-        self, items: Sequence[tuple[Path, PurePosixPath]], have: Mapping[str, str] | None = None
-    ) -> list[PushStats]: ...
-
-
-@dataclass(frozen=True)
-class RunnerChoice:
-    kind: str  # native | upstream
-    binary: Path
-    lib: Path | None = None  # the runtime library (native)
-    note: str = ""
-    allow_runtime: bool = False  # EDGEFARM_ALLOW_RUNTIME=1: run a runtime library that is not the pinned one
-
-
-def _first_file(*candidates: Path | str | None) -> Path | None:
-    for c in candidates:
-        if c and Path(c).expanduser().is_file():
-            return Path(c).expanduser()
-    return None
-
-
-def choose_runner(device: Phone, env: Mapping[str, str] = os.environ) -> RunnerChoice:
-    """Which runner drives this phone: native when it is built (or asked for), else upstream."""
-    asked = device.phone_runner or env.get("EDGEFARM_PHONE_RUNNER", "")
-    binary = _first_file(device.native_runner, env.get("EDGEFARM_NATIVE_RUNNER"), BUILD / native.RUNNER_NAME)
-    lib = _first_file(device.runtime_lib, env.get("EDGEFARM_RUNTIME_LIB"), BUILD / "liblitert-lm.so")
-    upstream_binary = _first_file(device.runner_binary, env.get("EDGEFARM_ANDROID_RUNNER"))
-    if asked not in ("", *RUNNER_KINDS):
-        raise DeviceError(f"unknown phone runner {asked!r}", where=device.name, fix="use native or upstream")
-    if asked != "upstream" and binary and lib:
-        allow = env.get("EDGEFARM_ALLOW_RUNTIME", "") not in ("", "0")
-        return RunnerChoice("native", binary, lib, allow_runtime=allow)
-    if asked == "native":
-        missing = "the native runner" if not binary else "the runtime library liblitert-lm.so"
-        raise DeviceError(f"{missing} for phones is not built", where=device.name, fix=FIX_BUILD_NATIVE)
-    if upstream_binary:
-        note = (
-            "" if asked else "native runner not built: using the upstream binary (one model load per sample)"
-        )
-        return RunnerChoice("upstream", upstream_binary, note=note)
-    where = f" (not found: {device.runner_binary})" if device.runner_binary else ""
-    raise DeviceError(f"no runner for this phone{where}", where=device.name, fix=FIX_BUILD_NATIVE)
-
-
-def preflight(
-    info: DeviceInfo, model_bytes: int, *, model_on_device: bool = False, floor_bytes: int | None = None
-) -> str:
-    """Why this phone cannot take the model ("" when it can). `floor_bytes`: the model's predicted
-    memory floor (weights + KV cache at the run's token limit, model_facts.py), checked against RAM."""
-    model_mb = model_bytes / 2**20
-    need_mb = STORAGE_MARGIN_MB + (0.0 if model_on_device else model_mb)
-    if info.free_storage_mb is not None and info.free_storage_mb < need_mb:
-        return (f"needs {need_mb:.0f} MB free in /data/local/tmp for the model and runner, "
-                f"the phone has {info.free_storage_mb:.0f} MB")  # fmt: skip
-    if info.ram_mb is not None and floor_bytes and floor_bytes / 2**20 > info.ram_mb * RAM_FRACTION:
-        return (f"the model needs at least {floor_bytes / 2**20:.1f} MB of memory (weights + KV cache at the "
-                f"run's token limit), over {RAM_FRACTION:.0%} of this phone's RAM ({info.ram_mb:.1f} MB)")  # fmt: skip
-    if info.ram_mb is not None and model_mb > info.ram_mb * RAM_FRACTION:
-        return f"the model ({model_mb:.0f} MB) cannot fit in this phone's RAM ({info.ram_mb:.0f} MB)"
-    return ""
-
-
-def runtime_version(lib: Path) -> str:
-    """The runtime library's version, from the `VERSION` file the build script leaves beside it."""
-    stamp = lib.parent / "VERSION"
-    return stamp.read_text(encoding="utf-8").strip() if stamp.is_file() else ""
 
 
 class AndroidRunner:
@@ -150,6 +66,12 @@ class AndroidRunner:
         self.streamed: set[int] = set()  # sample numbers whose RESULT line came over stdout (native)
         self.available_mb: float | None = None  # the phone's MemAvailable when execute started
         self._events_note: Callable[[str], None] = lambda _text: None
+
+    # ---------------------------------------------------------------- checks
+
+    def checks(self, info: DeviceInfo, need: Need, env: Mapping[str, str]) -> tuple[Check, ...]:
+        """What a run needs on this phone beyond answering (android_choice.phone_checks)."""
+        return phone_checks(self.device, info, need, env)
 
     # ---------------------------------------------------------------- stage
 
@@ -201,7 +123,9 @@ class AndroidRunner:
             tokens = opts.max_num_tokens or model.max_context_tokens
             floor = model.facts.floor_bytes(tokens) if model.facts else None
             on_device = have.get(str(model_remote)) == model.sha256
-            reason = preflight(device.info(), model.size_bytes, model_on_device=on_device, floor_bytes=floor)
+            media_bytes = sum(local.stat().st_size for local, remote in media if str(remote) not in have)
+            reason = preflight(device.info(), model.size_bytes, model_on_device=on_device, floor_bytes=floor,
+                               media_bytes=media_bytes)  # fmt: skip
             if reason:
                 raise DeviceError(f"skipped: {reason}", where=device.name,
                                   fix="free storage/RAM on the phone or choose a smaller model")  # fmt: skip

@@ -16,7 +16,7 @@ from android_runner.contract import JobItem, SampleResult
 from android_runner.status import DEFAULT_SAMPLE_TIMEOUT_S
 
 from ..devices.base import Device
-from ..devices.types import PushStats
+from ..devices.types import DeviceInfo, PushStats
 from ..models import ModelSummary
 from ..registry import Registry
 
@@ -69,6 +69,32 @@ class Staged:
     notes: tuple[str, ...] = ()  # what staging found and mended (a damaged copy of the model pushed again)
 
 
+@dataclass(frozen=True)
+class Check:
+    """One thing a run needs on a device."""
+
+    need: str  # authorization | reachable | runner | runtime | storage | memory | power | thermal
+    ok: bool
+    found: str  # what is there (or missing)
+    fix: str = ""  # the next step when not ok
+    blocks: bool = True  # a failed blocking check keeps the device out of a run; others flag figures
+
+    @property
+    def line(self) -> str:
+        return self.found + (f"; fix: {self.fix}" if not self.ok and self.fix else "")
+
+
+@dataclass(frozen=True)
+class Need:
+    """What the run puts on a device: model and media bytes, the model's memory floor, where it goes."""
+
+    model_bytes: int
+    media_bytes: int = 0
+    floor_bytes: int | None = None  # weights + KV cache at the run's token limit (model_facts.py)
+    model_sha256: str = ""
+    model_name: str = ""
+
+
 @dataclass
 class RunnerEvents:
     """Callbacks the session gives the runner; each may be called from the runner's thread.
@@ -87,6 +113,10 @@ class RunnerEvents:
 
 class RunnerAdapter(Protocol):
     name: str
+
+    def checks(self, info: DeviceInfo, need: Need, env: Mapping[str, str]) -> tuple[Check, ...]:
+        """What a run needs on the device beyond answering (runner, runtime, storage...), checked on the
+        host and with at most a short device call; readiness.py adds the device's state."""
 
     def stage(self, device: Device, bundle: Path, model: ModelSummary, opts: RunOptions) -> Staged: ...
 

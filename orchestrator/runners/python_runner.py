@@ -13,7 +13,7 @@ import json
 import re
 import signal
 import tempfile
-from collections.abc import MutableMapping, Sequence
+from collections.abc import Mapping, MutableMapping, Sequence
 from dataclasses import replace
 from pathlib import Path, PurePosixPath
 
@@ -30,13 +30,13 @@ from android_runner.status import (
 from ..bundled import REPO_ROOT
 from ..devices.base import Device
 from ..devices.files import runner_sha256
-from ..devices.types import Exit, LineSink, PushStats
+from ..devices.types import DeviceInfo, Exit, LineSink, PushStats
 from ..errors import DeviceError, ModelError, backend_unavailable
 from ..model_facts import memory_refusal
 from ..models import ModelSummary
 from ..telemetry.energy import energy_fields
 from ..telemetry.phases import prefill_ms, ttft_phases
-from .base import RunnerEvents, RunOptions, Staged
+from .base import Check, Need, RunnerEvents, RunOptions, Staged
 
 RUNNER_FILES = (
     "__init__.py",
@@ -145,6 +145,12 @@ class PythonRunner:
     def __init__(self, python: str) -> None:
         self.python = python
         self.modalities: tuple[str, ...] = ()  # the model's, as inspected on the host (stage)
+
+    def checks(self, info: DeviceInfo, need: Need, env: Mapping[str, str]) -> tuple[Check, ...]:
+        """Boards and this host: a device whose info answered has its runtime (`info()` raises NeedsSetup
+        without litert_lm); its memory is checked against the token limit when staging."""
+        version = info.extra.get("litert_lm_version") or "(version not reported)"
+        return (Check("runtime", True, f"litert_lm {version}"),)
 
     def stage(self, device: Device, bundle: Path, model: ModelSummary, opts: RunOptions) -> Staged:
         root = PurePosixPath(str(device.workdir))

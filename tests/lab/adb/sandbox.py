@@ -16,6 +16,7 @@ Nothing a test runs "on the phone" can write to the host outside `<root>`.
 from __future__ import annotations
 
 import os
+import platform
 import shutil
 import subprocess
 import sys
@@ -154,6 +155,16 @@ REDMI_NOTE_13 = PhoneSpec(
 )
 
 
+# A lab phone runs this host's binaries (the native runner is built for the host): its ABI list says
+# so, after the ABI it reports, as an x86_64 emulator with ARM translation lists both. A spec that sets
+# `ro.product.cpu.abilist` itself (a 32-bit phone) keeps its own.
+HOST_ABI = {"x86_64": "x86_64", "aarch64": "arm64-v8a"}.get(platform.machine(), platform.machine())
+
+
+def lab_abilist(abi: str) -> str:
+    return ",".join(dict.fromkeys(a for a in (abi, HOST_ABI) if a))
+
+
 def build_phone_root(root: Path, spec: PhoneSpec) -> Path:
     """Lay out the phone's folders and telemetry files under root; returns root."""
     (root / "data" / "local" / "tmp").mkdir(parents=True, exist_ok=True)
@@ -161,7 +172,8 @@ def build_phone_root(root: Path, spec: PhoneSpec) -> Path:
     bin_ = root / "system" / "bin"
     etc.mkdir(parents=True, exist_ok=True)
     bin_.mkdir(parents=True, exist_ok=True)
-    (etc / "props.txt").write_text("".join(f"[{k}]: [{v}]\n" for k, v in sorted(spec.props.items())))
+    props = {"ro.product.cpu.abilist": lab_abilist(spec.props.get("ro.product.cpu.abi", "")), **spec.props}
+    (etc / "props.txt").write_text("".join(f"[{k}]: [{v}]\n" for k, v in sorted(props.items())))
     shutil.copy(FIXTURES / spec.battery, etc / "battery.txt")
     shutil.copy(FIXTURES / spec.thermal, etc / "thermal.txt")
     meminfo = (FIXTURES / "meminfo_pixel8.txt").read_text().splitlines()

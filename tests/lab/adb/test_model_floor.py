@@ -1,6 +1,6 @@
-"""The predicted memory floor is checked against a phone's RAM BEFORE the model is pushed: a phone whose
-RAM holds the model file but not its floor (weights + KV cache at the token limit) is refused, and no
-model byte reaches it."""
+"""The predicted memory floor is checked against a phone's RAM BEFORE the run starts: a phone whose RAM
+holds the model file but not its floor (weights + KV cache at the token limit) is refused with the
+reason in run.json, no model byte reaches it, and a run in which no device ran exits non-zero."""
 
 from __future__ import annotations
 
@@ -27,15 +27,18 @@ def test_a_phone_below_the_models_memory_floor_is_refused_before_the_push(adb_la
         env = adb_lab.env(COLUMNS="200")
         env.pop("EDGEFARM_INVENTORY", None)
         out = tmp_path / "runs"
-        p = subprocess.run([sys.executable, "-m", "orchestrator", "run", "--devices", "tiny-ram", "--limit", "2",
+        p = subprocess.run([sys.executable, "-m", "orchestrator", "run", "--devices", "google-tiny-ram", "--limit", "2",
                             "--out", str(out)], capture_output=True, text=True, timeout=300, env=env, cwd=REPO,
                            check=False)  # fmt: skip
-        assert p.returncode != 0
+        assert p.returncode == 3, p.stderr[-3000:]
+        assert "no device ran" in p.stderr
         (run_dir,) = [d for d in out.iterdir() if d.is_dir()]
-        outcome = json.loads((run_dir / "devices" / "tiny-ram" / "outcome.json").read_text())
-        assert f"needs at least {floor_mb:.1f} MB" in outcome["error"], outcome["error"]
+        run = json.loads((run_dir / "run.json").read_text())
+        (refused,) = [u for u in run["unusable"] if u["name"] == "google-tiny-ram"]
+        assert refused["state"] == "not ready" and f"needs at least {floor_mb:.1f} MB" in refused["problem"]
+        assert not (run_dir / "devices" / "google-tiny-ram").exists()  # never started
         assert not (adb_lab.device_root("tinyram") / "local" / "tmp" / "edgefarm" / "models").exists()
-        facts = json.loads((run_dir / "run.json").read_text())["model"]["facts"]
+        facts = run["model"]["facts"]
         assert facts["predicted_floor_mb"] == round(floor_mb, 2)
     finally:
         adb_lab.remove_phone("tinyram")

@@ -94,3 +94,17 @@ def test_cpu_sharing_is_stated():
     )
     assert sharing_text(report) == "cpu-a, cpu-b shared lab's CPU (sequential)"
     assert "CPU sharing: cpu-a, cpu-b shared lab's CPU (sequential)" in PRINTERS.get("md")(report)
+
+
+def test_a_device_that_ran_nothing_is_neither_the_baseline_nor_paired():
+    """A device refused or failed before its first sample has no rows: the first device that ran is the
+    baseline, and the empty one gets no paired verdict; with no device that ran, no comparison at all."""
+    per = {"failed": ([], None), "fast": (_rows(50), None), "slow": (_rows(100), None)}
+    rows = [device_row({"name": n}, DeviceOutcome(name=n, kind="", error="x" if not res else ""), res, rep)
+            for n, (res, rep) in per.items()]  # fmt: skip
+    report = build_report(RUN, rows, sample_rows(per))
+    assert report.baseline == "fast" and [(p.a, p.b) for p in report.paired] == [("fast", "slow")]
+    nothing = build_report(RUN, rows[:1], sample_rows({"failed": ([], None)}))
+    assert nothing.baseline == "" and nothing.paired == ()
+    md = PRINTERS.get("md")(nothing)
+    assert "Speed-up vs" not in md and "Against the baseline" not in md
