@@ -127,6 +127,20 @@ def runtime_version(lib: Path) -> str:
     return stamp.read_text(encoding="utf-8").strip() if stamp.is_file() else ""
 
 
+UNKNOWN_VERSION = "unknown: no VERSION file beside the runtime library on the host\n"
+
+
+def version_stamp(lib: Path, tmp: Path) -> Path:
+    """The VERSION file pushed beside the library on the phone, every run: the host's copy, or one that
+    names no version, so a stale VERSION from an earlier library never speaks for this one."""
+    stamp = lib.parent / "VERSION"
+    if stamp.is_file():
+        return stamp
+    made = tmp / "VERSION"
+    made.write_text(UNKNOWN_VERSION, encoding="utf-8")
+    return made
+
+
 # ELF e_machine (pyelftools' names) -> the Android ABI a binary is built for (ro.product.cpu.abilist's)
 ELF_ABIS = {"EM_AARCH64": "arm64-v8a", "EM_ARM": "armeabi-v7a", "EM_X86_64": "x86_64", "EM_386": "x86",
             "EM_RISCV": "riscv64"}  # fmt: skip

@@ -40,6 +40,7 @@ from .android_choice import (
     phone_checks,
     preflight,
     runtime_version,
+    version_stamp,
 )
 from .android_files import marked_files, new_marker, read_phone_files
 from .android_kills import available_mb, kill_records
@@ -107,10 +108,9 @@ class AndroidRunner:
             (out / "cooldown").write_text(gate, encoding="utf-8")
             # model, runner, libraries, driver, job files and media: one hash check, one sync connection
             pushes = [(model.path, model_remote), (choice.binary, bin_remote)]
-            if choice.lib is not None:
-                pushes.append((choice.lib, lib_dir / choice.lib.name))
-                if (choice.lib.parent / "VERSION").is_file():  # the runner checks the version it names
-                    pushes.append((choice.lib.parent / "VERSION", lib_dir / "VERSION"))
+            if choice.lib is not None:  # the library and, ALWAYS, its VERSION (the runner checks what it names)
+                stamp = version_stamp(choice.lib, Path(tmp))
+                pushes += [(choice.lib, lib_dir / choice.lib.name), (stamp, lib_dir / "VERSION")]
             pushes += [(lib, lib_dir / lib.name if lib.is_file() else lib_dir) for lib in device.libs]
             pushes += [(DRIVER, root / "driver" / "driver.sh"), (out, job), *media]
             pushes.append((keep, cache / ".edgefarm"))  # no `mkdir` call of its own

@@ -300,14 +300,43 @@ def test_a_runtime_library_that_is_not_the_pinned_one_is_refused_and_the_overrid
     for r in rows.values():
         assert "/data/local/tmp/edgefarm/lib/liblitert-lm.so: sha256 " in r["runtime_override"], r
         assert r["runner"] == "native" and r["peak_method"] in ("hwm_reset", "sampled")
-    outcome = json.loads((run_dir / "devices" / "pixel-8" / "outcome.json").read_text())
+    outcome = json.loads((run_dir / "devices" / "google-pixel-8" / "outcome.json").read_text())
     assert any("not the pinned one" in n for n in outcome["notes"]), outcome["notes"]
     resumed = subprocess.run([sys.executable, "-m", "orchestrator", "run", "--resume", str(run_dir)], check=False,
                              cwd=REPO, env=dict(adb_lab.env(EDGEFARM_RUNTIME_LIB=str(fake_runtime),
                                                             EDGEFARM_ALLOW_RUNTIME="1"), COLUMNS="200"),
                              capture_output=True, text=True, timeout=300)  # fmt: skip
     assert resumed.returncode == 0, resumed.stderr[-3000:]
-    assert len(_jsonl(run_dir / "devices" / "pixel-8" / "results.jsonl")) == 3
+    assert len(_jsonl(run_dir / "devices" / "google-pixel-8" / "results.jsonl")) == 3
+
+
+def test_the_phones_version_file_is_always_the_one_this_run_pushed(adb_lab, fake_runtime, tmp_path):
+    """A library with a VERSION beside it, then the same stub without one: the phone's lib/VERSION is
+    replaced by one that names no version, so the runner says `version unknown` on every row (run
+    anyway with EDGEFARM_ALLOW_RUNTIME=1), never the pinned version an earlier VERSION left there."""
+    from android_runner.native.build import PINNED_VERSION
+    from orchestrator.runners.android_choice import UNKNOWN_VERSION
+
+    ds = _dataset(tmp_path, ["plain question", "another one"])
+    on_phone = adb_lab.device_root("pixel8") / "local" / "tmp" / "edgefarm" / "lib" / "VERSION"
+    args = ["run", "--devices", "google-pixel-8", "--dataset", str(ds)]
+    p = edgefarm(adb_lab, *args, "--out", str(tmp_path / "a"), EDGEFARM_RUNTIME_LIB=str(fake_runtime),
+                 EDGEFARM_ALLOW_RUNTIME="1")  # fmt: skip
+    assert p.returncode == 0, p.stderr[-3000:]
+    assert on_phone.read_text() == (fake_runtime.parent / "VERSION").read_text()  # names PINNED_VERSION
+    bare = tmp_path / "bare" / "liblitert-lm.so"  # the same stub, no VERSION beside it
+    bare.parent.mkdir()
+    bare.write_bytes(fake_runtime.read_bytes())
+    p = edgefarm(adb_lab, *args, "--out", str(tmp_path / "b"), EDGEFARM_RUNTIME_LIB=str(bare))
+    assert p.returncode == 3 and "version unknown" in p.stderr, p.stderr[-3000:]  # refused before it started
+    p = edgefarm(adb_lab, *args, "--out", str(tmp_path / "c"), EDGEFARM_RUNTIME_LIB=str(bare), EDGEFARM_ALLOW_RUNTIME="1")
+    assert p.returncode == 0, p.stderr[-3000:]
+    assert on_phone.read_text() == UNKNOWN_VERSION
+    rows = _jsonl(_run_dir(tmp_path / "c") / "devices" / "google-pixel-8" / "results.jsonl")
+    assert len(rows) == 2
+    for r in rows:
+        assert r["runtime_override"].endswith(", version unknown"), r["runtime_override"]
+        assert PINNED_VERSION not in r["runtime_override"]
 
 
 def _native_phone(lab, label: str):
