@@ -17,6 +17,7 @@ from typing import Any
 
 from android_runner.answer_text import cap_answer
 from android_runner.backend import classify_backend, split_lines
+from android_runner.bench import bench_order
 from android_runner.contract import (
     FIDELITY_MAX_TOKENS,
     RESULT_LINE_MAX_BYTES,
@@ -51,9 +52,12 @@ def render_job(numbered: Sequence[tuple[int, JobItem]], device_job: PurePosixPat
 
 
 def bench_job_text(numbered: Sequence[tuple[int, JobItem]]) -> bytes:
-    """`S n` / `B n_prompt n_gen n_depth threads backend` / `E` per cell (threads 0: the runtime's)."""
+    """`S n` / `B n_prompt n_gen n_depth threads backend` / `E` per cell (threads 0: the runtime's), in
+    the Python runner's order (bench_order: grouped by engine key, so each engine is loaded once)."""
+    number = {id(item): n for n, item in numbered}
     out = [JOB_HEADER]
-    for n, item in numbered:
+    for item in bench_order([item for _, item in numbered]):
+        n = number[id(item)]
         b = item.bench or {}
         cell = f"B {int(b['n_prompt'])} {int(b['n_gen'])} {int(b['n_depth'])} {int(b.get('threads') or 0)} {b['backend']}"
         out += [f"S {n}", cell, "E"]

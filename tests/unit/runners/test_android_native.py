@@ -107,3 +107,14 @@ def test_a_bench_line_is_its_timed_turns_counts_with_its_cells_backend_and_threa
     bench = render_job([(1, JobItem(id="c", turns=(), bench={"n_prompt": 16, "n_gen": 8, "n_depth": 64,
                                                             "backend": "cpu", "threads": None}))], PurePosixPath("/j"))  # fmt: skip
     assert bench == b"EFJOB 1\nS 1\nB 16 8 64 0 cpu\nE\n"
+
+
+def test_a_bench_job_file_groups_the_cells_by_engine_key_so_each_engine_loads_once():
+    def cell(i, n_gen):
+        return JobItem(id=f"c{i}", turns=(), bench={"n_prompt": 8, "n_gen": n_gen, "n_depth": 0, "backend": "cpu",
+                                                    "threads": None})  # fmt: skip
+
+    job = render_job(
+        [(1, cell(1, 8)), (2, cell(2, 12)), (3, cell(3, 8)), (4, cell(4, 12))], PurePosixPath("/j")
+    )
+    assert [ln for ln in job.decode().splitlines() if ln.startswith("S ")] == ["S 1", "S 3", "S 2", "S 4"]
