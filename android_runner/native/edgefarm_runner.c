@@ -614,7 +614,9 @@ int main(int argc, char **argv) {
   const char *vision = NULL, *audio = NULL, *cache_dir = ":nocache", *state = NULL, *power_dir = NULL;
   long threads = 0, max_num_tokens = 0, log_level = kLiteRtLmLogSeverityInfo;
   int allow_runtime = 0;
-  runner r = {.lock = PTHREAD_MUTEX_INITIALIZER, .timeout_s = 300.0, .results_fd = -1};
+  /* static: the watchdog thread reads it until the process is gone, also while exit() runs the runtime's
+   * destructors after main has returned (an automatic variable's frame is gone by then: SIGSEGV) */
+  static runner r = {.lock = PTHREAD_MUTEX_INITIALIZER, .timeout_s = 300.0, .results_fd = -1};
   hook_cfg hook = {.timeout_s = 600.0};
   char state_dir[4096];
   for (int i = 1; i < argc; i++) {
