@@ -13,7 +13,7 @@ from rich.table import Table
 from ..errors import ConfigError, OutputError
 from ..report.build import load_report
 from ..report.printers import PRINTERS
-from ..report.terminal import stdout_console
+from ..report.terminal import print_tables, stdout_console
 
 
 @click.command("report")
@@ -51,6 +51,12 @@ from ..report.terminal import stdout_console
     is_flag=True,
     help="with --merge: merge runs whose token cap, backend, threads, runner or repeat differ (named in the report)",
 )
+@click.option(
+    "--wide",
+    is_flag=True,
+    help="with --format term: every column of the device table (default: the decisive figures, then what "
+    "fits the terminal; the rest on lines under it)",
+)
 def report(
     run_dirs: tuple[Path, ...],
     fmt: str,
@@ -59,9 +65,13 @@ def report(
     baseline: str,
     reference: str,
     allow_different: bool,
+    wide: bool,
 ) -> None:
     """Render a run folder's combined report to stdout (rebuilt from the device folders); with --merge,
     the runs of several controllers as one report."""
+    if wide and fmt != "term":
+        raise ConfigError(f"--wide is for the terminal table, not --format {fmt}", where="--wide",
+                          fix="add --format term, or leave --wide out (report.md has every column)")  # fmt: skip
     if merge:
         from ..report.build import write_reports
         from ..report.merge import merge_reports
@@ -84,7 +94,15 @@ def report(
 
         combined = with_reference(with_baseline(load_report(run_dirs[0]), baseline), reference)
         combined = with_samples(combined, run_dirs[0], write=False)
-    text = PRINTERS.get(fmt)(combined)
+    if fmt == "term":
+        print_tables(combined, wide)
+        return
+    if fmt == "html":  # written elsewhere than the run folder: its links to media and files absolute
+        from ..report.html import render_html
+
+        text = render_html(combined, (out or run_dirs[0]).resolve().as_uri() + "/")
+    else:
+        text = PRINTERS.get(fmt)(combined)
     try:
         click.echo(text, nl=False)
         sys.stdout.flush()

@@ -53,6 +53,9 @@ def _load_report(
     run = read_run_json(run_dir)
 
     rows, per_device, curves = [], {}, {}
+    dataset = run.get("dataset") if isinstance(run.get("dataset"), Mapping) else {}
+    selected = dataset.get("samples_run")  # a device with fewer rows is partial (never marked best)
+    expected = selected if isinstance(selected, int) else None
     draws = Resamples()  # the intervals' bootstrap, drawn once for every device
     for name in run.get("devices", []):
         dev_dir = device_folder(run_dir, name)
@@ -76,7 +79,7 @@ def _load_report(
         if (passes := sustain_curve(results + repeats)) is not None:  # --sustain
             curves[device.get("name", name)] = passes.to_json()
         over = _figures_over(run, len(results))
-        row = device_row(device, outcome, results + stood, report, repeats, over, draws)
+        row = device_row(device, outcome, results + stood, report, repeats, over, draws, expected)
         rows.append(dataclasses.replace(row, folder=dev_dir.name))
         per_device[device.get("name", name)] = (results, report)
     # the run's end, unless run.json has it

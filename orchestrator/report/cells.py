@@ -6,6 +6,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from .best import BEST, TIED, Entry, marks
 from .fidelity_views import summary_cell
 from .paired import speedup
 from .types import COLUMNS, Column, DeviceRow, RunReport, SampleCell
@@ -14,14 +15,36 @@ MODALITY_ORDER = ("image", "audio", "text", "multi_turn", "combination", "struct
 # which way is better, per column that has one (the best value per column is marked)
 HIGHER_IS_BETTER = {"pass_rate_pct": True, "strict_pass_rate_pct": True, "init_ms": False, "ttft_ms_p50": False,
                     "ttft_ms_p90": False, "prefill_tps_p50": True, "decode_tps_p50": True, "peak_rss_mb": False,
-                    "energy_j_p50": False, "energy_mj_per_token_p50": False, "speedup": True}  # fmt: skip
+                    "energy_j_p50": False, "energy_mj_per_token_p50": False, "speedup": True,
+                    "sample_ms_p50": False}  # fmt: skip
 SPEEDUP = Column("speedup", "Speed-up", "x", "{:.2f}")
+BEST_NOTE = (
+    "★ best: its 95% interval (in brackets) clear of every other device's; tied: the leader's interval "
+    "overlaps these; a device that did not run every sample is never marked"
+)
 
 
 @dataclass(frozen=True)
 class Cell:
-    text: str
-    best: bool = False
+    """A table cell: the value as shown, its 95% interval `(lo–hi)` ('' without) and its mark (BEST:
+    clear of every other device; TIED: the leader and the devices it overlaps; '' neither)."""
+
+    value: str
+    interval: str = ""
+    mark: str = ""
+
+    @property
+    def best(self) -> bool:
+        return self.mark == BEST
+
+    @property
+    def text(self) -> str:
+        """The value with its interval, `12.3 (11.8–13.1)`."""
+        return f"{self.value} {self.interval}" if self.interval else self.value
+
+    def marked(self, star: str = "★") -> str:
+        """The text with its mark: `12.3 (11.8–13.1) ★` / `… tied`."""
+        return self.text + (f" {star}" if self.mark == BEST else " tied" if self.mark == TIED else "")
 
 
 def header(c: Column) -> str:
@@ -62,7 +85,7 @@ def sample_cell(cell: SampleCell | None) -> str:
 
 
 def _speedups(report: RunReport) -> dict[str, tuple[float, float | None, float | None]]:
-    out = {report.baseline: (1.0, None, None)} if report.paired else {}
+    out = {report.baseline: (1.0, 1.0, 1.0)} if report.paired else {}
     for p in report.paired:
         s = speedup(p)
         if s is not None:
@@ -70,20 +93,14 @@ def _speedups(report: RunReport) -> dict[str, tuple[float, float | None, float |
     return out
 
 
-def _best(values: list[float | None], higher: bool) -> float | None:
-    xs = [v for v in values if v is not None]
-    if len(xs) < 2 or len(set(xs)) < 2:
-        return None  # one device, or all equal: nothing to mark
-    return max(xs) if higher else min(xs)
-
-
-TERMINAL_FIELDS = frozenset({"device", "backend", "backend_requested", "threads", "runner_kind", "max_output_tokens",
-                             "samples", "pass_rate_pct", "strict_pass_rate_pct", "ttft_ms_p50", "decode_tps_p50",
-                             "peak_rss_mb", "energy_j_p50"})  # fmt: skip
-
-
+# the "which device?" table's figures, the decisive ones first (the compact table: html, terminal)
+DECISIVE = ("pass_rate_pct", "strict_pass_rate_pct", "ttft_ms_p50", "decode_tps_p50", "sample_ms_p50", "speedup",
+            "energy_j_p50")  # fmt: skip
+# columns of the compact table after the figures: what a device is (each only when devices differ)
+IDENTITY = ("peak_rss_mb", "hardware", "soc", "runner_kind", "backend", "backend_requested", "threads",
+            "max_output_tokens", "quantization")  # fmt: skip
 SETTINGS = ("hardware", "soc", "backend", "backend_requested", "threads", "runner_kind", "max_output_tokens",
-            "quantization", "peak_method", "mem_sample_ms")  # fmt: skip
+            "quantization", "peak_method", "mem_sample_ms", "figures_over")  # fmt: skip
 
 
 def shared_settings(report: RunReport) -> list[tuple[str, str]]:
@@ -101,52 +118,108 @@ def shared_settings(report: RunReport) -> list[tuple[str, str]]:
     return out
 
 
-def device_table(report: RunReport, only: frozenset[str] | None = None) -> tuple[list[str], list[list[Cell]]]:
-    """The "which device?" table: a row per device with its settings, each figure with its 95%
-    interval, the best value per column marked, the speed-up against the baseline, the status."""
+def status_text(row: DeviceRow) -> str:
+    """The status counts; `interrupted: 100/200` first for a device that did not run every sample."""
+    text = status_cell(row) if not row.error else f"failed ({status_cell(row)})"
+    return f"{row.partial}; {text}" if row.partial else text
+
+
+def _ci(c: Column, interval: tuple[float, float] | None) -> str:
+    return f"({c.render(interval[0])}–{c.render(interval[1])})" if interval is not None else ""
+
+
+def device_table(report: RunReport, wide: bool = False) -> tuple[list[str], list[list[Cell]]]:
+    """The "which device?" table: a row per device, each figure with its 95% interval and its mark
+    (best.py), the speed-up against the baseline, the status. Compact (default): the device, the
+    decisive figures (DECISIVE), peak memory, what differs between the devices (IDENTITY), the status;
+    the rest is in `device_details`. `wide`: every column (report.md, `--wide`)."""
     rows = report.devices
     shared = {f for f, _ in shared_settings(report)}
-    cols = [c for c in visible_columns(rows) if (only is None or c.field in only) and c.field not in shared]
+    visible = [c for c in visible_columns(rows) if c.field not in shared]
     speed = _speedups(report)
-    values = {c.field: [getattr(r, c.field) for r in rows] for c in cols}
-    values["speedup"] = [speed.get(r.device, (None,))[0] for r in rows]
-    render = {c.field: c.render for c in cols} | {"speedup": SPEEDUP.render}
-    best = {}  # field -> the best value as shown; none when every device shows the same
-    for f, v in values.items():
-        b = _best(v, HIGHER_IS_BETTER[f]) if f in HIGHER_IS_BETTER else None
-        if b is not None and len({render[f](x) for x in v if x is not None}) > 1:
-            best[f] = render[f](b)
-    headers = [header(c) for c in cols]
-    if speed:
-        headers.append(f"Speed-up vs {report.baseline} (x)")
+    by_field = {c.field: c for c in visible} | ({"speedup": SPEEDUP} if speed else {})
+    if wide:
+        order = [c.field for c in visible]
+        order.insert(order.index("sample_ms_p50") + 1 if "sample_ms_p50" in order else len(order), "speedup")
+    else:
+        order = ["device", *DECISIVE, *IDENTITY]
+    cols = [by_field[f] for f in order if f in by_field]
+    values = {c.field: [_value(r, c.field, speed) for r in rows] for c in cols}
+    cell_marks: dict[str, list[str]] = {}
+    for c in cols:
+        if c.field in HIGHER_IS_BETTER:
+            entries = [Entry(v, ci, c.render(v), not r.partial and not r.error)
+                       for r, (v, ci) in zip(rows, values[c.field], strict=True)]  # fmt: skip
+            cell_marks[c.field] = marks(entries, HIGHER_IS_BETTER[c.field])
+    headers = [f"Speed-up vs {report.baseline} (x)" if c.field == "speedup" else header(c) for c in cols]
     fidelity = {f.device: f for f in report.fidelity.devices} if report.fidelity else {}
     if fidelity:
         headers.append(f"Fidelity vs {report.fidelity.reference}")
-    headers += ["Card-only passes", "Status"]
+    headers += ["Card-only passes", "Status"] if wide else ["Status"]
     out = []
     for i, r in enumerate(rows):
         line = []
         for c in cols:
-            v = getattr(r, c.field)
-            shown = c.render(v) if v is not None else None
-            line.append(
-                Cell(
-                    c.render_ci(v, r.intervals.get(c.field)), shown is not None and shown == best.get(c.field)
-                )
-            )
-        if speed:
-            s = speed.get(r.device)
-            if s is None:
-                line.append(Cell("–"))
-            elif r.device == report.baseline:
-                line.append(Cell("1.00 (baseline)", best.get("speedup") == SPEEDUP.render(1.0)))
+            v, ci = values[c.field][i]
+            mark = cell_marks.get(c.field, [""] * len(rows))[i]
+            if c.field == "speedup" and r.device == report.baseline:
+                line.append(Cell("1.00", "(baseline)", mark))
             else:
-                ci = (s[1], s[2]) if s[1] is not None and s[2] is not None else None
-                line.append(Cell(SPEEDUP.render_ci(s[0], ci), SPEEDUP.render(s[0]) == best.get("speedup")))
+                line.append(Cell(c.render(v), _ci(c, ci) if v is not None else "", mark))
         if fidelity:
             f = fidelity.get(r.device)
             line.append(Cell(summary_cell(f) if f is not None else "–"))
-        line.append(Cell(f"{len(r.card_only)} of {r.strict_scored}" if r.strict_scored else "–"))
-        line.append(Cell(status_cell(r) if not r.error else f"failed ({status_cell(r)})"))
+        if wide:
+            line.append(Cell(f"{len(r.card_only)} of {r.strict_scored}" if r.strict_scored else "–"))
+        line.append(Cell(status_text(r)))
         out.append(line)
     return headers, out
+
+
+def _value(r: DeviceRow, field: str, speed) -> tuple[float | None, tuple[float, float] | None]:
+    if field == "speedup":
+        s = speed.get(r.device)
+        if s is None:
+            return None, None
+        return s[0], ((s[1], s[2]) if s[1] is not None and s[2] is not None else None)
+    return getattr(r, field), r.intervals.get(field)
+
+
+# figures of the wide table that the compact one leaves to the details line, with how each reads
+_DETAILS = ("ttft_ms_p90", "prefill_tps_p50", "init_ms", "energy_mj_per_token_p50", "thermal_max_c", "wall_s",
+            "samples")  # fmt: skip
+
+
+def device_details(report: RunReport) -> list[tuple[str, list[str]]]:
+    """Per device, what the compact table leaves out, as short phrases: the other figures, what they
+    are over (--repeat/--warmup), how peak memory was measured, the card-only passes, the stand-in and
+    the shards. Settings every device shares are said once above the table instead."""
+    shared = {f for f, _ in shared_settings(report)}
+    columns = {c.field: c for c in COLUMNS}
+    out = []
+    for r in report.devices:
+        parts = []
+        for f in _DETAILS:
+            v = getattr(r, f)
+            if v is not None and v != "":
+                c = columns[f]
+                ci = _ci(c, r.intervals.get(f))
+                parts.append(
+                    f"{c.label} {c.render(v)}{' ' + c.unit if c.unit else ''}{' ' + ci if ci else ''}"
+                )
+        if r.strict_scored:
+            parts.append(f"card-only passes {len(r.card_only)} of {r.strict_scored}")
+        if r.figures_over and "figures_over" not in shared:
+            parts.append(f"figures over {r.figures_over}")
+        memory = []
+        if "peak_method" not in shared and r.peak_method:
+            memory.append(f"peak by {r.peak_method}")
+        if "mem_sample_ms" not in shared and r.mem_sample_ms is not None:
+            memory.append(f"memory sampled every {r.mem_sample_ms:g} ms")
+        parts += memory
+        if r.stand_in:
+            parts.append(f"stand-in: {r.stand_in}")
+        if r.shards:
+            parts.append(f"shards: {r.shards}")
+        out.append((r.device, parts))
+    return out

@@ -77,9 +77,11 @@ def device_row(
     repeats: Sequence[SampleResult] = (),
     figures_over: str = "",
     draws: Resamples | None = None,
+    expected: int | None = None,
 ) -> DeviceRow:
     """`repeats` (--repeat): the extra runs, counted in the latency distributions with the first runs.
-    `draws`: the intervals' bootstrap resamples, shared by every device of a report (stats.Resamples)."""
+    `draws`: the intervals' bootstrap resamples, shared by every device of a report (stats.Resamples).
+    `expected`: the samples the run selected (run.json); a device with fewer rows is partial."""
     score = as_record(report)
     name = device.get("name", outcome.name or "?")
     # rows a stand-in board ran for this phone are in its column, not in its figures (the board's)
@@ -114,6 +116,8 @@ def device_row(
         ttft_ms_p90=percentile([r.ttft_ms for r in timed if r.ttft_ms is not None], 90),
         prefill_tps_p50=percentile([r.prefill_tps for r in timed if r.prefill_tps], 50),
         decode_tps_p50=percentile([r.decode_tps for r in timed if r.decode_tps], 50),
+        sample_ms_p50=percentile([r.wall_ms for r in timed if r.wall_ms is not None], 50),
+        partial=_partial(outcome, all_rows, name, expected),
         peak_rss_mb=_max([max(filter(None, (r.peak_rss_mb, r.peak_hwm_mb)), default=None) for r in results]),
         peak_anon_mb=_max([r.peak_anon_mb for r in results]),
         wall_s=round(outcome.wall_s, 2) if outcome.wall_s is not None else None,
@@ -150,6 +154,19 @@ def device_row(
         card_only=tuple(s.id for s in strict if s.passed and not s.detail["strict_passed"]),
         **row_settings(results),
     )
+
+
+def _partial(outcome: DeviceOutcome, rows: Sequence[SampleResult], name: str, expected: int | None) -> str:
+    """`interrupted: 100/200` (Ctrl-C), `failed: 100/200` (the device's session failed part-way) or
+    `ran 100/200`; "" when the device has a row for every sample the run selected. Rows a board ran
+    for another device (--fallback) are not this device's."""
+    ran = sum(1 for r in rows if not r.stood_in_for or r.stood_in_for == name)
+    if expected is None:
+        return "interrupted" if outcome.interrupted else ""
+    if ran >= expected:
+        return ""
+    how = "interrupted" if outcome.interrupted else "failed" if outcome.error else "ran"
+    return f"{how}: {ran}/{expected}"
 
 
 def _shards(device: Mapping[str, Any]) -> str:

@@ -8,7 +8,8 @@ import html
 from urllib.parse import quote
 
 from .. import sustain
-from .cells import device_table, mod_cell, modalities, shared_settings
+from .best import BEST, TIED
+from .cells import BEST_NOTE, Cell, device_details, device_table, mod_cell, modalities, shared_settings
 from .facts import (
     FIGURES_NOTE,
     INTERVALS_NOTE,
@@ -38,6 +39,9 @@ dt{font-weight:600}dd{margin:0;word-break:break-all}.pass{color:#176b2c}.fail{co
 figure{margin:1em 0}figcaption{font-weight:600}nav a{margin-right:1em}.out{text-align:left;white-space:pre-wrap;max-width:46em;font-family:ui-monospace,monospace;font-size:.85em}
 th:last-child{text-align:left}tr.sh th{text-align:left;background:#e8eef7;font-weight:normal}.err{color:#a11}#filters{position:sticky;top:0;background:#fff;padding:.4em 0;border-bottom:1px solid #ddd}
 svg{max-width:100%;height:auto}td.best{background:#e6f4ea;font-weight:600}.note{color:#555;font-size:.9em}
+#devices{font-size:.92em}#devices td,#devices th{padding:.2em .35em}#devices .v,#devices .ci{white-space:nowrap}
+#devices td.t{text-align:left;overflow-wrap:anywhere;max-width:11em}
+#devices th{font-size:.9em;vertical-align:bottom}.tied{color:#666;font-size:.8em}#device-details li{margin:.15em 0}
 .prompt{text-align:left;white-space:pre-wrap;max-width:60em;font-family:ui-monospace,monospace;font-size:.85em;margin:.2em 0}
 img.thumb{max-height:120px;max-width:200px;border:1px solid #ccc;margin:.2em .4em .2em 0;vertical-align:top}
 #disagreeing td,#disagreeing th{text-align:left}.ci{color:#666;font-size:.8em;font-weight:normal;white-space:nowrap}#shared{margin:.3em 0}"""
@@ -82,20 +86,21 @@ def _num(v: float | None, fmt: str = "{:.0f}") -> str:
     return "–" if v is None else fmt.format(v)
 
 
-def _media(path: str) -> str:
-    """A thumbnail (image) or a player (audio) of a file the run folder holds (report/media.py)."""
-    href = quote(path)
+def _media(path: str, link_root: str = "") -> str:
+    """A thumbnail (image) or a player (audio) of a file the run folder holds (report/media.py);
+    `link_root`: the run folder's URL when the page is not written into it (render_html)."""
+    href = link_root + quote(path)
     if path.rsplit(".", 1)[-1].lower() in ("wav", "mp3", "flac", "ogg", "m4a", "opus"):
         return f"<audio controls preload='none' src='{href}'></audio>"
     return f"<a href='{href}'><img class='thumb' loading='lazy' alt='{_e(path)}' src='{href}'></a>"
 
 
-def _sample_block(s: SampleRow, names: list[str], disagree: bool) -> str:
+def _sample_block(s: SampleRow, names: list[str], disagree: bool, link_root: str = "") -> str:
     ref = (
         f" — reference: <span class='out'>{_e(s.reference[:HTML_OUTPUT_CHARS])}</span>" if s.reference else ""
     )
     prompt = f"<div class='prompt'>{_e(s.prompt[: 2 * HTML_OUTPUT_CHARS])}</div>" if s.prompt else ""
-    media = "".join(_media(m) for m in s.media)
+    media = "".join(_media(m, link_root) for m in s.media)
     parts = [
         f"<tbody class='sample' id='s-{_e(s.id)}' data-modality='{_e(s.modality)}' data-disagree='{int(disagree)}'>",
         f"<tr class='sh'><th colspan='9'><b>{_e(s.id)}</b> · {_e(s.modality)} · {_e(s.task)}{ref}{prompt}{media}</th></tr>",
@@ -130,7 +135,7 @@ def _options(fid: str, label: str, values: list[str], labels: dict[str, str] | N
     return f"<label>{label} <select id='{fid}'><option value=''>all</option>{opts}</select></label> "
 
 
-def _drill_down(report: RunReport) -> str:
+def _drill_down(report: RunReport, link_root: str = "") -> str:
     names = [r.device for r in report.devices]
     disagree = {d.id for d in report.disagreements.samples}
     statuses = sorted({c.status for s in report.samples for c in s.cells.values()})
@@ -157,31 +162,43 @@ def _drill_down(report: RunReport) -> str:
             "Output / error",
         )
     )
-    body = "".join(_sample_block(s, names, s.id in disagree) for s in report.samples)
+    body = "".join(_sample_block(s, names, s.id in disagree, link_root) for s in report.samples)
     return f"{filters}<table id='samples-table'><thead><tr>{head}</tr></thead>{body}</table>"
 
 
-def _devices(report: RunReport) -> str:
+def _devices(report: RunReport, link_root: str = "") -> str:
+    """The compact "which device?" table (the decisive figures first, fits a 1280 px screen), the
+    shared settings once above it and a details line per device (the other figures, how memory was
+    measured, the device's files) under it."""
     headers, rows = device_table(report)
+    figure = [i > 0 and h.endswith(")") for i, h in enumerate(headers)]  # a unit: a figure, else text
     body = []
-    for r, row in zip(report.devices, rows, strict=True):
-        folder = quote(f"devices/{r.folder}" if r.folder else "devices")
-        links = f"<a href='{folder}/results.jsonl'>results</a> · <a href='{folder}/raw/'>raw</a>"
+    for row in rows:
         cells = "".join(
-            f"<td class='best'>{_figure(c.text)} ★</td>" if c.best else f"<td>{_figure(c.text)}</td>"
-            for c in row
+            _figure(c) if fig else f"<td class='t'>{_e(c.value)}</td>"
+            for c, fig in zip(row, figure, strict=True)
         )
-        body.append(f"<tr>{cells}<td>{links}</td></tr>")
-    head = "".join(f"<th>{_e(h)}</th>" for h in headers + ["Files"])
+        body.append(f"<tr>{cells}</tr>")
+    head = "".join(f"<th>{_e(h)}</th>" for h in headers)
     shared = " · ".join(text for _, text in shared_settings(report))
     same = f"<p id='shared'>Same on every device: {_e(shared)}</p>" if shared else ""
-    return f"{same}<table id='devices'><thead><tr>{head}</tr></thead><tbody>{''.join(body)}</tbody></table>"
+    details = []
+    for r, (name, parts) in zip(report.devices, device_details(report), strict=True):
+        folder = link_root + quote(f"devices/{r.folder}" if r.folder else "devices")
+        links = f"files: <a href='{folder}/results.jsonl'>results</a> · <a href='{folder}/raw/'>raw</a>"
+        details.append(f"<li><b>{_e(name)}</b>: {_e('; '.join(parts))}{'; ' if parts else ''}{links}</li>")
+    return (
+        f"{same}<table id='devices'><thead><tr>{head}</tr></thead><tbody>{''.join(body)}</tbody></table>"
+        f"<ul id='device-details' class='note'>{''.join(details)}</ul>"
+    )
 
 
-def _figure(text: str) -> str:
-    """A figure with its interval under it, smaller: `12.3` over `(11.8–13.1)`."""
-    value, sep, rest = text.partition(" (")
-    return f"{_e(value)}<br><span class='ci'>({_e(rest)}</span>" if sep else _e(text)
+def _figure(c: Cell) -> str:
+    """A figure's cell with its interval under it, smaller: `12.3` over `(11.8–13.1)`; ★ or tied."""
+    mark = " ★" if c.mark == BEST else "<span class='tied'> tied</span>" if c.mark == TIED else ""
+    ci = f"<br><span class='ci'>{_e(c.interval)}</span>" if c.interval else ""
+    cls = " class='best'" if c.mark == BEST else ""
+    return f"<td{cls}><span class='v'>{_e(c.value)}{mark}</span>{ci}</td>"
 
 
 def _paired(report: RunReport) -> str:
@@ -260,7 +277,10 @@ def _disagreements(report: RunReport) -> str:
     return "".join(parts)
 
 
-def render_html(report: RunReport) -> str:
+def render_html(report: RunReport, link_root: str = "") -> str:
+    """The page. Its links to the run folder's files (media, device folders) are relative: the page
+    is written into the run folder. `link_root` (the folder's file:// URL, ending in /) makes them
+    absolute, for a page written elsewhere (`edgefarm report RUN --format html > page.html`)."""
     from .charts import render_charts
 
     title = _e(f"edgefarm run {report.run_id}")
@@ -282,8 +302,9 @@ def render_html(report: RunReport) -> str:
         f"<title>{title}</title><style>{_CSS}</style></head><body><h1>{title}</h1>",
         "<nav><a href='#devices-h'>Devices</a><a href='#charts'>Charts</a><a href='#disagreements'>Disagreements</a><a href='#drill'>Samples</a></nav>",
         f"<dl id='stamp'>{stamp}</dl>",
-        "<h2 id='devices-h'>Which device? <small class='note'>★ best per column; 95% interval in brackets</small></h2>",
-        _devices(report),
+        "<h2 id='devices-h'>Which device?</h2>",
+        f"<p class='note'>{_e(BEST_NOTE)}</p>",
+        _devices(report, link_root),
         f"<p class='note'>{_e(INTERVALS_NOTE)}</p>",
         _paired(report),
         _fidelity(report),
@@ -301,6 +322,6 @@ def render_html(report: RunReport) -> str:
     parts += ["<h2 id='charts'>Charts</h2>", *charts]
     parts.append(sustain.html(report.sustain))  # --sustain: the curve per device ('' without)
     parts += ["<h2 id='disagreements'>Disagreements between devices</h2>", _disagreements(report)]
-    parts += ["<h2 id='drill'>Samples on every device</h2>", _drill_down(report)]
+    parts += ["<h2 id='drill'>Samples on every device</h2>", _drill_down(report, link_root)]
     parts.append(f"<p>{_e(FIGURES_NOTE)}</p><script>{_JS}</script></body></html>\n")
     return "\n".join(parts)

@@ -22,6 +22,7 @@ BOOTSTRAPPED: tuple[tuple[str, Callable[[SampleResult], float | None], float], .
     ("ttft_ms_p90", lambda r: r.ttft_ms, 90),
     ("prefill_tps_p50", lambda r: r.prefill_tps or None, 50),
     ("decode_tps_p50", lambda r: r.decode_tps or None, 50),
+    ("sample_ms_p50", lambda r: r.wall_ms, 50),
     ("energy_j_p50", lambda r: r.energy_j if energy_trusted(r) else None, 50),
     ("energy_mj_per_token_p50", lambda r: r.energy_mj_per_token if energy_trusted(r) else None, 50),
 )

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from .. import sustain
-from .cells import Cell, device_table, mod_cell, modalities, sample_cell, shared_settings
+from .cells import BEST_NOTE, Cell, device_table, mod_cell, modalities, sample_cell, shared_settings
 from .facts import (
     FIGURES_NOTE,
     INTERVALS_NOTE,
@@ -40,7 +40,7 @@ def _md_figure(t) -> list[str]:
 
 
 def _md_cell(c: Cell) -> str:
-    return f"**{c.text}** ★" if c.best else c.text
+    return f"**{c.text}** ★" if c.best else c.marked()
 
 
 def to_markdown(report: RunReport) -> str:
@@ -49,8 +49,8 @@ def to_markdown(report: RunReport) -> str:
     sharing = sharing_text(report)
     if sharing:
         lines.append(f"- CPU sharing: {sharing}")
-    headers, rows = device_table(report)
-    lines += ["", "## Which device? (★ best per column; 95% interval in brackets)", ""]
+    headers, rows = device_table(report, wide=True)
+    lines += ["", f"## Which device? ({BEST_NOTE})", ""]
     shared = shared_settings(report)
     if shared:
         lines += ["Same on every device: " + " · ".join(text for _, text in shared), ""]

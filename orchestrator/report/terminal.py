@@ -5,33 +5,86 @@ from __future__ import annotations
 
 import io
 
+from rich.cells import cell_len
 from rich.console import Console, Group
 from rich.markup import escape
 from rich.table import Table
 from rich.text import Text
 
-from .cells import TERMINAL_FIELDS, device_table, mod_cell, modalities, shared_settings
+from .best import BEST, TIED
+from .cells import BEST_NOTE, Cell, device_table, mod_cell, modalities, shared_settings
 from .facts import INTERVALS_NOTE, card_only_lines, paired_lines, sharing_text, worst_pair_text
 from .fidelity_views import fidelity_table, worst_table
 from .types import RunReport
 
 
-def device_tables(report: RunReport) -> Group:
-    """The "which device?" table (★ best per column, 95% intervals), pass by modality, the paired
-    comparison against the baseline, the card-only passes and the least agreeing pair."""
-    headers, rows = device_table(report, TERMINAL_FIELDS)
-    table = Table(title=f"edgefarm run {report.run_id}", title_justify="left")
-    for i, h in enumerate(headers):
-        table.add_column(h, justify="left" if i == 0 else "right", overflow="fold")
-    for r, row in zip(report.devices, rows, strict=True):
-        cells = [f"[bold]{escape(c.text)} ★[/]" if c.best else escape(c.text) for c in row]
-        if r.error:
-            cells[-1] = f"[red]{cells[-1]}[/]"
-        table.add_row(*cells)
+def _fitted(headers: list[str], rows: list[list[Cell]], title: str, width: int) -> tuple[Table, list[int]]:
+    """The table with as many columns as fit `width` (never a wrapped number): columns are dropped
+    from the right, the status last and the device never; returns the dropped columns' indexes."""
+    keep = list(range(len(headers)))
+    status = len(headers) - 1
+    while True:
+        table = Table(title=title, title_justify="left")
+        for i in keep:
+            if i == status:  # the only column whose text may wrap (at its spaces)
+                table.add_column(headers[i], min_width=min(16, max(len(r[i].value) for r in rows)))
+            else:
+                text = i == 0 or not _unit(headers[i])  # a name, hardware, SoC: left; figures right
+                table.add_column(_stacked(headers[i]), justify="left" if text else "right", no_wrap=True)
+        for row in rows:
+            table.add_row(*[_cell(row[i]) for i in keep])
+        fits = _needed(headers, rows, keep, status) <= width
+        if fits or len(keep) <= 2:
+            return table, [i for i in range(len(headers)) if i not in keep]
+        drop = next((i for i in reversed(keep) if i not in (0, status)), status)
+        keep.remove(drop)
+
+
+def _needed(headers: list[str], rows: list[list[Cell]], keep: list[int], status: int) -> int:
+    """The table's width in columns: each kept column's widest text (the status column wraps at 16),
+    plus its padding and border."""
+    total = 1
+    for i in keep:
+        texts = _stacked(headers[i]).split("\n") + [_plain(r[i]) for r in rows]
+        w = max(cell_len(t) for t in texts)
+        total += (min(w, 16) if i == status else w) + 3
+    return total
+
+
+def _plain(c: Cell) -> str:
+    return f"{c.value} ★" if c.mark == BEST else f"{c.value} tied" if c.mark == TIED else c.value
+
+
+def _stacked(header: str) -> str:
+    """A header on as many lines as it has parts: `TTFT p50` over `(ms)`; `Speed-up` over `vs a`."""
+    return header.replace(" vs ", "\nvs ").replace(" (", "\n(")
+
+
+def _cell(c: Cell) -> str:
+    return f"[bold]{escape(_plain(c))}[/]" if c.mark == BEST else escape(_plain(c))
+
+
+def device_tables(report: RunReport, width: int = 160, wide: bool = False) -> Group:
+    """The "which device?" table fitted to `width` columns (★ best, tied; the decisive figures, then
+    what else fits; `wide`: every column), each device's 95% intervals and any column that did not
+    fit on lines under it; pass by modality, the paired comparison against the baseline, the
+    card-only passes and the least agreeing pair."""
+    headers, rows = device_table(report, wide=wide)
+    table, dropped = _fitted(headers, rows, f"edgefarm run {report.run_id}", width)
     shared = shared_settings(report)
     parts: list = [table]
     if shared:
         parts.append(Text("same on every device: " + " · ".join(t for _, t in shared)))
+    parts.append(Text(BEST_NOTE, style="dim"))
+    for r, row in zip(report.devices, rows, strict=True):  # intervals (and columns that did not fit)
+        cis = [f"{_label(headers[i])} {row[i].interval}" for i in range(1, len(row)) if row[i].interval
+               and row[i].interval != "(baseline)" and i not in dropped]  # fmt: skip
+        more = [_dropped(headers[i], row[i]) for i in dropped if row[i].value not in ("", "–")]
+        if cis or more:
+            text = (
+                (f"95%: {' · '.join(cis)}" if cis else "") + ("; " if cis and more else "") + "; ".join(more)
+            )
+            parts.append(Text(f"{r.device}: {text}"))
     for r in report.devices:  # a board ran this phone's missing samples (or this board ran a phone's)
         if r.stand_in:
             parts.append(Text(f"{r.device}: stand-in: {r.stand_in}", style="yellow"))
@@ -45,9 +98,6 @@ def device_tables(report: RunReport) -> Group:
         for r in report.devices:
             by_mod.add_row(r.device, *[mod_cell(r, m) for m in mods])
         parts.append(by_mod)
-    over = {r.figures_over for r in report.devices if r.figures_over}
-    if over:  # --repeat / --warmup: say what TTFT and the speeds are distributions over
-        parts.append(Text("figures over " + "; ".join(sorted(over))))
     sharing = sharing_text(report)
     if sharing:
         parts.append(Text(f"CPU sharing: {sharing}", style="yellow"))
@@ -77,11 +127,36 @@ def device_tables(report: RunReport) -> Group:
     return Group(*parts)
 
 
-def to_text(report: RunReport, width: int = 160) -> str:
+def _dropped(header: str, c: Cell) -> str:
+    """A column that did not fit, as a phrase: `Peak RSS 91 MB`, `Speed-up vs a 0.70 x (0.43–1.02) tied`."""
+    return " ".join(
+        x for x in (_label(header), c.value + _unit(header), c.interval, _plain(c)[len(c.value) + 1 :]) if x
+    )
+
+
+def _unit(h: str) -> str:
+    """` ms` for a header `TTFT p50 (ms)`; '' without a unit."""
+    return " " + h.rsplit(" (", 1)[1][:-1] if h.endswith(")") and " (" in h else ""
+
+
+def _label(h: str) -> str:
+    """A header without its unit: `TTFT p50 (ms)` -> `TTFT p50`."""
+    return h.rsplit(" (", 1)[0] if h.endswith(")") else h
+
+
+def to_text(report: RunReport, width: int = 160, wide: bool = False) -> str:
     """The terminal tables as plain text (no colour codes), for the `term` format and tests."""
     buf = io.StringIO()
-    Console(file=buf, width=width, color_system=None, highlight=False).print(device_tables(report))
+    Console(file=buf, width=width, color_system=None, highlight=False).print(
+        device_tables(report, width, wide)
+    )
     return buf.getvalue()
+
+
+def print_tables(report: RunReport, wide: bool = False) -> None:
+    """The tables on stdout, fitted to the terminal's width (160 columns for a file or a pipe)."""
+    console = stdout_console()
+    console.print(device_tables(report, console.width, wide))
 
 
 def stdout_console() -> Console:

@@ -94,6 +94,8 @@ class DeviceRow:
     mem_sample_ms: float | None = None
     quantization: str = ""  # the model's (its largest section's), from run.json's model facts
     repeat: int | None = None  # --repeat (1: each sample once)
+    sample_ms_p50: float | None = None  # the median time per sample (wall, ok samples), for "which device?"
+    partial: str = ""  # "interrupted: 100/200" when the device did not run every sample (never marked best)
 
 
 COLUMNS: tuple[Column, ...] = (
@@ -114,6 +116,7 @@ COLUMNS: tuple[Column, ...] = (
     Column("ttft_ms_p90", "TTFT p90", "ms", "{:.1f}"),
     Column("prefill_tps_p50", "Prefill", "tok/s", "{:.0f}"),
     Column("decode_tps_p50", "Decode", "tok/s", "{:.0f}"),
+    Column("sample_ms_p50", "Time/sample", "ms", "{:.0f}"),
     Column("peak_rss_mb", "Peak RSS", "MB", "{:.0f}"),
     Column("peak_method", "Peak method"),
     Column("mem_sample_ms", "Mem sampling", "ms", "{:g}"),

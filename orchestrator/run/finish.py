@@ -12,7 +12,7 @@ from rich.console import Console
 from ..errors import DeviceError, ModelError, OutputError
 from ..interrupt import INTERRUPTED_EXIT
 from ..report.build import load_report, write_reports
-from ..report.terminal import device_tables, stdout_console
+from ..report.terminal import print_tables
 from ..rundir import utc_now, versions, write_run_json
 from ..runners.stamp import device_versions
 from ..scoring.evalscope_table import render_table
@@ -71,7 +71,7 @@ def print_outcomes(outcomes: Sequence[DeviceOutcome], report, model_name: str, c
     """The comparison tables on stdout (and evalscope's table per device; none when `report` is None: no
     device ran); warnings and failures on stderr."""
     if report is not None:
-        stdout_console().print(device_tables(report))
+        print_tables(report)
     for o in outcomes:
         if o.report and o.report.get("metrics"):  # evalscope formats: evalscope's own table per device
             click.echo(f"\n{o.name}:\n" + render_table(model_name, o.report))

@@ -334,8 +334,8 @@ class AndroidRunner:
                 ):
                     tail = "\n".join(x for x in (tail, kill_records(device, pid)) if x)
             row = native.line_row(
-                line, item.id, opts, tail, self.available_mb
-            )  # built once, reply parsed once
+                line, item.id, opts, tail, self.available_mb, item.max_output_tokens
+            )  # built once
             results[item.id] = native.with_snapshots(row, line, opts, {})
             self.native_lines[item.id] = (line, row)
             events.result(results[item.id])

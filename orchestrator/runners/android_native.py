@@ -156,6 +156,7 @@ def result_from_line(
     log_tail: str = "",
     runtime_log: Sequence[str] = (),
     available_mb: float | None = None,
+    max_output_tokens: int | None = None,
 ) -> SampleResult:
     """One runner (or driver) result line -> the row. `files` are the hook's snapshots; `runtime_log`
     the runner log's lines (backend_lines): the backend that really ran is read there (android_runner/
@@ -166,7 +167,7 @@ def result_from_line(
 
     The same as `with_snapshots(line_row(...), ...)`: a phone's row streams in as its `line_row`, and
     at the end of the run the line's row (built once) gets the snapshots and the runner log."""
-    row = line_row(line, item_id, opts, log_tail, available_mb)
+    row = line_row(line, item_id, opts, log_tail, available_mb, max_output_tokens)
     return with_snapshots(row, line, opts, files, runtime_log)
 
 
@@ -193,9 +194,11 @@ def line_row(
     opts: RunOptions,
     log_tail: str = "",
     available_mb: float | None = None,
+    max_output_tokens: int | None = None,
 ) -> SampleResult:
     """What the result line alone says (no hook snapshots, no runner log): status, answer, speed,
-    memory; the backend as asked when it answered. `with_snapshots` adds the rest."""
+    memory; the backend as asked when it answered. `with_snapshots` adds the rest.
+    `max_output_tokens`: the cap the job gave this sample (its JobItem's), recorded on the row."""
     raw = str(line.get("status", ""))
     exit_code, signal = _int(line.get("exit_code")), None
     if raw == DIED:
@@ -275,6 +278,7 @@ def line_row(
             prefill_ms(turns[0].prefill_tokens, turns[0].prefill_tps) if turns else None,
         ),
         runner="native",
+        max_output_tokens=max_output_tokens,
         peak_method=method,
         mem_sample_ms=_num(line.get("mem_sample_ms")),
         invalid_utf8_bytes=_count(line.get("invalid_utf8_bytes")),

@@ -384,6 +384,7 @@ def test_an_after_hook_sleeping_past_the_samples_deadline_keeps_the_answer(adb_l
     # the row's time ends with the answer: the after-hook's 5 s are not in it
     assert all(r.output.strip() for r in results) and all(r.wall_ms < HOOK_SLEEP_S * 1000 for r in results)
     assert all(r.thermal_after for r in results)  # the slow hook still took its snapshot
+    assert [r.max_output_tokens for r in results] == [8, 8]  # the job's cap, on the phone's rows (issue 36)
 
 
 def test_a_phone_whose_results_file_refuses_writes_says_so_and_keeps_every_row(adb_lab, tmp_path):

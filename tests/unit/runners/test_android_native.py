@@ -87,6 +87,8 @@ def test_a_row_streams_from_its_line_and_gets_the_snapshots_and_the_log_at_the_e
     log = backend_lines((fixtures / "real" / "lm1448_emulator_gpu_head.log").read_text("utf-8"))
     gpu = replace(OPTS, backend="gpu")
     row = line_row(line, "S", gpu)
+    assert row.max_output_tokens is None  # the job's cap, when the driver passes it (issue 36):
+    assert line_row(line, "S", gpu, max_output_tokens=64).max_output_tokens == 64
     streamed = with_snapshots(row, line, gpu, {})
     assert streamed.status == "ok" and streamed.backend == "gpu" and streamed.energy_j is None
     end = with_snapshots(row, line, gpu, files, log)
