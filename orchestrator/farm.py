@@ -13,6 +13,7 @@ from typing import Any, Protocol
 from rich.console import Console
 
 from .errors import EdgefarmError
+from .measure import count_unit
 from .progress import FarmProgress
 from .run.types import DeviceOutcome, Phase, Score
 from .rundir import write_outcome
@@ -43,10 +44,12 @@ def drive(
     console: Console,
     stop: threading.Event,
     kinds: Mapping[str, str],
+    units: Mapping[str, str] | None = None,
 ) -> dict[str, DeviceOutcome]:
     """Each lane in its own thread (its devices one after another), one progress bar (or plain line)
     per device, updated from `states` until the last lane ends. A device whose turn comes after a
-    Ctrl-C starts nothing and writes nothing. A bug in a farm's `work` is raised."""
+    Ctrl-C starts nothing and writes nothing. A bug in a farm's `work` is raised. `units`: what each
+    device's progress counts (job_unit), said in its rate."""
     outcomes: dict[str, DeviceOutcome] = {}
 
     def lane_work(lane: Sequence[str]) -> None:
@@ -57,7 +60,9 @@ def drive(
             else:
                 outcomes[name] = work(name)
 
-    bars = FarmProgress(console, {n: st.total for n, st in states.items()})  # or plain lines when piped
+    bars = FarmProgress(
+        console, {n: st.total for n, st in states.items()}, units=units
+    )  # or plain lines when piped
     with bars, ThreadPoolExecutor(max_workers=max(1, len(lanes)), thread_name_prefix="device") as pool:
         futures = [pool.submit(lane_work, lane) for lane in lanes]
         while True:
@@ -70,6 +75,12 @@ def drive(
         for f in futures:
             f.result()
     return outcomes
+
+
+def job_unit(job: DeviceJob) -> str:
+    """What a device's progress counts: "samples", or "runs" when --repeat/--warmup/--sustain run a
+    sample more than once (measure.count_unit)."""
+    return count_unit(len(job.samples), job.runs)
 
 
 class LocalFarm:
@@ -100,5 +111,6 @@ class LocalFarm:
                 outcome.error = outcome.error or str(e)
             return outcome
 
-        outcomes = drive(lanes, work, states, console, stop, {d.name: d.kind for d in devices})
+        units = {n: job_unit(jobs[n]) for n in by_name}
+        outcomes = drive(lanes, work, states, console, stop, {d.name: d.kind for d in devices}, units)
         return [outcomes[d.name] for d in devices]

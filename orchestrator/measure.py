@@ -40,6 +40,11 @@ def measured_count(samples: int, repeat: int = 1, warmup: int = 0, sustain: int 
     return warmup + samples * repeat * sustain if samples else 0
 
 
+def count_unit(samples: int, runs: int) -> str:
+    """What a device's progress counts: "samples", or "runs" when a sample runs more than once."""
+    return "samples" if runs == samples else "runs"
+
+
 def sustain_pass(row_id: str) -> int | None:
     """The --sustain pass a copy belongs to (`ID@s3` -> 3), None for any other row."""
     head, sep, tail = row_id.rpartition(SUSTAIN_MARK)

@@ -35,16 +35,27 @@ class _State:
     current: str = ""
     first_sample_at: float | None = None  # when the device started running samples (rate, ETA)
     ended: bool = False
+    unit: str = "samples"  # what `done` counts: "runs" under --repeat/--warmup/--sustain
+
+
+def rate_text(st: _State, now: float) -> str:
+    """`3.10 samples/s, ETA 52 s` (`runs/s` when a sample runs more than once); '' before the first
+    one is done (pure)."""
+    if st.first_sample_at is None or not st.done or now <= st.first_sample_at:
+        return ""
+    rate = st.done / (now - st.first_sample_at)
+    text = f"{rate:.2f} {st.unit}/s"
+    if st.done < st.total and rate > 0:
+        text += f", ETA {_duration((st.total - st.done) / rate)}"
+    return text
 
 
 def plain_line(name: str, st: _State, now: float, width: int = 16) -> str:
     """`pixel-8  40/200 (ok 38, failed 2) 3.1 samples/s, ETA 52 s, running IMG-040` (pure)."""
     text = f"{name:<{width}} {st.done}/{st.total} (ok {st.ok}, failed {st.failed})"
-    if st.first_sample_at is not None and st.done and now > st.first_sample_at:
-        rate = st.done / (now - st.first_sample_at)
-        text += f" {rate:.2f} samples/s"
-        if st.done < st.total and rate > 0:
-            text += f", ETA {_duration((st.total - st.done) / rate)}"
+    rate = rate_text(st, now)
+    if rate:
+        text += f" {rate}"
     if st.phase:
         text += f", {st.phase}"
         if st.phase == "running" and st.current:
@@ -74,9 +85,14 @@ class FarmProgress:
         interval_s: float = PLAIN_INTERVAL_S,
         clock: Callable[[], float] = time.monotonic,
         plain: bool | None = None,
+        units: Mapping[str, str] | None = None,
     ) -> None:
+        """`totals`: what each device will count; `units`: what that is, "samples" (the default) or
+        "runs" (measure.count_unit), said in the rate."""
         self.console = console
-        self.states = {name: _State(total) for name, total in totals.items()}
+        self.states = {
+            name: _State(total, unit=(units or {}).get(name, "samples")) for name, total in totals.items()
+        }
         self.interval_s = interval_s
         self.clock = clock
         self.plain = (not console.is_terminal) if plain is None else plain
@@ -95,6 +111,7 @@ class FarmProgress:
             MofNCompleteColumn(),
             TextColumn("[green]ok {task.fields[ok]}[/] [red]failed {task.fields[failed]}[/]"),
             TextColumn("{task.fields[phase]} {task.fields[current]}"),
+            TextColumn("{task.fields[rate]}"),
             TimeElapsedColumn(),
             console=self.console,
             transient=False,
@@ -103,7 +120,7 @@ class FarmProgress:
         self._bars.start()
         for name, st in self.states.items():
             self._tasks[name] = self._bars.add_task(
-                "", total=st.total, device=name[:16], ok=0, failed=0, phase="", current=""
+                "", total=st.total, device=name[:16], ok=0, failed=0, phase="", current="", rate=""
             )
 
     def update(self, name: str, done: int, ok: int, failed: int, phase: str, current: str = "") -> None:
@@ -120,6 +137,7 @@ class FarmProgress:
                 failed=failed,
                 phase=phase,
                 current=current[:24] if phase == "running" else "",
+                rate=rate_text(st, now),
             )
             return
         if phase in ("done", "failed") and not st.ended:  # a device that finishes says so at once

@@ -24,7 +24,7 @@ from android_runner.contract import SampleResult
 from ..datasets.types import Sample
 from ..devices.lock import controller_id
 from ..errors import DeviceLost, EdgefarmError
-from ..farm import drive
+from ..farm import drive, job_unit
 from ..fsutil import make_dir, output_errors, write_bytes_atomic
 from ..interrupt import Interrupted
 from ..jobs import write_bundle
@@ -183,7 +183,9 @@ def run_on_cluster(
             agents[host_of[name]].stop.remote(name)
 
     threading.Thread(target=watch_stop, daemon=True).start()
-    outcomes = drive([(n,) for n in names], work, states, console, stop, kind_of)
+    outcomes = drive(
+        [(n,) for n in names], work, states, console, stop, kind_of, {n: job_unit(jobs[n]) for n in names}
+    )
     phases = {"hand_over_s": t_staged - t0, "sessions_s": time.monotonic() - t_staged,
               "first_row_s": max((t - t_staged for t in first_row.values()), default=0.0),
               "tail_s": max((ended[d] - last_row[d] for d in ended if d in last_row), default=0.0)}  # fmt: skip

@@ -58,3 +58,21 @@ def test_bars_on_a_terminal():
     p.update("pixel-8", 4, 4, 0, "done")
     p.close()
     assert "4/4" in buf.getvalue() and "samples/s" not in buf.getvalue()
+
+
+def test_bars_on_a_terminal_show_the_rate_and_eta_of_what_they_count():
+    """A terminal's bars carry the rate and ETA the plain lines have; a device whose samples run more
+    than once (--repeat) counts runs and says runs/s."""
+    buf, clock = io.StringIO(), Clock()
+    console = Console(file=buf, force_terminal=True, width=160, color_system=None)
+    p = FarmProgress(console, {"pixel-8": 40, "pi-5": 120}, clock=clock, units={"pi-5": "runs"})
+    p.start()
+    p.update("pixel-8", 0, 0, 0, "running", "S-1")
+    p.update("pi-5", 0, 0, 0, "running", "S-1")
+    clock.t += 10
+    p.update("pixel-8", 10, 10, 0, "running", "S-11")
+    p.update("pi-5", 30, 30, 0, "running", "S-11")
+    p._bars.refresh()
+    p.close()
+    out = buf.getvalue()
+    assert "1.00 samples/s, ETA 30 s" in out and "3.00 runs/s, ETA 30 s" in out
