@@ -100,8 +100,11 @@ def _detail(s: SampleScore) -> dict[str, Any]:
 
 
 def _strict(s: SampleScore, sample: Sample, output: str) -> dict[str, Any]:
-    """The strict content check beside the card's verdict (scoring/strict.py), free-text rows only."""
-    return {"strict_passed": strict_pass(output, sample.references)} if s.metric in STRICT_METRICS else {}
+    """The strict verdict beside the card's (free-text rows only): the card's pass AND the content
+    check (scoring/strict.py), so it is never looser than the card's rule it tightens."""
+    if s.metric not in STRICT_METRICS:
+        return {}
+    return {"strict_passed": bool(s.passed) and strict_pass(output, sample.references)}
 
 
 def scored_sample(sample: Sample, output: str) -> ScoredSample:

@@ -35,6 +35,16 @@ def test_two_token_answer_passes_the_card_but_not_the_strict_check():
     assert row["passed"] is True and row["strict_passed"] is False
 
 
+def test_the_strict_verdict_is_never_looser_than_the_cards():
+    """issue 36: a constant answer sharing one content word with a long summary passed the content
+    check while the card's BLEU-1 failed it; the strict verdict is the card's pass AND the check."""
+    summary = ("A red square drawn on a plain white background, centred in the picture",)
+    assert strict_pass("red", summary)  # the content check alone: one shared word
+    report = report_json(score_edgemm(dataset(sample("IMG-1", "image", "caption", summary)), {"IMG-1": "red"}))
+    row = report["samples"][0]
+    assert row["passed"] is False and row["strict_passed"] is False
+
+
 @pytest.mark.parametrize(
     "output,refs,expected",
     [
