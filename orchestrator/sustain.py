@@ -141,36 +141,21 @@ def markdown(curves: Mapping[str, Mapping[str, Any]]) -> list[str]:
     return lines
 
 
-def svg(c: Mapping[str, Any], width: int = 360, height: int = 120) -> str:
-    """A small line chart of decode speed per pass (the curve), with the throttle time marked."""
-    pts = [(p["end_s"], p["decode_tps"]) for p in c.get("passes", ()) if p["decode_tps"] is not None]
-    if len(pts) < 2:
-        return ""
-    t_max, v_max = max(t for t, _ in pts) or 1.0, max(v for _, v in pts) or 1.0
-    xy = [(20 + (width - 30) * t / t_max, height - 20 - (height - 30) * v / v_max) for t, v in pts]
-    line = " ".join(f"{x:.1f},{y:.1f}" for x, y in xy)
-    dots = "".join(f'<circle cx="{x:.1f}" cy="{y:.1f}" r="3"/>' for x, y in xy)
-    mark = ""
-    if c.get("first_throttle_s") is not None:
-        x = 20 + (width - 30) * c["first_throttle_s"] / t_max
-        mark = f'<line x1="{x:.1f}" y1="10" x2="{x:.1f}" y2="{height - 20}" stroke="#c33" stroke-dasharray="4 3"/>'
-    return (f'<svg xmlns="http://www.w3.org/2000/svg" width="{width}" height="{height}" role="img" '
-            f'aria-label="decode speed per pass">{mark}<polyline fill="none" stroke="#36c" stroke-width="2" '
-            f'points="{line}"/><g fill="#36c">{dots}</g><text x="20" y="{height - 5}" font-size="10">'
-            f'0 s</text><text x="{width - 40}" y="{height - 5}" font-size="10">{t_max:.0f} s</text>'
-            f'<text x="22" y="12" font-size="10">{v_max:.0f} tok/s</text></svg>')  # fmt: skip
-
-
-def html(curves: Mapping[str, Mapping[str, Any]]) -> str:
-    """report.html's sustained-load section ('' without --sustain)."""
+def html(curves: Mapping[str, Mapping[str, Any]], chart: str = "") -> str:
+    """report.html's sustained-load section ('' without --sustain): a line per device (time to the
+    first throttle, steady state), `chart` (every device's decode speed as % of its first pass against
+    time, report/charts.py) and the per-pass table."""
     from html import escape
 
     if not curves:
         return ""
     headers, rows = table(curves)
-    parts = ['<section id="sustain"><h2>Sustained load (--sustain)</h2>']
-    for name, c in curves.items():
-        parts.append(f"<h3>{escape(name)}</h3><p>{escape(summary(name, c))}</p>{svg(c)}")
+    parts = ['<section id="sustain"><h2>Sustained load (--sustain)</h2><ul>']
+    parts += [f"<li>{escape(summary(name, c))}</li>" for name, c in curves.items()]
+    parts.append("</ul>")
+    if chart:
+        parts.append(f"<figure id='chart-sustain' class='chart'><figcaption>Decode speed as % of each device's first "
+                     f"pass, against the time under load</figcaption>{chart}</figure>")  # fmt: skip
     parts.append(
         "<table><thead><tr>" + "".join(f"<th>{escape(h)}</th>" for h in headers) + "</tr></thead><tbody>"
     )

@@ -54,7 +54,12 @@ def pass_by_modality(report: RunReport) -> str | None:
         return None
     names, colors = [r.device for r in devices], svg.colors(len(devices))
     xlabels = [m.replace("_", "\n") for m in mods]
-    ylocs, ylabels = [0.0, 20.0, 40.0, 60.0, 80.0, 100.0], ["0", "20", "40", "60", "80", "100"]
+    rates = [
+        100.0 * m["passed"] / m["total"] for r in devices for m in r.by_modality.values() if m.get("total")
+    ]
+    ylocs, ylabels = svg.nice_ticks(
+        0.0, min(100.0, max(rates, default=0.0)) or 1.0
+    )  # from 0 to the highest bar
     left, bottom, legend = svg.left_margin(ylabels, True), svg.bottom_margin(xlabels), svg.legend_width(names)
     slot = max(0.9, svg.widest(xlabels) + 0.15)  # a modality's room: at least its label's
     width = max(
@@ -69,7 +74,7 @@ def pass_by_modality(report: RunReport) -> str | None:
         width - left - legend,
         height - svg.TOP - bottom,
         (-0.5, len(mods) - 0.5),
-        (0, 100),
+        (ylocs[0], ylocs[-1]),
     )
     bar, boxes, fills = 0.8 / len(devices), [], []
     for i, (r, color) in enumerate(zip(devices, colors)):
@@ -98,7 +103,12 @@ def _label(canvas, p, placed: list, x: float, y: float, text: str) -> None:
         (x - 0.08 - w, y - 0.04 - h),
     ):
         box = (x0, y0, x0 + w, y0 + h)
-        inside = p.left <= box[0] and box[2] <= p.left + p.width and box[3] <= p.bottom + p.height
+        inside = (
+            p.left <= box[0]
+            and box[2] <= p.left + p.width
+            and p.bottom <= box[1]
+            and box[3] <= p.bottom + p.height
+        )
         if inside and not any(
             b[0] < box[2] and box[0] < b[2] and b[1] < box[3] and box[1] < b[3] for b in placed
         ):
@@ -119,14 +129,17 @@ def accuracy_latency(report: RunReport) -> str | None:
     lo, hi = min(xs), max(xs)
     pad = (hi - lo) * 0.08 or abs(hi) * 0.1 or 1.0
     xlocs, xlabels = svg.fitting_ticks(max(0.0, lo - pad), hi + pad, 4.0)
-    ylocs, ylabels = [0.0, 20.0, 40.0, 60.0, 80.0, 100.0], ["0", "20", "40", "60", "80", "100"]
+    ys = [v for r in rows for v in (r.pass_rate_pct, *r.intervals.get("pass_rate_pct", ()))]
+    ypad = (max(ys) - min(ys)) * 0.08 or 1.0  # fitted to the rates and their intervals: 2% is not flat
+    ylocs, ylabels = svg.nice_ticks(max(0.0, min(ys) - ypad), min(100.0, max(ys) + ypad))
     left, bottom, legend = svg.left_margin(ylabels, True), svg.bottom_margin(xlabels), svg.legend_width(names)
     width, height = max(7.0, left + 5.0 + legend), max(3.4, svg.legend_height(len(names)))
     canvas = svg.Canvas("acc", width, height)
     right = svg.overhang(xlabels[-1]) + legend
     p = svg.Panel(
-        canvas, left, bottom, width - left - right, height - svg.TOP - bottom, (xlocs[0], xlocs[-1]), (0, 100)
-    )
+        canvas, left, bottom, width - left - right, height - svg.TOP - bottom, (xlocs[0], xlocs[-1]),
+        (ylocs[0], ylocs[-1]),
+    )  # fmt: skip
     placed: list[tuple[float, float, float, float]] = []
     for r in rows:
         c, x, y = colors[r.device], r.ttft_ms_p50, r.pass_rate_pct
@@ -141,7 +154,7 @@ def accuracy_latency(report: RunReport) -> str | None:
     p.xticks(xlocs, xlabels, "TTFT p50 (ms), 95% interval; left is faster")
     p.yticks(ylocs, ylabels, "pass rate (%), 95% interval")
     p.finish()
-    svg.legend(canvas, width - legend + svg.LEGEND_GAP, [(n, colors[n]) for n in names])
+    svg.legend(canvas, width - legend + svg.LEGEND_GAP, [(n, colors[n]) for n in names], mark="dot")
     return canvas.svg()
 
 
@@ -307,6 +320,40 @@ def over_the_run(report: RunReport) -> str | None:
     return canvas.svg()
 
 
+def sustained(report: RunReport) -> str | None:
+    """--sustain: every device's decode speed per pass as a % of its first pass, against the time under
+    load (the passes' ends), on one chart with axes; None without --sustain curves."""
+    curves = {}
+    for name, c in report.sustain.items():
+        passes = [p for p in c.get("passes", ()) if p.get("decode_tps") is not None]
+        if len(passes) >= 2 and passes[0]["decode_tps"]:
+            first = passes[0]["decode_tps"]
+            curves[name] = [(float(p["end_s"]), 100.0 * p["decode_tps"] / first) for p in passes]
+    if not curves:
+        return None
+    ys = [y for pts in curves.values() for _, y in pts]
+    xlocs, xlabels = svg.fitting_ticks(0.0, max(x for pts in curves.values() for x, _ in pts), 4.0)
+    ylocs, ylabels = svg.nice_ticks(min(ys), max(ys))
+    names = list(curves)
+    legend = svg.legend_width(names)
+    left, bottom = svg.left_margin(ylabels, True), svg.bottom_margin(xlabels)
+    width = left + 6.0 + svg.overhang(xlabels[-1]) + svg.EDGE + legend
+    height = max(2.8, svg.legend_height(len(names)))
+    canvas = svg.Canvas("sustain", width, height)
+    colors = dict(zip(names, svg.colors(len(names))))
+    p = svg.Panel(
+        canvas, left, bottom, 6.0, height - svg.TOP - bottom, (xlocs[0], xlocs[-1]), (ylocs[0], ylocs[-1])
+    )
+    for n, pts in curves.items():
+        p.lines("series", [pts], colors[n], 1.5)
+        p.dots("points", pts, colors[n], 4)
+    p.xticks(xlocs, xlabels, "time under load (s)")
+    p.yticks(ylocs, ylabels, "decode speed (% of pass 1)")
+    p.finish()
+    svg.legend(canvas, width - legend + svg.LEGEND_GAP, [(n, colors[n]) for n in names], lines=True)
+    return canvas.svg()
+
+
 CHARTS: tuple[tuple[str, str, Callable[[RunReport], str | None]], ...] = (
     (
         "chart-acc",
@@ -329,5 +376,11 @@ CHARTS: tuple[tuple[str, str, Callable[[RunReport], str | None]], ...] = (
 
 
 def render_charts(report: RunReport) -> list[tuple[str, str, str | None]]:
-    """(html id, title, svg or None when the run has no such figures) for every chart."""
-    return [(key, title, draw(report)) for key, title, draw in CHARTS]
+    """(html id, title, svg or None when the run has no such figures) for every chart; a title names
+    only what its chart shows (no temperature in the title of a run without readings)."""
+    out = []
+    for key, title, draw in CHARTS:
+        if key == "chart-run" and not any(series(report, r.device, "thermal_c") for r in report.devices):
+            title = "Memory over the run (no temperature was read)"
+        out.append((key, title, draw(report)))
+    return out

@@ -258,30 +258,45 @@ def _disagreements(report: RunReport) -> str:
                 + _e(", ".join(f"{k} {v}" for k, v in groups.items()))
                 + "</p>"
             )
-    if d.samples:
-        flips = sum(1 for x in d.samples if x.passed_on and x.failed_on)
-        parts.append(f"<p>{len(d.samples)} sample(s) disagree; the {flips} verdict flip(s) first.</p>")
-        rows = []
-        for x, ref, answers in disagreement_answers(report):
-            said = "".join(
-                f"<div><b>{_e(n)}</b> {'✓' if n in x.passed_on else '✗' if n in x.failed_on else '·'} "
-                f"<span class='out'>{_e(a[:200])}</span></div>"
-                for n, a in answers
-            )
-            rows.append([f"<a href='#s-{_e(x.id)}'>{_e(x.id)}</a>", _e(x.modality), _e(", ".join(x.passed_on) or "–"),
-                         _e(", ".join(x.failed_on) or "–"), f"<span class='out'>{_e(ref[:200])}</span>", said])  # fmt: skip
-        parts.append(_table(["Sample", "Modality", "Passed on", "Failed on", "Reference", "Answers"], rows, raw=True,
-                            attrs=" id='disagreeing'"))  # fmt: skip
-    else:
-        parts.append("<p>Every device gave the same verdict and the same answer on every common sample.</p>")
+    found = disagreement_answers(report)
+    flips = [row for row in found if row[0].passed_on and row[0].failed_on]
+    answers_only = [row for row in found if not (row[0].passed_on and row[0].failed_on)]
+    if flips:
+        parts.append(f"<p>{len(flips)} sample(s) pass on one device and fail on another:</p>")
+        parts.append(_disagreeing_table(flips, " id='disagreeing'"))
+    if answers_only:  # the same verdict everywhere, other words: one line, the answers folded under it
+        parts.append(
+            f"<details id='answers-differ'><summary>{len(answers_only)} sample(s) with the same verdict on every "
+            "device but different answers</summary>" + _disagreeing_table(answers_only, "") + "</details>"
+        )
+    agree = len(report.samples) - len(d.samples)
+    parts.append(
+        f"<p id='agree'>{agree} sample(s): the same verdict and the same answer on every device that ran them.</p>"
+    )
     return "".join(parts)
+
+
+def _disagreeing_table(found, attrs: str) -> str:
+    """The disagreeing samples with the reference and every device's verdict and answer inline."""
+    rows = []
+    for x, ref, answers in found:
+        said = "".join(
+            f"<div><b>{_e(n)}</b> {'✓' if n in x.passed_on else '✗' if n in x.failed_on else '·'} "
+            f"<span class='out'>{_e(a[:200])}</span></div>"
+            for n, a in answers
+        )
+        rows.append([f"<a href='#s-{_e(x.id)}'>{_e(x.id)}</a>", _e(x.modality), _e(", ".join(x.passed_on) or "–"),
+                     _e(", ".join(x.failed_on) or "–"), f"<span class='out'>{_e(ref[:200])}</span>", said])  # fmt: skip
+    return _table(
+        ["Sample", "Modality", "Passed on", "Failed on", "Reference", "Answers"], rows, raw=True, attrs=attrs
+    )
 
 
 def render_html(report: RunReport, link_root: str = "") -> str:
     """The page. Its links to the run folder's files (media, device folders) are relative: the page
     is written into the run folder. `link_root` (the folder's file:// URL, ending in /) makes them
     absolute, for a page written elsewhere (`edgefarm report RUN --format html > page.html`)."""
-    from .charts import render_charts
+    from .charts import render_charts, sustained
 
     title = _e(f"edgefarm run {report.run_id}")
     stamp = "".join(f"<dt>{_e(k)}</dt><dd>{_e(v)}</dd>" for k, v in stamp_items(report))
@@ -320,7 +335,7 @@ def render_html(report: RunReport, link_root: str = "") -> str:
             "<h2>Problems and notes</h2><ul>" + "".join(f"<li>{_e(p)}</li>" for p in issues) + "</ul>"
         )
     parts += ["<h2 id='charts'>Charts</h2>", *charts]
-    parts.append(sustain.html(report.sustain))  # --sustain: the curve per device ('' without)
+    parts.append(sustain.html(report.sustain, sustained(report) or ""))  # --sustain ('' without)
     parts += ["<h2 id='disagreements'>Disagreements between devices</h2>", _disagreements(report)]
     parts += ["<h2 id='drill'>Samples on every device</h2>", _drill_down(report, link_root)]
     parts.append(f"<p>{_e(FIGURES_NOTE)}</p><script>{_JS}</script></body></html>\n")

@@ -119,15 +119,22 @@ def _md_disagreements(report: RunReport) -> list[str]:
                 "",
                 f"Fails that pass elsewhere, by {title}: " + ", ".join(f"{k} {v}" for k, v in groups.items()),
             ]
-    if d.samples:
-        flips = sum(1 for x in d.samples if x.passed_on and x.failed_on)
-        lines += ["", f"{len(d.samples)} sample(s) disagree ({flips} verdict flip(s), listed first):", ""]
+    found = disagreement_answers(report)
+    flips = [row for row in found if row[0].passed_on and row[0].failed_on]
+    answers_only = [row[0].id for row in found if not (row[0].passed_on and row[0].failed_on)]
+    if flips:
+        lines += ["", f"{len(flips)} sample(s) pass on one device and fail on another:", ""]
         lines += _md_table(
             ["Sample", "Modality", "Passed on", "Failed on", "Reference", "Answers"],
             [
                 [x.id, x.modality, ", ".join(x.passed_on) or "–", ", ".join(x.failed_on) or "–",
                  ref[:80], " · ".join(f"{n}: {a[:80]}" for n, a in answers)]
-                for x, ref, answers in disagreement_answers(report)
+                for x, ref, answers in flips
             ],
         )  # fmt: skip
+    if answers_only:  # the same verdict everywhere, other words: one line (report.html has the answers)
+        lines += ["", f"{len(answers_only)} sample(s) with the same verdict on every device but different answers: "
+                  + ", ".join(answers_only)]  # fmt: skip
+    agree = len(report.samples) - len(d.samples)
+    lines += ["", f"{agree} sample(s): the same verdict and the same answer on every device that ran them."]
     return lines

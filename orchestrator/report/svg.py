@@ -329,15 +329,20 @@ class Panel:
             self.canvas.polylines(self._marks, "#000000", 0.8)
 
 
-def legend(canvas: Canvas, x: float, entries: Sequence[tuple[str, str]], lines: bool = False) -> None:
-    """A legend from `x` inches to the figure's right edge, top down: a swatch (or a line) and a label
-    per entry, in a group of class "legend"."""
+def legend(
+    canvas: Canvas, x: float, entries: Sequence[tuple[str, str]], lines: bool = False, mark: str = ""
+) -> None:
+    """A legend from `x` inches to the figure's right edge, top down: a mark and a label per entry,
+    in a group of class "legend". The mark matches what the chart draws: a swatch (bars), a line
+    (`lines`) or a dot (`mark="dot"`, a scatter)."""
     top = canvas.height - TOP
     x1, h = x + _SWATCH, 0.35 * LEGEND_PT / 72
     with canvas.group("legend"):
         for i, (label, color) in enumerate(entries):
             y = top - (i + 0.5) * _LEGEND_ROW
-            if lines:
+            if mark == "dot":
+                canvas.circle((x + x1) / 2, y, 4.5 / 72, color)
+            elif lines:
                 canvas.polylines([[(x, y), (x1, y)]], color, 1)
             else:
                 canvas.rect(x, y - h, x1, y + h, color)

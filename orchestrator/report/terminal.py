@@ -11,6 +11,7 @@ from rich.markup import escape
 from rich.table import Table
 from rich.text import Text
 
+from .. import sustain
 from .best import BEST, TIED
 from .cells import BEST_NOTE, Cell, device_table, mod_cell, modalities, shared_settings
 from .facts import INTERVALS_NOTE, card_only_lines, paired_lines, sharing_text, worst_pair_text
@@ -98,6 +99,11 @@ def device_tables(report: RunReport, width: int = 160, wide: bool = False) -> Gr
         for r in report.devices:
             by_mod.add_row(r.device, *[mod_cell(r, m) for m in mods])
         parts.append(by_mod)
+    over = {r.figures_over for r in report.devices if r.figures_over}
+    if over and "figures_over" not in {f for f, _ in shared}:  # --repeat / --warmup, unless said above
+        parts.append(Text("figures over " + "; ".join(sorted(over))))
+    for name, c in report.sustain.items():  # --sustain: time to the first throttle, steady state
+        parts.append(Text(sustain.summary(name, c)))
     sharing = sharing_text(report)
     if sharing:
         parts.append(Text(f"CPU sharing: {sharing}", style="yellow"))

@@ -53,7 +53,16 @@ def test_curve_throttle_time_and_steady_state():
     assert c.passes[3].thermal_status == 1 and c.passes[4].cpu_mhz == 1400 and c.passes[2].max_temp_c == 43.0
     md = "\n".join(markdown({"pixel-8": c.to_json()}))
     assert "first throttle after 5.0 s" in md and "61% of the first pass" in md and "| pixel-8 | 5 |" in md
-    assert "<polyline" in html({"pixel-8": c.to_json()})
+    from orchestrator.report.charts import sustained
+    from orchestrator.report.types import RunReport
+
+    steady = {"passes": [dict(p, decode_tps=30.0) for p in c.to_json()["passes"]], "first_throttle_s": None}
+    chart = sustained(RunReport(3, "r", {}, (), sustain={"pixel-8": c.to_json(), "pi-5": steady}))
+    assert chart.count("class=\"legend\"") == 1 and ">pixel-8<" in chart and ">pi-5<" in chart  # one chart, both
+    assert "decode speed (% of pass 1)" in chart and "time under load (s)" in chart  # with axes
+    assert ">100<" in chart and ">60<" in chart  # pi-5 at 100%, pixel-8 down to 61%: the y axis spans both
+    page = html({"pixel-8": c.to_json()}, chart)
+    assert "id='chart-sustain'" in page and "<li>pixel-8: first throttle after 5.0 s" in page
 
 
 def test_no_sustain_rows_no_curve_and_no_section():

@@ -8,6 +8,7 @@ from __future__ import annotations
 import math
 import re
 import xml.etree.ElementTree as ET
+from dataclasses import replace
 
 import pytest
 
@@ -384,3 +385,29 @@ def test_one_outlier_does_not_stretch_the_axis_and_is_counted():
     assert max(ticks) < 100  # the axis of the 40 others, not of the outlier
     run_labels = [t for t, _, _ in texts(svgs["chart-run"])]
     assert "0" in run_labels  # the memory axis starts at 0 MB, not at 90
+
+
+def test_a_low_pass_rate_gets_an_axis_fitted_to_it_and_a_scatter_a_dot_legend():
+    """issue 36: pass rates of 2-6% on a 0-100 axis were one flat line; the axis now spans the rates
+    and their intervals. The accuracy chart's legend marks are dots (it is a scatter), not bars."""
+    report = farm(3)
+    low = [replace(r, pass_rate_pct=2.0 + 2 * i, intervals={**r.intervals, "pass_rate_pct": (0.5 + 2 * i, 6.0 + 2 * i)})
+           for i, r in enumerate(report.devices)]  # fmt: skip
+    charts = {key: svg for key, _, svg in render_charts(replace(report, devices=tuple(low)))}
+    acc = charts["chart-acc"]
+    ticks = [t for t, _, _ in texts(acc) if re.fullmatch(r"[\d.]+", t)]
+    assert "100" not in ticks and "10" in ticks  # 0.5-10%: the axis ends near 10, not at 100
+    legend = _groups(acc, "legend")[0]
+    assert len(legend.findall(f"{SVG}circle")) == 3 and not legend.findall(f"{SVG}rect")
+
+
+def test_a_run_without_temperatures_has_no_temperature_in_its_chart_title():
+    report = farm(2)
+    cool = replace(report, samples=tuple(replace(s, cells={n: replace(c, thermal_c=None) for n, c in s.cells.items()})
+                                         for s in report.samples))  # fmt: skip
+    titles = {key: title for key, title, _ in render_charts(cool)}
+    assert titles["chart-run"].startswith("Memory over the run") and "temperature" in titles["chart-run"]
+    assert "temperature" not in titles["chart-run"].split("(")[0]
+    assert {key: title for key, title, _ in render_charts(report)}[
+        "chart-run"
+    ] == "Memory and temperature over the run"

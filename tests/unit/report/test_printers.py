@@ -262,3 +262,30 @@ def test_energy_chart_and_table_when_a_device_reports_trusted_energy():
     assert "<svg" in energy_figure and "Energy per sample (J)" in energy_figure
     plain = PRINTERS.get("md")(_report())
     assert "no device of this run reported a trusted power reading" in plain
+
+
+def test_disagreements_list_only_verdict_flips_and_fold_the_answer_only_differences_into_one_line():
+    """issue 36: every device fails every sample, each with its own answer: no sample flips, so no
+    table of them; the differing answers are one folded line, the agreeing samples another."""
+    ids = [f"s{i}" for i in range(40)]
+    per = {
+        n: ([_r(i, out=f"{n} says {i}") for i in ids], _score({i: False for i in ids})) for n in ("a", "b")
+    }
+    per["c"] = (
+        [_r(i, out="a says " + i) if i == "s0" else _r(i, out="same") for i in ids],
+        _score({i: i == "s0" for i in ids}),
+    )
+    rows = [
+        device_row({"name": n, "kind": "adb"}, DeviceOutcome.from_dict({"wall_s": 1.0}), *per[n]) for n in per
+    ]
+    report = build_report(RUN, rows, sample_rows(per))
+    page = PRINTERS.get("html")(report)
+    flips = page[page.index("id='disagreeing'") :].split("</table>")[0]
+    assert flips.count("<tr>") == 2  # the header and s0: passes on c, fails on a and b
+    assert (
+        "<summary>39 sample(s) with the same verdict on every device but different answers</summary>" in page
+    )
+    assert "0 sample(s): the same verdict and the same answer" in page
+    md = PRINTERS.get("md")(report)
+    assert "1 sample(s) pass on one device and fail on another:" in md
+    assert "39 sample(s) with the same verdict on every device but different answers: s1, s2," in md
