@@ -119,25 +119,48 @@ def report(
         ) from e
 
 
+REGRESSION_EXIT = 8  # compare --fail-on found what it fails on (1-7 are errors.py's)
+
+
 @click.command("compare")
 @click.argument("run_a", type=click.Path(path_type=Path, file_okay=False, exists=True))
 @click.argument("run_b", type=click.Path(path_type=Path, file_okay=False, exists=True), required=False)
 @click.option(
     "--allow-different",
     is_flag=True,
-    help="compare runs whose model, dataset slice, token cap, backend, threads, runner or repeat differ",
+    help="compare runs whose model, dataset slice or settings (token cap, backend, threads, runner, repeat, "
+    "warmup, sustain, ...) differ",
 )
 @click.option("--baseline", type=click.Choice(["last"]), default=None,
               help="last: compare the one run given (as B) against the last comparable run before it in the "
               "results database (docs/history.md)")  # fmt: skip
 @click.option("--db", default=None, metavar="PATH|URL", help="with --baseline last: the results database")
+@click.option(
+    "--format",
+    "fmt",
+    type=click.Choice(["term", "json", "md", "csv"]),
+    default="term",
+    show_default=True,
+    help="json / csv: every device's flips and paired ratios with their intervals, for CI and pandas",
+)
+@click.option(
+    "--fail-on",
+    type=click.Choice(["none", "regression", "any"]),
+    default="none",
+    show_default=True,
+    help=f"exit {REGRESSION_EXIT} when B is significantly worse than A on a device (regression: verdicts "
+    "flipped to fail, or a figure moved the wrong way) or differs at all (any); the changes on stderr",
+)
 def compare(
-    run_a: Path, run_b: Path | None, allow_different: bool, baseline: str | None, db: str | None
-) -> None:
+    run_a: Path, run_b: Path | None, allow_different: bool, baseline: str | None, db: str | None, fmt: str,
+    fail_on: str,
+) -> None:  # fmt: skip
     """Compare two runs device by device (B against A) on the same samples: verdict flips with an exact
     McNemar test, figures as paired ratios B/A with 95% intervals; significant changes for the worse first.
-    `compare --baseline last RUN`: A is the last comparable run before RUN in the results database."""
+    `compare --baseline last RUN`: A is the last comparable run before RUN in the results database.
+    Exit 0, or 8 with --fail-on when it found what it fails on (2: refused)."""
     from ..report.compare import compare_runs, comparison_lines
+    from ..report.compare_out import DRIFT_NOTE, found, to_csv, to_json, to_markdown
 
     if baseline == "last":
         if run_b is not None:
@@ -152,9 +175,28 @@ def compare(
         raise click.UsageError("give two run folders (RUN_A RUN_B), or one with --baseline last")
 
     if (run_a / "bench.json").is_file() or (run_b / "bench.json").is_file():  # two bench runs: cell by cell
+        if fmt != "term" or fail_on != "none":
+            raise ConfigError("--format and --fail-on are for runs of `edgefarm run`, not bench runs",
+                              where="edgefarm compare", fix="leave them out to compare two bench runs")  # fmt: skip
         click.echo(bench_comparison(run_a, run_b), nl=False)
         return
     c = compare_runs(load_report(run_a), load_report(run_b), allow_different, (str(run_a), str(run_b)))
+    if fmt == "json":
+        click.echo(to_json(c), nl=False)
+    elif fmt == "csv":
+        click.echo(to_csv(c), nl=False)
+    elif fmt == "md":
+        click.echo(to_markdown(c, comparison_lines(c)), nl=False)
+    else:
+        _compare_table(c, comparison_lines(c), DRIFT_NOTE)
+    hits = found(c, fail_on)
+    if hits:
+        click.echo(f"compare --fail-on {fail_on}: B is significantly {'worse' if fail_on == 'regression' else 'different'} "
+                   f"on {len(hits)} device(s): " + "; ".join(hits), err=True)  # fmt: skip
+        sys.exit(REGRESSION_EXIT)
+
+
+def _compare_table(c, lines, note: str) -> None:
     title = f"{c.run_a} → {c.run_b}: B against A on {c.common_samples} common sample(s), ratios B/A (95% interval)"
     if c.settings:
         title += "\nsame in both runs: " + "; ".join(c.settings)
@@ -175,8 +217,9 @@ def compare(
         table.add_row(escape(d.device), str(d.common), *styled)
     console = stdout_console()
     console.print(table)
-    for line in comparison_lines(c):
+    for line in lines:
         console.print(line, markup=False, highlight=False)
+    console.print(note, markup=False, highlight=False, style="dim")
 
 
 def bench_comparison(run_a: Path, run_b: Path) -> str:

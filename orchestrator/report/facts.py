@@ -38,6 +38,18 @@ def stamp_items(report: RunReport) -> list[tuple[str, str]]:
         ("backends", ", ".join(st.backends) or "?"),
         ("flags", ", ".join(f"{k}={v}" for k, v in st.flags.items()) or "none"),
     ]
+    merged = report.run.get("merged_from")
+    for m in merged if isinstance(merged, list) else ():  # report --merge: each run's own window, flags, host
+        if isinstance(m, dict):
+            flags = ", ".join(f"{k}={v}" for k, v in (m.get("flags") or {}).items()) or "none"
+            window = f"{m.get('started_at') or '?'} → {m.get('finished_at') or '?'} (UTC)"
+            devices = ", ".join(m.get("devices") or [])
+            items.append(
+                (
+                    f"run {m.get('run_id')}",
+                    f"host {m.get('host') or '?'}; {window}; flags {flags}; devices {devices}",
+                )
+            )
     by_identity: dict[str, list[str]] = {}
     for r in report.devices:
         if r.runner or r.runtime or r.runner_sha256:

@@ -86,9 +86,13 @@ def merge_reports(reports: Sequence[RunReport], allow_different: bool = False) -
     first = reports[0]
     run: dict[str, Any] = dict(first.run)
     run["run_id"] = "merged-" + "+".join(r.run_id for r in reports)
-    run["merged_from"] = [{"run_id": r.run_id, "host": _host(r), "devices": [renames[i][d.device] for d in r.devices]}
-                          for i, r in enumerate(reports)]  # fmt: skip
+    run["merged_from"] = [{"run_id": r.run_id, "host": _host(r), "devices": [renames[i][d.device] for d in r.devices],
+                           "started_at": r.stamp.started_at, "finished_at": r.stamp.finished_at,
+                           "flags": dict(r.stamp.flags)} for i, r in enumerate(reports)]  # fmt: skip
     run["devices"] = [row.device for row in rows]
+    run["flags"] = {
+        k: v for k, v in first.stamp.flags.items() if all(r.stamp.flags.get(k) == v for r in reports)
+    }
     hosts = ", ".join(dict.fromkeys(_host(r) for r in reports))
     run["host"] = {"hostname": f"{len(reports)} controllers: {hosts}"}
     starts = [str(r.run.get("started_at", "")) for r in reports if r.run.get("started_at")]

@@ -61,6 +61,18 @@ IDENTITY: tuple[tuple[str, Callable[[RunReport], str]], ...] = (
         lambda r: _rows(r, "runner_kind") if any(d.runner_kind for d in r.devices) else _rows(r, "runner"),
     ),
     ("repeat", lambda r: str(_flags(r).get("repeat") or 1)),
+    ("warmup", lambda r: str(_flags(r).get("warmup") or 0)),
+    ("sustain", lambda r: str(_flags(r).get("sustain") or 1)),
+    ("context (--max-num-tokens)", lambda r: str(_flags(r).get("max_num_tokens") or "default")),
+    (
+        "cooldown",
+        lambda r: (
+            f"{_flags(r).get('cooldown_c') or 'none'} C, at most {_flags(r).get('cooldown_max_s') or '-'} s"
+            if _flags(r).get("cooldown_c")
+            else "none"
+        ),
+    ),
+    ("parallel local devices", lambda r: str(_flags(r).get("parallel_local") or "no")),
 )
 
 

@@ -62,9 +62,21 @@ def test_merge_joins_two_controllers_runs_and_refuses_runs_of_another_selection(
     assert [m["run_id"] for m in report["run"]["merged_from"]] == [a.run_dir.name, b.run_dir.name]
     assert json.loads((merged_dir / "report.json").read_text())["run_id"] == report["run_id"]
     assert (merged_dir / "report.md").is_file() and (merged_dir / "report.html").is_file()
+    md = (merged_dir / "report.md").read_text()  # the header: each run's window, flags and host (issue 36)
+    for ran in (a, b):
+        own = run_json(ran.run_dir)["stamp"]
+        line = next(x for x in md.splitlines() if x.startswith(f"- run {ran.run_dir.name}: "))
+        assert own["started_at"] in line and own["finished_at"] in line and "max_output_tokens=8" in line, (
+            line
+        )
+        assert "host " in line and "devices this-host@" in line, line
 
     bad = edgefarm("report", "--merge", str(a.run_dir), str(c.run_dir))
     assert bad.returncode == 2
-    assert "dataset slice: 3 samples" in bad.stderr and "2 samples" in bad.stderr and c.run_dir.name in bad.stderr
+    assert (
+        "dataset slice: 3 samples" in bad.stderr
+        and "2 samples" in bad.stderr
+        and c.run_dir.name in bad.stderr
+    )
     alone = edgefarm("report", str(a.run_dir), str(b.run_dir))
     assert alone.returncode == 2 and "--merge" in alone.stderr
