@@ -2,6 +2,8 @@
 but dies or hangs on chosen sample ids, as a runtime crash, the OOM killer or a hung GPU would.
 
     EDGEFARM_TEST_FAULTS="KILL=ID1,ABORT=ID2,HANG=ID3,SLOW=0.5"   python faulty_runner.py <entry.py> <args>
+    EDGEFARM_TEST_FAULTS="SLOWER=0.1"   a runtime 10% slower: each reply takes 10% longer, inside the
+                                        sample's measured wall time (SLOW waits outside it)
     EDGEFARM_TEST_FAULTS="ANSWER=ID4" EDGEFARM_TEST_ANSWER=TEXT   the model answers ID4 with exactly TEXT
     EDGEFARM_TEST_FAULTS="NOISE=0.5"  a runtime whose arithmetic drifts: Gaussian noise of that sd (nats)
                                    on every score run_text_scoring returns, and (sd > 0.05) the greedy
@@ -87,6 +89,48 @@ if "NOISE" in faults:
         return out
 
     lm_session.Session.run_text_scoring = run_text_scoring
+
+
+class _SlowerConversation:
+    """A conversation whose every reply takes `fraction` longer (a slower runtime)."""
+
+    def __init__(self, conv, fraction: float):
+        self._conv, self._fraction = conv, fraction
+
+    def __enter__(self):
+        self._conv.__enter__()
+        return self
+
+    def __exit__(self, *exc):
+        return self._conv.__exit__(*exc)
+
+    def send_message(self, message):
+        t0 = time.perf_counter()
+        reply = self._conv.send_message(message)
+        time.sleep(self._fraction * (time.perf_counter() - t0))
+        return reply
+
+    def __getattr__(self, name):
+        return getattr(self._conv, name)
+
+
+if "SLOWER" in faults:
+    real_init = litert_runner.LiteRtRunner.__init__
+
+    def init(self, *args, **kwargs):
+        real_init(self, *args, **kwargs)
+        engine, fraction = self.engine, float(faults["SLOWER"])
+
+        class Engine:
+            def create_conversation(self, *a, **kw):
+                return _SlowerConversation(engine.create_conversation(*a, **kw), fraction)
+
+            def __getattr__(self, name):
+                return getattr(engine, name)
+
+        self.engine = Engine()
+
+    litert_runner.LiteRtRunner.__init__ = init
 
 thermal = os.environ.get("EDGEFARM_TEST_THERMAL", "")
 if thermal:
