@@ -17,6 +17,7 @@ from typing import Any
 
 from ..datasets.types import Sample
 from ..devices.base import Device
+from ..devices.kinds import kind_spec
 from ..devices.types import DeviceInfo, clip
 from ..errors import EdgefarmError
 from ..inventory import Selection, probe_all
@@ -85,7 +86,7 @@ def assess(device: Device, info: DeviceInfo, need: Need, env: Mapping[str, str])
     checks = state_checks(info)
     if all(c.ok for c in checks if c.blocks):
         try:
-            checks += RUNNERS.get(device.runner)(device).checks(info, need, env)
+            checks += RUNNERS.get(kind_spec(device.kind).runner)(device).checks(info, need, env)
         except EdgefarmError as e:  # it stopped answering between its info and a check's device call
             checks += (Check("reachable", False, e.what, e.fix),)
     return Readiness(info, checks)
