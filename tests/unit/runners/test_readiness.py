@@ -105,3 +105,14 @@ def test_a_device_is_ready_unless_a_blocking_check_failed():
         phone(), (Check("runner", False, "no runner for armeabi-v7a", "use a 64-bit phone"), warn)
     )
     assert not down.ready and down.problem == "runner: no runner for armeabi-v7a; fix: use a 64-bit phone"
+
+
+def test_a_device_is_assessed_by_its_kinds_runner():
+    """assess() asks the runner of the device's kind for its own checks (this host: the Python runner)."""
+    from orchestrator.devices.local import LocalDevice
+    from orchestrator.runners.base import Need
+    from orchestrator.runners.readiness import assess
+
+    device = LocalDevice()
+    verdict = assess(device, device.info(), Need(model_bytes=1), {})
+    assert verdict.ready and [c.need for c in verdict.checks] == ["reachable", "runtime"]
