@@ -18,7 +18,6 @@ static const char FILLER[] =
     "compared with one another and with published figures. A prompt of a known length is read, the "
     "cache holds a known depth of context, and a known number of tokens is generated after it. ";
 #define ROUND_TRIP_TRIES 16
-#define TOKEN_UNION_IDS 1
 
 #define FN(name) __typeof__(&name) name
 static struct {
@@ -251,7 +250,7 @@ void *bench_engine_for(const char *model, const bench_cell *cell, const char *ca
   if (start) {
     const int *ids = NULL;
     size_t k = 0;
-    if (b.litert_lm_token_union_get_type(start) == TOKEN_UNION_IDS) {
+    if (b.litert_lm_token_union_get_type(start) == kLiteRtLmTokenUnionTypeIds) {
       if (b.litert_lm_token_union_get_ids(start, &ids, &k) == 0) st.first_extra = (int)k;
     } else {
       st.first_extra = 1;

@@ -28,12 +28,14 @@
 #define EF_INPUT_DATA_TYPES(X)                                                                         \
   X(kLiteRtLmInputDataTypeText, 0) X(kLiteRtLmInputDataTypeImage, 1) X(kLiteRtLmInputDataTypeImageEnd, 2) \
   X(kLiteRtLmInputDataTypeAudio, 3) X(kLiteRtLmInputDataTypeAudioEnd, 4)
+#define EF_TOKEN_UNION_TYPES(X) X(kLiteRtLmTokenUnionTypeString, 0) X(kLiteRtLmTokenUnionTypeIds, 1)
 
 #ifndef THIRD_PARTY_ODML_LITERT_LM_C_ENGINE_H_ /* upstream's include guard: its types when it is there */
 #define EF_ENUM_ITEM(name, value) name = value,
 typedef enum { EF_SAMPLER_TYPES(EF_ENUM_ITEM) } LiteRtLmSamplerType;
 typedef enum { EF_LOG_SEVERITIES(EF_ENUM_ITEM) } LiteRtLmLogSeverity;
 typedef enum { EF_INPUT_DATA_TYPES(EF_ENUM_ITEM) } LiteRtLmInputDataType;
+typedef enum { EF_TOKEN_UNION_TYPES(EF_ENUM_ITEM) } LiteRtLmTokenUnionType;
 #undef EF_ENUM_ITEM
 
 /* Opaque handles: the runtime owns their layout. */
@@ -146,7 +148,7 @@ LiteRtLmDetokenizeResult *litert_lm_engine_detokenize(LiteRtLmEngine *engine, co
 const char *litert_lm_detokenize_result_get_string(const LiteRtLmDetokenizeResult *result);
 void litert_lm_detokenize_result_delete(LiteRtLmDetokenizeResult *result);
 LiteRtLmTokenUnion *litert_lm_engine_get_start_token(LiteRtLmEngine *engine);
-int litert_lm_token_union_get_type(const LiteRtLmTokenUnion *token_union);
+LiteRtLmTokenUnionType litert_lm_token_union_get_type(const LiteRtLmTokenUnion *token_union);
 int litert_lm_token_union_get_ids(const LiteRtLmTokenUnion *token_union, const int **ids, size_t *num_ids);
 void litert_lm_token_union_delete(LiteRtLmTokenUnion *token_union);
 

@@ -320,7 +320,10 @@ EXPORT void litert_lm_detokenize_result_delete(LiteRtLmDetokenizeResult *r) {
   free(r);
 }
 EXPORT LiteRtLmTokenUnion *litert_lm_engine_get_start_token(LiteRtLmEngine *e) { (void)e; return NULL; }
-EXPORT int litert_lm_token_union_get_type(const LiteRtLmTokenUnion *u) { (void)u; return 0; }
+EXPORT LiteRtLmTokenUnionType litert_lm_token_union_get_type(const LiteRtLmTokenUnion *u) {
+  (void)u;
+  return kLiteRtLmTokenUnionTypeString;
+}
 EXPORT int litert_lm_token_union_get_ids(const LiteRtLmTokenUnion *u, const int **ids, size_t *n) {
   (void)u, (void)ids, (void)n;
   return -1;
