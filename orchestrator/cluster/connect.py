@@ -5,6 +5,7 @@ The only module (with transfer.py) that imports Ray at module level; only `--clu
 from __future__ import annotations
 
 import logging
+import os
 import time
 from dataclasses import dataclass
 
@@ -41,10 +42,18 @@ def _events_to_stderr() -> None:
     worker.print_to_stdstream = to_stderr
 
 
+# Ray's driver ends its own process (exit 1, no word on the screen) when it has not reached the head's
+# GCS for `gcs_rpc_server_reconnect_timeout_s` (60 s at 2.60.0). A run whose head dies mid-way goes on
+# (the agents stream to the controller directly), so the controller waits as long as a run may take,
+# and says at the end that the head is gone (ClusterFarm.end).
+CONTROLLER_GCS_WAIT_S = 7 * 24 * 3600
+
+
 def connect(address: str) -> None:
     """Join the cluster at `address` (host:port of its head) as a driver."""
     _events_to_stderr()
     require_head(address)
+    os.environ.setdefault("RAY_gcs_rpc_server_reconnect_timeout_s", str(CONTROLLER_GCS_WAIT_S))
     try:
         ray.init(address=address, namespace=NAMESPACE, logging_level=logging.WARNING,
                  log_to_driver=False, configure_logging=False)  # fmt: skip

@@ -22,6 +22,7 @@ from ..run.types import DeviceOutcome, Score
 from ..session import DeviceJob
 from .connect import Joined, join, listing
 from .farm import run_on_cluster
+from .probe import head_problem
 from .types import ClusterError, HostDevices, Pins, Received, RemoteDevice, refuse_clashes
 
 
@@ -31,6 +32,8 @@ def remote_device(host: HostDevices, info: DeviceInfo, agent: object) -> RemoteD
     pins = host.pins.get(info.name, Pins())
     return RemoteDevice(info.name, info.kind, host.host, backend=pins.backend, threads=pins.threads,
                         agent=agent, fallback_for=host.fallback_for.get(info.name, ()))  # fmt: skip
+
+HEAD_GONE_PROBE_S = 3.0  # at the run's end: a head that does not answer the probe within this is gone
 
 
 @dataclass
@@ -108,6 +111,17 @@ class ClusterFarm:
         for key, seconds in phases.items():
             self.phases.setdefault(key, seconds)
         return outcomes
+
+    def end(self) -> list[str]:
+        """The run's end on the cluster: a head that stopped answering during the run is said (the run's
+        notes: run.json and the report)."""
+        gone = head_problem(self.address, timeout_s=HEAD_GONE_PROBE_S)
+        if not gone:
+            return []
+        note = (f"the Ray head at {self.address} stopped answering during the run ({gone}): every sample "
+                "that finished is kept here; start the head again (`ray start --head` there) and each farm "
+                "host (`ray start --address=...`), then `edgefarm devices --cluster` shows them")  # fmt: skip
+        return [note]
 
     def record(self) -> dict:
         """For run.json: the cluster and what crossed the network to each host in this run."""

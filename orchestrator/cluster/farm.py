@@ -68,11 +68,22 @@ def _answers(agent) -> bool:
     return False
 
 
-def _lost(name: str, host: str, e: BaseException) -> DeviceLost:
+# Ray's errors for a device's agent, in the project's words (its own texts are RPC internals)
+_LOST_WORDS = (
+    (ray.exceptions.ActorDiedError, "its agent died and could not be restarted"),
+    (ray.exceptions.ActorUnavailableError, "its agent could not be reached"),
+    (ray.exceptions.NodeDiedError, "its Ray node left the cluster"),
+)
+
+
+def _lost(name: str, host: str, e: BaseException, run_dir: Path) -> DeviceLost:
+    why = next((words for kind, words in _LOST_WORDS if isinstance(e, kind)),
+               "the connection to it broke (its Ray node, or the Ray head, is gone)")  # fmt: skip
     return DeviceLost(
-        f"farm host {host} stopped answering during the run ({type(e).__name__}): {str(e)[:300]}",
+        f"farm host {host} stopped answering during the run: {why}",
         where=f"{name} (on farm host {host})",
-        fix="check the host (`ray status` on the head); continue with `edgefarm run --resume RUN`",
+        fix=f"check the host (`ray status` on the head); then `edgefarm run --resume {run_dir}` runs the "
+        "samples it did not finish",
     )
 
 
@@ -161,7 +172,7 @@ def run_on_cluster(
             outcome.error = str(cause) if cause else f"internal error on farm host {host}: {e}"
             outcome.error_code = cause.exit_code if cause else 1
         except ray.exceptions.RayError as e:  # the agent or its node died
-            err = _lost(name, host, e)
+            err = _lost(name, host, e, dev_dir.parents[1])  # runs/<run-id>/devices/<folder>
             outcome.error, outcome.error_code = str(err), err.exit_code
         if outcome.error:
             states[name].at(Phase.FAILED)

@@ -210,6 +210,9 @@ def _media_names(row: dict[str, Any], plural: str, singular: str) -> list[tuple[
     return [(f, n) for f, n in out if not (n in seen or seen.add(n))]
 
 
+MAX_TURNS_PER_ROW = 64  # a conversation longer than this is refused by the check (docs/dataset.md)
+
+
 def row_to_sample(row: Any, where: str, root: Path, *, subset: str = DEFAULT_SPLIT) -> Sample | list[Problem]:
     """One parsed row -> a Sample, or every problem it has (media names resolved against `root`)."""
     if not isinstance(row, dict):
@@ -238,6 +241,10 @@ def row_to_sample(row: Any, where: str, root: Path, *, subset: str = DEFAULT_SPL
         texts = [row["prompt"]]
     elif has_turns and "turns" not in bad:
         texts = list(row["turns"])
+        if len(texts) > MAX_TURNS_PER_ROW:
+            add("turns", f"{len(texts)} turns: edgefarm runs at most {MAX_TURNS_PER_ROW} turns per row (each is "
+                "a prefill and a decode on the device, and together they must fit the model's context); split "
+                "the conversation into rows")  # fmt: skip
 
     media: list[Part] = []
     kinds_given: set[str] = set()

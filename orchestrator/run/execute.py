@@ -59,6 +59,9 @@ def execute(plan: RunPlan, console: Console, stop: threading.Event) -> Execution
         )  # fmt: skip
     if plan.cluster:  # what crossed the network to each farm host (for the run and its stand-ins)
         record["cluster"] = plan.cluster.record()
+        for note in plan.cluster.end():  # a head gone during the run is said
+            console.print(f"[yellow]note:[/] {escape(note)}", highlight=False)
+            record["notes"] = [*record.get("notes", []), note]
     if stood_in:  # rundir.write_run_json, the one writer of run.json (here its start, finish.py its end)
         write_run_json(run_dir, record)
     return Execution(run_id, run_dir, record, tuple(outcomes), tuple(stood_in), written, scored)

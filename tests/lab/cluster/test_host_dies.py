@@ -34,7 +34,8 @@ def test_a_farm_host_that_dies_mid_run_loses_its_phone_with_the_reason_and_keeps
     assert proc.returncode == 3, stderr[-4000:]
     run = next(out.iterdir())
     lost = json.loads((device_folder(run, doomed) / "outcome.json").read_text())
-    assert "farm host h2" in lost["error"] and "--resume" in lost["error"]
+    assert "farm host h2" in lost["error"] and f"edgefarm run --resume {run}" in lost["error"], lost["error"]
+    assert "Rpc" not in lost["error"] and "grpc" not in lost["error"].lower()  # the project's words, not Ray's
     kept = [
         r.id for r in read_results(device_folder(run, doomed) / "results.jsonl")
     ]  # scored, as one controller

@@ -8,6 +8,7 @@ staging went on to its end (each copy of a sample also got its own copy of every
 
 from __future__ import annotations
 
+import json
 import os
 import signal
 import subprocess
@@ -89,3 +90,22 @@ def test_the_first_sigterm_ends_staging_and_the_run_exits_130(tmp_path: Path, lo
     run_dir = next(out.iterdir())
     assert not (run_dir / "devices" / "this-host" / "job" / "job.jsonl").exists()  # staging stopped mid-way
     assert "--resume" in said and "Traceback" not in said
+
+
+def test_dataset_check_names_a_row_over_the_turn_bound(tmp_path: Path):
+    """Issue 34 item 7: `dataset check` accepted a 100-turn row without a word."""
+    rows = [
+        {"test_id": f"MTR-{n}", "modality": "multi_turn", "task": "context_retention",
+         "turns": [f"turn {i}" for i in range(n)], "reference": "x"}
+        for n in (64, 100)
+    ]  # fmt: skip
+    meta = tmp_path / "metadata.jsonl"
+    meta.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    p = edgefarm("dataset", "check", str(meta))
+    said = " ".join((p.stdout + p.stderr).split())
+    assert p.returncode == 2, said
+    assert (
+        f"{meta}:2 MTR-100 field 'turns'" in said
+        and "100 turns: edgefarm runs at most 64 turns per row" in said
+    )
+    assert "MTR-64" not in said
