@@ -66,7 +66,9 @@ def fidelity_farm(adb_lab, tmp_path: Path):
                             "--inventory", str(inv), "--fidelity", "--reference", "pixel-8", "--modality", "text",
                             "--limit", str(SAMPLES), "--out", str(out), "--sample-timeout", "120"],
                            capture_output=True, text=True, timeout=900, env=env, cwd=REPO, check=False)  # fmt: skip
-        assert p.returncode in (0, 1), p.stderr[-3000:]  # 1: the tiny model's answers fail the card
+        assert p.returncode in (0, 1) and out.is_dir(), p.stderr[
+            -3000:
+        ]  # 1: the tiny model's answers fail the card
         (run_dir,) = [d for d in out.iterdir() if d.is_dir()]
         report = json.loads((run_dir / "report.json").read_text())
         return run_dir, {d["device"]: d for d in report["fidelity"]["devices"]}
