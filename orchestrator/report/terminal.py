@@ -20,36 +20,38 @@ from .types import RunReport
 
 
 def _fitted(headers: list[str], rows: list[list[Cell]], title: str, width: int) -> tuple[Table, list[int]]:
-    """The table with as many columns as fit `width` (never a wrapped number): columns are dropped
-    from the right, the status last and the device never; returns the dropped columns' indexes."""
+    """The table with as many columns as fit `width` with one line per device (never a wrapped number or
+    cell): columns are dropped from the right, the status last and the device never; returns the
+    dropped columns' indexes."""
     keep = list(range(len(headers)))
     status = len(headers) - 1
     while True:
         table = Table(title=title, title_justify="left")
         for i in keep:
-            if i == status:  # the only column whose text may wrap (at its spaces)
+            if i == status:  # may wrap at its spaces when tight: then a column more is dropped
                 table.add_column(headers[i], min_width=min(16, max(len(r[i].value) for r in rows)))
             else:
                 text = i == 0 or not _unit(headers[i])  # a name, hardware, SoC: left; figures right
                 table.add_column(_stacked(headers[i]), justify="left" if text else "right", no_wrap=True)
         for row in rows:
             table.add_row(*[_cell(row[i]) for i in keep])
-        fits = _needed(headers, rows, keep, status) <= width
+        fits = _one_line_per_row(table, len(rows), width)
         if fits or len(keep) <= 2:
             return table, [i for i in range(len(headers)) if i not in keep]
         drop = next((i for i in reversed(keep) if i not in (0, status)), status)
         keep.remove(drop)
 
 
-def _needed(headers: list[str], rows: list[list[Cell]], keep: list[int], status: int) -> int:
-    """The table's width in columns: each kept column's widest text (the status column wraps at 16),
-    plus its padding and border."""
-    total = 1
-    for i in keep:
-        texts = _stacked(headers[i]).split("\n") + [_plain(r[i]) for r in rows]
-        w = max(cell_len(t) for t in texts)
-        total += (min(w, 16) if i == status else w) + 3
-    return total
+def _one_line_per_row(table: Table, rows: int, width: int) -> bool:
+    """Rendered `width` columns wide, the table keeps every row on one line (no cell wrapped, no line
+    longer than the terminal): measured by rendering it, as the terminal will, not predicted."""
+    console = Console(width=width, file=io.StringIO(), color_system=None, legacy_windows=False)
+    with console.capture() as captured:
+        console.print(table)
+    lines = captured.get().splitlines()
+    body = lines[next((i for i, x in enumerate(lines) if x.startswith("┡")), len(lines)) + 1 :]
+    body = body[: next((i for i, x in enumerate(body) if x.startswith("└")), len(body))]
+    return len(body) == rows and all(cell_len(x) <= width for x in lines)
 
 
 def _plain(c: Cell) -> str:

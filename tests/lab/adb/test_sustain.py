@@ -52,7 +52,8 @@ def test_sustain_five_passes_show_the_throttle_and_the_steady_state(adb_lab, tmp
     md = (run_dir / "report.md").read_text()
     assert "## Sustained load (--sustain)" in md and "first throttle after" in md and "| google-pixel-8 | 5 |" in md
     html = (run_dir / "report.html").read_text()
-    assert 'id="sustain"' in html and "<polyline" in html
+    chart = html.split("id='chart-sustain'", 1)[-1].split("</figure>", 1)[0]
+    assert 'id="sustain"' in html and "<path d=" in chart  # every device's curve, drawn
 
 
 def test_sustain_refuses_repeat_and_cooldown(adb_lab, tmp_path):

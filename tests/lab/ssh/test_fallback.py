@@ -83,7 +83,7 @@ def test_devices_all_with_no_phone_attached_runs_on_the_board_standing_in_for_tw
     assert [r["id"] for r in _jsonl(run_dir / "devices" / "pixel-8" / "results.jsonl")] == ids
 
 
-LOST, LOST_LABEL = "pixel-8", "pixel8"
+LOST, LOST_LABEL = "google-pixel-8", "pixel8"  # found on the adb server: named as its owner knows it
 
 
 def _wait_for(what: str, check, proc: subprocess.Popen, log: Path, timeout_s: float = 90.0):
