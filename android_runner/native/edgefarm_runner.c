@@ -372,6 +372,22 @@ static void add_answer(sbuf *line, const char *reply, size_t len, long *invalid,
   free(rebuilt.buf);
 }
 
+/* The sample's figures taken the moment it ends (memory, peaks, wall time, power), under the lock the
+ * watchdog shares; 1 if this thread ended it (0: the watchdog timed it out first and owns its row). */
+static int end_measurement(runner *r, mem_kb *m, int *reset, double *wall_ms, sbuf *power) {
+  sample_memory(r);
+  pthread_mutex_lock(&r->lock);
+  int mine = !r->finished;
+  r->finished = 1;
+  r->deadline = 0;
+  *m = r->peaks;
+  *reset = r->hwm_reset_ok;
+  *wall_ms = (now_s() - r->sample_t0) * 1000.0;
+  power_end(&r->power, power);
+  pthread_mutex_unlock(&r->lock);
+  return mine;
+}
+
 static void run_sample(runner *r, LiteRtLmEngine *engine, const sample *s, double init_ms) {
   sbuf line = {0}, turns = {0}, error = {0};
   char *response = NULL;
@@ -447,17 +463,11 @@ static void run_sample(runner *r, LiteRtLmEngine *engine, const sample *s, doubl
   }
   /* The answer is in hand: the sample is finished now, before the conversation is torn down or any
    * hook runs, so nothing after this point can turn it into a timeout. */
-  sample_memory(r);
-  pthread_mutex_lock(&r->lock);
-  int mine = !r->finished;
-  r->finished = 1;
-  r->deadline = 0;
-  mem_kb m = r->peaks;
-  int reset = r->hwm_reset_ok;
-  double wall_ms = (now_s() - r->sample_t0) * 1000.0;
+  mem_kb m;
+  int reset;
+  double wall_ms;
   sbuf power = {0};
-  power_end(&r->power, &power);
-  pthread_mutex_unlock(&r->lock);
+  int mine = end_measurement(r, &m, &reset, &wall_ms, &power);
   if (mine) {
     long invalid = 0, dropped = 0;
     sb_printf(&line, "{\"n\":%ld,\"status\":\"%s\",\"error\":", s->n, error.len ? "error" : "ok");
@@ -516,17 +526,11 @@ static void run_bench_sample(runner *r, const bench_setup *setup, const sample *
     emit("READY", small, (size_t)k);
   }
   int rc = engine ? bench_run(engine, c, &f, why, sizeof why) : -1;
-  sample_memory(r);
-  pthread_mutex_lock(&r->lock);
-  int mine = !r->finished;
-  r->finished = 1;
-  r->deadline = 0;
-  mem_kb m = r->peaks;
-  int reset = r->hwm_reset_ok;
-  double wall_ms = (now_s() - r->sample_t0) * 1000.0;
+  mem_kb m;
+  int reset;
+  double wall_ms;
   sbuf power = {0};
-  power_end(&r->power, &power);
-  pthread_mutex_unlock(&r->lock);
+  int mine = end_measurement(r, &m, &reset, &wall_ms, &power);
   if (mine) {
     sbuf line = {0};
     sb_printf(&line, "{\"n\":%ld,\"status\":\"%s\",\"error\":", s->n, rc == 0 ? "ok" : "error");
