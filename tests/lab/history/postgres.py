@@ -36,6 +36,21 @@ def _free_port() -> int:
         return s.getsockname()[1]
 
 
+def _reachable_by_others(folder: Path) -> bool:
+    """Whether `nobody` can walk down to `folder` (every folder on the way has o+x)."""
+    return all(os.stat(p).st_mode & 0o001 for p in [folder, *folder.parents])
+
+
+def _server_parent() -> Path:
+    """Where the server's folder goes: the temp folder, unless the server's owner cannot reach it (as
+    root under a private TMPDIR, e.g. `.ci/run`'s mode-700 mktemp folder), then /tmp."""
+    for candidate in (Path(tempfile.gettempdir()), Path("/tmp")):
+        if os.geteuid() != 0 or _reachable_by_others(candidate):
+            return candidate
+    raise PermissionError(f"neither {tempfile.gettempdir()} nor /tmp can be reached by `nobody`, who runs "
+                          "the lab's PostgreSQL when the suite runs as root: set TMPDIR to a folder with o+x")
+
+
 def _as_owner(argv: list[str]) -> list[str]:
     if os.geteuid() != 0:
         return argv
@@ -64,7 +79,7 @@ def running_server() -> Iterator[Server]:
     bin_dir = binaries()
     if bin_dir is None:
         raise FileNotFoundError("no PostgreSQL binaries (apt-get install postgresql)")
-    folder = Path(tempfile.mkdtemp(prefix="edgefarm-pg-"))
+    folder = Path(tempfile.mkdtemp(prefix="edgefarm-pg-", dir=_server_parent()))
     data, log = folder / "data", folder / "server.log"
     if os.geteuid() == 0:
         os.chown(folder, 65534, 65534)
