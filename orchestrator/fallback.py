@@ -150,7 +150,6 @@ def run_stand_ins(
     threads: int | None,
     job_opts: JobOptions,
     run_dir: Path,
-    run_record: dict[str, Any],  # run.json as it stands: gets `stand_ins`; the caller writes it
     wait_s: float,
     score: Score,
     console: Console,
@@ -158,8 +157,8 @@ def run_stand_ins(
     farm: Farm,
     clock: Callable[[], float] = time.monotonic,
 ) -> list[StandIn]:
-    """Wait for lost phones, then run what is still missing on stand-in boards; returns what was done.
-    run.json gets `stand_ins` (and any board that ran only as a stand-in under `devices`). Each
+    """Wait for lost phones, then run what is still missing on stand-in boards; returns what was done
+    (the caller records it in run.json: `stand_ins`, and `devices`: stood_in_devices). Each
     session is a `DeviceJob` on the run's `farm` (a cluster's runs on the device's farm host)."""
 
     def session(device: Any, todo: Sequence[Sample], run_opts: RunOptions, folder: Path) -> DeviceOutcome:
@@ -212,7 +211,7 @@ def run_stand_ins(
             console.print(f"[red]{board.name} (standing in for {need.phone}) failed:[/] {got.error}")
         done.append(StandIn(need.phone, board.name, folder.name, need.reason, need.missing, complete))
     if done:
-        _record(run_record, done, run_dir, boards)
+        _board_folders(done, run_dir, boards)
     return done
 
 
@@ -290,18 +289,15 @@ def _merge_into_phone(
     write_outcome(dev_dir, outcome)
 
 
-def _record(
-    run: dict[str, Any],
-    done: Sequence[StandIn],
-    run_dir: Path,
-    boards: Mapping[str, Device | None],
-) -> None:
-    """run.json: the stand-ins, the phones they stood in for, and boards that ran only as stand-ins."""
-    devices = list(run.get("devices") or [])
+def stood_in_devices(done: Sequence[StandIn]) -> tuple[str, ...]:
+    """The devices the stand-ins add to run.json `devices`: each phone and its board, in order."""
+    return tuple(dict.fromkeys(name for s in done for name in (s.phone, s.board)))
+
+
+def _board_folders(done: Sequence[StandIn], run_dir: Path, boards: Mapping[str, Device | None]) -> None:
+    """A board that ran only as a stand-in gets its own folder: its outcome, and the device.json of
+    its stand-in folder."""
     for s in done:
-        for name in (s.phone, s.board):
-            if name not in devices:
-                devices.append(name)
         board_dir = device_folder(run_dir, s.board)
         if not (board_dir / "outcome.json").exists():  # ran only as a stand-in: its own figures' row
             board_dir.mkdir(parents=True, exist_ok=True)
@@ -310,5 +306,3 @@ def _record(
             stand_dir = device_folder(run_dir, s.folder)
             if (stand_dir / "device.json").exists():
                 (board_dir / "device.json").write_bytes((stand_dir / "device.json").read_bytes())
-    run["devices"] = devices
-    run["stand_ins"] = [s.record() for s in done]  # execute.py writes run.json (rundir.write_run_json)

@@ -10,7 +10,6 @@ import re
 import secrets
 import subprocess
 import sys
-from collections.abc import Mapping
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
@@ -19,6 +18,7 @@ from .bundled import REPO_ROOT
 from .errors import ConfigError, OutputError
 from .fsutil import make_new_dir, write_json_atomic
 from .jsonio import DOCUMENT, read_json
+from .run.run_json import RunJson
 from .run.types import DeviceOutcome
 
 
@@ -60,8 +60,14 @@ def host_info() -> dict[str, Any]:
     return {"hostname": platform.node(), "platform": platform.platform(), "cpus": os.cpu_count()}
 
 
-def write_run_json(run_dir: Path, run: Mapping[str, Any]) -> None:
-    write_json_atomic(run_dir / "run.json", dict(run))
+def write_run_json(run_dir: Path, run: RunJson) -> None:
+    """run.json, the one writer of a run's (RunJson.to_dict, its codec)."""
+    write_json_atomic(run_dir / "run.json", run.to_dict())
+
+
+def read_run_record(run_dir: Path, *, own_folder: bool = False) -> RunJson:
+    """run.json of a run folder as its record (`edgefarm report`, --resume), checked as read_run_json."""
+    return RunJson.from_dict(read_run_json(run_dir, own_folder=own_folder))
 
 
 RUN_ID = re.compile(r"\A[0-9]{8}-[0-9]{6}-[0-9a-f]{4,}\Z")  # what new_run_id makes: ASCII only, no "\n" after

@@ -31,7 +31,7 @@ from ..models import ModelSummary, inspect_model
 from ..run.finish import exit_status  # the run's rule: the same exit codes
 from ..run.plan import host_lanes
 from ..run.types import DeviceOutcome, PreviousRun
-from ..rundir import device_folder, host_info, new_run_dir, read_outcome, utc_now, versions, write_run_json
+from ..rundir import device_folder, host_info, new_run_dir, read_outcome, utc_now, versions
 from ..runners.base import RunOptions
 from ..session import DeviceJob
 from .bound import bandwidths, bound_ts
@@ -177,7 +177,7 @@ def execute_bench(plan: BenchPlan, console: Console, stop: threading.Event) -> B
     else:
         run_id, run_dir, started = new_run_dir(plan.request.out)
     record = run_json(plan, run_id, started)
-    write_run_json(run_dir, record)
+    write_json_atomic(run_dir / "run.json", record)  # a bench's run.json (kind: bench): its own document
     n = sum(len(g) for g in plan.grid.values())
     console.print(
         f"bench {run_id}: {n} cell(s) x {plan.request.repetitions} on {len(plan.devices)} device(s) -> {run_dir}"
@@ -225,7 +225,7 @@ def finish_bench(plan: BenchPlan, ex: BenchExecution) -> tuple[list[dict[str, An
     record["versions"] = versions()
     record["outcomes"] = {o.name: {"error": o.error, "model_loads": o.model_loads, "wall_s": o.wall_s,
                                    "interrupted": o.interrupted, "runner": o.runner} for o in ex.outcomes}  # fmt: skip
-    write_run_json(ex.run_dir, record)
+    write_json_atomic(ex.run_dir / "run.json", record)
     cells = [{**r.to_json(), "decode_bound_ts": b} for r, b in zip(results, bounds)]
     bench = {"schema_version": 1, "run_id": ex.run_id, "model": model, "cells": cells, "rows": rows}
     write_json_atomic(ex.run_dir / "bench.json", bench)

@@ -20,6 +20,7 @@ from ..errors import ConfigError
 from ..history.record import remember
 from ..interrupt import INTERRUPTED_EXIT, stop_on_interrupt
 from ..progress import stderr_console
+from ..run.run_json import RunJson
 from ..run.types import PreviousRun
 from ..rundir import read_run_json
 from .run import inventory_option
@@ -96,7 +97,7 @@ def bench(ctx: click.Context, cluster: str | None, sustain: int | None, db: str 
             raise ConfigError("not a bench run folder", where=str(Path(params["resume"]) / "run.json"),
                               fix="pass a folder made by `edgefarm bench`; `edgefarm run --resume` continues runs")  # fmt: skip
         params.update({k: v for k, v in run["bench"]["request"].items() if k in GRID_FLAGS})
-        previous = PreviousRun.from_dict(run, params["resume"])
+        previous = PreviousRun.of(RunJson.from_dict(run), params["resume"])
     request = BenchRequest(**{k: v for k, v in params.items() if k != "resume"})
     console = stderr_console()
     model, selection, bandwidth = read_bench_inputs(request)

@@ -16,8 +16,9 @@ from ..datasets.types import Dataset
 from ..errors import ConfigError
 from ..fsutil import write_text_atomic
 from ..measure import describe
+from ..run.run_json import RunJson
 from ..run.types import DeviceOutcome
-from ..rundir import device_folder, read_json_file, read_outcome, read_run_json
+from ..rundir import device_folder, read_json_file, read_outcome, read_run_record
 from ..stats import Resamples
 from ..sustain import curve as sustain_curve
 from .combine import as_record, build_report, device_row, sample_rows
@@ -30,15 +31,17 @@ def load_report(
     run_dir: Path,
     written: Mapping[str, Sequence[SampleResult]] | None = None,
     scored: Mapping[str, Mapping[str, Any]] | None = None,
+    run: RunJson | None = None,
 ) -> RunReport:
     """Rebuild the combined report from the files of a run folder (what `edgefarm report` does).
 
     `written`: device name -> the rows this process has just written to that device's results.jsonl
     (`edgefarm run`), used instead of reading them back: 3,200 rows of 16 phones took 0.15 s to parse;
     `scored`: device name -> the report.json it has just written there, likewise (16 x 200 scored
-    samples: 16 files of ~100 KB read, parsed and depth-checked again)."""
+    samples: 16 files of ~100 KB read, parsed and depth-checked again); `run`: its run.json as the run
+    has just written it, likewise."""
     try:
-        return _load_report(run_dir, written or {}, scored or {})
+        return _load_report(run_dir, written or {}, scored or {}, run or read_run_record(run_dir))
     except OSError as e:  # a file of the run folder that is there but cannot be read
         raise ConfigError(
             f"cannot read {e.filename or run_dir}: {e.strerror or e}",
@@ -48,16 +51,15 @@ def load_report(
 
 
 def _load_report(
-    run_dir: Path, written: Mapping[str, Sequence[SampleResult]], scored: Mapping[str, Mapping[str, Any]]
+    run_dir: Path,
+    written: Mapping[str, Sequence[SampleResult]],
+    scored: Mapping[str, Mapping[str, Any]],
+    run: RunJson,
 ) -> RunReport:
-    run = read_run_json(run_dir)
-
     rows, per_device, curves = [], {}, {}
-    dataset = run.get("dataset") if isinstance(run.get("dataset"), Mapping) else {}
-    selected = dataset.get("samples_run")  # a device with fewer rows is partial (never marked best)
-    expected = selected if isinstance(selected, int) else None
+    expected = run.dataset.samples_run  # a device with fewer rows is partial (never marked best)
     draws = Resamples()  # the intervals' bootstrap, drawn once for every device
-    for name in run.get("devices", []):
+    for name in run.devices:
         dev_dir = device_folder(run_dir, name)
         device = read_json_file(dev_dir / "device.json") or {"name": name}
         outcome = read_outcome(dev_dir) or DeviceOutcome(name=name, kind="", error="no outcome recorded")
@@ -70,8 +72,8 @@ def _load_report(
         )
         stood = [  # rows this board ran standing in for a phone: in the phone's column, and in its figures
             r
-            for s in run.get("stand_ins") or []
-            if isinstance(s, dict) and s.get("board") == name
+            for s in run.stand_ins or ()
+            if s.get("board") == name
             for r in read_results(str(device_folder(run_dir, str(s.get("folder", ""))) / "results.jsonl"))
         ]
         extra = dev_dir / "repeats.jsonl"  # --repeat: runs 2..N of each sample, in the latency figures
@@ -85,22 +87,14 @@ def _load_report(
     # the run's end, unless run.json has it
     ends = [p.stat().st_mtime for p in run_dir.glob("devices/*/outcome.json")]
     finished = datetime.fromtimestamp(max(ends), timezone.utc).isoformat(timespec="seconds") if ends else ""
-    report = build_report(
-        run,
-        rows,
-        sample_rows(per_device),
-        run.get("unusable", []),
-        run.get("notes", []),
-        finished_at=finished,
-    )
+    report = build_report(run, rows, sample_rows(per_device), run.unusable, run.notes, finished_at=finished)
     return dataclasses.replace(report, sustain=curves) if curves else report
 
 
-def _figures_over(run: Mapping[str, Any], samples: int) -> str:
+def _figures_over(run: RunJson, samples: int) -> str:
     """--repeat / --warmup of the run (run.json flags): what a device's latency figures are over."""
-    flags = run.get("flags") if isinstance(run.get("flags"), Mapping) else {}
-    repeat, warmup, sustain = flags.get("repeat") or 1, flags.get("warmup") or 0, flags.get("sustain") or 1
-    ok = isinstance(repeat, int) and isinstance(warmup, int) and isinstance(sustain, int)
+    repeat, warmup, sustain = run.int_flag("repeat", 1), run.int_flag("warmup", 0), run.int_flag("sustain", 1)
+    ok = repeat is not None and warmup is not None and sustain is not None
     return describe(samples, repeat, warmup, sustain) if ok else ""
 
 

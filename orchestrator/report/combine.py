@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Any
 from android_runner.contract import SampleResult
 
 from ..devices.kinds import kind_spec
+from ..run.run_json import RunJson
 from ..run.types import DeviceOutcome
 from ..stats import Resamples, quantile
 from ..telemetry.energy import energy_trusted
@@ -324,25 +325,25 @@ def disagreements(rows: Sequence[DeviceRow], samples: Sequence[SampleRow]) -> Di
     )
 
 
-def run_stamp(run: Mapping[str, Any], rows: Sequence[DeviceRow], finished_at: str = "") -> RunStamp:
-    model, dataset, host = run.get("model") or {}, run.get("dataset") or {}, run.get("host") or {}
+def run_stamp(run: RunJson, rows: Sequence[DeviceRow], finished_at: str = "") -> RunStamp:
+    model, dataset, host = run.model, run.dataset, run.host
     host_text = " ".join(str(x) for x in (host.get("hostname"), host.get("platform")) if x)
     return RunStamp(
-        model_path=str(model.get("path", "")),
-        model_size_bytes=model.get("size_bytes"),
-        model_sha256=str(model.get("sha256", "")),
-        dataset_path=str(dataset.get("path", "")),
-        dataset_format=str(dataset.get("format", "")),
-        dataset_sha256=str(dataset.get("sha256", "")),
-        samples_run=dataset.get("samples_run"),
-        samples_total=dataset.get("samples_total"),
+        model_path=model.path,
+        model_size_bytes=model.size_bytes,
+        model_sha256=model.sha256,
+        dataset_path=dataset.path,
+        dataset_format=dataset.format,
+        dataset_sha256=dataset.sha256,
+        samples_run=dataset.samples_run,
+        samples_total=dataset.samples_total,
         skipped={r.device: r.skipped for r in rows if r.skipped},
-        started_at=str(run.get("started_at", "")),
-        finished_at=str(run.get("finished_at") or finished_at),
+        started_at=run.started_at,
+        finished_at=run.finished_at or finished_at,
         host=host_text,
-        versions=dict(run.get("versions") or {}),
+        versions=dict(run.versions),
         backends=tuple(sorted({b for r in rows for b in r.backend.split(",") if b})),
-        flags={k: v for k, v in (run.get("flags") or {}).items() if v not in (None, [], "")},
+        flags={k: v for k, v in run.flags.items() if v not in (None, [], "")},
     )
 
 
@@ -353,7 +354,7 @@ def _sharing(value: Any) -> tuple[Mapping[str, Any], ...]:
     return tuple(h for h in value or () if isinstance(h, Mapping)) if isinstance(value, list) else ()
 
 
-def with_run_settings(row: DeviceRow, run: Mapping[str, Any]) -> DeviceRow:
+def with_run_settings(row: DeviceRow, run: RunJson) -> DeviceRow:
     """The run's flags (threads, --repeat, quantization; the token cap and backend asked when the
     rows do not carry their own) on a device row."""
     settings = run_settings(run)
@@ -361,7 +362,7 @@ def with_run_settings(row: DeviceRow, run: Mapping[str, Any]) -> DeviceRow:
 
 
 def build_report(
-    run: Mapping[str, Any],
+    run: RunJson,
     rows: Sequence[DeviceRow],
     samples: Sequence[SampleRow] = (),
     unusable: Sequence[Mapping[str, Any]] = (),
@@ -372,11 +373,11 @@ def build_report(
     rows = [with_run_settings(r, run) for r in rows]
     names = [r.device for r in rows if r.samples]  # a device that ran nothing is compared with none
     baseline = baseline if baseline in names else (names[0] if names else "")
-    reference = str((run.get("flags") or {}).get("reference") or "")
+    reference = str(run.flag("reference") or "")
     return RunReport(
         schema_version=SCHEMA_VERSION,
-        run_id=run.get("run_id", ""),
-        run=dict(run),
+        run_id=run.run_id,
+        run=run.to_dict(),
         devices=tuple(rows),
         samples=tuple(samples),
         unusable=tuple(unusable),
@@ -385,6 +386,6 @@ def build_report(
         disagreements=disagreements(rows, samples),
         baseline=baseline,
         paired=against_baseline(samples, names, baseline),
-        host_sharing=_sharing(run.get("host_sharing")),
+        host_sharing=_sharing(run.host_sharing),
         fidelity=fidelity_report(rows, samples, reference if reference in names else ""),
     )

@@ -8,11 +8,12 @@ device (docs/run-directory.md, "Intervals")."""
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from android_runner.contract import SampleResult
 
+from ..run.run_json import RunJson
 from ..stats import Resamples, bootstrap_ci, bootstrap_ci_groups, percentile_stat, wilson_interval
 from ..telemetry.energy import energy_trusted
 
@@ -88,25 +89,14 @@ def row_settings(results: Sequence[SampleResult]) -> dict[str, Any]:
     }
 
 
-def quantization(run: Mapping[str, Any]) -> str:
-    """The model's quantization: its largest TFLite section's (run.json model.facts)."""
-    facts = (run.get("model") or {}).get("facts") or {}
-    sections = [s for s in facts.get("sections") or [] if isinstance(s, Mapping)]
-    if not sections:
-        return ""
-    big = max(sections, key=lambda s: s.get("weight_bytes") or 0)
-    return str(big.get("quantization") or "")
-
-
-def run_settings(run: Mapping[str, Any]) -> dict[str, Any]:
+def run_settings(run: RunJson) -> dict[str, Any]:
     """The run's flags every device shares: threads, the token cap asked, --repeat, quantization."""
-    flags = run.get("flags") if isinstance(run.get("flags"), Mapping) else {}
-    threads = flags.get("threads")
-    repeat = flags.get("repeat")
+    threads = run.flag("threads")
+    repeat = run.flag("repeat")
     return {
         "threads": str(threads) if threads else "default",
         "repeat": repeat if isinstance(repeat, int) and repeat > 0 else 1,
-        "quantization": quantization(run),
-        "max_output_tokens": flags.get("max_output_tokens"),
-        "backend_requested": str(flags.get("backend") or ""),
+        "quantization": run.model.quantization,
+        "max_output_tokens": run.flag("max_output_tokens"),
+        "backend_requested": str(run.flag("backend") or ""),
     }

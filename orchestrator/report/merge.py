@@ -14,6 +14,7 @@ from dataclasses import replace
 from typing import Any
 
 from ..errors import ConfigError
+from ..run.run_json import RunJson
 from .combine import build_report
 from .settings import require_same
 from .types import RunReport, SampleRow
@@ -101,5 +102,5 @@ def merge_reports(reports: Sequence[RunReport], allow_different: bool = False) -
     notes = [f"merged from {len(reports)} runs: " + ", ".join(f"{r.run_id} ({_host(r)})" for r in reports)]
     notes += [f"DIFFERENT SETTINGS (merged anyway): {d}" for d in diffs]
     notes += [n for r in reports for n in r.notes]
-    return build_report(run, rows, [merged[i] for i in order], [u for r in reports for u in r.unusable], notes,
+    return build_report(RunJson.from_dict(run), rows, [merged[i] for i in order], [u for r in reports for u in r.unusable], notes,
                         finished_at=finished)  # fmt: skip

@@ -11,7 +11,7 @@ from pathlib import Path
 from rich.console import Console
 from rich.markup import escape
 
-from ..fallback import run_stand_ins
+from ..fallback import run_stand_ins, stood_in_devices
 from ..farm import Farm, LocalFarm
 from ..rundir import device_folder, host_info, new_run_dir, read_outcome, write_run_json
 from ..scoring import RunScoring
@@ -55,13 +55,16 @@ def execute(plan: RunPlan, console: Console, stop: threading.Event) -> Execution
             unusable=plan.unusable if request.device_spec == "all" else plan.absent, dataset=plan.dataset,
             samples=plan.samples, model=plan.model, opts=replace(plan.base, run_id=run_id),
             backend=request.backend, threads=request.threads, job_opts=plan.job, run_dir=run_dir,
-            run_record=record, wait_s=request.fallback_wait_s, score=score, console=console, stop=stop,
+            wait_s=request.fallback_wait_s, score=score, console=console, stop=stop,
         )  # fmt: skip
+    if stood_in:  # the phones they stood in for, and boards that ran only as stand-ins, get rows
+        record = replace(record, devices=tuple(dict.fromkeys((*record.devices, *stood_in_devices(stood_in)))),
+                         stand_ins=tuple(s.record() for s in stood_in))  # fmt: skip
     if plan.cluster:  # what crossed the network to each farm host (for the run and its stand-ins)
-        record["cluster"] = plan.cluster.record()
+        record = replace(record, cluster=plan.cluster.record())
         for note in plan.cluster.end():  # a head gone during the run is said
             console.print(f"[yellow]note:[/] {escape(note)}", highlight=False)
-            record["notes"] = [*record.get("notes", []), note]
+            record = record.with_note(note)
     if stood_in:  # rundir.write_run_json, the one writer of run.json (here its start, finish.py its end)
         write_run_json(run_dir, record)
     return Execution(run_id, run_dir, record, tuple(outcomes), tuple(stood_in), written, scored)

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Sequence
+from dataclasses import replace
 
 import click
 from rich.console import Console
@@ -21,12 +22,14 @@ from .types import DeviceOutcome, Execution, RunPlan, RunRecord
 
 def finish(plan: RunPlan, ex: Execution, console: Console, stop: threading.Event) -> RunRecord:
     """Write the run's end and its reports, print them; the RunRecord holds the exit status."""
-    record = ex.record
-    record["finished_at"] = utc_now().isoformat(timespec="seconds")
-    record["versions"] = versions()
-    record["device_versions"] = device_versions({o.name: o.runner for o in ex.outcomes})  # runners/stamp.py
+    record = replace(
+        ex.record,
+        finished_at=utc_now().isoformat(timespec="seconds"),
+        versions=versions(),
+        device_versions=device_versions({o.name: o.runner for o in ex.outcomes}),  # runners/stamp.py
+    )
     write_run_json(ex.run_dir, record)
-    report = load_report(ex.run_dir, ex.written, ex.scored)
+    report = load_report(ex.run_dir, ex.written, ex.scored, run=record)
     paths = write_reports(ex.run_dir, report, dataset=plan.dataset)
     ran = any(r.samples for r in report.devices)
     print_outcomes(ex.outcomes, report if ran else None, plan.model.path.name, console)

@@ -30,6 +30,7 @@ from ..scoring import SCORERS, ScoreFn  # each scorer imports nltk & co. when it
 from ..scoring.judge import JudgeConfig, add_judge_accuracy, endpoint
 from ..shard import plan_shards
 from .bounds import check_job
+from .run_json import RunJson
 from .selection import dataset_fingerprint, refused_samples, select_samples
 from .types import HostSharing, PreviousRun, RunPlan, RunRequest
 
@@ -92,7 +93,9 @@ def read_inputs(request: RunRequest, previous: Mapping[str, Any] | None = None) 
         stand_ins=table,
         selection=selection,
         absent=absent,
-        previous=PreviousRun.from_dict(previous, request.resume) if previous is not None else None,
+        previous=PreviousRun.of(RunJson.from_dict(previous), request.resume)
+        if previous is not None
+        else None,
         cluster=cluster,
     )
 

@@ -21,6 +21,7 @@ from ..jobs import JobOptions
 from ..models import ModelSummary
 from ..redact import redact, redact_tree
 from ..runners.base import DEFAULT_COOLDOWN_MAX_S, RunOptions
+from .run_json import DatasetStamp, ModelStamp, RunJson
 
 if TYPE_CHECKING:  # records of later modules, named in annotations only
     from ..report.types import RunReport
@@ -212,21 +213,18 @@ class PreviousRun:
     model_sha256: str
     dataset_sha256: str
     sample_ids: tuple[str, ...] | None
-    record: Mapping[str, Any]  # the whole run.json, for the flags cli/resume.py takes from it
+    record: RunJson  # the whole run.json
 
     @classmethod
-    def from_dict(cls, run: Mapping[str, Any], run_dir: Path) -> PreviousRun:
-        model = run.get("model") if isinstance(run.get("model"), Mapping) else {}
-        ds = run.get("dataset") if isinstance(run.get("dataset"), Mapping) else {}
-        ids = ds.get("sample_ids")
+    def of(cls, run: RunJson, run_dir: Path) -> PreviousRun:
         return cls(
-            run_id=str(run["run_id"]),
+            run_id=run.run_id,
             run_dir=Path(run_dir),
-            started_at=str(run.get("started_at", "")),
-            devices=tuple(d for d in run.get("devices") or () if isinstance(d, str)),
-            model_sha256=str(model.get("sha256", "")),
-            dataset_sha256=str(ds.get("sha256", "")),
-            sample_ids=tuple(ids) if isinstance(ids, list) else None,
+            started_at=run.started_at,
+            devices=run.devices,
+            model_sha256=run.model.sha256,
+            dataset_sha256=run.dataset.sha256,
+            sample_ids=run.dataset.sample_ids,
             record=run,
         )
 
@@ -289,48 +287,43 @@ class RunPlan:
     previous: PreviousRun | None = None  # --resume
     cluster: Any = None  # cluster.controller.ClusterFarm with --cluster: its devices run on their farm hosts
 
-    def run_json(self, run_id: str, started_at: str, host: Mapping[str, Any]) -> dict[str, Any]:
-        """run.json at the start of the run (finish.py adds the end and the versions, fallback.py the
-        stand-ins); the run's one writer of it."""
+    def run_json(self, run_id: str, started_at: str, host: Mapping[str, Any]) -> RunJson:
+        """run.json at the start of the run (execute.py adds the stand-ins and the cluster's notes,
+        finish.py the end and the versions, each as a new record)."""
         plan, model, dataset, request = self, self.model, self.dataset, self.request
-        record: dict[str, Any] = {
-            "schema_version": 1,
-            "run_id": run_id,
-            "started_at": started_at,
-            "model": {
-                "path": str(model.path),
-                "sha256": model.sha256,
-                "size_bytes": model.size_bytes,
-                "modalities": list(model.modalities),
-                "max_context_tokens": model.max_context_tokens,
-                "sections": [
+        return RunJson(
+            run_id=run_id,
+            started_at=started_at,
+            model=ModelStamp(
+                path=str(model.path),
+                sha256=model.sha256,
+                size_bytes=model.size_bytes,
+                modalities=tuple(model.modalities),
+                max_context_tokens=model.max_context_tokens,
+                sections=tuple(
                     {"data_type": x.data_type, "model_type": x.model_type, "size_bytes": x.size_bytes}
                     for x in model.sections
-                ],
+                ),
                 # quantization, shapes, KV cache and the predicted memory floor at the model's token limit
-                "facts": model.facts.to_json(model.max_context_tokens) if model.facts else None,
-            },
-            "dataset": {
-                "path": redact(request.dataset_spec),  # a hub URL's token never written
-                "name": dataset.name,
-                "format": dataset.format,
-                "sha256": plan.dataset_sha,
-                "samples_total": len(dataset.samples),
-                "samples_run": len(plan.samples),
-                "sample_ids": [s.id for s in plan.samples],
-            },
-            "devices": list(plan.report_devices),
-            "flags": redact_tree(request.flags()),  # a --judge URL's password and api_key never written
-            "versions": {},  # written with the run's end
-            "host": dict(host),
-            "unusable": [dataclasses.asdict(u) for u in plan.unusable],
-            "notes": list(plan.notes),
-        }
-        if plan.host_sharing is not None:
-            record["host_sharing"] = plan.host_sharing.to_dict()
-        if plan.shards is not None:
-            record["shards"] = plan.shards.record()
-        return record
+                facts=model.facts.to_json(model.max_context_tokens) if model.facts else None,
+            ),
+            dataset=DatasetStamp(
+                path=redact(request.dataset_spec),  # a hub URL's token never written
+                name=dataset.name,
+                format=dataset.format,
+                sha256=plan.dataset_sha,
+                samples_total=len(dataset.samples),
+                samples_run=len(plan.samples),
+                sample_ids=tuple(s.id for s in plan.samples),
+            ),
+            devices=tuple(plan.report_devices),
+            flags=redact_tree(request.flags()),  # a --judge URL's password and api_key never written
+            host=dict(host),
+            unusable=tuple(dataclasses.asdict(u) for u in plan.unusable),
+            notes=tuple(plan.notes),
+            host_sharing=plan.host_sharing.to_dict() if plan.host_sharing is not None else None,
+            shards=plan.shards.record() if plan.shards is not None else None,
+        )
 
 
 @dataclass(frozen=True)
@@ -339,7 +332,7 @@ class Execution:
 
     run_id: str
     run_dir: Path
-    record: dict[str, Any]  # run.json (stand-ins add to it; finish.py writes the end)
+    record: RunJson  # run.json as it stands after the devices (finish.py adds the end)
     outcomes: tuple[DeviceOutcome, ...]
     stood_in: tuple[StandIn, ...]  # the boards that stood in for phones (fallback.py)
     # the rows each device without trouble wrote to its results.jsonl, for the report, taken before the

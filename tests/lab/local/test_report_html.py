@@ -13,6 +13,8 @@ from pathlib import Path
 
 import pytest
 
+from orchestrator.run.run_json import RunJson
+
 from .conftest import FAULTY_RUNNER, MODELS, edgefarm, only_run_dir
 from .test_local_run import canned_dataset
 
@@ -309,7 +311,7 @@ def _phones_and_host_report(n: int = 200):
                        "samples_total": n}, "host": {"hostname": "lab"}, "flags": {"max_output_tokens": 128}}  # fmt: skip
     rows_ = [device_row(d, DeviceOutcome.from_dict({"wall_s": 100.0, **o}), *per[d["name"]], expected=n)
              for d, _, o in devices]  # fmt: skip
-    return build_report(run, rows_, sample_rows(per))
+    return build_report(RunJson.from_dict(run), rows_, sample_rows(per))
 
 
 def _no_overflow(page) -> None:

@@ -7,6 +7,7 @@ import random
 
 from android_runner.contract import SampleResult
 from orchestrator.report.combine import build_report, device_row, sample_rows
+from orchestrator.run.run_json import RunJson
 from orchestrator.run.types import DeviceOutcome
 
 
@@ -31,4 +32,4 @@ def report(run_id: str, started: str, per_device: dict[str, float], runtime: str
     per = {n: (rows(ms, seed=seed + i), None) for i, (n, ms) in enumerate(per_device.items())}
     devs = [device_row({"name": n, "model": "Pixel"}, DeviceOutcome(name=n, kind="adb"), r, rep)
             for n, (r, rep) in per.items()]  # fmt: skip
-    return build_report(run, devs, sample_rows(per))
+    return build_report(RunJson.from_dict(run), devs, sample_rows(per))

@@ -17,6 +17,7 @@ from orchestrator.report.cells import MODALITY_ORDER
 from orchestrator.report.charts import render_charts
 from orchestrator.report.combine import build_report, device_row, sample_rows
 from orchestrator.report.svg import FONT_PT, TAB10, TAB20, Canvas, nice_ticks, round_ticks, text_width_in
+from orchestrator.run.run_json import RunJson
 from orchestrator.run.types import DeviceOutcome
 
 RUN = {"run_id": "20260101-000000-abcd", "model": {"path": "m.litertlm"}, "dataset": {"path": "d"}}
@@ -88,7 +89,7 @@ def farm(n: int, samples: int = SAMPLES):
         device_row({"name": name, "kind": "adb"}, DeviceOutcome.from_dict({"wall_s": 1.0}), *per[name])
         for name in names
     ]
-    return build_report(RUN, devices, sample_rows(per))
+    return build_report(RunJson.from_dict(RUN), devices, sample_rows(per))
 
 
 SVG = "{http://www.w3.org/2000/svg}"
@@ -376,7 +377,9 @@ def test_one_outlier_does_not_stretch_the_axis_and_is_counted():
     rows.append(SampleResult(id="s40", status="ok", output="x", ttft_ms=5000.0, peak_rss_mb=91.0))
     per = {"p": (rows, None)}
     report = build_report(
-        RUN, [device_row({"name": "p"}, DeviceOutcome(name="p", kind=""), rows, None)], sample_rows(per)
+        RunJson.from_dict(RUN),
+        [device_row({"name": "p"}, DeviceOutcome(name="p", kind=""), rows, None)],
+        sample_rows(per),
     )
     svgs = {key: svg for key, _, svg in render_charts(report) if svg}
     labels = [t for t, _, _ in texts(svgs["chart-dist"])]

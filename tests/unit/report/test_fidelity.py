@@ -12,6 +12,7 @@ from android_runner.contract import FidelityScores, SampleResult
 from orchestrator.report.combine import build_report, device_row, sample_rows
 from orchestrator.report.fidelity import DIFFERENT, MEAN_NOISE_NATS, SAME, default_reference
 from orchestrator.report.printers import PRINTERS
+from orchestrator.run.run_json import RunJson
 from orchestrator.run.types import DeviceOutcome
 
 RUN = {"run_id": "r", "devices": [], "flags": {"fidelity": True}}
@@ -43,7 +44,7 @@ def _rows(
 def _report(per: dict[str, list[SampleResult]], run=RUN):
     pairs = {n: (rows, None) for n, rows in per.items()}
     devices = [device_row({"name": n}, DeviceOutcome(name=n, kind=""), r, None) for n, r in per.items()]
-    return build_report(run, devices, sample_rows(pairs))
+    return build_report(RunJson.from_dict(run), devices, sample_rows(pairs))
 
 
 def test_two_devices_on_the_same_library_differ_by_exactly_zero():

@@ -10,6 +10,7 @@ from android_runner.contract import SampleResult
 from orchestrator.report.combine import build_report, device_row, sample_rows
 from orchestrator.report.media import with_samples
 from orchestrator.report.printers import PRINTERS
+from orchestrator.run.run_json import RunJson
 from orchestrator.run.types import DeviceOutcome
 
 ODD = "x'; rm -rf ~ $(id) ..png"  # a legal file name a shell would love
@@ -41,7 +42,9 @@ def test_prompts_and_media_copied_under_their_hash_inside_the_run_folder(tmp_pat
     ]
     per = {"p": (results, None)}
     report = build_report(
-        run, [device_row({"name": "p"}, DeviceOutcome(name="p", kind=""), results, None)], sample_rows(per)
+        RunJson.from_dict(run),
+        [device_row({"name": "p"}, DeviceOutcome(name="p", kind=""), results, None)],
+        sample_rows(per),
     )
     before = {p for p in tmp_path.rglob("*")}
     shown = with_samples(report, run_dir)
@@ -64,7 +67,7 @@ def test_a_dataset_that_is_gone_leaves_the_report_as_it_was(tmp_path):
     run = {"run_id": "r", "dataset": {"path": str(tmp_path / "moved"), "format": "edgemmeval"}}
     results = [SampleResult(id="A", status="ok", output="x")]
     report = build_report(
-        run,
+        RunJson.from_dict(run),
         [device_row({"name": "p"}, DeviceOutcome(name="p", kind=""), results, None)],
         sample_rows({"p": (results, None)}),
     )

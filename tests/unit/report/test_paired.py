@@ -10,6 +10,7 @@ from orchestrator.report.combine import build_report, device_row, sample_rows
 from orchestrator.report.paired import flips_text, pair, ratio_text, speedup
 from orchestrator.report.printers import PRINTERS
 from orchestrator.report.types import SampleCell
+from orchestrator.run.run_json import RunJson
 from orchestrator.run.types import DeviceOutcome
 
 RUN = {"run_id": "r", "model": {"sha256": "a" * 64}, "dataset": {"sha256": "b" * 64}, "flags": {"threads": 4}}
@@ -56,7 +57,7 @@ def test_rows_carry_intervals_as_fields_and_the_report_pairs_against_the_baselin
     rows = [
         device_row({"name": n}, DeviceOutcome(name=n, kind=""), res, rep) for n, (res, rep) in per.items()
     ]
-    report = build_report(RUN, rows, sample_rows(per))
+    report = build_report(RunJson.from_dict(RUN), rows, sample_rows(per))
     fast = report.devices[0]
     lo, hi = fast.intervals["ttft_ms_p50"]
     assert lo <= fast.ttft_ms_p50 <= hi and fast.threads == "4"
@@ -90,7 +91,8 @@ def test_cpu_sharing_is_stated():
 
     run = {**RUN, "host_sharing": [{"host": "lab", "devices": ["cpu-a", "cpu-b"], "mode": "sequential"}]}
     report = build_report(
-        run, [device_row({"name": "cpu-a"}, DeviceOutcome(name="cpu-a", kind=""), [], None)]
+        RunJson.from_dict(run),
+        [device_row({"name": "cpu-a"}, DeviceOutcome(name="cpu-a", kind=""), [], None)],
     )
     assert sharing_text(report) == "cpu-a, cpu-b shared lab's CPU (sequential)"
     assert "CPU sharing: cpu-a, cpu-b shared lab's CPU (sequential)" in PRINTERS.get("md")(report)
@@ -102,9 +104,9 @@ def test_a_device_that_ran_nothing_is_neither_the_baseline_nor_paired():
     per = {"failed": ([], None), "fast": (_rows(50), None), "slow": (_rows(100), None)}
     rows = [device_row({"name": n}, DeviceOutcome(name=n, kind="", error="x" if not res else ""), res, rep)
             for n, (res, rep) in per.items()]  # fmt: skip
-    report = build_report(RUN, rows, sample_rows(per))
+    report = build_report(RunJson.from_dict(RUN), rows, sample_rows(per))
     assert report.baseline == "fast" and [(p.a, p.b) for p in report.paired] == [("fast", "slow")]
-    nothing = build_report(RUN, rows[:1], sample_rows({"failed": ([], None)}))
+    nothing = build_report(RunJson.from_dict(RUN), rows[:1], sample_rows({"failed": ([], None)}))
     assert nothing.baseline == "" and nothing.paired == ()
     md = PRINTERS.get("md")(nothing)
     assert "Speed-up vs" not in md and "Against the baseline" not in md

@@ -15,6 +15,7 @@ from orchestrator.report.combine import build_report, device_row, sample_rows
 from orchestrator.report.compare import compare_runs
 from orchestrator.report.merge import merge_reports
 from orchestrator.report.printers import PRINTERS
+from orchestrator.run.run_json import RunJson
 from orchestrator.run.types import DeviceOutcome
 
 RUN = {
@@ -97,7 +98,9 @@ def _report(run=RUN, ids=("s1", "s2", "s3")):
         )
         for n in per
     ]
-    return build_report(run, rows, sample_rows(per), finished_at="2026-01-01T00:01:00+00:00")
+    return build_report(
+        RunJson.from_dict(run), rows, sample_rows(per), finished_at="2026-01-01T00:01:00+00:00"
+    )
 
 
 def test_disagreements_and_agreement_matrix():
@@ -213,7 +216,7 @@ def test_runner_identity_from_outcome_is_in_the_row_and_the_stamp():
     row = device_row({"name": "p"}, DeviceOutcome.from_dict(outcome), [_r("s1")], _score({"s1": True}))
     assert (row.runner, row.runner_sha256, row.model_loads) == ("native", "f" * 64, 1)
     assert row.runtime == "liblitert-lm.so 0.18.1 sha256 eeeeeeeeeeee"
-    rep = build_report(RUN, [row], sample_rows({"p": ([_r("s1")], _score({"s1": True}))}))
+    rep = build_report(RunJson.from_dict(RUN), [row], sample_rows({"p": ([_r("s1")], _score({"s1": True}))}))
     assert "p: native sha256 ffffffffffff, runtime liblitert-lm.so 0.18.1" in PRINTERS.get("md")(rep)
     py = device_row(
         {"name": "h"},
@@ -254,7 +257,7 @@ def test_energy_chart_and_table_when_a_device_reports_trusted_energy():
     }
     r = device_row({"name": "phone"}, DeviceOutcome(name="phone", kind=""), *per["phone"])
     assert r.energy_j_p50 == 2.0 and r.energy_mj_per_token_p50 == 200.0  # the charging row is left out
-    rep = build_report(RUN, [r], sample_rows(per))
+    rep = build_report(RunJson.from_dict(RUN), [r], sample_rows(per))
     md = PRINTERS.get("md")(rep)
     assert "## Energy per sample and per generated token" in md and "| phone | 1.20 | 2.00 | 2.80 |" in md
     page = PRINTERS.get("html")(rep)
@@ -278,7 +281,7 @@ def test_disagreements_list_only_verdict_flips_and_fold_the_answer_only_differen
     rows = [
         device_row({"name": n, "kind": "adb"}, DeviceOutcome.from_dict({"wall_s": 1.0}), *per[n]) for n in per
     ]
-    report = build_report(RUN, rows, sample_rows(per))
+    report = build_report(RunJson.from_dict(RUN), rows, sample_rows(per))
     page = PRINTERS.get("html")(report)
     flips = page[page.index("id='disagreeing'") :].split("</table>")[0]
     assert flips.count("<tr>") == 2  # the header and s0: passes on c, fails on a and b

@@ -15,6 +15,7 @@ from orchestrator.errors import ConfigError
 from orchestrator.inventory import Selection
 from orchestrator.models import ModelSummary
 from orchestrator.run.plan import Inputs, plan
+from orchestrator.run.run_json import RunJson
 from orchestrator.run.types import DeviceOutcome, PreviousRun, RunRequest
 
 MODEL = ModelSummary(path=Path("/models/m.litertlm"), size_bytes=10, sha256="a" * 64, vision=True, audio=True,
@@ -45,7 +46,7 @@ def test_this_hosts_devices_share_one_lane_and_phones_run_beside_them():
     assert p.lanes == (("host-a", "host-b"), ("pixel",))
     assert p.host_sharing.to_dict() == {"devices": ["host-a", "host-b"], "mode": "sequential"}
     assert [o.threads for o in p.options.values()] == [1, 2, None] and len(p.samples) == 3
-    record = p.run_json("20260101-000000-abcd", "2026-01-01T00:00:00+00:00", {"cpus": 2})
+    record = p.run_json("20260101-000000-abcd", "2026-01-01T00:00:00+00:00", {"cpus": 2}).to_dict()
     assert record["host_sharing"]["mode"] == "sequential" and record["devices"] == [
         "host-a",
         "host-b",
@@ -63,13 +64,13 @@ def test_parallel_local_runs_every_device_in_its_own_lane_and_says_so():
 def test_one_host_device_is_no_sharing():
     p = plan(RunRequest(limit=1), _inputs(HOSTS[0], Phone("pixel")))
     assert p.host_sharing is None and p.lanes == (("host-a",), ("pixel",))
-    assert "host_sharing" not in p.run_json("20260101-000000-abcd", "", {})
+    assert "host_sharing" not in p.run_json("20260101-000000-abcd", "", {}).to_dict()
 
 
 def _previous(model_sha: str, ids: list[str]) -> PreviousRun:
     record = {"run_id": "20260101-000000-abcd", "started_at": "t0", "devices": ["host-a", "gone-phone"],
               "model": {"sha256": model_sha}, "dataset": {"sha256": "d" * 64, "sample_ids": ids}}  # fmt: skip
-    return PreviousRun.from_dict(record, Path("/runs/20260101-000000-abcd"))
+    return PreviousRun.of(RunJson.from_dict(record), Path("/runs/20260101-000000-abcd"))
 
 
 def test_a_resume_keeps_the_devices_of_the_first_run_and_refuses_another_model():
