@@ -35,7 +35,8 @@ from .fsutil import write_json_atomic
 from .inventory import Inventory, select_devices
 from .jobs import JobOptions
 from .models import ModelSummary
-from .run.types import DeviceOutcome, Score, StandIn
+from .run.run_json import StandIn
+from .run.types import DeviceOutcome, Score
 from .rundir import device_folder, write_outcome
 from .runners.base import RunOptions
 from .session import DeviceJob, write_results

@@ -132,8 +132,9 @@ def run_device(
     staged = None
     try:
         progress.at(Phase.INFO)
-        outcome.info = device.info()
-        write_json_atomic(dev_dir / "device.json", asdict(effective_info(outcome.info, opts)))
+        # device.json: the report's device, with the backend and threads the run used
+        outcome.info = effective_info(device.info(), opts)
+        write_json_atomic(dev_dir / "device.json", asdict(outcome.info))
         progress.at(Phase.STAGING)
 
         def pushing(remote: str, sent: int, size: int) -> None:  # a Ctrl-C ends a push at its next block

@@ -33,6 +33,37 @@ class DeviceInfo:
     problem: str = ""  # why the device cannot be used, with the fix
     extra: Mapping[str, Any] = field(default_factory=dict)  # battery, thermal, server, ...
 
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> DeviceInfo:
+        """device.json (dataclasses.asdict of the record) read back: `edgefarm report`, and devices whose
+        folder a step after the farm rewrote. A missing or mistyped field takes its default."""
+        text = {f: str(data[f]) for f in _TEXT_FIELDS if isinstance(data.get(f), (str, int, float))}
+        cores, ram, free = data.get("cores"), data.get("ram_mb"), data.get("free_storage_mb")
+        abis = data.get("abis")
+        return cls(
+            **{"name": "", "kind": "", **text},
+            abis=tuple(str(a) for a in abis) if isinstance(abis, list) else (),
+            cores=cores if isinstance(cores, int) and not isinstance(cores, bool) else None,
+            ram_mb=ram if isinstance(ram, (int, float)) and not isinstance(ram, bool) else None,
+            free_storage_mb=free if isinstance(free, (int, float)) and not isinstance(free, bool) else None,
+            extra=data["extra"] if isinstance(data.get("extra"), Mapping) else {},
+        )
+
+
+_TEXT_FIELDS = (
+    "name",
+    "kind",
+    "serial",
+    "model",
+    "manufacturer",
+    "soc",
+    "abi",
+    "os",
+    "cpu",
+    "state",
+    "problem",
+)
+
 
 @dataclass(frozen=True)
 class PushStats:

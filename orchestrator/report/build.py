@@ -5,7 +5,7 @@ report.md and report.html (printers.py). `edgefarm report` rebuilds it from the 
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
@@ -13,6 +13,7 @@ from typing import Any
 from android_runner.contract import SampleResult, read_results
 
 from ..datasets.types import Dataset
+from ..devices.types import DeviceInfo
 from ..errors import ConfigError
 from ..fsutil import write_text_atomic
 from ..measure import describe
@@ -28,20 +29,15 @@ from .types import RunReport
 
 
 def load_report(
-    run_dir: Path,
-    written: Mapping[str, Sequence[SampleResult]] | None = None,
-    scored: Mapping[str, Mapping[str, Any]] | None = None,
-    run: RunJson | None = None,
+    run_dir: Path, run: RunJson | None = None, settled: Mapping[str, DeviceOutcome] | None = None
 ) -> RunReport:
-    """Rebuild the combined report from the files of a run folder (what `edgefarm report` does).
-
-    `written`: device name -> the rows this process has just written to that device's results.jsonl
-    (`edgefarm run`), used instead of reading them back: 3,200 rows of 16 phones took 0.15 s to parse;
-    `scored`: device name -> the report.json it has just written there, likewise (16 x 200 scored
-    samples: 16 files of ~100 KB read, parsed and depth-checked again); `run`: its run.json as the run
-    has just written it, likewise."""
+    """The combined report of a run folder: from its files alone (`edgefarm report`), or (`edgefarm
+    run`) from `run`, the run.json record it has just written, and `settled`: device name -> the
+    outcome of a device that ran without trouble (its rows, score and device info as the session made
+    them, not read back: 3,200 rows of 16 phones took 0.15 s to parse, their 16 report.json of ~100 KB
+    as long again). Every other device of the run is read from its folder."""
     try:
-        return _load_report(run_dir, written or {}, scored or {}, run or read_run_record(run_dir))
+        return _load_report(run_dir, run or read_run_record(run_dir), settled or {})
     except OSError as e:  # a file of the run folder that is there but cannot be read
         raise ConfigError(
             f"cannot read {e.filename or run_dir}: {e.strerror or e}",
@@ -50,45 +46,55 @@ def load_report(
         ) from e
 
 
-def _load_report(
-    run_dir: Path,
-    written: Mapping[str, Sequence[SampleResult]],
-    scored: Mapping[str, Mapping[str, Any]],
-    run: RunJson,
-) -> RunReport:
+def _device(
+    dev_dir: Path, name: str, settled: DeviceOutcome | None
+) -> tuple[DeviceInfo, DeviceOutcome, list[SampleResult], Any]:
+    """A device's info, outcome, rows and score: the settled outcome's, else its folder's files."""
+    if settled is not None and settled.info is not None:
+        return settled.info, settled, list(settled.results), settled.report
+    outcome = read_outcome(dev_dir) or DeviceOutcome(name=name, kind="", error="no outcome recorded")
+    found = read_json_file(dev_dir / "device.json")
+    info = (
+        DeviceInfo.from_dict(found) if isinstance(found, dict) else DeviceInfo(name=name, kind=outcome.kind)
+    )
+    return (
+        info,
+        outcome,
+        list(read_results(str(dev_dir / "results.jsonl"))),
+        read_json_file(dev_dir / "report.json"),
+    )
+
+
+def _load_report(run_dir: Path, run: RunJson, settled: Mapping[str, DeviceOutcome]) -> RunReport:
     rows, per_device, curves = [], {}, {}
     expected = run.dataset.samples_run  # a device with fewer rows is partial (never marked best)
     draws = Resamples()  # the intervals' bootstrap, drawn once for every device
     for name in run.devices:
         dev_dir = device_folder(run_dir, name)
-        device = read_json_file(dev_dir / "device.json") or {"name": name}
-        outcome = read_outcome(dev_dir) or DeviceOutcome(name=name, kind="", error="no outcome recorded")
-        results = (
-            list(written[name]) if name in written else list(read_results(str(dev_dir / "results.jsonl")))
-        )
-        written_report = scored.get(name)
-        report = as_record(  # read once: the device row and the samples
-            written_report if written_report is not None else read_json_file(dev_dir / "report.json")
-        )
+        device, outcome, results, scored = _device(dev_dir, name, settled.get(name))
+        report = as_record(scored)  # read once: the device row and the samples
         stood = [  # rows this board ran standing in for a phone: in the phone's column, and in its figures
             r
             for s in run.stand_ins or ()
-            if s.get("board") == name
-            for r in read_results(str(device_folder(run_dir, str(s.get("folder", ""))) / "results.jsonl"))
+            if s.board == name
+            for r in read_results(str(device_folder(run_dir, s.folder) / "results.jsonl"))
         ]
         extra = dev_dir / "repeats.jsonl"  # --repeat: runs 2..N of each sample, in the latency figures
         repeats = list(read_results(str(extra))) if extra.is_file() else []
         if (passes := sustain_curve(results + repeats)) is not None:  # --sustain
-            curves[device.get("name", name)] = passes.to_json()
+            curves[device.name or name] = passes.to_json()
         over = _figures_over(run, len(results))
         row = device_row(device, outcome, results + stood, report, repeats, over, draws, expected)
         rows.append(dataclasses.replace(row, folder=dev_dir.name))
-        per_device[device.get("name", name)] = (results, report)
-    # the run's end, unless run.json has it
-    ends = [p.stat().st_mtime for p in run_dir.glob("devices/*/outcome.json")]
-    finished = datetime.fromtimestamp(max(ends), timezone.utc).isoformat(timespec="seconds") if ends else ""
+        per_device[device.name or name] = (results, report)
+    finished = run.finished_at or _last_outcome_written(run_dir)  # the run's end, unless run.json has it
     report = build_report(run, rows, sample_rows(per_device), run.unusable, run.notes, finished_at=finished)
     return dataclasses.replace(report, sustain=curves) if curves else report
+
+
+def _last_outcome_written(run_dir: Path) -> str:
+    ends = [p.stat().st_mtime for p in run_dir.glob("devices/*/outcome.json")]
+    return datetime.fromtimestamp(max(ends), timezone.utc).isoformat(timespec="seconds") if ends else ""
 
 
 def _figures_over(run: RunJson, samples: int) -> str:

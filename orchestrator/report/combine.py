@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Any
 from android_runner.contract import SampleResult
 
 from ..devices.kinds import kind_spec
+from ..devices.types import DeviceInfo
 from ..run.run_json import RunJson
 from ..run.types import DeviceOutcome
 from ..stats import Resamples, quantile
@@ -71,7 +72,7 @@ def thermal_c(reading: Mapping[str, Any] | None) -> float | None:
 
 
 def device_row(
-    device: Mapping[str, Any],
+    device: DeviceInfo,
     outcome: DeviceOutcome,
     results: Sequence[SampleResult],
     report: Any,
@@ -84,7 +85,7 @@ def device_row(
     `draws`: the intervals' bootstrap resamples, shared by every device of a report (stats.Resamples).
     `expected`: the samples the run selected (run.json); a device with fewer rows is partial."""
     score = as_record(report)
-    name = device.get("name", outcome.name or "?")
+    name = device.name or outcome.name or "?"
     # rows a stand-in board ran for this phone are in its column, not in its figures (the board's)
     results, all_rows = [r for r in results if r.stood_in_for != name], results
     ok = [r for r in results if r.status == "ok"]
@@ -101,11 +102,11 @@ def device_row(
     strict_passed = sum(bool(s.detail["strict_passed"]) for s in strict)
     return DeviceRow(
         device=name,
-        kind=device.get("kind", outcome.kind),
-        hardware=" ".join(x for x in (device.get("manufacturer", ""), device.get("model", "")) if x)
-        if not kind_spec(str(device.get("kind", outcome.kind))).shares_host_cpu
-        else device.get("cpu", ""),
-        soc=device.get("soc", ""),
+        kind=device.kind or outcome.kind,
+        hardware=" ".join(x for x in (device.manufacturer, device.model) if x)
+        if not kind_spec(device.kind or outcome.kind).shares_host_cpu
+        else device.cpu,
+        soc=device.soc,
         backend=",".join(backends),
         samples=len(all_rows),
         scored=sm.total_scored if sm else 0,
@@ -146,7 +147,7 @@ def device_row(
         ),
         scoring_problem=_scoring_problem(score),
         stand_in=_stand_in(outcome.stand_in, all_rows, name),
-        shards=_shards(device),
+        shards=_shards(device.extra),
         figures_over=figures_over,
         intervals=device_intervals(results, repeats, sm, (len(strict), strict_passed), draws),
         strict_scored=len(strict),
@@ -170,9 +171,9 @@ def _partial(outcome: DeviceOutcome, rows: Sequence[SampleResult], name: str, ex
     return f"{how}: {ran}/{expected}"
 
 
-def _shards(device: Mapping[str, Any]) -> str:
-    """--shard: the group's members, `3 phones: SERIAL (67), ...` (samples each ran)."""
-    members = (device.get("extra") or {}).get("shards") if isinstance(device.get("extra"), Mapping) else None
+def _shards(extra: Mapping[str, Any]) -> str:
+    """--shard: the group's members, `3 phones: SERIAL (67), ...` (samples each ran; device.json extra)."""
+    members = extra.get("shards")
     if not isinstance(members, list) or not members:
         return ""
     listed = ", ".join(

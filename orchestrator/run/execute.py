@@ -41,8 +41,7 @@ def execute(plan: RunPlan, console: Console, stop: threading.Event) -> Execution
     farm: Farm = plan.cluster or LocalFarm(plan.lanes)  # the cluster's runs each job on its farm host
     jobs = device_jobs(plan, run_id, run_dir)
     outcomes = farm.run(plan.devices, jobs, console, score, stop)
-    written = {o.name: list(o.results) for o in outcomes if not o.error}
-    scored = {o.name: o.report for o in outcomes if not o.error and o.report is not None}
+    settled = {o.name: replace(o, results=list(o.results)) for o in outcomes if not o.error}
     if plan.shards is not None:
         merge_shards(plan.shards, outcomes, plan.dataset, plan.samples, run_dir, score)
     stood_in = []
@@ -59,7 +58,7 @@ def execute(plan: RunPlan, console: Console, stop: threading.Event) -> Execution
         )  # fmt: skip
     if stood_in:  # the phones they stood in for, and boards that ran only as stand-ins, get rows
         record = replace(record, devices=tuple(dict.fromkeys((*record.devices, *stood_in_devices(stood_in)))),
-                         stand_ins=tuple(s.record() for s in stood_in))  # fmt: skip
+                         stand_ins=tuple(stood_in))  # fmt: skip
     if plan.cluster:  # what crossed the network to each farm host (for the run and its stand-ins)
         record = replace(record, cluster=plan.cluster.record())
         for note in plan.cluster.end():  # a head gone during the run is said
@@ -67,7 +66,7 @@ def execute(plan: RunPlan, console: Console, stop: threading.Event) -> Execution
             record = record.with_note(note)
     if stood_in:  # rundir.write_run_json, the one writer of run.json (here its start, finish.py its end)
         write_run_json(run_dir, record)
-    return Execution(run_id, run_dir, record, tuple(outcomes), tuple(stood_in), written, scored)
+    return Execution(run_id, run_dir, record, tuple(outcomes), tuple(stood_in), settled)
 
 
 def device_jobs(plan: RunPlan, run_id: str, run_dir: Path) -> dict[str, DeviceJob]:

@@ -29,7 +29,7 @@ def finish(plan: RunPlan, ex: Execution, console: Console, stop: threading.Event
         device_versions=device_versions({o.name: o.runner for o in ex.outcomes}),  # runners/stamp.py
     )
     write_run_json(ex.run_dir, record)
-    report = load_report(ex.run_dir, ex.written, ex.scored, run=record)
+    report = load_report(ex.run_dir, record, ex.settled)
     paths = write_reports(ex.run_dir, report, dataset=plan.dataset)
     ran = any(r.samples for r in report.devices)
     print_outcomes(ex.outcomes, report if ran else None, plan.model.path.name, console)

@@ -10,7 +10,7 @@ written after the known ones."""
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass, field, replace
+from dataclasses import asdict, dataclass, field, replace
 from typing import Any
 
 SCHEMA_VERSION = 1
@@ -95,6 +95,33 @@ class DatasetStamp:
 
 
 @dataclass(frozen=True)
+class StandIn:
+    """A board that ran a phone's missing samples (fallback.py); run.json `stand_ins`."""
+
+    phone: str
+    board: str
+    folder: str  # under devices/
+    reason: str = ""
+    sample_ids: tuple[str, ...] = ()
+    completed: bool = False  # every missing sample now has a row
+
+    def record(self) -> dict[str, Any]:
+        return asdict(self)
+
+    @classmethod
+    def from_dict(cls, d: Mapping[str, Any]) -> StandIn:
+        ids = d.get("sample_ids")
+        return cls(
+            phone=str(d.get("phone", "")),
+            board=str(d.get("board", "")),
+            folder=str(d.get("folder", "")),
+            reason=str(d.get("reason", "")),
+            sample_ids=tuple(str(i) for i in ids) if isinstance(ids, list) else (),
+            completed=bool(d.get("completed")),
+        )
+
+
+@dataclass(frozen=True)
 class RunJson:
     """One run's run.json. `flags`, `host`, `versions` and the optional parts are JSON documents made
     by their own records (RunRequest.flags, HostSharing, ShardPlan, StandIn, the cluster's record)."""
@@ -111,7 +138,7 @@ class RunJson:
     notes: tuple[str, ...] = ()
     host_sharing: Any = None  # HostSharing.to_dict (a merged or older run: a list of them)
     shards: Mapping[str, Any] | None = None  # ShardPlan.record
-    stand_ins: tuple[Mapping[str, Any], ...] | None = None  # StandIn.record of each (fallback.py)
+    stand_ins: tuple[StandIn, ...] | None = None  # the boards that stood in for phones (fallback.py)
     cluster: Mapping[str, Any] | None = None  # what crossed the network to each farm host
     finished_at: str | None = None
     device_versions: Mapping[str, Any] | None = None  # runners/stamp.py
@@ -147,7 +174,7 @@ class RunJson:
         for key in _OPTIONAL:
             value = getattr(self, key)
             if value is not None:
-                out[key] = [dict(s) for s in value] if key == "stand_ins" else value
+                out[key] = [s.record() for s in value] if key == "stand_ins" else value
         return {**out, **{k: v for k, v in self.other.items() if k not in out}}
 
     @classmethod
@@ -170,7 +197,7 @@ class RunJson:
             notes=tuple(str(n) for n in data.get("notes") or ()),
             host_sharing=data.get("host_sharing"),
             shards=data.get("shards") if isinstance(data.get("shards"), Mapping) else None,
-            stand_ins=tuple(s for s in stand_ins if isinstance(s, Mapping))
+            stand_ins=tuple(StandIn.from_dict(s) for s in stand_ins if isinstance(s, Mapping))
             if isinstance(stand_ins, list)
             else None,
             cluster=data.get("cluster") if isinstance(data.get("cluster"), Mapping) else None,

@@ -21,7 +21,7 @@ from ..jobs import JobOptions
 from ..models import ModelSummary
 from ..redact import redact, redact_tree
 from ..runners.base import DEFAULT_COOLDOWN_MAX_S, RunOptions
-from .run_json import DatasetStamp, ModelStamp, RunJson
+from .run_json import DatasetStamp, ModelStamp, RunJson, StandIn
 
 if TYPE_CHECKING:  # records of later modules, named in annotations only
     from ..report.types import RunReport
@@ -235,21 +235,6 @@ Score = Callable[[Dataset, Mapping[str, "str | None"]], "ScoreReport"]
 
 
 @dataclass(frozen=True)
-class StandIn:
-    """A board that ran a phone's missing samples (fallback.py); run.json `stand_ins`."""
-
-    phone: str
-    board: str
-    folder: str  # under devices/
-    reason: str
-    sample_ids: tuple[str, ...]
-    completed: bool  # every missing sample now has a row
-
-    def record(self) -> dict[str, Any]:
-        return dataclasses.asdict(self)
-
-
-@dataclass(frozen=True)
 class HostSharing:
     """Devices that share this host's CPU (several `kind: local` devices), and how they ran."""
 
@@ -335,11 +320,10 @@ class Execution:
     record: RunJson  # run.json as it stands after the devices (finish.py adds the end)
     outcomes: tuple[DeviceOutcome, ...]
     stood_in: tuple[StandIn, ...]  # the boards that stood in for phones (fallback.py)
-    # the rows each device without trouble wrote to its results.jsonl, for the report, taken before the
-    # stand-ins: a failed device is read back from its folder (a stand-in, or its own return after a
-    # loss, adds rows there)
-    written: Mapping[str, Sequence[SampleResult]]
-    scored: Mapping[str, Mapping[str, Any]]  # the same devices' report.json as they wrote it
+    # the devices that ran without trouble, taken before the stand-ins: the report is built from their
+    # outcomes (rows, score, device info) as they are; the folders of the others, which a stand-in or
+    # a phone's return after a loss may have added to, are read back
+    settled: Mapping[str, DeviceOutcome]
 
 
 @dataclass(frozen=True)

@@ -13,6 +13,7 @@ from pathlib import Path
 
 import pytest
 
+from orchestrator.devices.types import DeviceInfo
 from orchestrator.run.run_json import RunJson
 
 from .conftest import FAULTY_RUNNER, MODELS, edgefarm, only_run_dir
@@ -309,7 +310,7 @@ def _phones_and_host_report(n: int = 200):
            "model": {"path": "gemma.litertlm", "sha256": "a" * 64, "size_bytes": 2_000_000},
            "dataset": {"path": "data/edgemmeval", "format": "edgemmeval", "sha256": "b" * 64, "samples_run": n,
                        "samples_total": n}, "host": {"hostname": "lab"}, "flags": {"max_output_tokens": 128}}  # fmt: skip
-    rows_ = [device_row(d, DeviceOutcome.from_dict({"wall_s": 100.0, **o}), *per[d["name"]], expected=n)
+    rows_ = [device_row(DeviceInfo.from_dict(d), DeviceOutcome.from_dict({"wall_s": 100.0, **o}), *per[d["name"]], expected=n)
              for d, _, o in devices]  # fmt: skip
     return build_report(RunJson.from_dict(run), rows_, sample_rows(per))
 

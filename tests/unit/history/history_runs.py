@@ -6,6 +6,7 @@ from __future__ import annotations
 import random
 
 from android_runner.contract import SampleResult
+from orchestrator.devices.types import DeviceInfo
 from orchestrator.report.combine import build_report, device_row, sample_rows
 from orchestrator.run.run_json import RunJson
 from orchestrator.run.types import DeviceOutcome
@@ -30,6 +31,6 @@ def report(run_id: str, started: str, per_device: dict[str, float], runtime: str
                                 "runtime_sha256": runtime.replace(".", "") * 8} for n in per_device},
     }  # fmt: skip
     per = {n: (rows(ms, seed=seed + i), None) for i, (n, ms) in enumerate(per_device.items())}
-    devs = [device_row({"name": n, "model": "Pixel"}, DeviceOutcome(name=n, kind="adb"), r, rep)
+    devs = [device_row(DeviceInfo.from_dict({"name": n, "model": "Pixel"}), DeviceOutcome(name=n, kind="adb"), r, rep)
             for n, (r, rep) in per.items()]  # fmt: skip
     return build_report(RunJson.from_dict(run), devs, sample_rows(per))

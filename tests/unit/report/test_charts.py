@@ -13,6 +13,7 @@ from dataclasses import replace
 import pytest
 
 from android_runner.contract import SampleResult
+from orchestrator.devices.types import DeviceInfo
 from orchestrator.report.cells import MODALITY_ORDER
 from orchestrator.report.charts import render_charts
 from orchestrator.report.combine import build_report, device_row, sample_rows
@@ -86,7 +87,11 @@ def farm(n: int, samples: int = SAMPLES):
         rows = [_row(d, i) for i in range(samples)]
         per[name] = (rows, _score(rows, d))
     devices = [
-        device_row({"name": name, "kind": "adb"}, DeviceOutcome.from_dict({"wall_s": 1.0}), *per[name])
+        device_row(
+            DeviceInfo.from_dict({"name": name, "kind": "adb"}),
+            DeviceOutcome.from_dict({"wall_s": 1.0}),
+            *per[name],
+        )
         for name in names
     ]
     return build_report(RunJson.from_dict(RUN), devices, sample_rows(per))
@@ -378,7 +383,7 @@ def test_one_outlier_does_not_stretch_the_axis_and_is_counted():
     per = {"p": (rows, None)}
     report = build_report(
         RunJson.from_dict(RUN),
-        [device_row({"name": "p"}, DeviceOutcome(name="p", kind=""), rows, None)],
+        [device_row(DeviceInfo.from_dict({"name": "p"}), DeviceOutcome(name="p", kind=""), rows, None)],
         sample_rows(per),
     )
     svgs = {key: svg for key, _, svg in render_charts(report) if svg}

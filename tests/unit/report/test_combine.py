@@ -3,6 +3,7 @@ import numbers
 import pytest
 
 from android_runner.contract import SampleResult
+from orchestrator.devices.types import DeviceInfo
 from orchestrator.report.combine import device_row, percentile, sample_rows
 from orchestrator.run.types import DeviceOutcome
 
@@ -45,7 +46,7 @@ def test_device_row_uses_ok_samples_for_latency_and_counts_statuses():
         "by_modality": {"text": {"passed": 1, "total": 3, "avg_score": 0.3}},
     }
     row = device_row(
-        {"name": "p", "kind": "adb", "manufacturer": "Google", "model": "Pixel 8"},
+        DeviceInfo.from_dict({"name": "p", "kind": "adb", "manufacturer": "Google", "model": "Pixel 8"}),
         DeviceOutcome.from_dict({"wall_s": 1.234, "model_push": {"bytes_sent": 5}}),
         results,
         report,

@@ -9,6 +9,7 @@ import json
 import random
 
 from android_runner.contract import FidelityScores, SampleResult
+from orchestrator.devices.types import DeviceInfo
 from orchestrator.report.combine import build_report, device_row, sample_rows
 from orchestrator.report.fidelity import DIFFERENT, MEAN_NOISE_NATS, SAME, default_reference
 from orchestrator.report.printers import PRINTERS
@@ -43,7 +44,10 @@ def _rows(
 
 def _report(per: dict[str, list[SampleResult]], run=RUN):
     pairs = {n: (rows, None) for n, rows in per.items()}
-    devices = [device_row({"name": n}, DeviceOutcome(name=n, kind=""), r, None) for n, r in per.items()]
+    devices = [
+        device_row(DeviceInfo.from_dict({"name": n}), DeviceOutcome(name=n, kind=""), r, None)
+        for n, r in per.items()
+    ]
     return build_report(RunJson.from_dict(run), devices, sample_rows(pairs))
 
 

@@ -7,6 +7,7 @@ import json
 from pathlib import Path
 
 from android_runner.contract import SampleResult
+from orchestrator.devices.types import DeviceInfo
 from orchestrator.report.combine import build_report, device_row, sample_rows
 from orchestrator.report.media import with_samples
 from orchestrator.report.printers import PRINTERS
@@ -43,7 +44,7 @@ def test_prompts_and_media_copied_under_their_hash_inside_the_run_folder(tmp_pat
     per = {"p": (results, None)}
     report = build_report(
         RunJson.from_dict(run),
-        [device_row({"name": "p"}, DeviceOutcome(name="p", kind=""), results, None)],
+        [device_row(DeviceInfo.from_dict({"name": "p"}), DeviceOutcome(name="p", kind=""), results, None)],
         sample_rows(per),
     )
     before = {p for p in tmp_path.rglob("*")}
@@ -68,7 +69,7 @@ def test_a_dataset_that_is_gone_leaves_the_report_as_it_was(tmp_path):
     results = [SampleResult(id="A", status="ok", output="x")]
     report = build_report(
         RunJson.from_dict(run),
-        [device_row({"name": "p"}, DeviceOutcome(name="p", kind=""), results, None)],
+        [device_row(DeviceInfo.from_dict({"name": "p"}), DeviceOutcome(name="p", kind=""), results, None)],
         sample_rows({"p": (results, None)}),
     )
     assert with_samples(report, tmp_path) is report and not (tmp_path / "media").exists()

@@ -6,6 +6,7 @@ import json
 import random
 
 from android_runner.contract import SampleResult
+from orchestrator.devices.types import DeviceInfo
 from orchestrator.report.combine import build_report, device_row, sample_rows
 from orchestrator.report.paired import flips_text, pair, ratio_text, speedup
 from orchestrator.report.printers import PRINTERS
@@ -55,7 +56,8 @@ def _rows(ms: float, n: int = 12, cap: int | None = None):
 def test_rows_carry_intervals_as_fields_and_the_report_pairs_against_the_baseline():
     per = {"fast": (_rows(50), None), "slow": (_rows(100), None)}
     rows = [
-        device_row({"name": n}, DeviceOutcome(name=n, kind=""), res, rep) for n, (res, rep) in per.items()
+        device_row(DeviceInfo.from_dict({"name": n}), DeviceOutcome(name=n, kind=""), res, rep)
+        for n, (res, rep) in per.items()
     ]
     report = build_report(RunJson.from_dict(RUN), rows, sample_rows(per))
     fast = report.devices[0]
@@ -78,10 +80,10 @@ def test_repeats_are_resampled_with_their_sample_so_the_interval_stays_honest():
     again = [SampleResult(id=i, status="ok", output="y", ttft_ms=ms + rng.gauss(0, 0.5)) for i, ms in base.items()
              for _ in range(4)]  # fmt: skip
     grouped = device_row(
-        {"name": "p"}, DeviceOutcome(name="p", kind=""), first, None, repeats=again
+        DeviceInfo.from_dict({"name": "p"}), DeviceOutcome(name="p", kind=""), first, None, repeats=again
     ).intervals["ttft_ms_p50"]
     as_if_independent = device_row(
-        {"name": "p"}, DeviceOutcome(name="p", kind=""), first + again, None
+        DeviceInfo.from_dict({"name": "p"}), DeviceOutcome(name="p", kind=""), first + again, None
     ).intervals["ttft_ms_p50"]
     assert grouped[1] - grouped[0] > 1.5 * (as_if_independent[1] - as_if_independent[0])
 
@@ -92,7 +94,7 @@ def test_cpu_sharing_is_stated():
     run = {**RUN, "host_sharing": [{"host": "lab", "devices": ["cpu-a", "cpu-b"], "mode": "sequential"}]}
     report = build_report(
         RunJson.from_dict(run),
-        [device_row({"name": "cpu-a"}, DeviceOutcome(name="cpu-a", kind=""), [], None)],
+        [device_row(DeviceInfo.from_dict({"name": "cpu-a"}), DeviceOutcome(name="cpu-a", kind=""), [], None)],
     )
     assert sharing_text(report) == "cpu-a, cpu-b shared lab's CPU (sequential)"
     assert "CPU sharing: cpu-a, cpu-b shared lab's CPU (sequential)" in PRINTERS.get("md")(report)
@@ -102,7 +104,7 @@ def test_a_device_that_ran_nothing_is_neither_the_baseline_nor_paired():
     """A device refused or failed before its first sample has no rows: the first device that ran is the
     baseline, and the empty one gets no paired verdict; with no device that ran, no comparison at all."""
     per = {"failed": ([], None), "fast": (_rows(50), None), "slow": (_rows(100), None)}
-    rows = [device_row({"name": n}, DeviceOutcome(name=n, kind="", error="x" if not res else ""), res, rep)
+    rows = [device_row(DeviceInfo.from_dict({"name": n}), DeviceOutcome(name=n, kind="", error="x" if not res else ""), res, rep)
             for n, (res, rep) in per.items()]  # fmt: skip
     report = build_report(RunJson.from_dict(RUN), rows, sample_rows(per))
     assert report.baseline == "fast" and [(p.a, p.b) for p in report.paired] == [("fast", "slow")]

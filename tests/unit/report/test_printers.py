@@ -10,6 +10,7 @@ import json
 import pytest
 
 from android_runner.contract import SampleResult
+from orchestrator.devices.types import DeviceInfo
 from orchestrator.errors import ConfigError
 from orchestrator.report.combine import build_report, device_row, sample_rows
 from orchestrator.report.compare import compare_runs
@@ -92,7 +93,7 @@ def _report(run=RUN, ids=("s1", "s2", "s3")):
     }
     rows = [
         device_row(
-            {"name": n, "kind": "adb", "model": f"Phone {n}"},
+            DeviceInfo.from_dict({"name": n, "kind": "adb", "model": f"Phone {n}"}),
             DeviceOutcome.from_dict({"wall_s": 1.0}),
             *per[n],
         )
@@ -213,13 +214,18 @@ def test_runner_identity_from_outcome_is_in_the_row_and_the_stamp():
         },
         "model_loads": 1,
     }
-    row = device_row({"name": "p"}, DeviceOutcome.from_dict(outcome), [_r("s1")], _score({"s1": True}))
+    row = device_row(
+        DeviceInfo.from_dict({"name": "p"}),
+        DeviceOutcome.from_dict(outcome),
+        [_r("s1")],
+        _score({"s1": True}),
+    )
     assert (row.runner, row.runner_sha256, row.model_loads) == ("native", "f" * 64, 1)
     assert row.runtime == "liblitert-lm.so 0.18.1 sha256 eeeeeeeeeeee"
     rep = build_report(RunJson.from_dict(RUN), [row], sample_rows({"p": ([_r("s1")], _score({"s1": True}))}))
     assert "p: native sha256 ffffffffffff, runtime liblitert-lm.so 0.18.1" in PRINTERS.get("md")(rep)
     py = device_row(
-        {"name": "h"},
+        DeviceInfo.from_dict({"name": "h"}),
         DeviceOutcome.from_dict(
             {
                 "runner": {
@@ -255,7 +261,9 @@ def test_energy_chart_and_table_when_a_device_reports_trusted_energy():
             _score({"s1": True}),
         )
     }
-    r = device_row({"name": "phone"}, DeviceOutcome(name="phone", kind=""), *per["phone"])
+    r = device_row(
+        DeviceInfo.from_dict({"name": "phone"}), DeviceOutcome(name="phone", kind=""), *per["phone"]
+    )
     assert r.energy_j_p50 == 2.0 and r.energy_mj_per_token_p50 == 200.0  # the charging row is left out
     rep = build_report(RunJson.from_dict(RUN), [r], sample_rows(per))
     md = PRINTERS.get("md")(rep)
@@ -279,7 +287,12 @@ def test_disagreements_list_only_verdict_flips_and_fold_the_answer_only_differen
         _score({i: i == "s0" for i in ids}),
     )
     rows = [
-        device_row({"name": n, "kind": "adb"}, DeviceOutcome.from_dict({"wall_s": 1.0}), *per[n]) for n in per
+        device_row(
+            DeviceInfo.from_dict({"name": n, "kind": "adb"}),
+            DeviceOutcome.from_dict({"wall_s": 1.0}),
+            *per[n],
+        )
+        for n in per
     ]
     report = build_report(RunJson.from_dict(RUN), rows, sample_rows(per))
     page = PRINTERS.get("html")(report)

@@ -40,7 +40,16 @@ FILE = {
     "host": {"hostname": "h", "platform": "linux"},
     "unusable": [{"name": "gone", "state": "offline"}],
     "notes": ["a note"],
-    "stand_ins": [{"phone": "pixel", "board": "pi-5", "folder": "pi-5-for-pixel"}],
+    "stand_ins": [
+        {
+            "phone": "pixel",
+            "board": "pi-5",
+            "folder": "pi-5-for-pixel",
+            "reason": "lost",
+            "sample_ids": ["s2"],
+            "completed": True,
+        }
+    ],
     "cluster": {"hosts": {}},
     "finished_at": "2026-01-01T00:01:00+00:00",
     "device_versions": {"pixel": {}},
