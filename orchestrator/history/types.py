@@ -7,17 +7,24 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from ..report.figure_table import FIGURE, MEASURE
 from ..report.types import COLUMNS, Column, SampleCell
 
 
 @dataclass(frozen=True)
 class FigureSpec:
     """A device figure the history keeps: its column (label, unit, format), the per-sample field it
-    is a percentile of (for p99/p50; '' for a rate), and its direction."""
+    is a percentile of (for p99/p50; '' for a rate), and its direction (report/figure_table.py's)."""
 
     field: str
     sample_field: str
-    higher_is_better: bool
+
+    @property
+    def higher_is_better(self) -> bool:
+        spec = FIGURE.get(self.field)
+        if spec is not None and spec.higher_is_better is not None:
+            return spec.higher_is_better
+        return MEASURE[self.sample_field].higher_is_better  # wall_ms_p50: the history's own median
 
     @property
     def column(self) -> Column:
@@ -27,17 +34,17 @@ class FigureSpec:
 _EXTRA_COLUMNS = {"wall_ms_p50": Column("wall_ms_p50", "Time per sample p50", "ms", "{:.1f}")}
 
 FIGURES: tuple[FigureSpec, ...] = (
-    FigureSpec("pass_rate_pct", "", True),
-    FigureSpec("strict_pass_rate_pct", "", True),
-    FigureSpec("wall_ms_p50", "wall_ms", False),
-    FigureSpec("ttft_ms_p50", "ttft_ms", False),
-    FigureSpec("ttft_ms_p90", "ttft_ms", False),
-    FigureSpec("prefill_tps_p50", "prefill_tps", True),
-    FigureSpec("decode_tps_p50", "decode_tps", True),
-    FigureSpec("init_ms", "", False),
-    FigureSpec("peak_rss_mb", "peak_rss_mb", False),
-    FigureSpec("energy_j_p50", "energy_j", False),
-    FigureSpec("energy_mj_per_token_p50", "", False),
+    FigureSpec("pass_rate_pct", ""),
+    FigureSpec("strict_pass_rate_pct", ""),
+    FigureSpec("wall_ms_p50", "wall_ms"),
+    FigureSpec("ttft_ms_p50", "ttft_ms"),
+    FigureSpec("ttft_ms_p90", "ttft_ms"),
+    FigureSpec("prefill_tps_p50", "prefill_tps"),
+    FigureSpec("decode_tps_p50", "decode_tps"),
+    FigureSpec("init_ms", ""),
+    FigureSpec("peak_rss_mb", "peak_rss_mb"),
+    FigureSpec("energy_j_p50", "energy_j"),
+    FigureSpec("energy_mj_per_token_p50", ""),
 )
 FIGURE_NAMES = tuple(f.field for f in FIGURES)
 # the SampleCell fields a sample's row keeps (what `compare`'s paired statistics read)

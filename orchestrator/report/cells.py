@@ -8,16 +8,12 @@ from dataclasses import dataclass
 
 from .best import BEST, TIED, Entry, marks
 from .fidelity_views import summary_cell
+from .figure_table import FIGURE, HIGHER_IS_BETTER
 from .paired import speedup
 from .types import COLUMNS, Column, DeviceRow, RunReport, SampleCell
 
 MODALITY_ORDER = ("image", "audio", "text", "multi_turn", "combination", "structured_output", "tool_call")
-# which way is better, per column that has one (the best value per column is marked)
-HIGHER_IS_BETTER = {"pass_rate_pct": True, "strict_pass_rate_pct": True, "init_ms": False, "ttft_ms_p50": False,
-                    "ttft_ms_p90": False, "prefill_tps_p50": True, "decode_tps_p50": True, "peak_rss_mb": False,
-                    "energy_j_p50": False, "energy_mj_per_token_p50": False, "speedup": True,
-                    "sample_ms_p50": False}  # fmt: skip
-SPEEDUP = Column("speedup", "Speed-up", "x", "{:.2f}")
+SPEEDUP = FIGURE["speedup"].column
 BEST_NOTE = (
     "★ best: its 95% interval (in brackets) clear of every other device's; tied: the leader's interval "
     "overlaps these; a device that did not run every sample is never marked"

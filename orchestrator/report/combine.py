@@ -17,8 +17,8 @@ from ..devices.types import DeviceInfo
 from ..run.run_json import RunJson
 from ..run.types import DeviceOutcome
 from ..stats import Resamples, quantile
-from ..telemetry.energy import energy_trusted
 from .fidelity import fidelity_report
+from .figure_table import MEASURE, PERCENTILES, Figure
 from .intervals import device_intervals, row_settings, run_settings
 from .paired import against_baseline
 from .types import (
@@ -114,17 +114,10 @@ def device_row(
         pass_rate_pct=sm.pass_rate_pct if sm else None,
         verdict=sm.verdict if sm else "",
         init_ms=_max([r.init_ms for r in results]),
-        ttft_ms_p50=percentile([r.ttft_ms for r in timed if r.ttft_ms is not None], 50),
-        ttft_ms_p90=percentile([r.ttft_ms for r in timed if r.ttft_ms is not None], 90),
-        prefill_tps_p50=percentile([r.prefill_tps for r in timed if r.prefill_tps], 50),
-        decode_tps_p50=percentile([r.decode_tps for r in timed if r.decode_tps], 50),
-        sample_ms_p50=percentile([r.wall_ms for r in timed if r.wall_ms is not None], 50),
         partial=_partial(outcome, all_rows, name, expected),
         peak_rss_mb=_max([max(filter(None, (r.peak_rss_mb, r.peak_hwm_mb)), default=None) for r in results]),
         peak_anon_mb=_max([r.peak_anon_mb for r in results]),
         wall_s=round(outcome.wall_s, 2) if outcome.wall_s is not None else None,
-        prefill_tps_p90=percentile([r.prefill_tps for r in timed if r.prefill_tps], 90),
-        decode_tps_p90=percentile([r.decode_tps for r in timed if r.decode_tps], 90),
         peak_file_mb=_max([r.peak_file_mb for r in results]),
         thermal_max_c=_max([thermal_c(r.thermal_after) or thermal_c(r.thermal_before) for r in results]),
         scoring_errors=sm.scoring_errors if sm else 0,
@@ -141,10 +134,6 @@ def device_row(
         metrics=metrics,
         model_bytes_pushed=outcome.model_push.bytes_sent,
         error=outcome.error,
-        energy_j_p50=percentile([e for r in ok if (e := _energy(r, "energy_j")) is not None], 50),
-        energy_mj_per_token_p50=percentile(
-            [e for r in ok if (e := _energy(r, "energy_mj_per_token")) is not None], 50
-        ),
         scoring_problem=_scoring_problem(score),
         stand_in=_stand_in(outcome.stand_in, all_rows, name),
         shards=_shards(device.extra),
@@ -155,6 +144,7 @@ def device_row(
         strict_pass_rate_pct=round(100.0 * strict_passed / len(strict), 1) if strict else None,
         card_only=tuple(s.id for s in strict if s.passed and not s.detail["strict_passed"]),
         **row_settings(results),
+        **{f.field: percentile(_values(f, timed), f.q) for f in PERCENTILES},  # figure_table.FIGURES
     )
 
 
@@ -191,11 +181,10 @@ def _stand_in(s: Mapping[str, Any] | None, rows: Sequence[SampleResult], name: s
     return ", ".join(f"for {phone}: {n}" for phone, n in sorted(mine.items()))
 
 
-def _energy(r: SampleResult, field: str) -> float | None:
-    """A row's energy figure (energy_j | energy_mj_per_token) when it can be trusted."""
-    if not energy_trusted(r):
-        return None
-    return r.energy_j if field == "energy_j" else r.energy_mj_per_token
+def _values(f: Figure, rows: Sequence[SampleResult]) -> list[float]:
+    """The figure's measure over the rows (those without a value that counts left out)."""
+    measure = MEASURE[f.measure]
+    return [v for r in rows if (v := measure.value(r)) is not None]
 
 
 def _runner_identity(src: Mapping[str, Any]) -> dict[str, str]:
@@ -267,8 +256,8 @@ def sample_rows(
                 thermal_c=thermal_c(r.thermal_after) or thermal_c(r.thermal_before),
                 backend=r.backend,
                 output_sha=_sha(r.output) if ok else "",
-                energy_j=_energy(r, "energy_j"),
-                energy_mj_per_token=_energy(r, "energy_mj_per_token"),
+                energy_j=MEASURE["energy_j"].value(r),
+                energy_mj_per_token=MEASURE["energy_mj_per_token"].value(r),
                 stood_in=bool(r.stood_in_for),
                 ran_on=r.ran_on,
                 strict_passed=(

@@ -8,25 +8,14 @@ device (docs/run-directory.md, "Intervals")."""
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from typing import Any
 
 from android_runner.contract import SampleResult
 
 from ..run.run_json import RunJson
 from ..stats import Resamples, bootstrap_ci, bootstrap_ci_groups, percentile_stat, wilson_interval
-from ..telemetry.energy import energy_trusted
-
-# DeviceRow field -> (SampleResult figure, percentile)
-BOOTSTRAPPED: tuple[tuple[str, Callable[[SampleResult], float | None], float], ...] = (
-    ("ttft_ms_p50", lambda r: r.ttft_ms, 50),
-    ("ttft_ms_p90", lambda r: r.ttft_ms, 90),
-    ("prefill_tps_p50", lambda r: r.prefill_tps or None, 50),
-    ("decode_tps_p50", lambda r: r.decode_tps or None, 50),
-    ("sample_ms_p50", lambda r: r.wall_ms, 50),
-    ("energy_j_p50", lambda r: r.energy_j if energy_trusted(r) else None, 50),
-    ("energy_mj_per_token_p50", lambda r: r.energy_mj_per_token if energy_trusted(r) else None, 50),
-)
+from .figure_table import BOOTSTRAPPED, MEASURE
 
 
 def _pct(ci: tuple[float, float] | None) -> tuple[float, float] | None:
@@ -55,8 +44,8 @@ def device_intervals(
     ok = [r for r in results if r.status == "ok"]
     extra = [r for r in repeats if r.status == "ok"]
     draws = draws or Resamples()  # drawn once: every figure over as many samples resamples the same ones
-    for name, figure, q in BOOTSTRAPPED:
-        stat = percentile_stat(q)
+    for f in BOOTSTRAPPED:  # figure_table.FIGURES
+        name, figure, stat = f.field, MEASURE[f.measure].value, percentile_stat(f.q)
         if extra:  # whole samples with their repeats
             groups: dict[str, list[float]] = {}
             for r in ok + extra:

@@ -12,16 +12,12 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 
 from ..stats import ALPHA, Resamples, mcnemar_exact, paired_ratio_ci
+from .figure_table import MEASURES
 from .types import Paired, PairedFigure, SampleCell, SampleRow
 
 NOISE = 0.02  # |ratio - 1| at or below this is "no significant difference", whatever the interval
-PAIRED_FIGURES = (  # SampleCell field, label, higher is better
-    ("wall_ms", "Time per sample", False),
-    ("ttft_ms", "TTFT", False),
-    ("prefill_tps", "Prefill", True),
-    ("decode_tps", "Decode", True),
-    ("energy_j", "Energy", False),
-)
+# SampleCell field, label, higher is better (figure_table.MEASURES)
+PAIRED_FIGURES = tuple((m.field, m.label, m.higher_is_better) for m in MEASURES if m.paired)
 
 
 def pair(

@@ -9,28 +9,7 @@ from typing import Any
 
 from android_runner.contract import FidelityScores
 
-
-@dataclass(frozen=True)
-class Column:
-    field: str
-    label: str
-    unit: str = ""
-    fmt: str = "{}"
-
-    def render(self, value: Any) -> str:
-        if value is None or value == "":
-            return "–"
-        try:
-            return self.fmt.format(value)
-        except (ValueError, TypeError):
-            return str(value)
-
-    def render_ci(self, value: Any, interval: tuple[float, float] | None) -> str:
-        """The value and its 95% interval, `12.3 (11.8–13.1)`; the value alone without one."""
-        text = self.render(value)
-        if interval is None or value is None:
-            return text
-        return f"{text} ({self.render(interval[0])}–{self.render(interval[1])})"
+from .figure_table import FIGURE, Column
 
 
 @dataclass(frozen=True)
@@ -109,20 +88,20 @@ COLUMNS: tuple[Column, ...] = (
     Column("max_output_tokens", "Token cap", fmt="{:d}"),
     Column("quantization", "Quantization"),
     Column("samples", "Samples", fmt="{:d}"),
-    Column("pass_rate_pct", "Pass", "%", "{:.1f}"),
-    Column("strict_pass_rate_pct", "Strict pass", "%", "{:.1f}"),
-    Column("init_ms", "Init", "ms", "{:.0f}"),
-    Column("ttft_ms_p50", "TTFT p50", "ms", "{:.1f}"),
-    Column("ttft_ms_p90", "TTFT p90", "ms", "{:.1f}"),
-    Column("prefill_tps_p50", "Prefill", "tok/s", "{:.0f}"),
-    Column("decode_tps_p50", "Decode", "tok/s", "{:.0f}"),
-    Column("sample_ms_p50", "Time/sample", "ms", "{:.0f}"),
-    Column("peak_rss_mb", "Peak RSS", "MB", "{:.0f}"),
+    FIGURE["pass_rate_pct"].column,
+    FIGURE["strict_pass_rate_pct"].column,
+    FIGURE["init_ms"].column,
+    FIGURE["ttft_ms_p50"].column,
+    FIGURE["ttft_ms_p90"].column,
+    FIGURE["prefill_tps_p50"].column,
+    FIGURE["decode_tps_p50"].column,
+    FIGURE["sample_ms_p50"].column,
+    FIGURE["peak_rss_mb"].column,
     Column("peak_method", "Peak method"),
     Column("mem_sample_ms", "Mem sampling", "ms", "{:g}"),
-    Column("thermal_max_c", "Max temp", "°C", "{:.1f}"),
-    Column("energy_j_p50", "Energy p50", "J", "{:.2f}"),
-    Column("energy_mj_per_token_p50", "Energy/token p50", "mJ", "{:.1f}"),
+    FIGURE["thermal_max_c"].column,
+    FIGURE["energy_j_p50"].column,
+    FIGURE["energy_mj_per_token_p50"].column,
     Column("wall_s", "Wall", "s", "{:.1f}"),
     Column("stand_in", "Stand-in"),
     Column("shards", "Shards"),
