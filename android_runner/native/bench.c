@@ -3,13 +3,12 @@
 #define _POSIX_C_SOURCE 200809L
 #include "bench.h"
 
-#include <dlfcn.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
-#include "litert_lm_c_api.h"
+#include "api.h"
 #include "text.h"
 
 /* A fixed English passage the prompts are cut from (the same as android_runner/bench.py's FILLER). */
@@ -18,50 +17,6 @@ static const char FILLER[] =
     "compared with one another and with published figures. A prompt of a known length is read, the "
     "cache holds a known depth of context, and a known number of tokens is generated after it. ";
 #define ROUND_TRIP_TRIES 16
-
-#define FN(name) __typeof__(&name) name
-static struct {
-  FN(litert_lm_get_last_error_message);
-  FN(litert_lm_engine_settings_create);
-  FN(litert_lm_engine_settings_delete);
-  FN(litert_lm_engine_settings_enable_benchmark);
-  FN(litert_lm_engine_settings_set_cache_dir);
-  FN(litert_lm_engine_settings_set_num_threads);
-  FN(litert_lm_engine_settings_set_max_num_tokens);
-  FN(litert_lm_engine_settings_set_num_decode_tokens);
-  FN(litert_lm_engine_create);
-  FN(litert_lm_engine_delete);
-  FN(litert_lm_session_config_create);
-  FN(litert_lm_session_config_delete);
-  FN(litert_lm_session_config_set_apply_prompt_template);
-  FN(litert_lm_engine_create_session);
-  FN(litert_lm_session_delete);
-  FN(litert_lm_input_data_create);
-  FN(litert_lm_input_data_delete);
-  FN(litert_lm_session_run_prefill);
-  FN(litert_lm_session_run_decode);
-  FN(litert_lm_responses_delete);
-  FN(litert_lm_session_get_benchmark_info);
-  FN(litert_lm_benchmark_info_delete);
-  FN(litert_lm_benchmark_info_get_num_prefill_turns);
-  FN(litert_lm_benchmark_info_get_num_decode_turns);
-  FN(litert_lm_benchmark_info_get_prefill_token_count_at);
-  FN(litert_lm_benchmark_info_get_decode_token_count_at);
-  FN(litert_lm_benchmark_info_get_prefill_tokens_per_sec_at);
-  FN(litert_lm_benchmark_info_get_decode_tokens_per_sec_at);
-  FN(litert_lm_engine_tokenize);
-  FN(litert_lm_tokenize_result_get_tokens);
-  FN(litert_lm_tokenize_result_get_num_tokens);
-  FN(litert_lm_tokenize_result_delete);
-  FN(litert_lm_engine_detokenize);
-  FN(litert_lm_detokenize_result_get_string);
-  FN(litert_lm_detokenize_result_delete);
-  FN(litert_lm_engine_get_start_token);
-  FN(litert_lm_token_union_get_type);
-  FN(litert_lm_token_union_get_ids);
-  FN(litert_lm_token_union_delete);
-} b;
-#undef FN
 
 /* The process's bench engine and what it knows (one at a time: the cells come grouped by engine key). */
 static struct {
@@ -76,55 +31,6 @@ static struct {
   char *text[4]; /* the last few texts made, by token count (a cell's depth and prompt) */
 } st;
 
-const char *bench_load_api(void *h) {
-#define SYM(name)                                 \
-  do {                                            \
-    *(void **)(&b.name) = dlsym(h, #name);        \
-    if (!b.name) return "missing symbol " #name;  \
-  } while (0)
-  SYM(litert_lm_get_last_error_message);
-  SYM(litert_lm_engine_settings_create);
-  SYM(litert_lm_engine_settings_delete);
-  SYM(litert_lm_engine_settings_enable_benchmark);
-  SYM(litert_lm_engine_settings_set_cache_dir);
-  SYM(litert_lm_engine_settings_set_num_threads);
-  SYM(litert_lm_engine_settings_set_max_num_tokens);
-  SYM(litert_lm_engine_settings_set_num_decode_tokens);
-  SYM(litert_lm_engine_create);
-  SYM(litert_lm_engine_delete);
-  SYM(litert_lm_session_config_create);
-  SYM(litert_lm_session_config_delete);
-  SYM(litert_lm_session_config_set_apply_prompt_template);
-  SYM(litert_lm_engine_create_session);
-  SYM(litert_lm_session_delete);
-  SYM(litert_lm_input_data_create);
-  SYM(litert_lm_input_data_delete);
-  SYM(litert_lm_session_run_prefill);
-  SYM(litert_lm_session_run_decode);
-  SYM(litert_lm_responses_delete);
-  SYM(litert_lm_session_get_benchmark_info);
-  SYM(litert_lm_benchmark_info_delete);
-  SYM(litert_lm_benchmark_info_get_num_prefill_turns);
-  SYM(litert_lm_benchmark_info_get_num_decode_turns);
-  SYM(litert_lm_benchmark_info_get_prefill_token_count_at);
-  SYM(litert_lm_benchmark_info_get_decode_token_count_at);
-  SYM(litert_lm_benchmark_info_get_prefill_tokens_per_sec_at);
-  SYM(litert_lm_benchmark_info_get_decode_tokens_per_sec_at);
-  SYM(litert_lm_engine_tokenize);
-  SYM(litert_lm_tokenize_result_get_tokens);
-  SYM(litert_lm_tokenize_result_get_num_tokens);
-  SYM(litert_lm_tokenize_result_delete);
-  SYM(litert_lm_engine_detokenize);
-  SYM(litert_lm_detokenize_result_get_string);
-  SYM(litert_lm_detokenize_result_delete);
-  SYM(litert_lm_engine_get_start_token);
-  SYM(litert_lm_token_union_get_type);
-  SYM(litert_lm_token_union_get_ids);
-  SYM(litert_lm_token_union_delete);
-#undef SYM
-  return NULL;
-}
-
 static double now_ms(void) {
   struct timespec ts;
   clock_gettime(CLOCK_MONOTONIC, &ts);
@@ -132,28 +38,28 @@ static double now_ms(void) {
 }
 
 static void say(char *why, size_t why_n, const char *what) {
-  const char *msg = b.litert_lm_get_last_error_message();
+  const char *msg = api.litert_lm_get_last_error_message();
   snprintf(why, why_n, "%s%s%s", what, msg && *msg ? ": " : "", msg && *msg ? msg : "");
 }
 
 /* Token count of a text, or -1. */
 static long count_tokens(const char *text) {
-  LiteRtLmTokenizeResult *r = b.litert_lm_engine_tokenize(st.engine, text);
+  LiteRtLmTokenizeResult *r = api.litert_lm_engine_tokenize(st.engine, text);
   if (!r) return -1;
-  long n = (long)b.litert_lm_tokenize_result_get_num_tokens(r);
-  b.litert_lm_tokenize_result_delete(r);
+  long n = (long)api.litert_lm_tokenize_result_get_num_tokens(r);
+  api.litert_lm_tokenize_result_delete(r);
   return n;
 }
 
 /* The text of the pool's first k tokens (xmalloc'ed), or NULL. */
 static char *detokenize_prefix(size_t k) {
-  LiteRtLmDetokenizeResult *r = b.litert_lm_engine_detokenize(st.engine, st.pool, k);
+  LiteRtLmDetokenizeResult *r = api.litert_lm_engine_detokenize(st.engine, st.pool, k);
   if (!r) return NULL;
-  const char *s = b.litert_lm_detokenize_result_get_string(r);
+  const char *s = api.litert_lm_detokenize_result_get_string(r);
   size_t len = s ? strlen(s) : 0;
   char *out = xmalloc(len + 1);
   memcpy(out, s ? s : "", len + 1);
-  b.litert_lm_detokenize_result_delete(r);
+  api.litert_lm_detokenize_result_delete(r);
   return out;
 }
 
@@ -196,7 +102,7 @@ static char *copy_of(const char *text) {
 }
 
 static void forget_engine(void) {
-  if (st.engine) b.litert_lm_engine_delete(st.engine);
+  if (st.engine) api.litert_lm_engine_delete(st.engine);
   st.engine = NULL;
   free(st.unit), free(st.pool);
   st.unit = st.pool = NULL;
@@ -213,67 +119,67 @@ void *bench_engine_for(const char *model, const bench_cell *cell, const char *ca
   }
   forget_engine();
   double t0 = now_ms();
-  LiteRtLmEngineSettings *settings = b.litert_lm_engine_settings_create(model, cell->backend, NULL, NULL);
+  LiteRtLmEngineSettings *settings = api.litert_lm_engine_settings_create(model, cell->backend, NULL, NULL);
   if (!settings) {
     say(why, why_n, "engine settings could not be created");
     return NULL;
   }
-  b.litert_lm_engine_settings_enable_benchmark(settings);
-  b.litert_lm_engine_settings_set_cache_dir(settings, cache_dir);
-  if (cell->threads > 0 && strcmp(cell->backend, "cpu") == 0) b.litert_lm_engine_settings_set_num_threads(settings, (int)cell->threads);
-  if (max_num_tokens > 0) b.litert_lm_engine_settings_set_max_num_tokens(settings, (int)max_num_tokens);
-  if (cell->n_gen > 0) b.litert_lm_engine_settings_set_num_decode_tokens(settings, (int)cell->n_gen);
-  st.engine = b.litert_lm_engine_create(settings);
+  api.litert_lm_engine_settings_enable_benchmark(settings);
+  api.litert_lm_engine_settings_set_cache_dir(settings, cache_dir);
+  if (cell->threads > 0 && strcmp(cell->backend, "cpu") == 0) api.litert_lm_engine_settings_set_num_threads(settings, (int)cell->threads);
+  if (max_num_tokens > 0) api.litert_lm_engine_settings_set_max_num_tokens(settings, (int)max_num_tokens);
+  if (cell->n_gen > 0) api.litert_lm_engine_settings_set_num_decode_tokens(settings, (int)cell->n_gen);
+  st.engine = api.litert_lm_engine_create(settings);
   if (!st.engine) say(why, why_n, "the engine could not be created from the model");
-  b.litert_lm_engine_settings_delete(settings);
+  api.litert_lm_engine_settings_delete(settings);
   if (!st.engine) return NULL;
   *init_ms = now_ms() - t0;
   snprintf(st.backend, sizeof st.backend, "%s", cell->backend);
   st.threads = cell->threads, st.n_gen = cell->n_gen;
   *fresh = 1, *load_no = ++st.loads;
-  LiteRtLmTokenizeResult *r = b.litert_lm_engine_tokenize(st.engine, FILLER);
-  size_t n = r ? b.litert_lm_tokenize_result_get_num_tokens(r) : 0;
+  LiteRtLmTokenizeResult *r = api.litert_lm_engine_tokenize(st.engine, FILLER);
+  size_t n = r ? api.litert_lm_tokenize_result_get_num_tokens(r) : 0;
   if (n == 0) {
-    if (r) b.litert_lm_tokenize_result_delete(r);
+    if (r) api.litert_lm_tokenize_result_delete(r);
     snprintf(why, why_n, "the model's tokenizer gives no tokens for English text");
     forget_engine();
     return NULL;
   }
   st.unit = xmalloc(n * sizeof *st.unit);
-  memcpy(st.unit, b.litert_lm_tokenize_result_get_tokens(r), n * sizeof *st.unit);
+  memcpy(st.unit, api.litert_lm_tokenize_result_get_tokens(r), n * sizeof *st.unit);
   st.unit_n = n;
-  b.litert_lm_tokenize_result_delete(r);
+  api.litert_lm_tokenize_result_delete(r);
   /* the start token the runtime puts before a session's first prefill (read, not measured by a prefill,
    * which would warm the engine before the first timed repetition) */
   st.first_extra = 0;
-  LiteRtLmTokenUnion *start = b.litert_lm_engine_get_start_token(st.engine);
+  LiteRtLmTokenUnion *start = api.litert_lm_engine_get_start_token(st.engine);
   if (start) {
     const int *ids = NULL;
     size_t k = 0;
-    if (b.litert_lm_token_union_get_type(start) == kLiteRtLmTokenUnionTypeIds) {
-      if (b.litert_lm_token_union_get_ids(start, &ids, &k) == 0) st.first_extra = (int)k;
+    if (api.litert_lm_token_union_get_type(start) == kLiteRtLmTokenUnionTypeIds) {
+      if (api.litert_lm_token_union_get_ids(start, &ids, &k) == 0) st.first_extra = (int)k;
     } else {
       st.first_extra = 1;
     }
-    b.litert_lm_token_union_delete(start);
+    api.litert_lm_token_union_delete(start);
   }
   return st.engine;
 }
 
 /* Prefill one text; the runtime's last prefill turn's count and speed into *n, *tps. 0 or -1. */
 static int prefill(LiteRtLmSession *s, const char *text, int *n, double *tps) {
-  LiteRtLmInputData *in = b.litert_lm_input_data_create(kLiteRtLmInputDataTypeText, text, strlen(text));
+  LiteRtLmInputData *in = api.litert_lm_input_data_create(kLiteRtLmInputDataTypeText, text, strlen(text));
   if (!in) return -1;
   const LiteRtLmInputData *inputs[1] = {in};
-  int rc = b.litert_lm_session_run_prefill(s, inputs, 1);
-  b.litert_lm_input_data_delete(in);
+  int rc = api.litert_lm_session_run_prefill(s, inputs, 1);
+  api.litert_lm_input_data_delete(in);
   if (rc != 0) return -1;
-  LiteRtLmBenchmarkInfo *info = b.litert_lm_session_get_benchmark_info(s);
+  LiteRtLmBenchmarkInfo *info = api.litert_lm_session_get_benchmark_info(s);
   if (!info) return -1;
-  int turns = b.litert_lm_benchmark_info_get_num_prefill_turns(info);
-  *n = turns > 0 ? b.litert_lm_benchmark_info_get_prefill_token_count_at(info, turns - 1) : 0;
-  *tps = turns > 0 ? b.litert_lm_benchmark_info_get_prefill_tokens_per_sec_at(info, turns - 1) : 0.0;
-  b.litert_lm_benchmark_info_delete(info);
+  int turns = api.litert_lm_benchmark_info_get_num_prefill_turns(info);
+  *n = turns > 0 ? api.litert_lm_benchmark_info_get_prefill_token_count_at(info, turns - 1) : 0;
+  *tps = turns > 0 ? api.litert_lm_benchmark_info_get_prefill_tokens_per_sec_at(info, turns - 1) : 0.0;
+  api.litert_lm_benchmark_info_delete(info);
   return 0;
 }
 
@@ -298,12 +204,12 @@ int bench_run(void *engine, const bench_cell *cell, bench_figures *out, char *wh
     free(depth_text);
     return -1;
   }
-  LiteRtLmSessionConfig *config = b.litert_lm_session_config_create();
+  LiteRtLmSessionConfig *config = api.litert_lm_session_config_create();
   LiteRtLmSession *s = NULL;
   if (config) {
-    b.litert_lm_session_config_set_apply_prompt_template(config, false);
-    s = b.litert_lm_engine_create_session(st.engine, config);
-    b.litert_lm_session_config_delete(config);
+    api.litert_lm_session_config_set_apply_prompt_template(config, false);
+    s = api.litert_lm_engine_create_session(st.engine, config);
+    api.litert_lm_session_config_delete(config);
   }
   if (!s) {
     say(why, why_n, "the session could not be created");
@@ -325,23 +231,23 @@ int bench_run(void *engine, const bench_cell *cell, bench_figures *out, char *wh
     rc = -1;
   }
   if (rc == 0 && cell->n_gen > 0) {
-    LiteRtLmResponses *resp = b.litert_lm_session_run_decode(s);
+    LiteRtLmResponses *resp = api.litert_lm_session_run_decode(s);
     if (!resp) {
       say(why, why_n, "the decode failed");
       rc = -1;
     } else {
-      b.litert_lm_responses_delete(resp);
-      LiteRtLmBenchmarkInfo *info = b.litert_lm_session_get_benchmark_info(s);
+      api.litert_lm_responses_delete(resp);
+      LiteRtLmBenchmarkInfo *info = api.litert_lm_session_get_benchmark_info(s);
       if (info) {
-        int turns = b.litert_lm_benchmark_info_get_num_decode_turns(info);
-        out->decode_tokens = turns > 0 ? b.litert_lm_benchmark_info_get_decode_token_count_at(info, turns - 1) : 0;
-        out->decode_tps = turns > 0 ? b.litert_lm_benchmark_info_get_decode_tokens_per_sec_at(info, turns - 1) : 0.0;
-        b.litert_lm_benchmark_info_delete(info);
+        int turns = api.litert_lm_benchmark_info_get_num_decode_turns(info);
+        out->decode_tokens = turns > 0 ? api.litert_lm_benchmark_info_get_decode_token_count_at(info, turns - 1) : 0;
+        out->decode_tps = turns > 0 ? api.litert_lm_benchmark_info_get_decode_tokens_per_sec_at(info, turns - 1) : 0.0;
+        api.litert_lm_benchmark_info_delete(info);
       }
     }
   }
   out->timed_wall_ms = now_ms() - t0;
-  b.litert_lm_session_delete(s);
+  api.litert_lm_session_delete(s);
   free(prompt), free(depth_text);
   if (rc != 0) return -1;
   if (cell->n_depth > 0) check("depth fill", cell->n_depth, out->depth_tokens, why, why_n);

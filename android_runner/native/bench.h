@@ -15,9 +15,6 @@ typedef struct {
   double depth_wall_ms, timed_wall_ms;             /* this runner's clock around the steps */
 } bench_figures;
 
-/* Resolve the session and tokenizer functions from the dlopen'ed runtime; NULL or the missing name. */
-const char *bench_load_api(void *handle);
-
 /* The engine for the cell (kept while consecutive cells share backend, threads and n_gen). *fresh is 1
  * when it was made now (its load in *init_ms, the process's *load_no-th load). NULL and why[] when it
  * cannot be made. */

@@ -34,7 +34,8 @@ from elftools.elf.elffile import ELFFile
 
 HERE = Path(__file__).resolve().parent
 SOURCE = HERE / "edgefarm_runner.c"
-OTHER_SOURCES = ("bench", "fidelity", "hook", "io", "job", "memory", "pin", "power", "reply", "sha256", "text")
+OTHER_SOURCES = ("api", "bench", "fidelity", "hook", "io", "job", "memory", "pin", "power", "reply", "sha256",
+                 "text")  # fmt: skip
 SOURCES = [SOURCE, *(HERE / f"{name}.c" for name in OTHER_SOURCES)]  # each NAME.c with its NAME.h
 API_HEADER = HERE / "litert_lm_c_api.h"  # the project's own declarations of the C API it calls
 API_CHECK = HERE / "api_check.c"  # compiled with upstream's header first, then ours

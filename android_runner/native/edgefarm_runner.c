@@ -53,7 +53,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "litert_lm_c_api.h" /* edgefarm's own declarations, checked against the library and upstream (build.py) */
+#include "api.h" /* the C API's one table; its declarations (litert_lm_c_api.h) checked by build.py */
 #include "bench.h"
 #include "fidelity.h"
 #include "hook.h"
@@ -86,102 +86,20 @@
 #define FIX_RUNTIME "push the pinned library: `python scripts/build_native_runner.py --android` puts it in " \
   "build/android_arm64/; or run this one anyway with EDGEFARM_ALLOW_RUNTIME=1 (every row then names it)"
 
-/* ------------------------------------------------------------------ the C API, typed by the header */
-#define FN(name) __typeof__(&name) name
-static struct {
-  FN(litert_lm_set_min_log_level);
-  FN(litert_lm_engine_settings_create);
-  FN(litert_lm_engine_settings_delete);
-  FN(litert_lm_engine_settings_enable_benchmark);
-  FN(litert_lm_engine_settings_set_cache_dir);
-  FN(litert_lm_engine_settings_set_num_threads);
-  FN(litert_lm_engine_settings_set_max_num_tokens);
-  FN(litert_lm_engine_create);
-  FN(litert_lm_engine_delete);
-  FN(litert_lm_sampler_params_create);
-  FN(litert_lm_sampler_params_delete);
-  FN(litert_lm_sampler_params_set_top_k);
-  FN(litert_lm_sampler_params_set_top_p);
-  FN(litert_lm_sampler_params_set_temperature);
-  FN(litert_lm_sampler_params_set_seed);
-  FN(litert_lm_session_config_create);
-  FN(litert_lm_session_config_delete);
-  FN(litert_lm_session_config_set_max_output_tokens);
-  FN(litert_lm_session_config_set_sampler_params);
-  FN(litert_lm_conversation_config_create);
-  FN(litert_lm_conversation_config_delete);
-  FN(litert_lm_conversation_config_set_session_config);
-  FN(litert_lm_conversation_config_set_system_message);
-  FN(litert_lm_conversation_config_set_tools);
-  FN(litert_lm_conversation_create);
-  FN(litert_lm_conversation_delete);
-  FN(litert_lm_conversation_send_message);
-  FN(litert_lm_json_response_get_string);
-  FN(litert_lm_json_response_delete);
-  FN(litert_lm_conversation_get_benchmark_info);
-  FN(litert_lm_benchmark_info_delete);
-  FN(litert_lm_benchmark_info_get_time_to_first_token);
-  FN(litert_lm_benchmark_info_get_num_prefill_turns);
-  FN(litert_lm_benchmark_info_get_num_decode_turns);
-  FN(litert_lm_benchmark_info_get_prefill_token_count_at);
-  FN(litert_lm_benchmark_info_get_decode_token_count_at);
-  FN(litert_lm_benchmark_info_get_prefill_tokens_per_sec_at);
-  FN(litert_lm_benchmark_info_get_decode_tokens_per_sec_at);
-  FN(litert_lm_get_last_error_message);
-} api;
-#undef FN
-
+/* ------------------------------------------------------------------ the C API (api.h: the one table) */
 static const char *bench_api_missing; /* the first bench function the library lacks, or NULL */
 
 static const char *load_api(const char *path) {
+  static char why[160];
   void *h = dlopen(path, RTLD_NOW | RTLD_LOCAL);
   if (!h) return dlerror();
-#define SYM(name)                                   \
-  do {                                              \
-    *(void **)(&api.name) = dlsym(h, #name);        \
-    if (!api.name) return "missing symbol " #name;  \
-  } while (0)
-  SYM(litert_lm_set_min_log_level);
-  SYM(litert_lm_engine_settings_create);
-  SYM(litert_lm_engine_settings_delete);
-  SYM(litert_lm_engine_settings_enable_benchmark);
-  SYM(litert_lm_engine_settings_set_cache_dir);
-  SYM(litert_lm_engine_settings_set_num_threads);
-  SYM(litert_lm_engine_settings_set_max_num_tokens);
-  SYM(litert_lm_engine_create);
-  SYM(litert_lm_engine_delete);
-  SYM(litert_lm_sampler_params_create);
-  SYM(litert_lm_sampler_params_delete);
-  SYM(litert_lm_sampler_params_set_top_k);
-  SYM(litert_lm_sampler_params_set_top_p);
-  SYM(litert_lm_sampler_params_set_temperature);
-  SYM(litert_lm_sampler_params_set_seed);
-  SYM(litert_lm_session_config_create);
-  SYM(litert_lm_session_config_delete);
-  SYM(litert_lm_session_config_set_max_output_tokens);
-  SYM(litert_lm_session_config_set_sampler_params);
-  SYM(litert_lm_conversation_config_create);
-  SYM(litert_lm_conversation_config_delete);
-  SYM(litert_lm_conversation_config_set_session_config);
-  SYM(litert_lm_conversation_config_set_system_message);
-  SYM(litert_lm_conversation_config_set_tools);
-  SYM(litert_lm_conversation_create);
-  SYM(litert_lm_conversation_delete);
-  SYM(litert_lm_conversation_send_message);
-  SYM(litert_lm_json_response_get_string);
-  SYM(litert_lm_json_response_delete);
-  SYM(litert_lm_conversation_get_benchmark_info);
-  SYM(litert_lm_benchmark_info_delete);
-  SYM(litert_lm_benchmark_info_get_time_to_first_token);
-  SYM(litert_lm_benchmark_info_get_num_prefill_turns);
-  SYM(litert_lm_benchmark_info_get_num_decode_turns);
-  SYM(litert_lm_benchmark_info_get_prefill_token_count_at);
-  SYM(litert_lm_benchmark_info_get_decode_token_count_at);
-  SYM(litert_lm_benchmark_info_get_prefill_tokens_per_sec_at);
-  SYM(litert_lm_benchmark_info_get_decode_tokens_per_sec_at);
-  SYM(litert_lm_get_last_error_message);
-#undef SYM
-  bench_api_missing = bench_load_api(h); /* `edgefarm bench`'s functions (bench.c): needed by a bench job only */
+  api_bind(h); /* every part's functions; only the dataset runner's are required here */
+  const char *missing = api_missing(EF_RUN);
+  if (missing) {
+    snprintf(why, sizeof why, "missing symbol %s", missing);
+    return why;
+  }
+  bench_api_missing = api_missing(EF_BENCH); /* `edgefarm bench`'s (bench.c): needed by a bench job only */
   return NULL;
 }
 
@@ -686,7 +604,6 @@ int main(int argc, char **argv) {
     snprintf(why, sizeof why, "cannot use the LiteRT-LM runtime library %s: %s", lib, bad);
     fatal(EXIT_RUNTIME, why, FIX_RUNTIME);
   }
-  fidelity_bind(dlopen(lib, RTLD_NOW | RTLD_LOCAL)); /* the same handle load_api has: optional functions */
   /* INFO and up reach stderr (the driver keeps it as runner.log): the runtime names the backend it
    * really used there, and its errors say why a model or backend failed. */
   api.litert_lm_set_min_log_level((LiteRtLmLogSeverity)log_level);

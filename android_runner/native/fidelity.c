@@ -2,65 +2,11 @@
 #define _GNU_SOURCE
 #include "fidelity.h"
 
-#include <dlfcn.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
-#define FN(name) __typeof__(&name) name
-static struct {
-  FN(litert_lm_engine_create_session);
-  FN(litert_lm_session_delete);
-  FN(litert_lm_session_config_create);
-  FN(litert_lm_session_config_delete);
-  FN(litert_lm_input_data_create);
-  FN(litert_lm_input_data_delete);
-  FN(litert_lm_session_run_prefill);
-  FN(litert_lm_session_run_text_scoring);
-  FN(litert_lm_responses_get_num_candidates);
-  FN(litert_lm_responses_has_token_scores_at);
-  FN(litert_lm_responses_get_num_token_scores_at);
-  FN(litert_lm_responses_get_token_scores_at);
-  FN(litert_lm_responses_has_token_length_at);
-  FN(litert_lm_responses_get_token_length_at);
-  FN(litert_lm_responses_delete);
-  FN(litert_lm_engine_tokenize);
-  FN(litert_lm_tokenize_result_get_tokens);
-  FN(litert_lm_tokenize_result_get_num_tokens);
-  FN(litert_lm_tokenize_result_delete);
-  FN(litert_lm_get_last_error_message);
-} fa;
-#undef FN
-static const char *missing_scoring, *missing_tokenizer; /* the first function the library lacks, per part */
-
-void fidelity_bind(void *lib) {
-#define SYM(name, missing)                               \
-  do {                                                   \
-    *(void **)(&fa.name) = lib ? dlsym(lib, #name) : NULL; \
-    if (!fa.name && !(missing)) missing = #name;         \
-  } while (0)
-  SYM(litert_lm_engine_create_session, missing_scoring);
-  SYM(litert_lm_session_delete, missing_scoring);
-  SYM(litert_lm_session_config_create, missing_scoring);
-  SYM(litert_lm_session_config_delete, missing_scoring);
-  SYM(litert_lm_input_data_create, missing_scoring);
-  SYM(litert_lm_input_data_delete, missing_scoring);
-  SYM(litert_lm_session_run_prefill, missing_scoring);
-  SYM(litert_lm_session_run_text_scoring, missing_scoring);
-  SYM(litert_lm_responses_get_num_candidates, missing_scoring);
-  SYM(litert_lm_responses_has_token_scores_at, missing_scoring);
-  SYM(litert_lm_responses_get_num_token_scores_at, missing_scoring);
-  SYM(litert_lm_responses_get_token_scores_at, missing_scoring);
-  SYM(litert_lm_responses_has_token_length_at, missing_scoring);
-  SYM(litert_lm_responses_get_token_length_at, missing_scoring);
-  SYM(litert_lm_responses_delete, missing_scoring);
-  SYM(litert_lm_engine_tokenize, missing_tokenizer);
-  SYM(litert_lm_tokenize_result_get_tokens, missing_tokenizer);
-  SYM(litert_lm_tokenize_result_get_num_tokens, missing_tokenizer);
-  SYM(litert_lm_tokenize_result_delete, missing_tokenizer);
-  SYM(litert_lm_get_last_error_message, missing_scoring);
-#undef SYM
-}
+#include "api.h"
 
 static double now_ms(void) {
   struct timespec ts;
@@ -70,7 +16,7 @@ static double now_ms(void) {
 
 /* `what`, then the runtime's last error when it has one: the reason a part could not be done. */
 static void reason(sbuf *why, const char *what) {
-  const char *msg = fa.litert_lm_get_last_error_message ? fa.litert_lm_get_last_error_message() : NULL;
+  const char *msg = api.litert_lm_get_last_error_message();
   sb_str(why, what);
   if (msg && *msg) sb_str(why, ": "), sb_str(why, msg);
 }
@@ -82,62 +28,62 @@ static void missing(sbuf *why, const char *name) {
 
 /* ,"answer_ids":[...],"answer_tokens":N  or the reason in *why. */
 static void tokenize_answer(sbuf *out, sbuf *why, LiteRtLmEngine *engine, const char *answer, size_t len) {
-  if (missing_tokenizer) return missing(why, missing_tokenizer);
+  if (api_missing(EF_TOKENIZER)) return missing(why, api_missing(EF_TOKENIZER));
   if (!answer) return sb_str(why, "the reply is not plain text (a tool call): not tokenized");
   char *text = xmalloc(len + 1); /* the answer as one C string: its bytes up to a NUL */
   memcpy(text, answer, len);
   text[len] = 0;
-  LiteRtLmTokenizeResult *r = len ? fa.litert_lm_engine_tokenize(engine, text) : NULL;
+  LiteRtLmTokenizeResult *r = len ? api.litert_lm_engine_tokenize(engine, text) : NULL;
   free(text);
   if (len && !r) return reason(why, "the runtime could not tokenize the answer");
-  size_t n = r ? fa.litert_lm_tokenize_result_get_num_tokens(r) : 0;
-  const int *ids = r ? fa.litert_lm_tokenize_result_get_tokens(r) : NULL;
+  size_t n = r ? api.litert_lm_tokenize_result_get_num_tokens(r) : 0;
+  const int *ids = r ? api.litert_lm_tokenize_result_get_tokens(r) : NULL;
   if (n && !ids) n = 0;
   sb_str(out, ",\"answer_ids\":[");
   for (size_t i = 0; i < n && i < FIDELITY_MAX_TOKENS; i++) sb_printf(out, "%s%d", i ? "," : "", ids[i]);
   sb_printf(out, "],\"answer_tokens\":%zu", n);
-  if (r) fa.litert_lm_tokenize_result_delete(r);
+  if (r) api.litert_lm_tokenize_result_delete(r);
 }
 
 /* ,"logp":[...],"target_tokens":N  or the reason in *why: a fresh session, the prefill, the scoring. */
 static void score_reference(sbuf *out, sbuf *why, LiteRtLmEngine *engine, const sample *s) {
-  if (missing_scoring) return missing(why, missing_scoring);
-  LiteRtLmSessionConfig *config = fa.litert_lm_session_config_create();
-  LiteRtLmSession *session = config ? fa.litert_lm_engine_create_session(engine, config) : NULL;
-  if (config) fa.litert_lm_session_config_delete(config);
+  if (api_missing(EF_SCORING)) return missing(why, api_missing(EF_SCORING));
+  LiteRtLmSessionConfig *config = api.litert_lm_session_config_create();
+  LiteRtLmSession *session = config ? api.litert_lm_engine_create_session(engine, config) : NULL;
+  if (config) api.litert_lm_session_config_delete(config);
   if (!session) return reason(why, "the scoring session could not be created");
   LiteRtLmInputData **inputs = xmalloc(s->prefills * sizeof *inputs);
   size_t made = 0;
   for (; made < s->prefills; made++) {
-    inputs[made] = fa.litert_lm_input_data_create(kLiteRtLmInputDataTypeText, s->prefill[made], strlen(s->prefill[made]));
+    inputs[made] = api.litert_lm_input_data_create(kLiteRtLmInputDataTypeText, s->prefill[made], strlen(s->prefill[made]));
     if (!inputs[made]) break;
   }
   LiteRtLmResponses *r = NULL;
   if (made < s->prefills) reason(why, "the prompt's input could not be created");
-  else if (fa.litert_lm_session_run_prefill(session, (const LiteRtLmInputData *const *)inputs, made) != 0)
+  else if (api.litert_lm_session_run_prefill(session, (const LiteRtLmInputData *const *)inputs, made) != 0)
     reason(why, "the scoring session's prefill failed");
   else {
     const char *target[1] = {s->score_target};
-    r = fa.litert_lm_session_run_text_scoring(session, target, 1, true);
+    r = api.litert_lm_session_run_text_scoring(session, target, 1, true);
     if (!r) reason(why, "run_text_scoring failed");
   }
-  for (size_t i = 0; i < made; i++) fa.litert_lm_input_data_delete(inputs[i]);
+  for (size_t i = 0; i < made; i++) api.litert_lm_input_data_delete(inputs[i]);
   free(inputs);
   if (r) {
-    int n = fa.litert_lm_responses_get_num_candidates(r) > 0 && fa.litert_lm_responses_has_token_scores_at(r, 0)
-                ? fa.litert_lm_responses_get_num_token_scores_at(r, 0) : -1;
-    const float *scores = n > 0 ? fa.litert_lm_responses_get_token_scores_at(r, 0) : NULL;
+    int n = api.litert_lm_responses_get_num_candidates(r) > 0 && api.litert_lm_responses_has_token_scores_at(r, 0)
+                ? api.litert_lm_responses_get_num_token_scores_at(r, 0) : -1;
+    const float *scores = n > 0 ? api.litert_lm_responses_get_token_scores_at(r, 0) : NULL;
     if (n < 0 || (n > 0 && !scores)) {
       sb_str(why, "the runtime returned no per-token scores");
     } else {
       sb_str(out, ",\"logp\":[");
       for (int i = 0; i < n && i < FIDELITY_MAX_TOKENS; i++) sb_printf(out, "%s%.17g", i ? "," : "", (double)scores[i]); /* exact: the value Python reads */
-      int total = fa.litert_lm_responses_has_token_length_at(r, 0) ? fa.litert_lm_responses_get_token_length_at(r, 0) : n;
+      int total = api.litert_lm_responses_has_token_length_at(r, 0) ? api.litert_lm_responses_get_token_length_at(r, 0) : n;
       sb_printf(out, "],\"target_tokens\":%d", total);
     }
-    fa.litert_lm_responses_delete(r);
+    api.litert_lm_responses_delete(r);
   }
-  fa.litert_lm_session_delete(session);
+  api.litert_lm_session_delete(session);
 }
 
 void fidelity_record(sbuf *line, LiteRtLmEngine *engine, const sample *s, const char *answer, size_t len) {

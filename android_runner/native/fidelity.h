@@ -11,10 +11,6 @@
 
 #define FIDELITY_MAX_TOKENS 256 /* android_runner/contract.py FIDELITY_MAX_TOKENS: ids / scores kept per row */
 
-/* Resolve the scoring functions in the runtime library (dlopen handle `lib`). An older or stripped
- * runtime without them still runs: every row then says which function is missing. */
-void fidelity_bind(void *lib);
-
 /* Append ,"fidelity":{...} for sample s whose answer text is answer[0..len) (NULL: the reply is not
  * plain text). Never fails the sample: what could not be done is the record's reason. */
 void fidelity_record(sbuf *line, LiteRtLmEngine *engine, const sample *s, const char *answer, size_t len);
