@@ -288,11 +288,23 @@ class Ratio:
     lo: float | None
     hi: float | None
     pairs: int
+    rounds: tuple[float, ...] = ()  # rounds_ratio_ci: each round's own ratio, in run order
 
     @property
     def significant(self) -> bool:
         """The interval excludes 1 (no interval: never significant)."""
         return self.lo is not None and self.hi is not None and (self.hi < 1.0 or self.lo > 1.0)
+
+
+def _log_ratios(a: Sequence[float | None], b: Sequence[float | None], who: str) -> list[float]:
+    """log(b[i]/a[i]) for each pair where both are there and > 0."""
+    if len(a) != len(b):
+        raise ValueError(f"{who}: {len(a)} values of A against {len(b)} of B")
+    return [
+        math.log(y / x)
+        for x, y in zip(a, b, strict=True)
+        if x is not None and y is not None and x > 0 and y > 0
+    ]
 
 
 def _geomean_ratio(logs: Sequence[float]) -> float | None:
@@ -311,13 +323,7 @@ def paired_ratio_ci(
     """B against A on the same samples (a[i] and b[i] are one sample): the geometric mean of b_i/a_i
     with a bootstrap interval over the pairs. Pairs where either value is missing or not > 0 are
     left out; None when no pair is left. One pair: the ratio without an interval."""
-    if len(a) != len(b):
-        raise ValueError(f"paired_ratio_ci: {len(a)} values of A against {len(b)} of B")
-    logs = [
-        math.log(y / x)
-        for x, y in zip(a, b, strict=True)
-        if x is not None and y is not None and x > 0 and y > 0
-    ]
+    logs = _log_ratios(a, b, "paired_ratio_ci")
     if not logs:
         return None
     est = _geomean_ratio(logs)
@@ -326,6 +332,31 @@ def paired_ratio_ci(
     if ci is None:
         return Ratio(est, None, None, len(logs))
     return Ratio(est, math.exp(ci[0]), math.exp(ci[1]), len(logs))
+
+
+def rounds_ratio_ci(rounds: Sequence[tuple[Sequence[float | None], Sequence[float | None]]]) -> Ratio | None:
+    """B against A measured in rounds, each round A and B on the same samples in neighbouring blocks
+    (`rounds`: per round, A's and B's values, a[i] and b[i] one sample). A round's ratio is the
+    geometric mean of its samples' b/a; the ratio is the geometric mean of the rounds', and its interval
+    Student's t over the rounds' log-ratios. The unit is the round, not the sample: the samples of one
+    block share that block's load, so their ratios move together, and an interval over them (as
+    paired_ratio_ci's) is too narrow as soon as the load differs between blocks. Rounds without a pair
+    are left out; None when none is left; one round: its ratio without an interval."""
+    per_round = []
+    pairs = 0
+    for a, b in rounds:
+        logs = _log_ratios(a, b, "rounds_ratio_ci")
+        if logs:
+            per_round.append(sum(logs) / len(logs))
+            pairs += len(logs)
+    if not per_round:
+        return None
+    est = math.exp(sum(per_round) / len(per_round))
+    each = tuple(math.exp(d) for d in per_round)
+    ci = mean_t_interval(per_round)
+    if ci is None:
+        return Ratio(est, None, None, pairs, each)
+    return Ratio(est, math.exp(ci[0]), math.exp(ci[1]), pairs, each)
 
 
 # Student's t at 0.975 (two-sided 95%) for 1..30 degrees of freedom (any statistics table)

@@ -14,7 +14,7 @@ from ..interrupt import INTERRUPTED_EXIT
 # nltk, rouge-score, ...) is imported only when that command runs.
 COMMAND_MODULES = {"run": "run", "devices": "devices", "score": "score", "report": "report", "compare": "report",
                    "dataset": "dataset", "setup": "setup", "history": "history", "bench": "bench",
-                   "doctor": "doctor"}  # fmt: skip
+                   "doctor": "doctor", "ab": "ab"}  # fmt: skip
 
 
 class _Group(click.Group):

@@ -159,8 +159,8 @@ def compare(
     McNemar test, figures as paired ratios B/A with 95% intervals; significant changes for the worse first.
     `compare --baseline last RUN`: A is the last comparable run before RUN in the results database.
     Exit 0, or 8 with --fail-on when it found what it fails on (2: refused)."""
-    from ..report.compare import compare_runs, comparison_lines
-    from ..report.compare_out import DRIFT_NOTE, found, to_csv, to_json, to_markdown
+    from ..report.compare import compare_runs
+    from ..report.compare_out import DRIFT_NOTE
 
     if baseline == "last":
         if run_b is not None:
@@ -181,18 +181,28 @@ def compare(
         click.echo(bench_comparison(run_a, run_b), nl=False)
         return
     c = compare_runs(load_report(run_a), load_report(run_b), allow_different, (str(run_a), str(run_b)))
+    print_comparison(c, fmt, fail_on, DRIFT_NOTE, "compare")
+
+
+def print_comparison(c, fmt: str, fail_on: str, note: str, command: str) -> None:
+    """A Comparison on stdout in `fmt` with `note` (under the table; json/md carry it); then the
+    --fail-on gate: exit REGRESSION_EXIT naming what it found on stderr."""
+    from ..report.compare import comparison_lines
+    from ..report.compare_out import found, to_csv, to_json, to_markdown
+
     if fmt == "json":
-        click.echo(to_json(c), nl=False)
+        click.echo(to_json(c, note), nl=False)
     elif fmt == "csv":
         click.echo(to_csv(c), nl=False)
     elif fmt == "md":
-        click.echo(to_markdown(c, comparison_lines(c)), nl=False)
+        click.echo(to_markdown(c, comparison_lines(c), note), nl=False)
     else:
-        _compare_table(c, comparison_lines(c), DRIFT_NOTE)
+        _compare_table(c, comparison_lines(c), note)
     hits = found(c, fail_on)
     if hits:
-        click.echo(f"compare --fail-on {fail_on}: B is significantly {'worse' if fail_on == 'regression' else 'different'} "
-                   f"on {len(hits)} device(s): " + "; ".join(hits), err=True)  # fmt: skip
+        how = "worse" if fail_on == "regression" else "different"
+        click.echo(f"{command} --fail-on {fail_on}: B is significantly {how} on {len(hits)} device(s): "
+                   + "; ".join(hits), err=True)  # fmt: skip
         sys.exit(REGRESSION_EXIT)
 
 

@@ -46,8 +46,9 @@ def found(c: Comparison, fail_on: str) -> list[str]:
     return [f"{d.device}: {', '.join(w)}" for d in c.devices if (w := pick(d))]
 
 
-def to_json(c: Comparison) -> str:
-    """Every device's pass rates, flips (with their ids and McNemar p) and paired ratios with intervals."""
+def to_json(c: Comparison, note: str = DRIFT_NOTE) -> str:
+    """Every device's pass rates, flips (with their ids and McNemar p) and paired ratios with intervals;
+    `note`: what the speed ratios include (compare: the drift between runs; ab: its rounds)."""
     devices = []
     for d in c.devices:
         p = d.paired
@@ -61,7 +62,7 @@ def to_json(c: Comparison) -> str:
         })  # fmt: skip
     data = {"run_a": c.run_a, "run_b": c.run_b, "common_samples": c.common_samples, "same": list(c.settings),
             "differences": list(c.differences), "only_a": list(c.only_a), "only_b": list(c.only_b),
-            "not_compared": list(c.no_common), "devices": devices, "drift_note": DRIFT_NOTE}  # fmt: skip
+            "not_compared": list(c.no_common), "devices": devices, "drift_note": note}  # fmt: skip
     return json.dumps(data, ensure_ascii=False, indent=1) + "\n"
 
 
@@ -69,8 +70,9 @@ def _columns(c: Comparison) -> list[tuple[str, str]]:
     return [(f, label) for f, label, _ in PAIRED_FIGURES if any(d.paired.figure(f) for d in c.devices)]
 
 
-def to_markdown(c: Comparison, lines: Sequence[str]) -> str:
-    """The table as Markdown under a title and the settings; `lines`: comparison_lines' flips."""
+def to_markdown(c: Comparison, lines: Sequence[str], note: str = DRIFT_NOTE) -> str:
+    """The table as Markdown under a title and the settings; `lines`: comparison_lines' flips; `note`
+    as to_json's."""
     cols = _columns(c)
     said = f"B against A on {c.common_samples} common sample(s), ratios B/A (95% interval)."
     out = [f"# {c.run_a} → {c.run_b}", "", said, ""]
@@ -83,7 +85,7 @@ def to_markdown(c: Comparison, lines: Sequence[str]) -> str:
     for d in c.devices:
         cells = [d.device, str(d.common), d.pass_text()] + [d.figure_text(f) for f, _ in cols]
         out.append("| " + " | ".join(x.replace("|", "\\|") for x in cells) + " |")
-    out += [""] + [f"- {x}" for x in lines] + ([""] if lines else []) + [DRIFT_NOTE, ""]
+    out += [""] + [f"- {x}" for x in lines] + ([""] if lines else []) + [note, ""]
     return "\n".join(out)
 
 

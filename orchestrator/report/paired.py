@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 
-from ..stats import ALPHA, Resamples, mcnemar_exact, paired_ratio_ci
+from ..stats import ALPHA, Ratio, Resamples, mcnemar_exact, paired_ratio_ci
 from .figure_table import MEASURES
 from .types import Paired, PairedFigure, SampleCell, SampleRow
 
@@ -51,14 +51,18 @@ def pair(
         r = paired_ratio_ci(
             [getattr(x, field) for x, _ in ok], [getattr(y, field) for _, y in ok], draws=draws
         )
-        if r is None:
-            continue
-        sig = r.significant and abs(r.ratio - 1.0) > NOISE
-        figures.append(PairedFigure(field, label, higher, round(r.ratio, 4),
-                                    None if r.lo is None else round(r.lo, 4), None if r.hi is None else round(r.hi, 4),
-                                    r.pairs, sig))  # fmt: skip
+        if r is not None:
+            figures.append(paired_figure(field, label, higher, r))
     return Paired(a, b, len(scored), a_only, b_only, mcnemar_exact(a_only, b_only), tuple(figures),
                   sa, sb, mcnemar_exact(sa, sb))  # fmt: skip
+
+
+def paired_figure(field: str, label: str, higher: bool, r: Ratio) -> PairedFigure:
+    """A figure's ratio B/A as reported: significant only when the interval excludes 1 and the ratio
+    is past the noise threshold."""
+    sig = r.significant and abs(r.ratio - 1.0) > NOISE
+    return PairedFigure(field, label, higher, round(r.ratio, 4), None if r.lo is None else round(r.lo, 4),
+                        None if r.hi is None else round(r.hi, 4), r.pairs, sig)  # fmt: skip
 
 
 def against_baseline(samples: Sequence[SampleRow], names: Sequence[str], baseline: str) -> tuple[Paired, ...]:

@@ -1,0 +1,27 @@
+"""`edgefarm ab`'s input checks through click: rounds bounded, run flags ab owns refused, unreadable
+flags named with the fix; nothing runs and no folder is made."""
+
+from __future__ import annotations
+
+import pytest
+from click.testing import CliRunner
+
+from orchestrator.cli import main
+
+
+@pytest.mark.parametrize(
+    ("args", "said"),
+    [
+        (["--rounds", "21"], "21 is not in the range 2<=x<=20"),
+        (["--rounds", "1"], "1 is not in the range 2<=x<=20"),
+        (["--a", "--out=elsewhere"], "--a: --out=elsewhere is set by edgefarm ab"),
+        (["--b", "--resume runs/x"], "--b: --resume is set by edgefarm ab"),
+        (["--b", '"unclosed'], "--b: cannot read the flags '\"unclosed': No closing quotation"),
+        (["--", "--out", "x"], "edgefarm ab RUN FLAGS: --out is set by edgefarm ab"),
+    ],
+)
+def test_bad_input_is_refused_before_any_block_runs(tmp_path, args, said):
+    out = tmp_path / "ab"
+    r = CliRunner().invoke(main, ["ab", "--out", str(out), *args])
+    assert r.exit_code == 2 and said in r.output, r.output
+    assert not out.exists()
