@@ -13,19 +13,13 @@ from ..cluster.types import flat_listing
 from ..devices.kinds import kind_spec
 from ..inventory import load_inventory, select_usable
 from ..report.terminal import stdout_console
-from .run import cluster_address, inventory_option
+from .run import cluster_option, inventory_option
 
 
 @click.command("devices")
 @inventory_option
 @click.option("--json", "as_json", is_flag=True, help="print JSON instead of a table")
-@click.option(
-    "--cluster",
-    default=None,
-    metavar="ADDRESS",
-    callback=lambda ctx, param, value: cluster_address(value),
-    help="a Ray cluster's head (docs/cluster.md): every farm host's devices",
-)
+@cluster_option("a Ray cluster's head (docs/cluster.md): every farm host's devices")
 def devices(inventory, as_json: bool, cluster: str | None) -> None:
     """List the devices `edgefarm run --devices all` would use, and those found but unusable."""
     inv = load_inventory(inventory)

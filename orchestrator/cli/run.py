@@ -46,6 +46,12 @@ def cluster_address(value: str | None) -> str | None:
     return value
 
 
+def cluster_option(help_text: str):
+    """--cluster HEAD:PORT (checked when read), for every command that can work on a Ray cluster."""
+    return click.option("--cluster", default=None, metavar="ADDRESS", help=help_text,
+                        callback=lambda ctx, param, value: cluster_address(value))  # fmt: skip
+
+
 @click.command("run")
 @click.option(
     "--devices",
@@ -208,13 +214,7 @@ def cluster_address(value: str | None) -> str | None:
     help="with --fidelity: the device the others are measured against (default: the first CPU device)",
 )
 @click.pass_context
-@click.option(
-    "--cluster",
-    default=None,
-    metavar="ADDRESS",
-    callback=lambda ctx, param, value: cluster_address(value),
-    help="run on a Ray cluster's farm hosts (HEAD:6379; docs/cluster.md)",
-)
+@cluster_option("run on a Ray cluster's farm hosts (HEAD:6379; docs/cluster.md)")
 def run(ctx: click.Context, **params) -> None:
     """Run the model over the dataset on every selected device; write and print the combined report."""
     if params["sustain"] > 1 and (params["repeat"] > 1 or params["cooldown_c"] is not None):

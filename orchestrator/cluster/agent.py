@@ -6,20 +6,42 @@ from __future__ import annotations
 import os
 import socket
 import threading
-from collections.abc import Iterator, Mapping
+import time
+from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 
 from ..devices.kinds import KINDS, kind_spec
+from ..devices.types import DeviceInfo
 from ..fsutil import cache_dir
 from ..inventory import load_inventory, select_usable
+from ..runners.base import Need
+from ..runners.readiness import Readiness, assess, unreachable
 from ..session import DeviceJob
 from .hostcache import CACHE_IN_CACHE_DIR, HostCache
 from .remote_session import localize, run_here
 from .types import Blob, ClusterError, HostDevices, Pins, Received
 
+# The agent's lease (docs/cluster.md, "The agents end with their run"): its controller renews it every
+# RENEW_S (connect.Lease); an agent not renewed for LEASE_S (its controller killed, or unreachable) stops
+# its sessions (each stops its runner and keeps what finished), waits for them at most STOP_GRACE_S, and
+# ends its process. Ray ends a dead controller's agents only through the head: with the head gone, the
+# agents lived on until their raylets gave up on it (Ray's 60 s GCS timeout).
+RENEW_S = 1.0
+LEASE_S = 10.0  # 10 renewals missed: a loaded 2-core controller is never that late
+STOP_GRACE_S = 5.0
+LEASE_POLL_S = 0.5
+
 
 class FarmHostAgent:
-    def __init__(self, host: str, cache_root: Path | None = None, inventory: Path | None = None) -> None:
+    def __init__(
+        self,
+        host: str,
+        cache_root: Path | None = None,
+        inventory: Path | None = None,
+        *,
+        lease_s: float | None = None,
+        end=os._exit,
+    ) -> None:
         self.host = host
         self._cache_root = cache_root
         self._inventory = inventory
@@ -29,6 +51,31 @@ class FarmHostAgent:
         self._stops: dict[str, threading.Event] = {}
         self._verified: set[str] = set()  # sha256 of cached files hashed whole in this agent's life (run)
         self._damaged: dict[str, str] = {}  # sha256 -> the note that its cached copy was fetched again
+        self._renewed = time.monotonic()
+        self._leave = threading.Event()
+        self._sessions = 0  # running now (`run`)
+        if lease_s is not None:  # an agent Ray runs for a controller (connect.create_agents)
+            threading.Thread(target=self._hold, args=(lease_s, end), name="lease", daemon=True).start()
+
+    # -- the lease: the agent ends with its run ----------------------------------------------------
+    def renew(self) -> None:
+        """The controller is there (every RENEW_S)."""
+        self._renewed = time.monotonic()
+
+    def leave(self) -> None:
+        """The run is over and its head gone (Ray cannot end this process): end now."""
+        self._leave.set()
+
+    def _hold(self, lease_s: float, end) -> None:
+        while not self._leave.wait(LEASE_POLL_S):
+            if time.monotonic() - self._renewed > lease_s:
+                break
+        for stop in list(self._stops.values()):
+            stop.set()  # each session stops its runner and keeps what finished
+        deadline = time.monotonic() + STOP_GRACE_S
+        while self._sessions and time.monotonic() < deadline:
+            time.sleep(0.1)
+        end(0)
 
     @property
     def cache(self) -> HostCache:
@@ -56,6 +103,16 @@ class FarmHostAgent:
         return HostDevices(
             self.host, tuple(i for _, i in usable), tuple(sel.unusable), notes, stands_in, pins
         )
+
+    def readiness(self, infos: Sequence[DeviceInfo], need: Need) -> list[Readiness]:
+        """Each listed device's checks for a run that puts `need` on it, made on this host (the runner,
+        its runtime library and the device's storage are this host's): `edgefarm doctor --cluster`
+        and run's refusal of a device that cannot run, as on one controller (runners/readiness.py)."""
+        if any(i.name not in self._devices for i in infos):
+            self.devices()
+        found = [(self._devices.get(i.name), i) for i in infos]
+        return [assess(d, i, need, os.environ) if d is not None and i.state == "device" else unreachable(i)
+                for d, i in found]  # fmt: skip
 
     # -- the model and media, once per host ------------------------------------------------------
     def offer(self, blob: Blob) -> bool:
@@ -115,7 +172,13 @@ class FarmHostAgent:
         stop = self._stops.setdefault(work.device, threading.Event())
         stop.clear()
         scratch = self.cache.root / "runs" / work.opts.run_id / work.device
-        yield from run_here(device, localize(work, local), scratch, stop)
+        with self._lock:
+            self._sessions += 1
+        try:
+            yield from run_here(device, localize(work, local), scratch, stop)
+        finally:
+            with self._lock:
+                self._sessions -= 1
 
     def alive(self, device: str) -> bool:
         """Is the device there and answering (a lost phone polled before its stand-in takes over)?"""

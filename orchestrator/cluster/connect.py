@@ -6,12 +6,13 @@ from __future__ import annotations
 
 import logging
 import os
+import threading
 import time
 from dataclasses import dataclass
 
 import ray
 
-from .agent import FarmHostAgent
+from .agent import LEASE_S, RENEW_S, FarmHostAgent
 from .probe import require_head
 from .types import FARMHOST_PREFIX, ClusterError, FarmHost, HostDevices
 
@@ -84,9 +85,48 @@ def farm_hosts() -> list[FarmHost]:
     return [by_name[name] for name in sorted(by_name)]
 
 
-def create_agents(hosts: list[str], *, max_restarts: int = 2) -> dict[str, object]:
+class Lease:
+    """The controller's side of its agents' lease (agent.py LEASE_S): every RENEW_S each kept agent is
+    told the controller is there, one renewal in flight per agent (a host that is slow or gone gets
+    no pile of calls). Calls go straight to the agents' processes, so they reach them with the head gone."""
+
+    def __init__(self, agents: dict[str, object]) -> None:
+        self._agents = dict(agents)
+        self._sent: dict[str, object] = {}  # host -> its renewal in flight
+        threading.Thread(target=self._renew, name="agents-lease", daemon=True).start()
+
+    def keep(self, hosts: set[str] | list[str]) -> None:
+        """Only these hosts' agents are renewed (the others end with their handles)."""
+        self._agents = {h: a for h, a in self._agents.items() if h in hosts}
+
+    def _renew(self) -> None:
+        try:
+            while self._agents:
+                for host, agent in list(self._agents.items()):
+                    sent = self._sent.get(host)
+                    if sent is not None:
+                        done, _ = ray.wait([sent], timeout=0)
+                        if not done:
+                            continue
+                        try:
+                            ray.get(done[0])
+                        except ray.exceptions.RayError:
+                            pass  # the agent died or its host left: the run says so where it uses it
+                    self._sent[host] = agent.renew.remote()
+                time.sleep(RENEW_S)
+        except Exception:  # noqa: BLE001 - Ray is shutting down with the process: the leases then lapse, as meant
+            return
+
+    def leave(self, wait_s: float = 5.0) -> None:
+        """The run is over and the head gone (Ray cannot end the agents): each agent ends now."""
+        agents, self._agents = self._agents, {}
+        asked = [a.leave.remote() for a in agents.values()]
+        ray.wait(asked, num_returns=len(asked), timeout=wait_s)  # sent before this process ends
+
+
+def create_agents(hosts: list[str], *, max_restarts: int = 2) -> tuple[dict[str, object], Lease]:
     """One agent actor per farm host, pinned by its resource; asked for, not waited for (each is a
-    new worker process on its host: `await_agents`)."""
+    new worker process on its host: `await_agents`), each holding a lease its controller renews."""
     if not hosts:
         raise ClusterError(
             "the cluster has no farm host",
@@ -94,15 +134,16 @@ def create_agents(hosts: list[str], *, max_restarts: int = 2) -> dict[str, objec
             fix="on each USB host: `ray start --address=HEAD:6379 --resources='{\"farmhost:NAME\": 1}'`",
         )
     remote = ray.remote(FarmHostAgent)
-    return {
+    agents = {
         h: remote.options(
             resources={f"{FARMHOST_PREFIX}{h}": AGENT_SHARE},
             num_cpus=0,
             max_restarts=max_restarts,
             max_concurrency=AGENT_THREADS,
-        ).remote(h)
+        ).remote(h, lease_s=LEASE_S)
         for h in hosts
     }
+    return agents, Lease(agents)
 
 
 def await_agents(agents: dict[str, object]) -> dict[str, object]:
@@ -123,7 +164,8 @@ def await_agents(agents: dict[str, object]) -> dict[str, object]:
 
 def start_agents(hosts: list[str], *, max_restarts: int = 2) -> dict[str, object]:
     """One agent actor per farm host, pinned by its resource; waits until each answers."""
-    return await_agents(create_agents(hosts, max_restarts=max_restarts))
+    agents, _ = create_agents(hosts, max_restarts=max_restarts)  # its lease renews them while we live
+    return await_agents(agents)
 
 
 @dataclass(frozen=True)
@@ -135,6 +177,7 @@ class Joined:
     agents: dict[str, object]
     join_s: float  # ray.init and the node list
     asked_at: float  # time.monotonic() when the agents were asked for
+    lease: Lease | None  # renews the agents while this controller lives (None: no live farm host)
 
 
 def join(address: str) -> Joined:
@@ -143,7 +186,8 @@ def join(address: str) -> Joined:
     hosts = farm_hosts()
     t1 = time.monotonic()
     alive = [h.name for h in hosts if h.alive]
-    return Joined(hosts, create_agents(alive) if alive else {}, t1 - t0, t1)
+    agents, lease = create_agents(alive) if alive else ({}, None)
+    return Joined(hosts, agents, t1 - t0, t1, lease)
 
 
 @dataclass(frozen=True)

@@ -11,6 +11,7 @@ import threading
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
+import ray
 from rich.console import Console
 
 from ..devices.kinds import kind_spec
@@ -19,6 +20,8 @@ from ..errors import ConfigError
 from ..fallback import stand_in_boards
 from ..inventory import Selection
 from ..run.types import DeviceOutcome, Score
+from ..runners.base import Check, Need
+from ..runners.readiness import Readiness, refuse
 from ..session import DeviceJob
 from .connect import Joined, join, listing
 from .farm import run_on_cluster
@@ -33,7 +36,10 @@ def remote_device(host: HostDevices, info: DeviceInfo, agent: object) -> RemoteD
     return RemoteDevice(info.name, info.kind, host.host, backend=pins.backend, threads=pins.threads,
                         agent=agent, fallback_for=host.fallback_for.get(info.name, ()))  # fmt: skip
 
-HEAD_GONE_PROBE_S = 3.0  # at the run's end: a head that does not answer the probe within this is gone
+
+HEAD_GONE_PROBE_S = 3.0
+# the checks of one host's devices (each device call has its own timeout; a phone's checks take ~1 s)
+READINESS_S = 120.0  # at the run's end: a head that does not answer the probe within this is gone
 
 
 @dataclass
@@ -60,7 +66,8 @@ class ClusterFarm:
         """`all` | NAME,... over every farm host's usable devices."""
         if self.unjoined is not None:
             raise self.unjoined
-        found_at = listing(self.joined or join(self.address))
+        self.joined = self.joined or join(self.address)
+        found_at = listing(self.joined)
         self.hosts, self.phases = found_at.hosts, dict(found_at.phases)
         found = {i.name: (h.host, i) for h in self.hosts for i in h.infos}
         unusable = tuple(u for h in self.hosts for u in h.unusable)
@@ -83,7 +90,32 @@ class ClusterFarm:
         # with their handles
         keep = {d.host for d in devices} | {b.host for b in self.boards.values()}
         self.agents = {h: agent_of[h] for h in sorted(keep)}
+        if self.joined.lease is not None:
+            self.joined.lease.keep(keep)
         return Selection(devices, unusable, notes, tuple(found[n][1] for n in names))
+
+    def readiness(self, sel: Selection, need: Need) -> list[Readiness]:
+        """Each selected device's checks (runners/readiness.py), made by its farm host's agent, all
+        hosts at once, in the selection's order. A host that does not answer within READINESS_S makes
+        its devices not ready, saying so."""
+        at: dict[str, list[int]] = {}
+        for k, d in enumerate(sel.devices):
+            at.setdefault(d.host, []).append(k)
+        asked = {h: self.agents[h].readiness.remote([sel.infos[k] for k in ks], need) for h, ks in at.items()}
+        found: dict[int, Readiness] = {}
+        for host, ref in asked.items():
+            try:
+                got = ray.get(ref, timeout=READINESS_S)
+            except ray.exceptions.RayError as e:  # its agent died, its host left, or it is stuck
+                why = Check("reachable", False, f"farm host {host} did not answer the checks ({type(e).__name__})",
+                            "`ray status` on the head lists the hosts; `edgefarm devices --cluster` what each sees")  # fmt: skip
+                got = [Readiness(sel.infos[k], (why,)) for k in at[host]]
+            found.update(zip(at[host], got))
+        return [found[k] for k in range(len(sel.devices))]
+
+    def refuse_unready(self, sel: Selection, need: Need) -> Selection:
+        """The selection without the devices that cannot run, as on one controller, checked on their hosts."""
+        return refuse(sel, self.readiness(sel, need))
 
     def stand_in_table(self, inventory: Inventory, cli_boards: Sequence[str]) -> dict[str, tuple[str, ...]]:
         """fallback.stand_in_boards with the boards the farm hosts list (their devices.yaml's
@@ -114,10 +146,13 @@ class ClusterFarm:
 
     def end(self) -> list[str]:
         """The run's end on the cluster: a head that stopped answering during the run is said (the run's
-        notes: run.json and the report)."""
+        notes: run.json and the report), and the agents are told to end (Ray would end them through
+        the head when this controller exits; without it they would outlive the run)."""
         gone = head_problem(self.address, timeout_s=HEAD_GONE_PROBE_S)
         if not gone:
             return []
+        if self.joined is not None and self.joined.lease is not None:
+            self.joined.lease.leave()
         note = (f"the Ray head at {self.address} stopped answering during the run ({gone}): every sample "
                 "that finished is kept here; start the head again (`ray start --head` there) and each farm "
                 "host (`ray start --address=...`), then `edgefarm devices --cluster` shows them")  # fmt: skip

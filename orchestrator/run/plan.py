@@ -72,17 +72,19 @@ def read_inputs(request: RunRequest, previous: Mapping[str, Any] | None = None) 
     scorer_for(
         dataset.format, request.judge_url, request.judge_model
     )  # bad judge flags fail before discovery
+    # a device that cannot run (no runner for its ABI, not the pinned runtime...) is refused here,
+    # before anything starts; the others go on (runners/readiness.py, as `edgefarm doctor` shows it;
+    # with a cluster each farm host checks its own devices)
+    need = run_need(model, samples, request.max_num_tokens)
     if cluster is not None:
-        selection = cluster.select(request.device_spec)
+        listed = cluster.select(request.device_spec)
         table = cluster.stand_in_table(inventory, request.fallback_boards)  # a bad --fallback too
+        selection = cluster.refuse_unready(listed, need)
         absent: tuple[DeviceInfo, ...] = ()  # a phone on no farm host now is not known by name
     else:
         table = stand_in_boards(inventory, request.fallback_boards)  # a bad --fallback too
         # named phones a board stands in for
         named, absent = absent_named(inventory, request.device_spec, table)
-        # a device that cannot run (no runner for its ABI, not the pinned runtime...) is refused here,
-        # before anything starts; the others go on (runners/readiness.py, as `edgefarm doctor` shows it)
-        need = run_need(model, samples, request.max_num_tokens)
         selection = refuse_unready(select_usable(inventory, named), need, os.environ)
     return Inputs(
         infos=device_infos(selection) if request.shard else {},

@@ -115,19 +115,25 @@ def run_need(model: ModelSummary, samples: Sequence[Sample], max_num_tokens: int
 
 
 def refuse_unready(sel: Selection, need: Need, env: Mapping[str, str]) -> Selection:
-    """The selection without the devices that cannot run (a blocking check failed): those move to
-    `unusable` (state "not ready", the failed checks and their fixes as the problem), so the run says
-    why they did not start and the others go on. A device named on purpose that does not answer stays:
-    it runs, and its failure is its outcome."""
+    """The selection without the devices that cannot run (a blocking check failed), checked here."""
     infos = list(sel.infos) if sel.infos else probe_all(sel.devices)
+    verdicts = [assess(d, i, need, env) if i.state == "device" else unreachable(i) for d, i in zip(sel.devices, infos, strict=True)]  # fmt: skip
+    return refuse(sel, verdicts)
+
+
+def refuse(sel: Selection, verdicts: Sequence[Readiness]) -> Selection:
+    """The selection without the devices whose verdict (one per device, in order; made here or by a
+    farm host's agent) failed a blocking check: those move to `unusable` (state "not ready", the
+    failed checks and their fixes as the problem), so the run says why they did not start and the
+    others go on. A device named on purpose that does not answer stays: it runs, and its failure is
+    its outcome."""
     keep: list[tuple[Device, DeviceInfo]] = []
     refused: list[DeviceInfo] = []
-    for device, info in zip(sel.devices, infos, strict=True):
-        verdict = assess(device, info, need, env) if info.state == "device" else None
-        if verdict is None or verdict.ready:
-            keep.append((device, info))
+    for device, verdict in zip(sel.devices, verdicts, strict=True):
+        if verdict.ready or verdict.info.state != "device":
+            keep.append((device, verdict.info))
         else:
-            refused.append(replace(info, state="not ready", problem=clip(verdict.problem, 2000)))
+            refused.append(replace(verdict.info, state="not ready", problem=clip(verdict.problem, 2000)))
     return Selection(
         tuple(d for d, _ in keep),
         sel.unusable + tuple(refused),

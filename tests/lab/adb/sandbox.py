@@ -154,6 +154,15 @@ REDMI_NOTE_13 = PhoneSpec(
     power={"current_avg": "610000", "voltage_now": "4100000", "status": "Charging"},
 )
 
+# a Galaxy J5 (2015): Android 6 on a 32-bit ARM CPU, as its getprop says
+GALAXY_J5 = PhoneSpec(
+    name="Galaxy J5",
+    props={**GALAXY_S24.props, "ro.product.model": "SM-J500F", "ro.product.name": "j5ltexx",
+           "ro.product.device": "j5lte", "ro.board.platform": "msm8916", "ro.product.cpu.abi": "armeabi-v7a",
+           "ro.product.cpu.abilist": "armeabi-v7a,armeabi", "ro.build.version.release": "6.0.1",
+           "ro.build.version.sdk": "23"},
+)  # fmt: skip
+
 
 # A lab phone runs this host's binaries (the native runner is built for the host): its ABI list says
 # so, after the ABI it reports, as an x86_64 emulator with ARM translation lists both. A spec that sets

@@ -12,19 +12,11 @@ import subprocess
 import sys
 from pathlib import Path
 
-from .sandbox import GALAXY_S24, PhoneSpec
+from .sandbox import GALAXY_J5
 
 REPO = Path(__file__).resolve().parents[3]
 OLD = "samsung-sm-j500f"  # as discovered: no marketing name, so manufacturer + model
 READY = ("google-pixel-8", "samsung-sm-s921b")  # the lab's two phones on farm host 1 (the local server)
-# a Galaxy J5 (2015): Android 6 on a 32-bit ARM CPU, as its getprop says
-GALAXY_J5 = PhoneSpec(
-    name="Galaxy J5",
-    props={**GALAXY_S24.props, "ro.product.model": "SM-J500F", "ro.product.name": "j5ltexx",
-           "ro.product.device": "j5lte", "ro.board.platform": "msm8916", "ro.product.cpu.abi": "armeabi-v7a",
-           "ro.product.cpu.abilist": "armeabi-v7a,armeabi", "ro.build.version.release": "6.0.1",
-           "ro.build.version.sdk": "23"},
-)  # fmt: skip
 
 
 def edgefarm(lab, *args: str) -> subprocess.CompletedProcess:

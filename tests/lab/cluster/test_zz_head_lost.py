@@ -13,6 +13,7 @@ from __future__ import annotations
 import json
 import os
 import signal
+import time
 from pathlib import Path
 
 import pytest
@@ -22,6 +23,10 @@ from orchestrator.rundir import device_folder
 
 pytestmark = pytest.mark.cluster
 LIMIT = 30
+# the agents' processes are gone this long after their controller exits (the run's end tells them at
+# once; their lease, orchestrator/cluster/agent.py, ends them within LEASE_S + STOP_GRACE_S without it),
+# well under the ~60 s they lived before; generous for a loaded 2-core machine
+AGENTS_GONE_S = 20.0
 
 
 def _gcs(lab) -> list[int]:
@@ -46,6 +51,10 @@ def test_a_head_lost_mid_run_is_said_and_the_agents_end_with_the_run(cluster_lab
         for pid in gcs:
             os.kill(pid, signal.SIGKILL)
         code = proc.wait(timeout=300)
+        ended = time.monotonic()
+        while lab.agents() and time.monotonic() - ended < AGENTS_GONE_S:
+            time.sleep(0.2)
+        left, gone_s = lab.agents(), time.monotonic() - ended
     finally:
         if proc.poll() is None:
             proc.kill()
@@ -58,3 +67,5 @@ def test_a_head_lost_mid_run_is_said_and_the_agents_end_with_the_run(cluster_lab
     notes = json.loads((run / "run.json").read_text())["notes"]
     assert any(said in n and "ray start --head" in n for n in notes), notes
     assert said in (run / "report.md").read_text()
+    assert left == [], f"agents {left} still running {gone_s:.1f} s after their run ended"
+    print(f"agents gone {gone_s:.1f} s after the controller exited")
