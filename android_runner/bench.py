@@ -35,7 +35,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from .backend import BackendVerdict, classify_backend, engine_failure, split_lines
-from .contract import JobItem, SampleResult, TurnFigures
+from .contract import JobItem, SampleResult, TurnFigures, sustain_pass
 from .memory import MemorySampler, sample_peaks_mb
 from .status import Status
 from .thermal import thermal_snapshot, with_clocks
@@ -338,8 +338,11 @@ def _fields(r: SampleResult) -> dict[str, Any]:
 
 def bench_order(items: list[JobItem]) -> list[JobItem]:
     """The items grouped by engine key in order of first appearance (one engine load per key), each
-    group's items in job order: warm-ups, then repetition 1 of every cell, then 2, ..."""
+    group's items in job order: warm-ups, then repetition 1 of every cell, then 2, ... Under --sustain
+    the passes come first: pass after pass, each grouped by engine key (pass k runs after pass k-1
+    whatever its engine, so the passes follow the device's heating; docs/bench.md)."""
     keys: dict[tuple, list[JobItem]] = {}
     for it in items:
-        keys.setdefault(BenchCell.of(it.bench or {}).engine_key, []).append(it)
-    return [it for group in keys.values() for it in group]
+        key = (sustain_pass(it.id) or 1, BenchCell.of(it.bench or {}).engine_key)
+        keys.setdefault(key, []).append(it)
+    return [it for _, group in sorted(keys.items(), key=lambda kv: kv[0][0]) for it in group]

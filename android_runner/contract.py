@@ -32,6 +32,20 @@ OUTPUT_MAX_BYTES = 2**20
 FIDELITY_MAX_TOKENS = 256
 FIDELITY_TARGET_MAX_CHARS = 4000
 
+# The ids of a sample's extra runs in a job (orchestrator/measure.py makes them): `ID@r2` (--repeat, -r),
+# `ID@s2` (--sustain's pass 2), `ID@warmup1`. Part of the contract: a runner orders a bench's items by
+# their --sustain pass (android_runner/bench.py bench_order).
+REPEAT_MARK = "@r"
+SUSTAIN_MARK = "@s"
+WARMUP_MARK = "@warmup"
+
+
+def sustain_pass(item_id: str) -> int | None:
+    """The --sustain pass a copy belongs to (`ID@s3` -> 3), None for any other id."""
+    head, sep, tail = item_id.rpartition(SUSTAIN_MARK)
+    return int(tail) if sep and head and tail.isdigit() else None
+
+
 # A JSON string (skipped whole) or one bracket; anything else is not matched.
 _JSON_TOKEN = re.compile(r'"[^"\\]*(?:\\.[^"\\]*)*"|[\[\]{}]')
 

@@ -5,7 +5,8 @@ then its samples N times over, pass after pass. The FIRST pass is the sample's r
 and it is what results.jsonl holds. Every pass (the first included) is a latency measurement: the
 device's figures (TTFT, prefill/decode speed, wall) are then distributions over N runs per sample,
 and the report says so. Copies carry their own ids (`ID@r2`, `ID@s2`, `ID@warmup1`) so every runner
-keeps them apart; they go to `repeats.jsonl` and `warmup.jsonl` in the device folder.
+keeps them apart (the marks are the runner contract's: android_runner/contract.py); they go to
+`repeats.jsonl` and `warmup.jsonl` in the device folder.
 `--sustain N` is the same N passes run back to back WITHOUT cooldown, each row marked with its
 `sustain_pass` (1..N), so the report can follow the speed as the phone heats (orchestrator/sustain.py).
 Pure.
@@ -16,13 +17,9 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import replace
 
-from android_runner.contract import SampleResult
+from android_runner.contract import REPEAT_MARK, SUSTAIN_MARK, WARMUP_MARK, SampleResult, sustain_pass
 
 from .datasets.types import Sample
-
-REPEAT_MARK = "@r"
-SUSTAIN_MARK = "@s"
-WARMUP_MARK = "@warmup"
 
 
 def expand(
@@ -43,12 +40,6 @@ def measured_count(samples: int, repeat: int = 1, warmup: int = 0, sustain: int 
 def count_unit(samples: int, runs: int) -> str:
     """What a device's progress counts: "samples", or "runs" when a sample runs more than once."""
     return "samples" if runs == samples else "runs"
-
-
-def sustain_pass(row_id: str) -> int | None:
-    """The --sustain pass a copy belongs to (`ID@s3` -> 3), None for any other row."""
-    head, sep, tail = row_id.rpartition(SUSTAIN_MARK)
-    return int(tail) if sep and head and tail.isdigit() else None
 
 
 def split(
@@ -87,3 +78,7 @@ def describe(samples: int, repeat: int, warmup: int, sustain: int = 1) -> str:
     else:
         runs = f"{samples} runs, one per sample"
     return runs + (f"; {warmup} warm-up run(s) not counted" if warmup else "")
+
+
+__all__ = ["REPEAT_MARK", "SUSTAIN_MARK", "WARMUP_MARK", "base_id", "count_unit", "describe", "expand",
+           "measured_count", "split", "sustain_pass"]  # fmt: skip

@@ -11,6 +11,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from ..report import svg
+from .sustained import HEADERS, summary, table
 
 Cell = Mapping[str, Any]  # one entry of bench.json `cells` (results.CellResult.to_json)
 SPEEDS = (("prefill_ts", "prefill tokens/s"), ("decode_ts", "decode tokens/s"))
@@ -121,6 +122,15 @@ def shape_table(cells: Sequence[Cell]) -> str:
             + "</table>")  # fmt: skip
 
 
+def sustain_section(curves: Mapping[str, Any]) -> str:
+    """--sustain: a line per device (first throttle, last pass against the first) and the per-pass table."""
+    items = "".join(f"<li>{html.escape(summary(d, s))}</li>" for d, s in curves.items() if s)
+    head = "".join(f"<th>{html.escape(h)}</th>" for h in HEADERS)
+    body = "".join("<tr>" + "".join(f"<td>{html.escape(v)}</td>" for v in r) + "</tr>" for r in table(curves))
+    return (f"<section id='sustain'><h2>Sustained load (--sustain): each pass against the first</h2><ul>{items}</ul>"
+            f"<table><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table></section>")  # fmt: skip
+
+
 def render(bench: Mapping[str, Any]) -> str:
     """The page: a chart per (prompt, generated) over depth, then a table per shape."""
     cells = list(bench["cells"])
@@ -140,6 +150,8 @@ def render(bench: Mapping[str, Any]) -> str:
     for p, n, d in shapes:
         mine = [c for c in cells if (c["n_prompt"], c["n_gen"], c["n_depth"]) == (p, n, d)]
         parts.append(f"<h2>p{p} n{n} d{d}</h2>" + shape_table(mine))
+    if bench.get("sustain"):  # --sustain: the passes against the first (bench/sustained.py)
+        parts.append(sustain_section(bench["sustain"]))
     style = ("body{font-family:sans-serif;margin:2em}table{border-collapse:collapse;margin-bottom:1.5em}"
              "td,th{border:1px solid #ccc;padding:3px 8px;text-align:right}th{background:#f4f4f4}"
              "td:first-child,th:first-child{text-align:left}")  # fmt: skip
@@ -147,4 +159,4 @@ def render(bench: Mapping[str, Any]) -> str:
             f"</head><body>{''.join(parts)}</body></html>\n")  # fmt: skip
 
 
-__all__ = ["best", "depth_chart", "render", "shape_table"]
+__all__ = ["best", "depth_chart", "render", "shape_table", "sustain_section"]

@@ -2,8 +2,10 @@
 run folder, device locks, progress and Ctrl-C as a run) -> finish (bench.json and the chosen output).
 
 A bench's work unit is a cell (grid.Cell) carried to the runner as a job item's `bench`; `-r`
-repetitions are the farm's --repeat copies and `--warmup` one uncounted run of each cell first. No
-scoring: the rows are the figures.
+repetitions are the farm's --repeat copies, `--sustain N` its back-to-back passes (the whole grid N
+times; bench/sustained.py) and `--warmup` one uncounted run of each cell first. The farm is run's:
+this controller's (farm.LocalFarm) or, with `--cluster`, the Ray cluster's (cluster.controller.
+ClusterFarm), the same DeviceJobs either way. No scoring: the rows are the figures.
 """
 
 from __future__ import annotations
@@ -15,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from rich.console import Console
+from rich.markup import escape
 
 from android_runner.contract import SampleResult, read_results
 from android_runner.status import DEFAULT_SAMPLE_TIMEOUT_S
@@ -23,13 +26,14 @@ from ..datasets.types import Dataset
 from ..devices.base import Device
 from ..devices.types import DeviceInfo
 from ..errors import ConfigError
-from ..farm import LocalFarm
+from ..farm import Farm, LocalFarm
 from ..fsutil import write_json_atomic, write_text_atomic
 from ..inventory import load_inventory, select_usable
 from ..jobs import JobOptions
 from ..models import ModelSummary, inspect_model
+from ..run.bounds import MAX_SUSTAIN_PASSES
 from ..run.finish import exit_status  # the run's rule: the same exit codes
-from ..run.plan import host_lanes
+from ..run.plan import host_lanes, refuse_on_cluster
 from ..run.types import DeviceOutcome, PreviousRun
 from ..rundir import device_folder, host_info, new_run_dir, read_outcome, utc_now, versions
 from ..runners.base import RunOptions
@@ -39,6 +43,7 @@ from .grid import MAX_REPETITIONS, Cell, cells, parse_backends, parse_values, re
 from .html import render as render_html
 from .printers import EXTENSIONS, PRINTERS
 from .results import CellResult, cell_results, llama_rows
+from .sustained import sustained
 
 
 @dataclass(frozen=True)
@@ -60,6 +65,8 @@ class BenchRequest:
     output: str = "md"
     sample_timeout_s: float = DEFAULT_SAMPLE_TIMEOUT_S
     parallel_local: bool = False
+    sustain: int = 1  # --sustain N: the grid N times back to back (each cell once per pass)
+    cluster: str | None = None  # --cluster ADDRESS (else the inventory's `cluster:`, if any)
 
     GRID_KEYS = (
         "prompts",
@@ -70,6 +77,7 @@ class BenchRequest:
         "threads",
         "max_num_tokens",
         "warmup",
+        "sustain",
     )
 
     def grid_record(self) -> dict[str, Any]:
@@ -90,6 +98,7 @@ class BenchPlan:
     limit: int | None = None  # the engine's token limit the shapes were checked against
     bandwidth_gbs: Mapping[str, float] = field(default_factory=dict)  # devices.yaml's, by device (bound.py)
     dataset: Dataset = field(default=None)  # type: ignore[assignment]  # the farm's work units, made in plan
+    cluster: Any = None  # cluster.controller.ClusterFarm with --cluster (it found the devices)
 
 
 def plan_bench(
@@ -98,11 +107,20 @@ def plan_bench(
     selection: Any,
     previous: PreviousRun | None,
     bandwidth_gbs: Mapping[str, float] | None = None,
+    cluster: Any = None,
 ) -> BenchPlan:
     """The bench, decided (pure): each device's cells, refused shapes, options, lanes."""
     if not 1 <= request.repetitions <= MAX_REPETITIONS:
         raise ConfigError(f"-r {request.repetitions} is outside 1..{MAX_REPETITIONS}", where="-r",
                           fix=f"repeat each cell 1 to {MAX_REPETITIONS} times")  # fmt: skip
+    if not 1 <= request.sustain <= MAX_SUSTAIN_PASSES:
+        raise ConfigError(f"--sustain {request.sustain} is outside 1..{MAX_SUSTAIN_PASSES}", where="--sustain",
+                          fix=f"run the grid 1 to {MAX_SUSTAIN_PASSES} times back to back")  # fmt: skip
+    if request.sustain > 1 and request.repetitions > 1:
+        raise ConfigError(f"--sustain {request.sustain} with -r {request.repetitions}: under --sustain a cell's "
+                          "repetitions are its passes", where=f"-r {request.repetitions} --sustain {request.sustain}",
+                          fix="drop -r (each pass runs each cell once), or drop --sustain")  # fmt: skip
+    refuse_on_cluster(request, cluster)
     prompts, gens, depths = (parse_values(request.prompts, "-p"), parse_values(request.gens, "-n"),
                              parse_values(request.depths, "-d"))  # fmt: skip
     backends = parse_backends(request.backends) if request.backends else None
@@ -122,7 +140,7 @@ def plan_bench(
             + "), or use a model with a longer context",
         )
     base = RunOptions(run_id="", sample_timeout_s=request.sample_timeout_s, max_num_tokens=request.max_num_tokens,
-                      repeat=request.repetitions)  # fmt: skip
+                      repeat=request.repetitions, sustain=request.sustain)  # fmt: skip
     options = {d.name: replace(base.for_device(d, None, None), warmup=len(grid[d.name]) if request.warmup else 0)
                for d in selection.devices}  # fmt: skip
     lanes, _sharing = host_lanes(selection.devices, request.parallel_local)
@@ -130,19 +148,40 @@ def plan_bench(
     dataset = Dataset(name="bench", format="bench", root=Path("."), files=(), samples=units)
     return BenchPlan(request=request, model=model, devices=selection.devices, unusable=selection.unusable,
                      notes=selection.notes, grid=grid, options=options, lanes=lanes, previous=previous,
-                     limit=limit, dataset=dataset, bandwidth_gbs=dict(bandwidth_gbs or {}))  # fmt: skip
+                     limit=limit, dataset=dataset, bandwidth_gbs=dict(bandwidth_gbs or {}), cluster=cluster)  # fmt: skip
 
 
-def read_bench_inputs(request: BenchRequest) -> tuple[ModelSummary, Any, Mapping[str, float]]:
+@dataclass(frozen=True)
+class BenchInputs:
+    """What plan_bench decides from (read_bench_inputs' reads)."""
+
+    model: ModelSummary
+    selection: Any  # inventory.Selection (or the cluster's, of RemoteDevices)
+    bandwidth_gbs: Mapping[str, float]  # devices.yaml's memory_bandwidth_gbs, by device
+    cluster: Any = None  # cluster.controller.ClusterFarm with --cluster or the inventory's `cluster:`
+
+
+def read_bench_inputs(request: BenchRequest) -> BenchInputs:
     """The model, the devices that answer and their devices.yaml memory bandwidths (the only reads
-    before the bench starts)."""
+    before the bench starts). On a cluster (--cluster, or devices.yaml's `cluster:`) the devices are the
+    farm hosts' and their bandwidths their hosts' devices.yaml's, as `edgefarm run --cluster` finds them."""
     inventory = load_inventory(request.inventory)
-    if inventory.cluster:
-        raise ConfigError("edgefarm bench does not run on a Ray cluster yet", where=str(request.inventory),
-                          fix="bench the devices of this controller (an inventory without `cluster:`)")  # fmt: skip
+    address = request.cluster or inventory.cluster
+    if address:  # the devices of every farm host, run there (docs/cluster.md)
+        from ..cluster.probe import require_head
+
+        require_head(address)  # within 10 s, before Ray is imported or asked
+        from ..cluster.controller import ClusterFarm  # Ray: imported only with a cluster
+
+        cluster = ClusterFarm(address)
+        cluster.begin()  # its farm hosts' agents start while the model is read
+        model = inspect_model(request.model)
+        selection = cluster.select(request.device_spec)
+        bandwidth = {d.name: d.memory_bandwidth_gbs for d in selection.devices if d.memory_bandwidth_gbs}
+        return BenchInputs(model, selection, bandwidth, cluster)
     selection = select_usable(inventory, request.device_spec)
     names = {d.name for d in selection.devices}
-    return inspect_model(request.model), selection, bandwidths(inventory.entries, names)
+    return BenchInputs(inspect_model(request.model), selection, bandwidths(inventory.entries, names))
 
 
 def run_json(plan: BenchPlan, run_id: str, started_at: str) -> dict[str, Any]:
@@ -153,6 +192,7 @@ def run_json(plan: BenchPlan, run_id: str, started_at: str) -> dict[str, Any]:
                   "max_context_tokens": m.max_context_tokens,
                   "facts": m.facts.to_json(plan.limit) if m.facts else None},
         "bench": {"request": plan.request.grid_record(), "token_limit": plan.limit,
+                  "cluster": plan.cluster.address if plan.cluster else None,  # --resume benches it again
                   "cells": {name: [c.id for c in g] for name, g in plan.grid.items()}},
         "devices": [d.name for d in plan.devices], "host": host_info(), "versions": {},
         "unusable": [{"name": u.name, "state": u.state, "problem": u.problem} for u in plan.unusable],
@@ -188,8 +228,13 @@ def execute_bench(plan: BenchPlan, console: Console, stop: threading.Event) -> B
         jobs[d.name] = DeviceJob(d.name, plan.dataset, tuple(c.sample() for c in plan.grid[d.name]), plan.model,
                                  replace(plan.options[d.name], run_id=run_id), JobOptions(), folder,
                                  earlier=read_outcome(folder))  # fmt: skip
-    # no scoring: the rows are the figures
-    outcomes = LocalFarm(plan.lanes).run(plan.devices, jobs, console, None, stop)
+    farm: Farm = plan.cluster or LocalFarm(plan.lanes)  # the cluster's runs each job on its farm host
+    outcomes = farm.run(plan.devices, jobs, console, None, stop)  # no scoring: the rows are the figures
+    if plan.cluster:  # what crossed the network to each farm host; a head gone during the bench is said
+        record["cluster"] = plan.cluster.record()
+        for note in plan.cluster.end():
+            console.print(f"[yellow]note:[/] {escape(note)}", highlight=False)
+            record["notes"] = [*record.get("notes", []), note]
     return BenchExecution(run_id, run_dir, record, tuple(outcomes))
 
 
@@ -212,9 +257,9 @@ def cell_bound(plan: BenchPlan, r: CellResult) -> float | None:
     return bound_ts(plan.bandwidth_gbs.get(r.device), plan.model.facts, c.n_depth + c.n_prompt + c.n_gen / 2)
 
 
-def finish_bench(plan: BenchPlan, ex: BenchExecution) -> tuple[list[dict[str, Any]], Path]:
+def finish_bench(plan: BenchPlan, ex: BenchExecution) -> tuple[list[dict[str, Any]], Path, dict[str, Any]]:
     """bench.json (every cell with every repetition), report.html and bench-rows.<fmt> in the run
-    folder; the rows."""
+    folder; the rows, that file, and --sustain's passes by device ({} without)."""
     results = bench_results(plan, ex.run_dir)
     stamp = ex.record["started_at"]
     model = ex.record["model"]
@@ -228,15 +273,19 @@ def finish_bench(plan: BenchPlan, ex: BenchExecution) -> tuple[list[dict[str, An
     write_json_atomic(ex.run_dir / "run.json", record)
     cells = [{**r.to_json(), "decode_bound_ts": b} for r, b in zip(results, bounds)]
     bench = {"schema_version": 1, "run_id": ex.run_id, "model": model, "cells": cells, "rows": rows}
+    if plan.request.sustain > 1:  # per device: each pass's speed as % of the first, heat, first throttle
+        bench["sustain"] = {d.name: sustained(plan.grid[d.name], device_rows(device_folder(ex.run_dir, d.name)))
+                            for d in plan.devices}  # fmt: skip
     write_json_atomic(ex.run_dir / "bench.json", bench)
     write_text_atomic(ex.run_dir / "report.html", render_html(bench))
     fmt = plan.request.output
     path = ex.run_dir / f"bench-rows.{EXTENSIONS[fmt]}"
     write_text_atomic(path, PRINTERS.get(fmt)(rows))
-    return rows, path
+    return rows, path, bench.get("sustain") or {}
 
 
 __all__ = [
+    "BenchInputs",
     "BenchPlan",
     "BenchRequest",
     "execute_bench",

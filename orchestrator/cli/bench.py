@@ -15,18 +15,21 @@ from android_runner.status import DEFAULT_SAMPLE_TIMEOUT_S
 from ..bench.grid import MAX_REPETITIONS
 from ..bench.printers import PRINTERS
 from ..bench.run import BenchRequest, execute_bench, exit_status, finish_bench, plan_bench, read_bench_inputs
+from ..bench.sustained import summary
 from ..bundled import BUNDLED_MODEL
 from ..errors import ConfigError
 from ..history.record import remember
 from ..interrupt import INTERRUPTED_EXIT, stop_on_interrupt
 from ..progress import stderr_console
+from ..run.bounds import MAX_SUSTAIN_PASSES
 from ..run.run_json import RunJson
 from ..run.types import PreviousRun
 from ..rundir import read_run_json
-from .run import inventory_option
+from .run import cluster_option, inventory_option
 
 GRID_FLAGS = {"prompts": "-p", "gens": "-n", "depths": "-d", "repetitions": "-r", "backends": "--backend",
-              "threads": "--threads", "max_num_tokens": "--max-num-tokens", "warmup": "--warmup"}  # fmt: skip
+              "threads": "--threads", "max_num_tokens": "--max-num-tokens", "warmup": "--warmup",
+              "sustain": "--sustain"}  # fmt: skip
 
 
 @click.command("bench")
@@ -72,24 +75,22 @@ GRID_FLAGS = {"prompts": "-p", "gens": "-n", "depths": "-d", "repetitions": "-r"
 @click.option("--sample-timeout", "sample_timeout_s", type=click.FloatRange(1, 86400), default=DEFAULT_SAMPLE_TIMEOUT_S,
               show_default=True, help="seconds one repetition of a cell may take")  # fmt: skip
 @click.option("--parallel-local", is_flag=True, help="run this host's devices together (they share its CPU)")
-@click.option("--cluster", default=None, metavar="ADDRESS", help="not supported by bench yet (refused)")
-@click.option("--sustain", type=int, default=None, help="not supported by bench yet (refused)")
+@cluster_option("bench a Ray cluster's farm hosts' devices (HEAD:6379; docs/cluster.md)")
+@click.option("--sustain", type=click.IntRange(1, MAX_SUSTAIN_PASSES), default=1, show_default=True,
+              help="run the grid N times back to back, no cooldown: each pass's speed as % of the first, "
+              "heat and the first throttle (each cell once per pass: not with -r)")  # fmt: skip
 @click.option("--db", default=None, metavar="PATH|URL",
               help="record the bench in this results database (SQLite file or postgresql://...; default: "
               "$EDGEFARM_DB, else a file in the user's data folder); `none`: do not record")  # fmt: skip
 @click.pass_context
-def bench(ctx: click.Context, cluster: str | None, sustain: int | None, db: str | None, **params) -> None:
+def bench(ctx: click.Context, db: str | None, **params) -> None:
     """Prefill and decode speed at fixed shapes (-p prompt, -n generated, -d depth) on every device."""
-    if cluster is not None:
-        raise click.UsageError("--cluster: edgefarm bench does not run on a Ray cluster yet; "
-                               "bench this controller's devices (drop --cluster)")  # fmt: skip
-    if sustain is not None:
-        raise click.UsageError("--sustain: edgefarm bench has no sustained mode yet; use -r for repetitions "
-                               "(drop --sustain)")  # fmt: skip
+    typed = {key for key in GRID_FLAGS if ctx.get_parameter_source(key) == ParameterSource.COMMANDLINE}
+    if params["sustain"] > 1 and "repetitions" not in typed:
+        params["repetitions"] = 1  # a cell's repetitions are its passes (plan_bench refuses a typed -r)
     previous = None
     if params["resume"] is not None:
-        given = [flag for key, flag in GRID_FLAGS.items()
-                 if ctx.get_parameter_source(key) == ParameterSource.COMMANDLINE]  # fmt: skip
+        given = [flag for key, flag in GRID_FLAGS.items() if key in typed]
         if given:
             raise click.UsageError(f"--resume takes the grid from run.json: drop {', '.join(given)}")
         run = read_run_json(params["resume"], own_folder=True)
@@ -97,18 +98,23 @@ def bench(ctx: click.Context, cluster: str | None, sustain: int | None, db: str 
             raise ConfigError("not a bench run folder", where=str(Path(params["resume"]) / "run.json"),
                               fix="pass a folder made by `edgefarm bench`; `edgefarm run --resume` continues runs")  # fmt: skip
         params.update({k: v for k, v in run["bench"]["request"].items() if k in GRID_FLAGS})
+        params["cluster"] = params["cluster"] or run["bench"].get("cluster")  # the recorded --cluster
         previous = PreviousRun.of(RunJson.from_dict(run), params["resume"])
     request = BenchRequest(**{k: v for k, v in params.items() if k != "resume"})
     console = stderr_console()
-    model, selection, bandwidth = read_bench_inputs(request)
+    inputs = read_bench_inputs(request)
+    model = inputs.model
     if previous is not None and previous.model_sha256 != model.sha256:
         raise ConfigError("the model file differs from the one this bench started with (its sha256 changed)",
                           where=str(previous.run_dir / "run.json"), fix="pass the same --model, or start a new bench")  # fmt: skip
-    the_plan = plan_bench(request, model, selection, previous, bandwidth)
+    the_plan = plan_bench(request, model, inputs.selection, previous, inputs.bandwidth_gbs, inputs.cluster)
     with stop_on_interrupt(lambda message: console.print(f"[yellow]{message}[/]")) as stop:
         ex = execute_bench(the_plan, console, stop)
-        rows, path = finish_bench(the_plan, ex)
+        rows, path, passes = finish_bench(the_plan, ex)
     click.echo(PRINTERS.get(request.output)(rows), nl=False)
+    for name, curve in passes.items():  # --sustain: a line per device (report.html has every pass)
+        if curve:
+            console.print(summary(name, curve), highlight=False, markup=False)
     for o in ex.outcomes:
         if o.error:
             console.print(f"[red]{o.name} failed:[/] {o.error}")

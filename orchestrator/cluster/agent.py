@@ -10,6 +10,7 @@ import time
 from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 
+from ..bench.bound import bandwidths
 from ..devices.kinds import KINDS, kind_spec
 from ..devices.types import DeviceInfo
 from ..fsutil import cache_dir
@@ -99,7 +100,8 @@ class FarmHostAgent:
         notes = tuple(n for n in sel.notes if "means this host" not in n)
         stands_in = {str(e["name"]): tuple(str(p) for p in e["fallback_for"]) for e in inv.entries
                      if KINDS.get(e["kind"]).board and not e.get("disabled") and e.get("fallback_for")}  # fmt: skip
-        pins = {d.name: Pins(d.backend, d.threads) for d, _ in usable}
+        bandwidth = bandwidths(inv.entries, {d.name for d, _ in usable})
+        pins = {d.name: Pins(d.backend, d.threads, bandwidth.get(d.name)) for d, _ in usable}
         return HostDevices(
             self.host, tuple(i for _, i in usable), tuple(sel.unusable), notes, stands_in, pins
         )

@@ -34,7 +34,9 @@ def remote_device(host: HostDevices, info: DeviceInfo, agent: object) -> RemoteD
     stands in for."""
     pins = host.pins.get(info.name, Pins())
     return RemoteDevice(info.name, info.kind, host.host, backend=pins.backend, threads=pins.threads,
-                        agent=agent, fallback_for=host.fallback_for.get(info.name, ()))  # fmt: skip
+                        memory_bandwidth_gbs=pins.memory_bandwidth_gbs, agent=agent,
+                        fallback_for=host.fallback_for.get(info.name, ()))  # fmt: skip
+
 
 
 HEAD_GONE_PROBE_S = 3.0

@@ -63,11 +63,12 @@ class FarmHost:
 
 @dataclass(frozen=True)
 class Pins:
-    """A device's runtime settings from its farm host's devices.yaml (`backend:`, `threads:`); the
+    """A device's settings from its farm host's devices.yaml (`backend:`, `threads:`, `memory_bandwidth_gbs:`); the
     controller's --backend/--threads win over them, as over one controller's devices.yaml."""
 
     backend: str = "cpu"
     threads: int | None = None
+    memory_bandwidth_gbs: float | None = None  # `edgefarm bench`'s decode bound (bench/bound.py)
 
 
 @dataclass(frozen=True)
@@ -95,6 +96,7 @@ class RemoteDevice:
     host: str
     backend: str = "cpu"  # its farm host's devices.yaml pins (Pins); --backend/--threads win
     threads: int | None = None
+    memory_bandwidth_gbs: float | None = None  # its host's devices.yaml's (bench's decode bound)
     agent: object = field(default=None, compare=False, repr=False)  # its host's agent (a Ray actor handle)
     fallback_for: tuple[str, ...] = ()  # a board: the phones its host's devices.yaml says it stands in for
 

@@ -21,6 +21,7 @@ from .selection import prompt_bytes
 MAX_RUNS_PER_DEVICE = 100_000  # job lines a device gets (warm-ups + samples x repeat x sustain)
 MAX_JOB_TEXT_BYTES = 256 * 2**20  # prompt text in a device's job, every pass counted
 MAX_SAMPLES = 1_000_000  # --limit / --per-modality (the phone runner numbers at most 1,000,000 samples)
+MAX_SUSTAIN_PASSES = 100  # --sustain (run and bench)
 
 
 @dataclass(frozen=True)
@@ -39,7 +40,9 @@ FLAG_BOUNDS = (
     ),
     Bound("--repeat", "repeat", 1, 1000, "1000 runs of a sample measure its latency to well under 1%"),
     Bound("--warmup", "warmup", 0, 1000, "a runtime is warm after a few samples"),
-    Bound("--sustain", "sustain", 1, 100, "a phone reaches its steady state within a few passes"),
+    Bound(
+        "--sustain", "sustain", 1, MAX_SUSTAIN_PASSES, "a phone reaches its steady state within a few passes"
+    ),
     Bound("--max-output-tokens", "max_output_tokens", 1, 10_000_000, "the phone runner's own ceiling"),
     Bound("--max-num-tokens", "max_num_tokens", 1, 10_000_000, "the phone runner's own ceiling"),
     Bound("--threads", "threads", 1, 256, "the phone runner's own ceiling"),

@@ -79,10 +79,31 @@ def test_a_shape_over_the_models_context_is_refused_with_its_numbers(tmp_path, l
     assert p.returncode == 2 and "p64 + n8 = 72 tokens > the limit of 64" in p.stderr
 
 
-def test_cluster_and_sustain_are_refused_by_name(tmp_path, local_inventory):
-    for flag in (("--cluster", "127.0.0.1:6379"), ("--sustain", "3")):
-        p, run_dir = _bench(tmp_path, local_inventory, *flag)
-        assert p.returncode == 2 and flag[0] in p.stderr and run_dir is None
+def test_sustain_runs_the_grid_pass_after_pass_and_sets_each_pass_against_the_first(
+    tmp_path, local_inventory
+):
+    p, run_dir = _bench(tmp_path, local_inventory, "-p", "16,40", "-n", "4,8", "--sustain", "3", "-o", "json")
+    assert p.returncode == 0, p.stderr[-3000:]
+    rows = json.loads(p.stdout)
+    assert len(rows) == 8 and all(r["repetitions"] == 3 and r["errors"] == 0 for r in rows)  # a cell's passes
+    measured = _rows(run_dir, "results.jsonl") + _rows(run_dir, "repeats.jsonl")
+    assert sorted(r["sustain_pass"] for r in measured) == [1] * 4 + [2] * 4 + [3] * 4
+    for r in measured:  # pass after pass, each pass's engines in turn: n4 then n8 (the loads say the order)
+        n_gen = int(r["id"].split("-")[1][1:])
+        assert r["engine_load"] == 2 * r["sustain_pass"] - (1 if n_gen == 4 else 0), r
+        assert r["decode_tokens"] == n_gen
+    outcome = json.loads((run_dir / "devices" / "this-host" / "outcome.json").read_text())
+    assert outcome["model_loads"] == 6
+    curve = json.loads((run_dir / "bench.json").read_text())["sustain"]["this-host"]
+    assert [x["sustain_pass"] for x in curve["passes"]] == [1, 2, 3]
+    assert curve["passes"][0]["decode_pct_of_first"] == 100.0 and len(curve["passes"][2]["cells"]) == 4
+    assert curve["steady_decode_pct"] > 0 and curve["passes"][2]["end_s"] > curve["passes"][0]["end_s"] > 0
+    assert "this-host: " in p.stderr and "of pass 1 (median over the cells)" in p.stderr
+    assert "<section id='sustain'>" in (run_dir / "report.html").read_text()
+    run = json.loads((run_dir / "run.json").read_text())
+    assert run["bench"]["request"]["sustain"] == 3 and run["bench"]["request"]["repetitions"] == 1
+    p, none = _bench(tmp_path / "r", local_inventory, "-p", "16", "-n", "4", "--sustain", "3", "-r", "2")
+    assert p.returncode == 2 and "repetitions are its passes" in p.stderr and none is None
 
 
 def test_resume_takes_the_grid_from_run_json_and_runs_nothing_twice(tmp_path, local_inventory):
