@@ -7,6 +7,8 @@ A pipeline model, not a useful one: random weights except that it memorizes a fe
     /tmp/modelbuild/bin/pip install torch==2.13.0          # first: the local CPU wheel
     /tmp/modelbuild/bin/pip install -r scripts/requirements-model-build.txt
     /tmp/modelbuild/bin/python scripts/build_tiny_model.py  # writes data/models/
+    /tmp/modelbuild/bin/python scripts/build_tiny_model.py --dynamic-context --cache-length 8192 \
+        --out /tmp/depth-model                              # tiny-text-dynamic.litertlm (docs/bench.md)
 
 Never run in CI; commit the outputs. Files are not byte-reproducible (the packer stamps time).
 """
@@ -29,7 +31,14 @@ from tiny_model.canned import CANNED
 SEED = 20240611
 
 
-def build(out_dir: Path, work: Path, *, steps: int, cache_length: int, prefill: list[int]) -> None:
+# name -> multimodal (encoders, external embedder)
+STATIC_VARIANTS = {"tiny-mm": True, "tiny-text": False}
+DYNAMIC_VARIANTS = {"tiny-text-dynamic": False}
+
+
+def build(
+    out_dir: Path, work: Path, *, steps: int, cache_length: int, prefill: list[int], dynamic_context: bool
+) -> None:
     import torch
     from tiny_model import encoders, lm, pack
 
@@ -42,7 +51,9 @@ def build(out_dir: Path, work: Path, *, steps: int, cache_length: int, prefill: 
     tok = lm.train_tokenizer(hf_dir)
     enc = encoders.make_encoders(lm.HIDDEN, SEED + 1)
     torch.manual_seed(SEED)
-    model = lm.LlamaForCausalLM(lm.make_config(tok, max_positions=cache_length))
+    model = lm.LlamaForCausalLM(
+        lm.make_config(tok, max_positions=cache_length, dynamic_context=dynamic_context)
+    )
     loss = lm.train(model, tok, enc, steps=steps, seed=SEED)
     answers = lm.greedy_check(model, tok)
     print(f"trained {steps} steps in {time.monotonic() - t0:.1f}s, loss {loss:.4f}", file=sys.stderr)
@@ -53,7 +64,7 @@ def build(out_dir: Path, work: Path, *, steps: int, cache_length: int, prefill: 
 
     staging = work / "out"  # copied to out_dir only after the runtime check passes
     staging.mkdir()
-    variants = {"tiny-mm": True, "tiny-text": False}
+    variants = DYNAMIC_VARIANTS if dynamic_context else STATIC_VARIANTS
     for name, multimodal in variants.items():
         exported = pack.export_lm(
             hf_dir,
@@ -61,6 +72,7 @@ def build(out_dir: Path, work: Path, *, steps: int, cache_length: int, prefill: 
             prefill=prefill,
             cache_length=cache_length,
             external_embedder=multimodal,
+            dynamic_context=dynamic_context,
         )
         sections = pack.unpack(exported, work / f"unpacked-{name}", venv_bin)
         if multimodal:
@@ -71,10 +83,13 @@ def build(out_dir: Path, work: Path, *, steps: int, cache_length: int, prefill: 
         pack.pack(sections, metadata, work, staging / f"{name}.litertlm", venv_bin, name=name)
 
     rows = [c.to_json() for c in CANNED]
-    (staging / "canned.json").write_text(json.dumps(rows, indent=2, ensure_ascii=False) + "\n")
     from tiny_model.measure import verify
 
-    wrong = verify(staging, rows)
+    wrong = [
+        w for name, mm in variants.items() for w in verify(staging / f"{name}.litertlm", rows, multimodal=mm)
+    ]
+    if not dynamic_context:  # the bundled pair's answers; the dynamic variant answers the text ones
+        (staging / "canned.json").write_text(json.dumps(rows, indent=2, ensure_ascii=False) + "\n")
     if wrong:
         raise SystemExit("packed model misses canned answers: " + "; ".join(wrong))
     out_dir.mkdir(parents=True, exist_ok=True)
@@ -89,6 +104,12 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--steps", type=int, default=300, help="AdamW steps memorizing the canned pairs")
     ap.add_argument("--cache-length", type=int, default=2048, help="KV cache = context limit in tokens")
     ap.add_argument("--prefill", default="128", help="comma-separated prefill signature lengths")
+    ap.add_argument(
+        "--dynamic-context",
+        action="store_true",
+        help="build tiny-text-dynamic instead: KV cache sized to the filled context (CPU only), "
+        "--cache-length is then its largest context",
+    )
     ap.add_argument("--keep-work", type=Path, help="build here and keep intermediates (debugging)")
     ap.add_argument("--measure", action="store_true", help="only time the built models (needs litert-lm-api)")
     args = ap.parse_args(argv)
@@ -99,13 +120,15 @@ def main(argv: list[str] | None = None) -> None:
             print(f"{key}: {value:.2f}")
         return
     prefill = [int(x) for x in args.prefill.split(",")]
+    options = {"steps": args.steps, "cache_length": args.cache_length, "prefill": prefill,
+               "dynamic_context": args.dynamic_context}  # fmt: skip
     if args.keep_work:
         shutil.rmtree(args.keep_work, ignore_errors=True)
         args.keep_work.mkdir(parents=True)
-        build(args.out, args.keep_work, steps=args.steps, cache_length=args.cache_length, prefill=prefill)
+        build(args.out, args.keep_work, **options)
         return
     with tempfile.TemporaryDirectory(prefix="tiny-model-") as tmp:
-        build(args.out, Path(tmp), steps=args.steps, cache_length=args.cache_length, prefill=prefill)
+        build(args.out, Path(tmp), **options)
 
 
 if __name__ == "__main__":

@@ -67,15 +67,25 @@ def train_tokenizer(out_dir: Path) -> PreTrainedTokenizerFast:
     return fast
 
 
-def make_config(tok: PreTrainedTokenizerFast, max_positions: int) -> LlamaConfig:
-    """hidden 64, 2 layers, 4 heads / 2 KV heads, tied embeddings, eos <|im_end|>."""
+def make_config(
+    tok: PreTrainedTokenizerFast, max_positions: int, *, dynamic_context: bool = False
+) -> LlamaConfig:
+    """hidden 64, 2 layers, 4 heads / 2 KV heads, SiLU MLP, tied embeddings, eos <|im_end|>.
+
+    dynamic_context (litert-torch 0.10.0's dynamic-shape export): 4 KV heads and a GELU MLP. With
+    grouped KV heads the trace fails (`Constraints violated (prefill_length)`: a guard
+    `L*Min(16, 32*L) == 16*L` it cannot prove), and SiLU/sigmoid is lowered through JAX, which has
+    no dynamic dimensions (`AssertionError: float32[1,-9223372036854775808,256]`); GELU has a
+    TFLite lowering.
+    """
     return LlamaConfig(
         vocab_size=len(tok),
         hidden_size=HIDDEN,
         intermediate_size=4 * HIDDEN,
         num_hidden_layers=2,
         num_attention_heads=4,
-        num_key_value_heads=2,
+        num_key_value_heads=4 if dynamic_context else 2,
+        hidden_act="gelu" if dynamic_context else "silu",
         max_position_embeddings=max_positions,
         tie_word_embeddings=True,
         bos_token_id=tok.convert_tokens_to_ids("<|endoftext|>"),

@@ -72,10 +72,11 @@ def measure(models: Path, repeats: int = 20) -> dict[str, float]:
     return figures
 
 
-def verify(models: Path, rows: list[dict]) -> list[str]:
-    """Greedy answers of the packed tiny-mm on the real runtime; returns the mismatches.
+def verify(model: Path, rows: list[dict], *, multimodal: bool) -> list[str]:
+    """Greedy answers of a packed model on the real runtime; returns the mismatches.
 
     Int8 weight quantization could flip a near-tie that torch got right, so the build checks here.
+    A text-only model is asked the text pairs only (its template drops media).
     """
     import litert_lm
 
@@ -83,9 +84,11 @@ def verify(models: Path, rows: list[dict]) -> list[str]:
     with tempfile.TemporaryDirectory() as tmp:
         img, wav = _media(Path(tmp))
         cpu = litert_lm.Backend.CPU()
-        path = str(models / "tiny-mm.litertlm")
-        with litert_lm.Engine(path, cache_dir=tmp, vision_backend=cpu, audio_backend=cpu) as engine:
+        media_kw = {"vision_backend": cpu, "audio_backend": cpu} if multimodal else {}
+        with litert_lm.Engine(str(model), cache_dir=tmp, **media_kw) as engine:
             for row in rows:
+                if row["media"] and not multimodal:
+                    continue
                 conv = engine.create_conversation(sampler_config=litert_lm.SamplerConfig(top_k=1))
                 for turn in row.get("history") or []:
                     if turn["role"] == "user":
@@ -97,5 +100,5 @@ def verify(models: Path, rows: list[dict]) -> list[str]:
                 parts.append(litert_lm.Content.Text(row["prompt"]))
                 got = str(conv.send_message(litert_lm.Message.user(litert_lm.Contents.of(*parts))))
                 if got != row["answer"]:
-                    wrong.append(f"{row['prompt']!r}: got {got!r}, want {row['answer']!r}")
+                    wrong.append(f"{model.name} {row['prompt']!r}: got {got!r}, want {row['answer']!r}")
     return wrong

@@ -35,9 +35,22 @@ def _alias_tflite_schema() -> None:
 
 
 def export_lm(
-    hf_dir: Path, out_dir: Path, *, prefill: list[int], cache_length: int, external_embedder: bool
+    hf_dir: Path,
+    out_dir: Path,
+    *,
+    prefill: list[int],
+    cache_length: int,
+    external_embedder: bool,
+    dynamic_context: bool = False,
 ) -> Path:
-    """HF Llama dir -> exporter's .litertlm (int8 weights, float activations)."""
+    """HF Llama dir -> exporter's .litertlm (int8 weights, float activations).
+
+    dynamic_context: the exporter's `enable_dynamic_shape` (one `prefill` signature of any length,
+    KV cache inputs with a dynamic sequence axis, up to cache_length). LiteRT-LM then runs the model
+    on its dynamic CPU executor, whose cache holds only the filled context (grown by the engine's
+    kv_increment_size, 16 by default), so a decode step's attention covers the filled tokens, not a
+    fixed cache_length. CPU only: the runtime refuses other backends for such a model.
+    """
     _alias_tflite_schema()
     from litert_torch.generative.export_hf import export as export_hf
 
@@ -48,6 +61,7 @@ def export_lm(
         cache_length=cache_length,
         quantization_recipe="dynamic_wi8_afp32",
         externalize_embedder=external_embedder,
+        enable_dynamic_shape=dynamic_context,
     )
     return out_dir / "model.litertlm"
 
