@@ -56,7 +56,7 @@ class ModelFacts:
     sections: tuple[SectionFacts, ...] = ()
     vision_input: tuple[int, ...] | None = None  # the vision encoder's image tensor, e.g. (1, 768, 768, 3)
     audio_input: tuple[int, ...] | None = None
-    kv_cache_tokens: int | None = None  # tokens the exported KV cache holds
+    kv_cache_tokens: int | None = None  # tokens the exported KV cache holds (None: dynamic or unknown)
     kv_bytes_per_token: float | None = None  # K and V of every layer
     notes: tuple[str, ...] = field(default_factory=tuple)
 
@@ -139,7 +139,8 @@ def _section(buf: Any, begin: int, end: int, model_type: str) -> tuple[SectionFa
         for i in range(sd.InputsLength()):
             tm = sd.Inputs(i)
             tensor = sg.Tensors(tm.TensorIndex())
-            fact = TensorFact((tm.Name() or b"").decode(), tuple(int(d) for d in tensor.ShapeAsNumpy()),
+            dims = tensor.ShapeSignatureAsNumpy() if tensor.ShapeSignatureLength() else tensor.ShapeAsNumpy()
+            fact = TensorFact((tm.Name() or b"").decode(), tuple(int(d) for d in dims),  # -1: dynamic
                               names.get(tensor.Type(), str(tensor.Type())))  # fmt: skip
             if s == 0:
                 inputs.append(fact)
@@ -179,7 +180,11 @@ def read_model_facts(path: Path) -> ModelFacts:
             if "audio_encoder" in model_type and sec.inputs:
                 audio = max(sec.inputs, key=lambda t: t.nbytes).shape
             kv = [t for name, t in named.items() if "kv_cache" in name]
-            if kv and kv_per_token is None:
+            if kv and kv_per_token is None and any(d < 0 for t in kv for d in t.shape):
+                # a dynamic sequence axis (litert-torch's enable_dynamic_shape): the runtime sizes the
+                # cache to the filled context, so no fixed length; nbytes counts that axis as 1 token
+                kv_per_token = float(sum(t.nbytes for t in kv))
+            elif kv and kv_per_token is None:
                 mask = next((t for name, t in named.items() if name.endswith("mask")), None)
                 kv_tokens = mask.shape[-1] if mask and mask.shape else max(max(t.shape) for t in kv)
                 kv_per_token = sum(t.nbytes for t in kv) / kv_tokens if kv_tokens else None

@@ -19,6 +19,7 @@ from PIL import Image
 MODELS = Path(__file__).resolve().parents[2] / "data" / "models"
 TINY_MM = MODELS / "tiny-mm.litertlm"
 TINY_TEXT = MODELS / "tiny-text.litertlm"
+TINY_DYNAMIC = MODELS / "tiny-text-dynamic.litertlm"  # KV cache sized to the filled context (docs/bench.md)
 CANNED = json.loads((MODELS / "canned.json").read_text())
 GREEDY = litert_lm.SamplerConfig(top_k=1)
 
@@ -90,7 +91,7 @@ def test_canned_file_covers_text_image_audio_and_two_turns() -> None:
 
 
 def test_model_files_are_small_and_not_polluted_by_caches() -> None:
-    assert TINY_MM.stat().st_size < 1_000_000 and TINY_TEXT.stat().st_size < 1_000_000
+    assert all(m.stat().st_size < 1_000_000 for m in (TINY_MM, TINY_TEXT, TINY_DYNAMIC))
     assert not list(MODELS.glob("*xnnpack_cache*"))
 
 
@@ -102,6 +103,13 @@ def test_model_info_reports_modalities_and_context(path: Path, vision: bool, aud
         got = info.input_modalities
         assert (got.text, got.vision, got.audio) == (True, vision, audio)
         assert info.max_context_tokens == 2048
+
+
+@pytest.fixture(scope="module")
+def dynamic_engine(tmp_path_factory: pytest.TempPathFactory):
+    cache = tmp_path_factory.mktemp("xnnpack-dynamic")
+    with litert_lm.Engine(str(TINY_DYNAMIC), cache_dir=str(cache), enable_benchmark=True) as engine:
+        yield engine
 
 
 @pytest.mark.parametrize("row", CANNED, ids=[r["prompt"] for r in CANNED])
@@ -149,3 +157,20 @@ def test_a_2000_character_prompt_fits_the_context(text_engine) -> None:
     reply = str(conv.send_message(prompt))  # nonsense, but no "Input token ids are too long"
     assert isinstance(reply, str)
     assert conv.get_benchmark_info().last_prefill_token_count > 1000
+
+
+@pytest.mark.parametrize("row", [r for r in CANNED if r["media"] is None], ids=lambda r: r["prompt"])
+def test_tiny_text_dynamic_answers_text_canned_prompts_exactly(dynamic_engine, row: dict) -> None:
+    _, answer = _ask(dynamic_engine, row)
+    assert answer == row["answer"]
+
+
+def test_tiny_text_dynamic_takes_a_prompt_beyond_the_static_models_context(dynamic_engine) -> None:
+    """Its context is 8192 tokens (the dynamic executor grows the cache), not the static 2048."""
+    with litert_lm.ModelInfo(str(TINY_DYNAMIC)) as info:
+        assert info.max_context_tokens == 8192 and not info.input_modalities.vision
+    prompt = "The quick brown fox jumps over the lazy dog near the edge farm. " * 80
+    assert len(dynamic_engine.tokenize(prompt)) > 2048
+    conv = dynamic_engine.create_conversation(sampler_config=GREEDY, max_output_tokens=8)
+    conv.send_message(prompt)
+    assert conv.get_benchmark_info().last_prefill_token_count > 2048
