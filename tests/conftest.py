@@ -31,7 +31,7 @@ FIRST = ("tests/lab/cluster/", "tests/lab/ssh/test_arm_board.py")
 # of the 2090 s wall on a machine at load 13; docs/testing.md). This is the second group, about half the
 # time; a new story goes to the first unless listed here. A story that kills the head sorts last.
 CLUSTER_SECOND_GROUP = {
-    "test_agent_crash.py", "test_both_farms.py", "test_controller_killed.py", "test_host_dies.py",
+    "test_agent_crash.py", "test_bench.py", "test_both_farms.py", "test_controller_killed.py", "test_host_dies.py",
     "test_identical_phones.py", "test_zz_head_lost.py",
 }  # fmt: skip
 
