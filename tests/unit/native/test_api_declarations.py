@@ -106,11 +106,3 @@ def test_a_source_checkout_without_the_header_is_said(tmp_path: Path) -> None:
         upstream_header({"EDGEFARM_LITERT_LM_SRC": str(tmp_path)})
     assert upstream_header({"EDGEFARM_CACHE_DIR": str(tmp_path)}) is None
 
-
-def test_upstreams_own_header_where_one_is_at_hand() -> None:
-    header = upstream_header()
-    if header is None:
-        pytest.skip(
-            "no upstream c/engine.h here: set EDGEFARM_LITERT_LM_SRC to a LiteRT-LM checkout to run it"
-        )
-    check_against_upstream(CC, header)
