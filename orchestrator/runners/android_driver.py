@@ -45,6 +45,7 @@ from .android_choice import (
 from .android_files import marked_files, new_marker, read_phone_files
 from .android_kills import available_mb, kill_records
 from .android_snapshots import SNAPSHOT_FILES
+from .android_storage import Halt, refused_sample, refused_write, storage_full
 from .base import Check, Need, RunnerEvents, RunOptions, Staged
 
 DRIVER = REPO_ROOT / "android_runner" / "driver.sh"
@@ -214,6 +215,7 @@ class AndroidRunner:
                 events: RunnerEvents) -> list[SampleResult]:  # fmt: skip
         assert self.choice is not None
         self._events_note, self.streamed = events.note, set()
+        self.cut: int | None = None  # the phone's storage refused a write at this sample: none from it on
         results: dict[str, SampleResult] = {}
         for row in self.host_rows.values():
             results[row.id] = row
@@ -227,6 +229,7 @@ class AndroidRunner:
             self._finish_from_files(device, staged, opts, results, finish)
             return self._settled(staged, [results[it.id] for it in items if it.id in results])
         fatal: list[str] = []
+        halt, full = Halt(events.stop), []  # the first note of a refused write (android_storage.py)
 
         def on_line(line: str) -> None:
             kind, _, rest = (
@@ -238,17 +241,28 @@ class AndroidRunner:
                 events.ready(_json_field(rest, "init_ms"))
             elif kind == ("RESULT" if native_mode else "END"):
                 n = finish(rest)
-                if native_mode and n is not None:
+                if native_mode and n is not None and (self.cut is None or n < self.cut):
                     self.streamed.add(n)
             elif kind == "NOTE":
                 events.note(rest.strip())
+                if not full and refused_write(rest):
+                    full.append(rest.strip())
+                    named = refused_sample(rest)
+                    self.cut = named if named is not None else 0  # 0: no row recorded from now on
+                    halt.full.set()
             elif kind == "FATAL":
                 fatal.append(rest.strip())
 
         argv = ["sh", str(staged.root / "driver" / "driver.sh"), self.choice.kind, str(staged.job),
                 str(staged.root / "bin" / self.choice.binary.name), str(staged.root / "lib"), f"{opts.sample_timeout_s:g}"]  # fmt: skip
         per_sample_s = opts.sample_timeout_s + opts.cooldown_wait_s + 30
-        ex = device.run(argv, timeout_s=120 + len(left) * per_sample_s, on_line=on_line, cancel=events.stop)
+        ex = device.run(argv, timeout_s=120 + len(left) * per_sample_s, on_line=on_line, cancel=halt)
+        if full:  # the phone's storage is full: stop there, keep what finished before it
+            self.stop(device, staged)
+            self._finish_from_files(device, staged, opts, results, finish)
+            for row in results.values():
+                events.result(row)  # the kept rows with what the phone's files add (snapshots)
+            raise storage_full(device, staged.job, full[0])
         if events.stop.is_set():
             self.stop(device, staged)
         elif ex.code != 0:
@@ -321,8 +335,8 @@ class AndroidRunner:
             if line is None:
                 return None
             item = self.numbers.get(line["n"])
-            if item is None or item.id in results:
-                return line["n"]
+            if item is None or item.id in results or (self.cut is not None and line["n"] >= self.cut):
+                return line["n"]  # a row at or after a refused write is not recorded: it runs again
             tail = ""
             if line.get("status") == native.DIED:
                 tail = "\n".join(self._lines(device, staged.job / "runner.log")[-8:])
@@ -399,8 +413,8 @@ class AndroidRunner:
             if len(cells) < 2 or not cells[0].isdigit() or not cells[1].lstrip("-").isdigit():
                 return
             r = by_n.get(int(cells[0]))
-            if r is None or r.id in results:
-                return
+            if r is None or r.id in results or (self.cut is not None and r.n >= self.cut):
+                return  # a sample at or after a refused write is not recorded (its files may be cut short)
             wall = float(cells[2]) if len(cells) > 2 and cells[2].isdigit() else None
             rc = int(cells[1])
             files = self._fetch(device, staged.job / "samples" / str(r.n), upstream.SAMPLE_FILES)

@@ -17,7 +17,10 @@ from orchestrator.datasets import BUNDLED_DATASET, load_dataset
 from orchestrator.run.selection import select_samples
 
 REPO = Path(__file__).resolve().parents[3]
-PHONES = {"google-pixel-8": "pixel8", "samsung-sm-s921b": "s24"}  # the two phones on farm host 1 (the local server)
+PHONES = {
+    "google-pixel-8": "pixel8",
+    "samsung-sm-s921b": "s24",
+}  # the two phones on farm host 1 (the local server)
 
 
 def edgefarm(lab, *args: str, timeout: float = 300, **env_extra: str) -> subprocess.CompletedProcess:
@@ -114,7 +117,14 @@ def test_hostile_prompts_reach_the_phone_as_text_only(adb_lab, tmp_path):
     (ds_dir / "metadata.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
     out = tmp_path / "runs"
     p = edgefarm(
-        adb_lab, "run", "--devices", "google-pixel-8", "--dataset", str(tmp_path / "hostile"), "--out", str(out)
+        adb_lab,
+        "run",
+        "--devices",
+        "google-pixel-8",
+        "--dataset",
+        str(tmp_path / "hostile"),
+        "--out",
+        str(out),
     )
     assert p.returncode == 0, p.stderr[-3000:]
     run_dir = _run_dir(out)
@@ -170,7 +180,11 @@ def _start_slow_run(lab, label: str, args: list[str], out: Path, log: Path, resu
 def test_resume_after_unplug_stops_the_runner_left_on_the_phone(adb_lab, tmp_path):
     """A real phone keeps running what it ran when the cable comes out; the resumed driver must stop
     that runner for certain (no `timeout` wrapper to forward signals), and every sample runs once."""
-    label, name, limit = "s24", "samsung-sm-s921b", 8  # after the unplug ~5 samples x 3 s keep the old runner busy
+    label, name, limit = (
+        "s24",
+        "samsung-sm-s921b",
+        8,
+    )  # after the unplug ~5 samples x 3 s keep the old runner busy
     ids = [s.id for s in select_samples(load_dataset(BUNDLED_DATASET), ["text"], limit, None)]
     out = tmp_path / "runs"
     # The cooldown gate makes each sample wait ~3 s in the driver's hook (the battery reads 29.1 C),
@@ -203,7 +217,9 @@ def test_resume_after_unplug_stops_the_runner_left_on_the_phone(adb_lab, tmp_pat
         )  # every sample exactly once on the phone
         results = _jsonl(_run_dir(out) / "devices" / name / "results.jsonl")
         assert [r["id"] for r in results] == ids and all(r["status"] == "ok" for r in results)
-        assert outcome["model_loads"] == 2 and outcome["error"] == ""  # one per session: the lost one, the resume
+        assert (
+            outcome["model_loads"] == 2 and outcome["error"] == ""
+        )  # one per session: the lost one, the resume
     finally:
         phone.unplug_keeps_processes = False
         adb_lab.come_back(label)
@@ -329,7 +345,14 @@ def test_the_phones_version_file_is_always_the_one_this_run_pushed(adb_lab, fake
     bare.write_bytes(fake_runtime.read_bytes())
     p = edgefarm(adb_lab, *args, "--out", str(tmp_path / "b"), EDGEFARM_RUNTIME_LIB=str(bare))
     assert p.returncode == 3 and "version unknown" in p.stderr, p.stderr[-3000:]  # refused before it started
-    p = edgefarm(adb_lab, *args, "--out", str(tmp_path / "c"), EDGEFARM_RUNTIME_LIB=str(bare), EDGEFARM_ALLOW_RUNTIME="1")
+    p = edgefarm(
+        adb_lab,
+        *args,
+        "--out",
+        str(tmp_path / "c"),
+        EDGEFARM_RUNTIME_LIB=str(bare),
+        EDGEFARM_ALLOW_RUNTIME="1",
+    )
     assert p.returncode == 0, p.stderr[-3000:]
     assert on_phone.read_text() == UNKNOWN_VERSION
     rows = _jsonl(_run_dir(tmp_path / "c") / "devices" / "google-pixel-8" / "results.jsonl")
@@ -387,12 +410,15 @@ def test_an_after_hook_sleeping_past_the_samples_deadline_keeps_the_answer(adb_l
     assert [r.max_output_tokens for r in results] == [8, 8]  # the job's cap, on the phone's rows (issue 36)
 
 
-def test_a_phone_whose_results_file_refuses_writes_says_so_and_keeps_every_row(adb_lab, tmp_path):
-    """A full phone (the results file is /dev/full): every row still arrives over stdout, and the
-    outcome gets a note that the phone's own copy lacks them (issue 24).
+def test_a_phone_whose_results_file_refuses_writes_stops_saying_its_storage_is_full(adb_lab, tmp_path):
+    """A full phone (the results file is /dev/full: ENOSPC): the runner's note of the refused write
+    stops the job there, saying the phone's storage is full with the fix, and no row from the refused
+    sample on is recorded (issue 34; issue 24 had the run go on without the phone's copy of its rows).
+    The story through the CLI, with a /data that really fills and --resume: tests/lab/adb/test_data_full.py.
 
     /dev/full goes in after the driver has read back what the phone recorded (none yet): a full disk
     reads back what it holds, /dev/full reads zeros for ever (that read was a 60 s `cat` over adb)."""
+    from orchestrator.errors import DeviceError
     from orchestrator.runners.base import RunnerEvents
 
     dev, adapter, staged, items, opts = _staged_job(adb_lab, "s24", tmp_path, "lab-full-results", 60, 3)
@@ -406,7 +432,11 @@ def test_a_phone_whose_results_file_refuses_writes_says_so_and_keeps_every_row(a
 
     adapter._before_start = replay_then_fill_the_disk
     notes: list[str] = []
-    results = adapter.execute(dev, staged, items, opts, RunnerEvents(note=notes.append))
-    assert [r.status for r in results] == ["ok"] * 3
+    rows: list = []
+    with pytest.raises(DeviceError) as err:
+        adapter.execute(dev, staged, items, opts, RunnerEvents(note=notes.append, result=rows.append))
+    said = str(err.value)
+    assert "the phone's storage is full" in said and "results file refused sample 1" in said, said
+    assert "No space left on device" in said and "df -h /data" in said and "--resume" in said, said
     assert any("results file refused sample 1" in n for n in notes), notes
-    assert any("the phone's results file lacks 3 row(s) that came over stdout" in n for n in notes), notes
+    assert rows == []  # refused at sample 1: nothing recorded, all three run again on --resume
