@@ -28,8 +28,8 @@ fi
 # the tests import, once.
 .venv/bin/python -m pip install -q --disable-pip-version-check --no-compile -e '.[test,cluster]'  # cluster: Ray, for tests/lab/cluster
 
-# Three pytest-xdist workers on the 2 cores: the suite waits on subprocesses, phones and Ray far more
+# Four pytest-xdist workers on the 2 cores: the suite waits on subprocesses, phones and Ray far more
 # than it computes. loadgroup keeps each lab's expensive fixture on one worker (tests/conftest.py);
 # `-n 0` after it runs serially. docs/testing.md.
 # pytest exits 5 when it collected no test: with `set -e` that fails the script, as it should.
-exec .venv/bin/python -m pytest -q -n 3 --dist loadgroup --no-loadscope-reorder "$@"
+exec .venv/bin/python -m pytest -q -n 4 --dist loadgroup --no-loadscope-reorder "$@"

@@ -1,5 +1,5 @@
 """What the whole suite shares, serial or spread over pytest-xdist workers (`scripts/test.sh` runs
-`-n 3 --dist loadgroup`; docs/testing.md):
+`-n 4 --dist loadgroup`; docs/testing.md):
 
 - each session (each worker) gets its OWN, empty edgefarm cache folder (EDGEFARM_CACHE_DIR): the
   default local device's work folder lives there and is guarded by the one-run-per-device lock, so
