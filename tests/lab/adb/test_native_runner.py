@@ -440,3 +440,4 @@ def test_a_phone_whose_results_file_refuses_writes_stops_saying_its_storage_is_f
     assert "No space left on device" in said and "df -h /data" in said and "--resume" in said, said
     assert any("results file refused sample 1" in n for n in notes), notes
     assert rows == []  # refused at sample 1: nothing recorded, all three run again on --resume
+    assert _runners_of(job) == []  # the job's runner was stopped on the phone
