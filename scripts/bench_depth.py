@@ -6,8 +6,10 @@
             [--model data/models/tiny-text.litertlm] [-d 0,1024,2048,4096,7168] [-p 64] [-n 64] [-r 5]
             [--phones 2] [--threads 1] [--json]
 
-For each model and device, one `edgefarm bench --devices NAME -p P -n N -d DEPTHS -r R` (devices one
-after another, never side by side: they share this host's cores), and per depth the decode row
+For each model, device and depth, one `edgefarm bench --devices NAME -p P -n N -d DEPTH -r R` (a fresh
+runner and engine per depth: LiteRT-LM 0.18.1's dynamic KV cache grows and never shrinks within an
+engine, so later sessions of that engine decode over the largest context it held; devices one after
+another, never side by side: they share this host's cores), and per depth the decode row
 (`tg{n}` at n_depth d + p): mean tokens/s with its 95% interval over the repetitions, the runtime's
 own per-turn figures. The lab phones are the device lab's emulated phones (real adb servers, mksh +
 toybox, edgefarm's native runner on the real runtime's C API); they run on this host's CPU, so they
@@ -100,10 +102,14 @@ def main() -> int:
             env.pop("EDGEFARM_INVENTORY", None)
             phones = [known_name(spec.props) for _, spec in LAB_PHONES[: args.phones]]  # discovery's names
             for model in args.model:
-                depths = ["-d", fitting_depths(model, args.d, args.p, args.n)]
                 for device in [HOST, *phones]:
-                    rows = bench(env, inventory, work / "runs", model.resolve(), device, flags + depths)
-                    results.append({"model": model.name, "device": device, "decode": decode_rows(rows)})
+                    decode = []
+                    for depth in fitting_depths(model, args.d, args.p, args.n).split(","):
+                        rows = bench(
+                            env, inventory, work / "runs", model.resolve(), device, [*flags, "-d", depth]
+                        )
+                        decode += decode_rows(rows)
+                    results.append({"model": model.name, "device": device, "decode": decode})
                     print(f"{model.name} on {device}: done", file=sys.stderr)
         finally:
             for phone in lab.phones.values():
