@@ -16,6 +16,7 @@ docs/run-directory.md says which interval each figure carries and why.
 
 from __future__ import annotations
 
+import functools
 import math
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
@@ -334,14 +335,17 @@ def paired_ratio_ci(
     return Ratio(est, math.exp(ci[0]), math.exp(ci[1]), len(logs))
 
 
-def rounds_ratio_ci(rounds: Sequence[tuple[Sequence[float | None], Sequence[float | None]]]) -> Ratio | None:
+def rounds_ratio_ci(
+    rounds: Sequence[tuple[Sequence[float | None], Sequence[float | None]]], level: float = 0.95
+) -> Ratio | None:
     """B against A measured in rounds, each round A and B on the same samples in neighbouring blocks
     (`rounds`: per round, A's and B's values, a[i] and b[i] one sample). A round's ratio is the
     geometric mean of its samples' b/a; the ratio is the geometric mean of the rounds', and its interval
     Student's t over the rounds' log-ratios. The unit is the round, not the sample: the samples of one
     block share that block's load, so their ratios move together, and an interval over them (as
     paired_ratio_ci's) is too narrow as soon as the load differs between blocks. Rounds without a pair
-    are left out; None when none is left; one round: its ratio without an interval."""
+    are left out; None when none is left; one round: its ratio without an interval. `level`: the
+    interval's two-sided coverage."""
     per_round = []
     pairs = 0
     for a, b in rounds:
@@ -353,36 +357,59 @@ def rounds_ratio_ci(rounds: Sequence[tuple[Sequence[float | None], Sequence[floa
         return None
     est = math.exp(sum(per_round) / len(per_round))
     each = tuple(math.exp(d) for d in per_round)
-    ci = mean_t_interval(per_round)
+    ci = mean_t_interval(per_round, level)
     if ci is None:
         return Ratio(est, None, None, pairs, each)
     return Ratio(est, math.exp(ci[0]), math.exp(ci[1]), pairs, each)
 
 
-# Student's t at 0.975 (two-sided 95%) for 1..30 degrees of freedom (any statistics table)
-_T975 = (12.706, 4.303, 3.182, 2.776, 2.571, 2.447, 2.365, 2.306, 2.262, 2.228, 2.201, 2.179, 2.160, 2.145,
-         2.131, 2.120, 2.110, 2.101, 2.093, 2.086, 2.080, 2.074, 2.069, 2.064, 2.060, 2.056, 2.052, 2.048,
-         2.045, 2.042)  # fmt: skip
+def _t_two_sided(t: float, df: int) -> float:
+    """P(|T| < t) for Student's t with integer `df` (Abramowitz & Stegun 26.7.3 and 26.7.4: exact finite
+    sums in cos of theta = atan(t / sqrt(df)))."""
+    theta = math.atan(t / math.sqrt(df))
+    c2 = math.cos(theta) ** 2
+    if df % 2:  # odd: (2 / pi) (theta + sin cos (1 + 2/3 cos^2 + 2*4/(3*5) cos^4 + ...)), last power df - 3
+        term, total = 1.0, 1.0 if df > 1 else 0.0
+        for k in range(1, (df - 1) // 2):
+            term *= c2 * (2 * k) / (2 * k + 1)
+            total += term
+        return 2 / math.pi * (theta + math.sin(theta) * math.cos(theta) * total)
+    term, total = 1.0, 1.0  # even: sin (1 + 1/2 cos^2 + 1*3/(2*4) cos^4 + ...), last power df - 2
+    for k in range(1, df // 2):
+        term *= c2 * (2 * k - 1) / (2 * k)
+        total += term
+    return math.sin(theta) * total
+
+
+@functools.lru_cache(maxsize=256)
+def t_quantile(p: float, df: int) -> float:
+    """Student's t quantile: the t with P(T < t) = p (0.5 <= p < 1), `df` >= 1 degrees of freedom, to
+    1e-9 (bisection on the exact distribution function)."""
+    if df < 1:
+        raise ValueError("t_quantile: at least one degree of freedom")
+    if not 0.5 <= p < 1:
+        raise ValueError(f"t_quantile: p must be in [0.5, 1), not {p}")
+    want, lo, hi = 2 * p - 1, 0.0, 1.0
+    while _t_two_sided(hi, df) < want:
+        hi *= 2
+    while hi - lo > 1e-9 * max(1.0, hi):
+        mid = (lo + hi) / 2
+        lo, hi = (mid, hi) if _t_two_sided(mid, df) < want else (lo, mid)
+    return (lo + hi) / 2
 
 
 def t_quantile_975(df: int) -> float:
-    """Student's t 97.5% point: the table to 30 degrees of freedom, then the Cornish-Fisher expansion
-    around the normal (within 0.001 of the exact value beyond 30)."""
-    if df < 1:
-        raise ValueError("t_quantile_975: at least one degree of freedom")
-    if df <= len(_T975):
-        return _T975[df - 1]
-    z = 1.959964
-    return z + (z**3 + z) / (4 * df) + (5 * z**5 + 16 * z**3 + 3 * z) / (96 * df**2)
+    """Student's t 97.5% point (a two-sided 95% interval)."""
+    return t_quantile(0.975, df)
 
 
-def mean_t_interval(values: Sequence[float]) -> tuple[float, float] | None:
-    """The 95% interval of a mean of a few repetitions (Student's t: a bootstrap of 5 values is too
-    narrow); None with fewer than 2 values."""
+def mean_t_interval(values: Sequence[float], level: float = 0.95) -> tuple[float, float] | None:
+    """The `level` (two-sided) interval of a mean of a few repetitions (Student's t: a bootstrap of 5
+    values is too narrow); None with fewer than 2 values."""
     xs = [float(v) for v in values]
     if len(xs) < 2:
         return None
     m = sum(xs) / len(xs)
     sd = math.sqrt(sum((x - m) ** 2 for x in xs) / (len(xs) - 1))
-    half = t_quantile_975(len(xs) - 1) * sd / math.sqrt(len(xs))
+    half = t_quantile(1 - (1 - level) / 2, len(xs) - 1) * sd / math.sqrt(len(xs))
     return (m - half, m + half)

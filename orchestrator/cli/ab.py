@@ -83,7 +83,7 @@ def ab(
     selected sample after one uncounted one (--warmup 1 unless the flags set --warmup); each sample's
     ratio B/A is taken between the neighbouring blocks of a round, and the interval is over the rounds.
     The blocks are not recorded in the results database unless the flags give --db. Ctrl-C: the block under way stops as a run does, ab exits 130 comparing nothing."""
-    from ..report.ab import ab_comparison, order, rounds_text
+    from ..report.ab import FAMILY_LEVEL, ab_comparison, order, rounds_text
 
     common = _flags(shlex.join(run_flags), "edgefarm ab RUN FLAGS")
     configs = {"a": _flags(config_a, "--a"), "b": _flags(config_b, "--b")}
@@ -136,7 +136,8 @@ def ab(
     # runs[x][k]: round k's block of x; ABBA puts round k's two blocks next to each other
     c, per_round = ab_comparison([load_report(p) for p in runs["a"]], [load_report(p) for p in runs["b"]])
     head = (f"{rounds} rounds (ABBA) on the same devices; each ratio is taken between a round's neighbouring "
-            "blocks and the interval is over the rounds, so the machine's drift between blocks cancels.")  # fmt: skip
+            "blocks and the interval is over the rounds, so the machine's drift between blocks cancels; "
+            f"intervals at {100 * FAMILY_LEVEL:.0f}% each, 95% for all figures at once.")  # fmt: skip
     note = "\n".join([head, *rounds_text(per_round)])
     print_comparison(c, fmt, fail_on, note, "ab")
 
