@@ -64,6 +64,12 @@ class ModelFacts:
     def weight_bytes(self) -> int:
         return sum(s.weight_bytes for s in self.sections)
 
+    @property
+    def kv_cache_dynamic(self) -> bool:
+        """The KV cache has a dynamic length (litert-torch's enable_dynamic_shape): the runtime sizes it to
+        the filled context and, within one engine, never shrinks it (docs/bench.md)."""
+        return self.kv_bytes_per_token is not None and self.kv_cache_tokens is None
+
     def kv_bytes(self, tokens: int | None) -> int | None:
         """KV cache bytes at a token limit (the exported cache length when none is given)."""
         if self.kv_bytes_per_token is None:

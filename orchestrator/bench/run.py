@@ -11,7 +11,7 @@ ClusterFarm), the same DeviceJobs either way. No scoring: the rows are the figur
 from __future__ import annotations
 
 import threading
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
@@ -139,6 +139,7 @@ def plan_bench(
             + (", or --max-num-tokens" if not request.max_num_tokens else "")
             + "), or use a model with a longer context",
         )
+    refuse_shapes_sharing_a_dynamic_cache(model, grid, request)
     base = RunOptions(run_id="", sample_timeout_s=request.sample_timeout_s, max_num_tokens=request.max_num_tokens,
                       repeat=request.repetitions, sustain=request.sustain)  # fmt: skip
     options = {d.name: replace(base.for_device(d, None, None), warmup=len(grid[d.name]) if request.warmup else 0)
@@ -149,6 +150,27 @@ def plan_bench(
     return BenchPlan(request=request, model=model, devices=selection.devices, unusable=selection.unusable,
                      notes=selection.notes, grid=grid, options=options, lanes=lanes, previous=previous,
                      limit=limit, dataset=dataset, bandwidth_gbs=dict(bandwidth_gbs or {}), cluster=cluster)  # fmt: skip
+
+
+def refuse_shapes_sharing_a_dynamic_cache(
+    model: ModelSummary, grid: Mapping[str, Sequence[Cell]], request: BenchRequest
+) -> None:
+    """A model whose KV cache is dynamic keeps, within one engine, the largest cache any cell filled: a
+    grid's cells share an engine (one load per engine setting), so every cell after the deepest would
+    be measured at the deepest cell's cost (tiny-text-dynamic: decode ~80 tok/s at depth 64 after 7168,
+    8030 on a fresh engine). Refused rather than measured wrong; one bench per shape is a fresh engine."""
+    if not (model.facts and model.facts.kv_cache_dynamic):
+        return
+    shapes = sorted({(c.n_prompt, c.n_depth) for g in grid.values() for c in g})
+    if len(shapes) > 1:
+        raise ConfigError(
+            f"{model.path.name} has a dynamic KV cache, which grows to the largest context a cell fills and "
+            f"never shrinks within one engine; this grid's {len(shapes)} prompt/depth shapes would share one",
+            where=f"-p {request.prompts} -d {request.depths}",
+            fix="run one `edgefarm bench` per shape (one -p and one -d each: a fresh engine), e.g. "
+            f"`-p {shapes[0][0]} -d {shapes[0][1]}` then `-p {shapes[-1][0]} -d {shapes[-1][1]}`; "
+            "scripts/bench_depth.py does that for a depth sweep",
+        )
 
 
 @dataclass(frozen=True)

@@ -107,7 +107,7 @@ def preflight(
 ) -> str:
     """Why this phone cannot take the model ("" when it can). `floor_bytes`: the model's predicted
     memory floor (weights + KV cache at the run's token limit, model_facts.py), checked against RAM;
-    `media_bytes`: the dataset's media still to push."""
+    `media_bytes`: the dataset's media (and the runner's files) still to push."""
     model_mb = model_bytes / 2**20
     need_mb = STORAGE_MARGIN_MB + media_bytes / 2**20 + (0.0 if model_on_device else model_mb)
     if info.free_storage_mb is not None and info.free_storage_mb < need_mb:
@@ -216,6 +216,20 @@ def model_on_phone(device: Phone, need: Need) -> bool:
     return ex.code == 0 and lines[:1] == [str(need.model_bytes)]
 
 
+def runner_bytes_to_push(device: Phone, choice: RunnerChoice) -> int:
+    """The bytes of the runner and its runtime library that staging will push: those not at their place on
+    the phone at the same size (AndroidRunner.stage's bin/ and lib/). The library is ~130 MB: a storage
+    check without it passed phones whose push then failed."""
+    root = PurePosixPath(str(device.workdir))
+    local = {str(root / "bin" / choice.binary.name): choice.binary}
+    if choice.lib is not None:
+        local[str(root / "lib" / choice.lib.name)] = choice.lib
+    lines: list[str] = []
+    device.run(["stat", "-c", "%n %s", *local], timeout_s=30, on_line=lines.append)  # missing files: no line
+    there = dict(ln.rsplit(" ", 1) for ln in lines if " " in ln)
+    return sum(f.stat().st_size for remote, f in local.items() if there.get(remote) != str(f.stat().st_size))
+
+
 def phone_checks(device: Phone, info: DeviceInfo, need: Need, env: Mapping[str, str]) -> tuple[Check, ...]:
     """Runner for the phone's ABI, the pinned runtime library, storage for model and media, memory."""
     try:
@@ -227,7 +241,7 @@ def phone_checks(device: Phone, info: DeviceInfo, need: Need, env: Mapping[str, 
         out.append(runtime_check(choice))
     there = bool(need.model_sha256) and model_on_phone(device, need)
     storage = preflight(replace(info, ram_mb=None), need.model_bytes, model_on_device=there,
-                        media_bytes=need.media_bytes)  # fmt: skip
+                        media_bytes=need.media_bytes + runner_bytes_to_push(device, choice))  # fmt: skip
     free = f"{info.free_storage_mb:.0f} MB free" if info.free_storage_mb is not None else "free space unknown"
     held = "; the model is there already" if there else ""
     out.append(Check("storage", not storage, storage or free + held,

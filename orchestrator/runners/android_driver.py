@@ -124,9 +124,13 @@ class AndroidRunner:
             tokens = opts.max_num_tokens or model.max_context_tokens
             floor = model.facts.floor_bytes(tokens) if model.facts else None
             on_device = have.get(str(model_remote)) == model.sha256
-            media_bytes = sum(local.stat().st_size for local, remote in media if str(remote) not in have)
+            # what push_many will send besides the model: runner, ~130 MB library, media, job files
+            others = [pair for local, remote in pushes[1:] for pair in push_pairs(local, remote, device.name)]
+            to_push = sum(
+                src.stat().st_size for src, dst in others if have.get(str(dst)) != cached_sha256(src)
+            )
             reason = preflight(device.info(), model.size_bytes, model_on_device=on_device, floor_bytes=floor,
-                               media_bytes=media_bytes)  # fmt: skip
+                               media_bytes=to_push)  # fmt: skip
             if reason:
                 raise DeviceError(f"skipped: {reason}", where=device.name,
                                   fix="free storage/RAM on the phone or choose a smaller model")  # fmt: skip

@@ -17,6 +17,8 @@ import os
 import subprocess
 import sys
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
@@ -59,15 +61,20 @@ def _fill(folder: Path) -> Path:
     return filler
 
 
-@pytest.mark.parametrize("runner", ["native", "upstream"])
-def test_a_phone_whose_data_fills_mid_run_says_so_keeps_its_rows_and_resume_finishes(
-    adb_lab, tmp_path, runner
-):
+def _edgefarm(env: dict[str, str], *args: str) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "orchestrator", *args], cwd=REPO, env=env, capture_output=True,
+                          text=True, timeout=300, check=False)  # fmt: skip
+
+
+@contextmanager
+def _phone_with_data(adb_lab, tmp_path: Path, size: int) -> Iterator[tuple[Path, AdbServer]]:
+    """The lab's Pixel 8 (LABEL) on its own adb server, its /data a tmpfs of `size` bytes; (its /data
+    folder on this host, the server). Removed and unmounted after."""
     if os.geteuid() != 0:
         pytest.fail("this story mounts a tmpfs as the phone's /data: run it as root (the lab's CI does)")
     data = tmp_path / "phones" / LABEL / "data"
     data.mkdir(parents=True)
-    subprocess.run(["mount", "-t", "tmpfs", "-o", f"size={DATA_BYTES},mode=0755", "edgefarm-lab-data", str(data)],
+    subprocess.run(["mount", "-t", "tmpfs", "-o", f"size={size},mode=0755", "edgefarm-lab-data", str(data)],
                    check=True)  # fmt: skip
     server = AdbServer(tmp_path / "farm-host").start()
     adb_lab.servers.append(server)
@@ -78,6 +85,22 @@ def test_a_phone_whose_data_fills_mid_run_says_so_keeps_its_rows_and_resume_fini
             adb_lab.add_phone(LABEL, PIXEL_8, server=len(adb_lab.servers) - 1)
         finally:
             adb_lab.tmp = lab_tmp
+        yield data, server
+    finally:
+        phone = adb_lab.phones.pop(LABEL, None)
+        if phone is not None:
+            phone.vanish()
+        adb_lab.owner.pop(adb_lab.serials.pop(LABEL, ""), None)
+        server.stop()
+        adb_lab.servers.remove(server)
+        subprocess.run(["umount", "-l", str(data)], check=False)
+
+
+@pytest.mark.parametrize("runner", ["native", "upstream"])
+def test_a_phone_whose_data_fills_mid_run_says_so_keeps_its_rows_and_resume_finishes(
+    adb_lab, tmp_path, runner
+):
+    with _phone_with_data(adb_lab, tmp_path, DATA_BYTES) as (data, server):
         serial = adb_lab.serials[LABEL]
         inv = tmp_path / "devices.yaml"
         inv.write_text("devices: []\n")
@@ -124,18 +147,37 @@ def test_a_phone_whose_data_fills_mid_run_says_so_keeps_its_rows_and_resume_fini
 
         filler.unlink()  # the user frees space; resume finishes the rest
         faults.unlink()
-        p = subprocess.run([sys.executable, "-m", "orchestrator", *args, "--resume", str(run_dir)], cwd=REPO,
-                           env=env, capture_output=True, text=True, timeout=300, check=False)  # fmt: skip
+        p = _edgefarm(env, *args, "--resume", str(run_dir))
         assert p.returncode == 0, p.stderr[-4000:]
         rows = _runs(dev)
         assert len(rows) == total == len({r["id"] for r in rows}), [r["id"] for r in rows]
         assert all(r["status"] == "ok" for r in rows), rows
         assert {r["id"]: r["output"] for r in rows if r["id"] in ids} == {r["id"]: r["output"] for r in kept}
-    finally:
-        phone = adb_lab.phones.pop(LABEL, None)
-        if phone is not None:
-            phone.vanish()
-        adb_lab.owner.pop(adb_lab.serials.pop(LABEL, ""), None)
-        server.stop()
-        adb_lab.servers.remove(server)
-        subprocess.run(["umount", "-l", str(data)], check=False)
+
+
+def test_a_phone_with_room_for_the_model_but_not_the_runtime_library_is_refused_before_the_push(
+    adb_lab, tmp_path
+):
+    """/data has room for the model and the margin but not for the ~130 MB runtime library still to push:
+    doctor says storage is not ready and counts the library, and the run refuses the phone before it
+    pushes anything. Before, the check counted only the model and media (ready), and the push failed
+    halfway with the sync connection closed."""
+    with _phone_with_data(adb_lab, tmp_path, 100 * 1024 * 1024) as (data, server):
+        env = adb_lab.env(COLUMNS="250", ANDROID_ADB_SERVER_PORT=str(server.port))
+        env.pop("EDGEFARM_INVENTORY", None)
+        inv = tmp_path / "devices.yaml"
+        inv.write_text("devices: []\n")
+        p = _edgefarm(env, "doctor", "--devices", PHONE, "--inventory", str(inv), "--json")
+        assert p.returncode == 3, p.stderr[-3000:]
+        (dev,) = json.loads(p.stdout)["devices"]
+        storage = next(c for c in dev["checks"] if c["need"] == "storage")
+        assert not storage["ok"] and "needs" in storage["found"], storage
+        needed = float(storage["found"].split("needs ")[1].split(" MB")[0])
+        assert needed > 130, storage  # the library counted (the model is under 1 MB)
+        out = tmp_path / "runs"
+        p = _edgefarm(
+            env, "run", "--devices", PHONE, "--inventory", str(inv), "--limit", "1", "--out", str(out)
+        )
+        said = " ".join(p.stderr.split())
+        assert p.returncode == 3 and "needs" in said and "Traceback" not in said, said[-3000:]
+        assert not (data / "local" / "tmp" / "edgefarm" / "lib").exists()  # nothing pushed

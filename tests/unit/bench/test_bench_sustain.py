@@ -3,6 +3,7 @@ first per cell, and the plan's refusals (pure parts; the lab tests run it: tests
 
 from __future__ import annotations
 
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -16,6 +17,7 @@ from orchestrator.bench.sustained import summary, sustained, table
 from orchestrator.errors import ConfigError
 from orchestrator.inventory import Selection
 from orchestrator.measure import expand, split
+from orchestrator.model_facts import ModelFacts
 from orchestrator.models import ModelSummary
 
 A, B = Cell(64, 16, 0, "cpu", None), Cell(256, 16, 512, "cpu", None)
@@ -108,3 +110,17 @@ def test_parallel_local_means_nothing_on_a_cluster():
     with pytest.raises(ConfigError, match="--parallel-local"):
         _plan(cluster=object(), parallel_local=True)
     assert _plan(cluster="the farm").cluster == "the farm"
+
+
+def test_a_dynamic_cache_model_is_refused_a_grid_of_several_shapes_and_runs_one():
+    """tiny-text-dynamic's KV cache grows to the deepest cell and never shrinks within one engine: a grid
+    whose shapes share an engine would measure every later cell at the deepest one's cost."""
+    facts = ModelFacts(kv_cache_tokens=None, kv_bytes_per_token=1024.0)
+    dynamic = replace(MODEL, path=Path("tiny-text-dynamic.litertlm"), facts=facts)
+    sel = Selection((_Dev(),), (), ())
+    with pytest.raises(ConfigError, match="dynamic KV cache") as e:
+        plan_bench(BenchRequest(prompts="64", gens="16", depths="0,1024"), dynamic, sel, None)
+    assert "-p 64 -d 0` then `-p 64 -d 1024`" in e.value.fix
+    assert plan_bench(BenchRequest(prompts="64", gens="16,32", depths="1024"), dynamic, sel, None).grid
+    static = replace(MODEL, facts=ModelFacts(kv_cache_tokens=2048, kv_bytes_per_token=1024.0))
+    assert plan_bench(BenchRequest(prompts="64", gens="16", depths="0,1024"), static, sel, None).grid
