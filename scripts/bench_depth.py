@@ -34,9 +34,8 @@ sys.path.insert(0, str(REPO))
 from orchestrator.bench.grid import parse_values
 from orchestrator.devices.adb_discovery import known_name
 from orchestrator.models import inspect_model
-from tests.lab.adb.conftest import Lab
+from tests.lab.adb.conftest import running_lab
 from tests.lab.adb.sandbox import GALAXY_S24, PIXEL_8, REDMI_NOTE_13
-from tests.lab.adb.server import AdbServer
 
 LAB_PHONES = (("pixel8", PIXEL_8), ("s24", GALAXY_S24), ("redmi", REDMI_NOTE_13))
 HOST = "this-host"
@@ -94,10 +93,9 @@ def main() -> int:
         work = Path(tmp)
         inventory = work / "devices.yaml"
         inventory.write_text(f"devices:\n  - name: {HOST}\n    kind: local\n    workdir: {work / 'host'}\n")
-        lab = Lab(tmp=work, servers=[AdbServer(work / "adb0").start()])
-        try:
-            for label, spec in LAB_PHONES[: args.phones]:
-                lab.add_phone(label, spec, server=0)
+        with running_lab(
+            work, [(label, spec, 0) for label, spec in LAB_PHONES[: args.phones]], hosts=1
+        ) as lab:
             env = lab.env(COLUMNS="200", EDGEFARM_CACHE_DIR=str(work / "cache"))
             env.pop("EDGEFARM_INVENTORY", None)
             phones = [known_name(spec.props) for _, spec in LAB_PHONES[: args.phones]]  # discovery's names
@@ -111,11 +109,6 @@ def main() -> int:
                         decode += decode_rows(rows)
                     results.append({"model": model.name, "device": device, "decode": decode})
                     print(f"{model.name} on {device}: done", file=sys.stderr)
-        finally:
-            for phone in lab.phones.values():
-                phone.vanish()
-            for server in lab.servers:
-                server.stop()
     if args.json:
         print(json.dumps({"flags": flags, "results": results}, indent=2))
         return 0

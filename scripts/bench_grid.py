@@ -31,9 +31,8 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
-from tests.lab.adb.conftest import Lab
+from tests.lab.adb.conftest import Lab, running_lab
 from tests.lab.adb.sandbox import GALAXY_S24, PIXEL_8, REDMI_NOTE_13
-from tests.lab.adb.server import AdbServer
 
 TINY_TEXT = REPO / "data" / "models" / "tiny-text.litertlm"
 
@@ -92,18 +91,14 @@ def main() -> int:
     grid = ["-p", args.p, "-n", args.n, "-d", args.d, "-r", args.r, "--backend", "cpu"]
     with tempfile.TemporaryDirectory() as tmp:
         work = Path(tmp)
-        lab = Lab(tmp=work, servers=[AdbServer(work / "host0").start(), AdbServer(work / "host1").start()])
-        try:
-            lab.add_phone("pixel8", PIXEL_8, server=0)
-            lab.add_phone("s24", GALAXY_S24, server=0)
-            lab.add_phone("redmi", REDMI_NOTE_13, server=1)
-            lab.add_phone("pixel8b", PIXEL_8, server=1)
+        phones = [
+            ("pixel8", PIXEL_8, 0),
+            ("s24", GALAXY_S24, 0),
+            ("redmi", REDMI_NOTE_13, 1),
+            ("pixel8b", PIXEL_8, 1),
+        ]
+        with running_lab(work, phones) as lab:
             result = [one_bench(lab, work, grid, args.model, label) for label in ("cold", "warm")]
-        finally:
-            for phone in lab.phones.values():
-                phone.vanish()
-            for server in lab.servers:
-                server.stop()
     if args.json:
         print(json.dumps(result, indent=2))
         return 0

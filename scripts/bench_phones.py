@@ -26,9 +26,8 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
-from tests.lab.adb.conftest import Lab
+from tests.lab.adb.conftest import Lab, running_lab
 from tests.lab.adb.sandbox import GALAXY_S24, PIXEL_8
-from tests.lab.adb.server import AdbServer
 
 
 def one_run(lab: Lab, runner: str, limit: int | None, work: Path) -> dict:
@@ -67,16 +66,8 @@ def main() -> int:
     args = ap.parse_args()
     with tempfile.TemporaryDirectory() as tmp:
         work = Path(tmp)
-        lab = Lab(tmp=work, servers=[AdbServer(work / "host0").start(), AdbServer(work / "host1").start()])
-        try:
-            lab.add_phone("pixel8", PIXEL_8, server=0)
-            lab.add_phone("s24", GALAXY_S24, server=0)
+        with running_lab(work, [("pixel8", PIXEL_8, 0), ("s24", GALAXY_S24, 0)]) as lab:
             runs = [one_run(lab, runner, args.limit, work) for runner in ("native", "upstream")]
-        finally:
-            for phone in lab.phones.values():
-                phone.vanish()
-            for server in lab.servers:
-                server.stop()
     if args.json:
         print(json.dumps(runs, indent=2))
         return 0

@@ -12,7 +12,7 @@ import hashlib
 import os
 import shutil
 import sys
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -183,22 +183,28 @@ class Lab:
         return path
 
 
-def open_adb_lab(tmp_path_factory):
-    """Two farm hosts (adb servers) and three phones: the generator behind the session fixture
-    `adb_lab` (tests/lab/conftest.py), so every lab suite shares ONE lab."""
-    _require_tools()
-    tmp = tmp_path_factory.mktemp("adb-lab")
-    servers = [AdbServer(tmp / f"host{i}").start() for i in range(2)]
-    # No global ANDROID_ADB_SERVER_PORT: other lab suites in this session must not see these phones.
-    # Tests hand the lab's ports over explicitly (lab.env for subprocesses, server_addrs for calls).
-    lab = Lab(tmp=tmp, servers=servers)
+@contextmanager
+def running_lab(tmp: Path, phones: Sequence[tuple[str, PhoneSpec, int]], hosts: int = 2) -> Iterator[Lab]:
+    """`hosts` farm hosts (adb servers) with these phones (label, spec, index of its server), stopped and
+    removed after: the suite's lab and the benchmark scripts' (scripts/bench_*.py) own."""
+    lab = Lab(tmp=tmp, servers=[AdbServer(tmp / f"host{i}").start() for i in range(hosts)])
     try:
-        lab.add_phone("pixel8", PIXEL_8, server=0)
-        lab.add_phone("s24", GALAXY_S24, server=0)
-        lab.add_phone("redmi", REDMI_NOTE_13, server=1)
+        for label, spec, server in phones:
+            lab.add_phone(label, spec, server=server)
         yield lab
     finally:
         for phone in list(lab.phones.values()):
             phone.vanish()
-        for server in servers:
+        for server in lab.servers:
             server.stop()
+
+
+def open_adb_lab(tmp_path_factory):
+    """Two farm hosts (adb servers) and three phones: the generator behind the session fixture
+    `adb_lab` (tests/lab/conftest.py), so every lab suite shares ONE lab."""
+    _require_tools()
+    # No global ANDROID_ADB_SERVER_PORT: other lab suites in this session must not see these phones.
+    # Tests hand the lab's ports over explicitly (lab.env for subprocesses, server_addrs for calls).
+    phones = [("pixel8", PIXEL_8, 0), ("s24", GALAXY_S24, 0), ("redmi", REDMI_NOTE_13, 1)]
+    with running_lab(tmp_path_factory.mktemp("adb-lab"), phones) as lab:
+        yield lab

@@ -14,9 +14,8 @@ from pathlib import Path
 
 import pytest
 
-from .conftest import Lab, _require_tools
+from .conftest import _require_tools, running_lab
 from .sandbox import PIXEL_8
-from .server import AdbServer
 
 REPO = Path(__file__).resolve().parents[3]
 
@@ -25,16 +24,8 @@ REPO = Path(__file__).resolve().parents[3]
 def twin_lab(tmp_path_factory):
     _require_tools()
     tmp = tmp_path_factory.mktemp("shard-lab")
-    lab = Lab(tmp=tmp, servers=[AdbServer(tmp / f"host{i}").start() for i in range(2)])
-    try:
-        for i in range(4):
-            lab.add_phone(f"p{i}", PIXEL_8, server=i % 2)
+    with running_lab(tmp, [(f"p{i}", PIXEL_8, i % 2) for i in range(4)]) as lab:
         yield lab
-    finally:
-        for phone in list(lab.phones.values()):
-            phone.vanish()
-        for server in lab.servers:
-            server.stop()
 
 
 def test_four_identical_phones_split_the_samples_and_report_as_one_row(twin_lab, tmp_path):
