@@ -8,6 +8,7 @@ import io
 from rich.cells import cell_len
 from rich.console import Console, Group
 from rich.markup import escape
+from rich.measure import Measurement
 from rich.table import Table
 from rich.text import Text
 
@@ -44,8 +45,12 @@ def _fitted(headers: list[str], rows: list[list[Cell]], title: str, width: int) 
 
 def _one_line_per_row(table: Table, rows: int, width: int) -> bool:
     """Rendered `width` columns wide, the table keeps every row on one line (no cell wrapped, no line
-    longer than the terminal): measured by rendering it, as the terminal will, not predicted."""
+    longer than the terminal) and no cell is cut: measured by rendering it, as the terminal will, not
+    predicted. A table wider than the terminal is crushed by rich, its no-wrap cells cut to `Pa…`
+    (still one line each), so its natural width must fit too."""
     console = Console(width=width, file=io.StringIO(), color_system=None, legacy_windows=False)
+    if Measurement.get(console, console.options.update_width(10_000), table).maximum > width:
+        return False
     with console.capture() as captured:
         console.print(table)
     lines = captured.get().splitlines()

@@ -424,6 +424,7 @@ def test_the_terminal_table_fits_the_terminal_it_is_printed_in(lab, tmp_path, co
     lines = shown.splitlines()
     assert len(lines) == len(joined.splitlines()), "a line was wrapped by the terminal"
     assert all(len(x) <= columns for x in lines)
+    assert "…" not in shown, shown  # no cell or header cut to fit: a column is dropped instead
     table = lines[next(i for i, x in enumerate(lines) if x.startswith("┡")) + 1 :]
     rows = table[: next(i for i, x in enumerate(table) if x.startswith("└"))]
     assert [x.split("│")[1].strip() for x in rows] == list(DEVICES), (

@@ -16,6 +16,7 @@ from orchestrator.report.combine import build_report, device_row, sample_rows
 from orchestrator.report.compare import compare_runs
 from orchestrator.report.merge import merge_reports
 from orchestrator.report.printers import PRINTERS
+from orchestrator.report.terminal import to_text
 from orchestrator.run.run_json import RunJson
 from orchestrator.run.types import DeviceOutcome
 
@@ -305,3 +306,19 @@ def test_disagreements_list_only_verdict_flips_and_fold_the_answer_only_differen
     md = PRINTERS.get("md")(report)
     assert "1 sample(s) pass on one device and fail on another:" in md
     assert "39 sample(s) with the same verdict on every device but different answers: s1, s2," in md
+
+
+@pytest.mark.parametrize("width", [100, 160])
+def test_term_never_cuts_a_cell_to_fit_it_drops_columns_instead(width):
+    """A long hardware name (this host's CPU) made the table 'fit' 160 columns only by rich cutting
+    every cell to `Pa…`, `this-ho…`: a fit is the table at its natural width, not a crushed one."""
+    per = {"this-host": ([_r(i) for i in ("s1", "s2")], _score({"s1": True, "s2": True}))}
+    info = DeviceInfo.from_dict({"name": "this-host", "kind": "local",
+                                 "soc": "AMD EPYC 9B14 96-Core Processor with a long marketing name"})  # fmt: skip
+    rows = [device_row(info, DeviceOutcome.from_dict({"wall_s": 1.0}), *per["this-host"])]
+    report = build_report(
+        RunJson.from_dict(RUN), rows, sample_rows(per), finished_at="2026-01-01T00:01:00+00:00"
+    )
+    text = to_text(report, width)
+    assert "…" not in text and "this-host" in text and "Pass" in text, text
+    assert max(len(line) for line in text.splitlines()) <= width
