@@ -216,14 +216,20 @@ def model_on_phone(device: Phone, need: Need) -> bool:
     return ex.code == 0 and lines[:1] == [str(need.model_bytes)]
 
 
+def runner_places(device: Phone, choice: RunnerChoice) -> tuple[PurePosixPath, PurePosixPath]:
+    """Where staging puts the runner binary and the runtime library's folder on the phone."""
+    root = PurePosixPath(str(device.workdir))
+    return root / "bin" / choice.binary.name, root / "lib"
+
+
 def runner_bytes_to_push(device: Phone, choice: RunnerChoice) -> int:
     """The bytes of the runner and its runtime library that staging will push: those not at their place on
-    the phone at the same size (AndroidRunner.stage's bin/ and lib/). The library is ~130 MB: a storage
-    check without it passed phones whose push then failed."""
-    root = PurePosixPath(str(device.workdir))
-    local = {str(root / "bin" / choice.binary.name): choice.binary}
+    the phone (runner_places) at the same size. The library is ~130 MB: a storage check without it
+    passed phones whose push then failed."""
+    binary, lib_dir = runner_places(device, choice)
+    local = {str(binary): choice.binary}
     if choice.lib is not None:
-        local[str(root / "lib" / choice.lib.name)] = choice.lib
+        local[str(lib_dir / choice.lib.name)] = choice.lib
     lines: list[str] = []
     device.run(["stat", "-c", "%n %s", *local], timeout_s=30, on_line=lines.append)  # missing files: no line
     there = dict(ln.rsplit(" ", 1) for ln in lines if " " in ln)

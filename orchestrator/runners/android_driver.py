@@ -39,6 +39,7 @@ from .android_choice import (
     choose_runner,
     phone_checks,
     preflight,
+    runner_places,
     runtime_version,
     version_stamp,
 )
@@ -83,8 +84,7 @@ class AndroidRunner:
         model_remote = root / "models" / model.sha256[:16] / model.path.name
         job = root / "runs" / opts.run_id / "job"
         cache = root / "cache" / model.sha256[:16]
-        bin_remote = root / "bin" / choice.binary.name
-        lib_dir = root / "lib"
+        bin_remote, lib_dir = runner_places(device, choice)
         items = [
             JobItem.from_json(ln)
             for ln in (bundle / "job.jsonl").read_text("utf-8").splitlines()
