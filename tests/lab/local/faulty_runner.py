@@ -4,6 +4,8 @@ but dies or hangs on chosen sample ids, as a runtime crash, the OOM killer or a 
     EDGEFARM_TEST_FAULTS="KILL=ID1,ABORT=ID2,HANG=ID3,SLOW=0.5"   python faulty_runner.py <entry.py> <args>
     EDGEFARM_TEST_FAULTS="SLOWER=0.1"   a runtime 10% slower: each reply takes 10% longer, inside the
                                         sample's measured wall time (SLOW waits outside it)
+    EDGEFARM_TEST_FAULTS="LATER=1.0"    each reply takes 1.0 s longer, inside the measured wall time: a
+                                        slowdown no load on the host can hide (a ratio can be)
     EDGEFARM_TEST_FAULTS="ANSWER=ID4" EDGEFARM_TEST_ANSWER=TEXT   the model answers ID4 with exactly TEXT
     EDGEFARM_TEST_FAULTS="NOISE=0.5"  a runtime whose arithmetic drifts: Gaussian noise of that sd (nats)
                                    on every score run_text_scoring returns, and (sd > 0.05) the greedy
@@ -92,10 +94,10 @@ if "NOISE" in faults:
 
 
 class _SlowerConversation:
-    """A conversation whose every reply takes `fraction` longer (a slower runtime)."""
+    """A conversation whose every reply takes `fraction` longer, plus `later_s` (a slower runtime)."""
 
-    def __init__(self, conv, fraction: float):
-        self._conv, self._fraction = conv, fraction
+    def __init__(self, conv, fraction: float, later_s: float):
+        self._conv, self._fraction, self._later_s = conv, fraction, later_s
 
     def __enter__(self):
         self._conv.__enter__()
@@ -107,23 +109,23 @@ class _SlowerConversation:
     def send_message(self, message):
         t0 = time.perf_counter()
         reply = self._conv.send_message(message)
-        time.sleep(self._fraction * (time.perf_counter() - t0))
+        time.sleep(self._fraction * (time.perf_counter() - t0) + self._later_s)
         return reply
 
     def __getattr__(self, name):
         return getattr(self._conv, name)
 
 
-if "SLOWER" in faults:
+if "SLOWER" in faults or "LATER" in faults:
     real_init = litert_runner.LiteRtRunner.__init__
 
     def init(self, *args, **kwargs):
         real_init(self, *args, **kwargs)
-        engine, fraction = self.engine, float(faults["SLOWER"])
+        engine, fraction, later_s = self.engine, float(faults.get("SLOWER", 0)), float(faults.get("LATER", 0))
 
         class Engine:
             def create_conversation(self, *a, **kw):
-                return _SlowerConversation(engine.create_conversation(*a, **kw), fraction)
+                return _SlowerConversation(engine.create_conversation(*a, **kw), fraction, later_s)
 
             def __getattr__(self, name):
                 return getattr(engine, name)
