@@ -12,12 +12,18 @@ sampled maximum is per sample ("sampled"), and VmHWM (the process's whole life) 
 The sampler thread wakes every few ms and holds the GIL while it reads, so each reading is kept
 cheap: the status file stays open and is re-read from offset 0 (procfs regenerates it), as bytes,
 and only our few fields are looked up in it.
+
+`paused()`: no readings while the runtime times a bench turn (android_runner/bench.py). Even so cheap
+a thread cost a 1-thread engine ~2% of its prefill speed on a 2-core host (scripts/bench_vs_litert.py,
+docs/benchmarks/bench.md); the item's resident peak is the reset VmHWM, which needs no reading.
 """
 
 from __future__ import annotations
 
 import os
 import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
 
 FIELDS_KB = ("VmRSS", "VmHWM", "RssAnon", "RssFile", "VmSwap")
 _NEEDLES = tuple((f"\n{key}:".encode(), key) for key in FIELDS_KB)
@@ -87,6 +93,8 @@ class MemorySampler:
         self._peaks: dict[str, float] = {}
         self._file = None  # opened on first read, kept for the process (closing could race a reader)
         self._stop = threading.Event()
+        self._reading = threading.Event()  # cleared while paused: the thread sleeps on it
+        self._reading.set()
         self._thread: threading.Thread | None = None
 
     def start(self) -> None:
@@ -96,6 +104,7 @@ class MemorySampler:
     def stop(self) -> None:
         """Never raises."""
         self._stop.set()
+        self._reading.set()  # a paused thread wakes to see the stop
         if self._thread is not None:
             self._thread.join(timeout=1.0)
 
@@ -137,6 +146,19 @@ class MemorySampler:
         with self._lock:
             return dict(self._peaks)
 
-    def _loop(self) -> None:
-        while not self._stop.wait(self._interval_s):
+    @contextmanager
+    def paused(self) -> Iterator[None]:
+        """No background reading inside the block (one reading as it starts and as it ends); the
+        thread sleeps until then, not waking every interval. Not nested."""
+        self.sample()
+        self._reading.clear()
+        try:
+            yield
+        finally:
+            self._reading.set()
             self.sample()
+
+    def _loop(self) -> None:
+        while self._reading.wait() and not self._stop.wait(self._interval_s):
+            if self._reading.is_set():
+                self.sample()

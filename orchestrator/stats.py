@@ -10,6 +10,8 @@ the tests' references, tests/unit/fixtures/stats_references.json).
   discordant pairs count (b: pass->fail, c: fail->pass); two-sided exact binomial p at 1/2.
 - `paired_ratio_ci`: B against A on the same samples as the geometric mean of the per-sample ratios
   b_i/a_i with a bootstrap interval over the pairs: "1.00 (0.97-1.04)" holds 1, no difference.
+- `median_order_ci`: the median's distribution-free interval from two order statistics (exact
+  binomial coverage, no resampling), for many paired ratios (scripts/bench_vs_litert.py).
 
 docs/run-directory.md says which interval each figure carries and why.
 """
@@ -279,6 +281,19 @@ def mcnemar_exact(b: int, c: int) -> float:
     k = min(b, c)
     tail = sum(math.comb(m, i) for i in range(k + 1)) / 2.0**m
     return min(1.0, 2.0 * tail)
+
+
+def median_order_ci(values: Sequence[float], level: float = LEVEL) -> tuple[float, float] | None:
+    """The median's interval [x_(k), x_(n+1-k)] of the sorted values, k the largest rank whose tail
+    P(Binomial(n, 1/2) < k) is at most (1 - level) / 2: coverage at least `level` for any continuous
+    distribution. None when n is too small for any k (n < 6 at 95%)."""
+    xs = sorted(float(v) for v in values)
+    n, half = len(xs), (1.0 - level) / 2.0
+    k, tail = 0, 0
+    while k < n // 2 and (tail + math.comb(n, k)) / 2.0**n <= half:  # tail: P(B < k) * 2^n
+        tail += math.comb(n, k)
+        k += 1
+    return (xs[k - 1], xs[n - k]) if k else None
 
 
 @dataclass(frozen=True)

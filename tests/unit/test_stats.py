@@ -167,3 +167,20 @@ def test_percentiles_counted_from_the_draws_are_numpys_percentiles_of_the_resamp
             got = stats.percentile_stat(q).by_counts(xs, draws.counts(k))
             assert np.array_equal(got, np.percentile(xs[idx], q, axis=1)), (k, q)
     assert stats.Resamples().counts(stats.BLOCK_CELLS) is None  # a draw too big to keep: resampled per figure
+
+
+def test_median_order_ci_ranks_are_the_binomial_table_s():
+    # 95%: n=10 -> ranks 2 and 9 (P(B<=1) = 11/1024 <= 0.025 < P(B<=2) = 56/1024); n=6 -> 1 and 6
+    # (P(B=0) = 1/64); n=5 has none (1/32 > 0.025)
+    assert stats.median_order_ci(list(range(10, 0, -1))) == (2.0, 9.0)
+    assert stats.median_order_ci([3, 1, 2, 6, 5, 4]) == (1.0, 6.0)
+    assert stats.median_order_ci([1, 2, 3, 4, 5]) is None
+
+
+def test_median_order_ci_covers_the_median_at_least_as_often_as_it_says():
+    rng = random.Random(7)
+    hits = 0
+    for _ in range(400):
+        lo, hi = stats.median_order_ci([rng.expovariate(1.0) for _ in range(41)])
+        hits += lo <= math.log(2) <= hi  # the exponential's median
+    assert hits / 400 >= 0.93  # exact coverage 0.972 at n=41 (ranks 14, 28); 400 draws vary by ~0.8%

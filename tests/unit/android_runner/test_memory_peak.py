@@ -50,3 +50,35 @@ def test_without_a_reset_only_the_sampled_maximum_is_reported():
     assert f["peak_hwm_mb"] is None  # the whole process's mark is not this sample's
     assert (f["peak_rss_mb"], f["peak_anon_mb"], f["peak_file_mb"], f["peak_swap_mb"]) == (120.0, 60.0, 40.0, 20.0)
     assert reset_hwm(pid=999999999) is False  # no such process: refused, never raises
+
+
+class _CountingSampler(MemorySampler):
+    """The real sampler, counting its readings of /proc/self/status."""
+
+    reads = 0
+
+    def _read(self) -> bytes:
+        self.reads += 1
+        return super()._read()
+
+
+def test_a_paused_sampler_reads_nothing_in_the_block_and_resumes_after():
+    """bench's timed turns run with no sampler thread beside them (android_runner/bench.py)."""
+    import time
+
+    memory = _CountingSampler(interval_s=0.001)
+    memory.start()
+    time.sleep(0.05)
+    assert memory.reads >= 3  # sampling in the background
+    with memory.paused():
+        during = memory.reads
+        time.sleep(0.2)  # ~200 readings' worth
+        assert memory.reads - during <= 1  # at most one reading already under way
+    after = memory.reads
+    time.sleep(0.1)
+    assert memory.reads - after >= 3  # sampling again
+    with memory.paused():
+        t0 = time.perf_counter()
+        memory.stop()  # a paused thread still ends at once
+        assert time.perf_counter() - t0 < 0.5
+        assert memory._thread is not None and not memory._thread.is_alive()
