@@ -3,18 +3,20 @@
 # applets (the device lab runs exactly those). No `timeout`, no awk, no GNU options, and
 # arithmetic kept small (mksh integers are 32-bit signed).
 #
-#   sh driver.sh native   JOB_DIR RUNNER LIB_DIR TIMEOUT_S   native runner, ONE model load per run
-#   sh driver.sh upstream JOB_DIR BINARY LIB_DIR TIMEOUT_S   litert_lm_advanced_main once per sample
-#   sh driver.sh hook     SAMPLE_DIR before|after            cooldown gate + battery/thermal snapshot
-#   sh driver.sh stop     JOB_DIR                            stop this job's driver and runner, for certain
+#   sh driver.sh native   JOB_DIR RUNNER LIB_DIR   native runner, ONE model load per run
+#   sh driver.sh upstream JOB_DIR BINARY LIB_DIR   litert_lm_advanced_main once per sample
+#   sh driver.sh hook     SAMPLE_DIR before|after  cooldown gate + battery/thermal snapshot
+#   sh driver.sh stop     JOB_DIR                  stop this job's driver and runner, for certain
 #
 # The host renders everything as files, so no prompt, id or dataset text is ever on a command line;
 # paths are positional arguments, never pasted into a command string.
-# native:   JOB_DIR/job.conv (the conversations), JOB_DIR/runner_flags (one flag per line);
-#           the runner appends JOB_DIR/results.jsonl; the driver restarts it after a crash, recording
-#           the sample in flight (JOB_DIR/inflight) as crash/oom.
-# upstream: JOB_DIR/index.tsv (n<TAB>max_output_tokens<TAB>multi), JOB_DIR/common_flags, and per sample
-#           samples/N/{prompt.txt|turns.txt,flags}; writes samples/N/{stdout,stderr,trace.tsv,...}
+# Both: JOB_DIR/settings, the run's settings (android_runner/settings.py: "EFSETTINGS 1", then key=value
+#           lines): the native runner reads it itself (--settings), the hook its cooldown gate, and
+#           upstream's flags are made from it here.
+# native:   JOB_DIR/job.conv (the conversations); the runner appends JOB_DIR/results.jsonl; the driver
+#           restarts it after a crash, recording the sample in flight (JOB_DIR/inflight) as crash/oom.
+# upstream: JOB_DIR/index.tsv (n<TAB>multi), and per sample samples/N/{prompt.txt|turns.txt,flags}
+#           (flags: the sample's own, one per line); writes samples/N/{stdout,stderr,trace.tsv,...}
 #           and appends `N<TAB>rc<TAB>wall_ms` to JOB_DIR/done.tsv.
 # Both write JOB_DIR/driver.pid ("driver_pid worker_pid") and print EDGEFARM lines on stdout.
 
@@ -88,8 +90,44 @@ battery_tenths() {
   done
 }
 
-# hook SAMPLE_DIR before|after: before a sample, wait for the cooldown gate (JOB/cooldown holds
-# "LIMIT_TENTHS MAX_WAIT_S" or "off") and write cooldown_ms; then snapshot battery and thermal state.
+# digits VALUE: true when VALUE is a whole number written in digits (checked before any arithmetic:
+# mksh evaluates names inside $((...)), so nothing else read from a file may reach it).
+digits() {
+  case "$1" in ''|*[!0-9]*) return 1 ;; esac
+  [ "${#1}" -le 9 ]
+}
+
+# read_settings FILE: the run's settings (android_runner/settings.py) into SET_<key>, for the keys the
+# driver uses; each value as written (no word splitting, no eval). False when FILE is not a settings file.
+read_settings() {
+  [ -f "$1" ] || return 1
+  first=1
+  while IFS= read -r line || [ -n "$line" ]; do
+    if [ -n "$first" ]; then
+      [ "$line" = "EFSETTINGS 1" ] || return 1
+      first=
+      continue
+    fi
+    v=${line#*=}
+    case "$line" in
+      model=*) SET_model=$v ;;
+      cache_dir=*) SET_cache_dir=$v ;;
+      backend=*) SET_backend=$v ;;
+      vision_backend=*) SET_vision_backend=$v ;;
+      audio_backend=*) SET_audio_backend=$v ;;
+      threads=*) SET_threads=$v ;;
+      max_num_tokens=*) SET_max_num_tokens=$v ;;
+      sample_timeout_ms=*) SET_sample_timeout_ms=$v ;;
+      cooldown_mc=*) SET_cooldown_mc=$v ;;
+      cooldown_max_ms=*) SET_cooldown_max_ms=$v ;;
+    esac
+  done < "$1"
+  [ -z "$first" ]
+}
+
+# hook SAMPLE_DIR before|after: before a sample, wait for the cooldown gate (the job's settings:
+# cooldown_mc, empty for none, for at most cooldown_max_ms) and write cooldown_ms; then snapshot battery
+# and thermal state.
 hook() {
   S=$1
   PHASE=$2
@@ -97,10 +135,12 @@ hook() {
   if [ "$PHASE" = before ]; then
     rm -f "$S/cooldown_ms"
     JOBDIR=${S%/samples/*}
-    limit=; max_s=
-    [ -f "$JOBDIR/cooldown" ] && read -r limit max_s _ < "$JOBDIR/cooldown"
-    case "$limit" in ''|*[!0-9-]*) limit= ;; esac
-    case "$max_s" in ''|*[!0-9]*) max_s=120 ;; esac
+    SET_cooldown_mc=; SET_cooldown_max_ms=
+    read_settings "$JOBDIR/settings" ||
+      echo "EDGEFARM NOTE warning: no readable settings file in the job folder: no cooldown gate"
+    limit=; max_s=120
+    digits "$SET_cooldown_mc" && limit=$((SET_cooldown_mc / 100))  # tenths of a degree, as the battery says
+    digits "$SET_cooldown_max_ms" && max_s=$((SET_cooldown_max_ms / 1000))
     if [ -n "$limit" ] && [ ! -f "$JOBDIR/no_battery_sensor" ]; then
       c0=$(now_cs)
       while :; do
@@ -194,12 +234,19 @@ read_flags_into() {
   done < "$1"
 }
 
+# add_common FLAG: one more of upstream's common flags (COMMON_1..COMMON_N; no word splitting).
+add_common() {
+  COMMON_N=$((COMMON_N + 1))
+  eval "COMMON_$COMMON_N=\$1"
+}
+
 start_job() {
   JOB=$1
   WORKER_BIN=$2
   LIBS=$3
-  TIMEOUT_S=${4:-300}
-  [ -n "$JOB" ] && [ -d "$JOB" ] || fatal "usage: driver.sh $MODE JOB_DIR RUNNER LIB_DIR TIMEOUT_S"
+  [ -n "$JOB" ] && [ -d "$JOB" ] || fatal "usage: driver.sh $MODE JOB_DIR RUNNER LIB_DIR"
+  read_settings "$JOB/settings" || fatal "no settings file in $JOB (the host writes it with the job: rerun)"
+  digits "$SET_sample_timeout_ms" || fatal "settings: sample_timeout_ms is not a whole number"
   # a push keeps the host file's mode; a binary that arrived without x (or lost it) gets it here
   [ -x "$WORKER_BIN" ] || chmod 755 "$WORKER_BIN" 2>/dev/null
   [ -x "$WORKER_BIN" ] || FATAL_RC=3 fatal "runner binary missing or not executable (is /data/local/tmp mounted noexec?): $WORKER_BIN"
@@ -217,16 +264,9 @@ start_job() {
 run_native() {
   start_job "$@"
   RUNNER=$WORKER_BIN
-  FLAGS_N=0
-  read_flags_into "$JOB/runner_flags"
-  set -- --job "$JOB/job.conv" --results "$JOB/results.jsonl" --state-dir "$JOB" \
-    --sample-timeout-s "$TIMEOUT_S" --hook "$JOB/../../../driver/driver.sh"
+  set -- --settings "$JOB/settings" --job "$JOB/job.conv" --results "$JOB/results.jsonl" --state-dir "$JOB" \
+    --hook "$JOB/../../../driver/driver.sh"
   [ -n "$(power_current_file)" ] && set -- "$@" --power-dir "$POWER_DIR"
-  i=1
-  while [ "$i" -le "$FLAGS_N" ]; do
-    eval "set -- \"\$@\" \"\$FLAG_$i\""
-    i=$((i + 1))
-  done
   starts=0
   while :; do
     rm -f "$JOB/inflight"
@@ -270,7 +310,16 @@ run_upstream() {
   DONE="$JOB/done.tsv"
   : >> "$DONE"
   PCUR=$(power_current_file)
-  while IFS="$TAB" read -r n max_out multi _ <&3; do
+  # the run's settings in upstream's flags (google-ai-edge/LiteRT-LM runtime/engine/litert_lm_advanced_main.cc)
+  COMMON_N=0
+  add_common "--model_path=$SET_model"
+  add_common "--backend=$SET_backend"
+  add_common "--cache_dir=$SET_cache_dir"
+  [ -n "$SET_vision_backend" ] && add_common "--vision_backend=$SET_vision_backend"
+  [ -n "$SET_audio_backend" ] && add_common "--audio_backend=$SET_audio_backend"
+  digits "$SET_threads" && [ "$SET_threads" -gt 0 ] && add_common "--num_cpu_threads=$SET_threads"
+  digits "$SET_max_num_tokens" && [ "$SET_max_num_tokens" -gt 0 ] && add_common "--max_num_tokens=$SET_max_num_tokens"
+  while IFS="$TAB" read -r n multi _ <&3; do
     [ -z "$n" ] && continue
     is_done "$n" && continue
     S="$JOB/samples/$n"
@@ -278,16 +327,20 @@ run_upstream() {
     echo "EDGEFARM BEGIN $n"
     hook "$S" before
     : > "$S/trace.tsv"
-    FLAGS_N=0
-    read_flags_into "$JOB/common_flags"
-    read_flags_into "$S/flags"
     set --
+    i=1
+    while [ "$i" -le "$COMMON_N" ]; do
+      eval "set -- \"\$@\" \"\$COMMON_$i\""
+      i=$((i + 1))
+    done
+    FLAGS_N=0
+    read_flags_into "$S/flags"
     i=1
     while [ "$i" -le "$FLAGS_N" ]; do
       eval "set -- \"\$@\" \"\$FLAG_$i\""
       i=$((i + 1))
     done
-    set -- "$@" "--max_output_tokens=$max_out" --benchmark --async=false --report_peak_memory_footprint
+    set -- "$@" --benchmark --async=false --report_peak_memory_footprint
     if [ "$multi" = 1 ]; then
       set -- "$@" --multi_turns
       input="$S/turns.txt"
@@ -303,7 +356,7 @@ run_upstream() {
     bpid=$!
     echo "$$ $bpid" > "$LOCK"
     echo "$bpid" > "$S/pid"  # the host looks for the low-memory killer's record of this pid after a SIGKILL
-    limit=$((TIMEOUT_S * 100))
+    limit=$((SET_sample_timeout_ms / 10))  # centiseconds
     timed_out=
     while kill -0 "$bpid" 2>/dev/null; do
       sample_status "$bpid" >> "$S/trace.tsv"

@@ -1,6 +1,9 @@
 """The on-device Python runner (Linux boards and this host) on the `litert_lm` runtime.
 
-    python3 entry.py --model M --job DIR [--results FILE] [--backend cpu] [--threads N] [--cache-dir D]
+    python3 entry.py --job DIR [--results FILE]
+
+The run's settings (model, backend, threads, token limit, sample timeout, cooldown gate) are DIR/settings,
+the file every runner reads (android_runner/settings.py).
 
 Loads the engine ONCE, runs every sample of DIR/job.jsonl not yet in the results file in a fresh
 conversation (turns in order, media as files), appends one SampleResult line per sample and
@@ -38,7 +41,6 @@ from typing import Any
 from .answer_text import clean_answer
 from .backend import (
     BACKEND_UNAVAILABLE_KINDS,
-    BACKENDS,
     BackendVerdict,
     classify_backend,
     engine_failure,
@@ -50,9 +52,9 @@ from .conversation import render, reply_text, unsupported_reason
 from .fidelity import score_fidelity
 from .memory import MemorySampler, sample_peaks_mb
 from .power import PowerSampler, find_power_reader
+from .settings import SETTINGS_FILE, RunnerSettings, SettingsError
 from .status import (
     BACKEND_UNAVAILABLE_EXIT,
-    DEFAULT_SAMPLE_TIMEOUT_S,
     MODEL_UNLOADABLE_EXIT,
     TIMEOUT_EXIT,
     Status,
@@ -479,34 +481,17 @@ def exit_when_stdin_closes() -> None:
 
 def _parser() -> argparse.ArgumentParser:
     ap = argparse.ArgumentParser(prog="edgefarm-runner", description=__doc__.splitlines()[0])
-    ap.add_argument("--model", help="the .litertlm model (required unless --stop)")
-    ap.add_argument("--job", help="job bundle folder holding job.jsonl")
+    ap.add_argument(
+        "--job", help=f"job bundle folder holding job.jsonl and {SETTINGS_FILE} (the run's settings)"
+    )
     ap.add_argument("--results", help="results.jsonl to append to (default: JOB/results.jsonl)")
-    ap.add_argument("--backend", default="cpu", choices=BACKENDS)
-    ap.add_argument("--threads", type=int)
-    ap.add_argument("--cache-dir", help="runtime cache folder (default: JOB/cache)")
-    ap.add_argument("--max-num-tokens", type=int)
-    ap.add_argument(
-        "--modalities",
-        help="the model's input modalities, e.g. text,image,audio (default: read from the model)",
-    )
     ap.add_argument("--sample-interval-ms", type=float, default=5.0)
-    ap.add_argument(
-        "--sample-timeout-s",
-        type=float,
-        default=DEFAULT_SAMPLE_TIMEOUT_S,
-        help="a sample running longer is recorded as timeout and the runner exits 124",
-    )
-    ap.add_argument(
-        "--cooldown-c", type=float, help="before each sample, wait until the hottest zone is <= this"
-    )
-    ap.add_argument("--cooldown-max-s", type=float, default=120.0, help="longest wait for --cooldown-c")
     ap.add_argument("--exit-on-stdin-eof", action="store_true", help="exit when stdin closes (host gone)")
     ap.add_argument("--stop", action="store_true", help="only stop a runner of this job that is still alive")
     return ap
 
 
-def load_engine(args: argparse.Namespace, cache_dir: Path, log: StderrLog) -> LiteRtRunner | int:
+def load_engine(settings: RunnerSettings, log: StderrLog) -> LiteRtRunner | int:
     """The engine, or FATAL emitted (with the runtime's facts and its log) and the exit code.
 
     The runtime writes its log to fd 2, which is runner.log: what it said while the engine was
@@ -516,17 +501,20 @@ def load_engine(args: argparse.Namespace, cache_dir: Path, log: StderrLog) -> Li
     identity = runtime_identity()  # the run stamp's runtime facts, for the host (READY, or FATAL)
     start = log.offset()
     try:
-        modalities = frozenset(args.modalities.split(",")) if args.modalities else None
-        runner = LiteRtRunner(
-            args.model, args.backend, args.threads, str(cache_dir), args.max_num_tokens, modalities
+        modalities = frozenset(
+            ["text"]
+            + (["image"] if settings.vision_backend else [])
+            + (["audio"] if settings.audio_backend else [])
         )
+        runner = LiteRtRunner(settings.model, settings.backend, settings.threads or None, settings.cache_dir,
+                              settings.max_num_tokens or None, modalities)  # fmt: skip
     except Exception as e:  # noqa: BLE001 - the runtime's reason is in its log, not in the exception
         words = log.since(start, max_chars=1 << 16)
-        kind, detail = engine_failure(words, args.backend, str(e))
+        kind, detail = engine_failure(words, settings.backend, str(e))
         emit("FATAL", {"error": f"{type(e).__name__}: {e}", "detail": detail, "kind": kind, **identity})
         return BACKEND_UNAVAILABLE_EXIT if kind in BACKEND_UNAVAILABLE_KINDS else MODEL_UNLOADABLE_EXIT
     words = log.since(start, max_chars=1 << 16)
-    runner.verdict = classify_backend([ln.text for ln in split_lines(words)], args.backend, answered=True)
+    runner.verdict = classify_backend([ln.text for ln in split_lines(words)], settings.backend, answered=True)
     runner.identity = identity
     return runner
 
@@ -535,8 +523,6 @@ def main(argv: list[str] | None = None) -> int:
     ap = _parser()
     argv = sys.argv[1:] if argv is None else list(argv)
     args = ap.parse_args(argv)
-    if not args.model and not args.stop:
-        ap.error("--model is required")
     if not args.job:
         ap.error("--job is required")
 
@@ -548,8 +534,15 @@ def main(argv: list[str] | None = None) -> int:
     if args.exit_on_stdin_eof:
         exit_when_stdin_closes()
     write_pid_file(job_dir)
+    try:  # the run's settings: the one file every runner reads (android_runner/settings.py)
+        settings = RunnerSettings.parse(
+            (job_dir / SETTINGS_FILE).read_text("utf-8"), str(job_dir / SETTINGS_FILE)
+        )
+    except (OSError, UnicodeDecodeError, SettingsError) as e:
+        emit("FATAL", {"error": f"the job's settings file: {e}", "kind": "", "detail": ""})
+        return 2
     results_path = Path(args.results) if args.results else job_dir / "results.jsonl"
-    cache_dir = Path(args.cache_dir) if args.cache_dir else job_dir / "cache"
+    cache_dir = Path(settings.cache_dir)
     cache_dir.mkdir(parents=True, exist_ok=True)
     log = StderrLog(job_dir / "runner.log")
     if earlier:
@@ -562,14 +555,14 @@ def main(argv: list[str] | None = None) -> int:
 
     runner: LiteRtRunner | BenchRunner
     if pending and all(it.bench for it in pending):  # `edgefarm bench`: an engine per engine key
-        runner = BenchRunner(args.model, str(cache_dir), args.max_num_tokens, RUNNER_KIND)
+        runner = BenchRunner(settings.model, str(cache_dir), settings.max_num_tokens or None, RUNNER_KIND)
         pending = bench_order(pending)
         identity = runtime_identity()
         runner.on_load = lambda engine: emit(
             "READY", {"init_ms": round(engine.init_ms, 3), "pending": len(pending), **identity}
         )
     else:
-        loaded = load_engine(args, cache_dir, log)
+        loaded = load_engine(settings, log)
         if isinstance(loaded, int):
             return loaded
         runner = loaded
@@ -581,6 +574,7 @@ def main(argv: list[str] | None = None) -> int:
                 "vision": runner.vision,
                 "audio": runner.audio,
                 "pending": len(pending),
+                "settings": settings.applied(),  # what the runtime was given
                 **runner.identity,
             },
         )
@@ -601,18 +595,18 @@ def main(argv: list[str] | None = None) -> int:
                 sys.stdout.write(f"{PROTOCOL_PREFIX} RESULT {line}\n")
                 sys.stdout.flush()
 
-            watchdog = Watchdog(args.sample_timeout_s, record, memory)
-            gate = args.cooldown_c is not None
+            watchdog = Watchdog(settings.sample_timeout_s, record, memory)
+            gate = settings.cooldown_c is not None
             for item in pending:
                 emit("BEGIN", item.id)
-                cooled = cool_down(args.cooldown_c, args.cooldown_max_s) if gate else None
+                cooled = cool_down(settings.cooldown_c, settings.cooldown_max_s) if gate else None
                 if gate and cooled is None:
                     emit("NOTE", "warning: no thermal sensor is readable here, --cooldown-c is not applied")
                     gate = False
                 elif cooled is not None and not cooled[1]:
                     emit(
                         "NOTE",
-                        f"warning: still above {args.cooldown_c:g} C after {cooled[0]:.0f} s before {item.id}",
+                        f"warning: still above {settings.cooldown_c:g} C after {cooled[0]:.0f} s before {item.id}",
                     )
                 watchdog.arm(item.id)
                 result = runner.run(item, memory, log)

@@ -146,9 +146,8 @@ def run_stand_ins(
     dataset: Dataset,
     samples: Sequence[Sample],
     model: ModelSummary,
-    opts: RunOptions,
-    backend: str | None,
-    threads: int | None,
+    run_id: str,
+    options_for: Callable[[Any, str], RunOptions],
     job_opts: JobOptions,
     run_dir: Path,
     wait_s: float,
@@ -160,11 +159,12 @@ def run_stand_ins(
 ) -> list[StandIn]:
     """Wait for lost phones, then run what is still missing on stand-in boards; returns what was done
     (the caller records it in run.json: `stand_ins`, and `devices`: stood_in_devices). Each
-    session is a `DeviceJob` on the run's `farm` (a cluster's runs on the device's farm host)."""
+    session is a `DeviceJob` on the run's `farm` (a cluster's runs on the device's farm host), with the
+    options the plan decides for the device (`options_for(device, run_id)`: RunPlan.options_for)."""
 
-    def session(device: Any, todo: Sequence[Sample], run_opts: RunOptions, folder: Path) -> DeviceOutcome:
-        job = DeviceJob(device.name, dataset, tuple(todo), model, run_opts.for_device(device, backend, threads),
-                        job_opts, folder)  # fmt: skip
+    def session(device: Any, todo: Sequence[Sample], session_id: str, folder: Path) -> DeviceOutcome:
+        job = DeviceJob(device.name, dataset, tuple(todo), model, options_for(device, session_id), job_opts,
+                        folder)  # fmt: skip
         return farm.run([device], {device.name: job}, Console(quiet=True), score, stop)[0]
 
     todo = needs(outcomes, unusable, samples, table)
@@ -182,7 +182,7 @@ def run_stand_ins(
         if need.lost and _came_back(by_name.get(need.phone), wait_s, clock, stop, console, need.phone):
             phone = by_name[need.phone]
             console.print(f"{need.phone} is back: it finishes its own {len(need.missing)} sample(s)")
-            again = session(phone, samples, opts, device_folder(run_dir, phone.name))
+            again = session(phone, samples, run_id, device_folder(run_dir, phone.name))
             if not again.error:
                 outcome_of[need.phone].error = ""
                 continue
@@ -199,8 +199,7 @@ def run_stand_ins(
             highlight=False,
         )
         todo_samples = [by_id[i] for i in need.missing]
-        stand_opts = replace(opts, run_id=f"{opts.run_id}-for-{need.phone}")
-        got = session(board, todo_samples, stand_opts, folder)
+        got = session(board, todo_samples, f"{run_id}-for-{need.phone}", folder)
         rows = [replace(r, stood_in_for=need.phone) for r in got.results]
         got.results = rows
         write_results(got, dataset, todo_samples, folder, score)

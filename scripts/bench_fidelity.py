@@ -27,6 +27,7 @@ REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
 from android_runner.contract import read_results
+from android_runner.settings import SETTINGS_FILE, RunnerSettings
 from orchestrator.bundled import BUNDLED_DATASET, BUNDLED_MODEL
 from orchestrator.datasets import load_dataset
 from orchestrator.jobs import JobOptions, write_bundle
@@ -39,8 +40,9 @@ def run_job(job: Path) -> dict[str, dict]:
     """One runner process over the job; the rows by sample id."""
     out = job / "results.jsonl"
     out.unlink(missing_ok=True)
-    argv = [sys.executable, str(REPO / "android_runner" / "entry.py"), "--model", str(BUNDLED_MODEL),
-            "--job", str(job), "--cache-dir", str(job / "cache")]  # fmt: skip
+    settings = RunnerSettings(model=str(BUNDLED_MODEL), cache_dir=str(job / "cache"))  # as the host writes it
+    (job / SETTINGS_FILE).write_text(settings.render(), encoding="utf-8")
+    argv = [sys.executable, str(REPO / "android_runner" / "entry.py"), "--job", str(job)]
     p = subprocess.run(argv, capture_output=True, text=True, check=False, timeout=1800)
     if p.returncode != 0:
         raise SystemExit(f"the runner failed ({p.returncode}): {p.stdout[-2000:]}")

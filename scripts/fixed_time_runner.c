@@ -1,7 +1,7 @@
 /*
  * A stand-in for edgefarm's native phone runner (android_runner/native/edgefarm_runner.c) whose
  * "inference" takes a fixed, known time per sample: it sleeps SAMPLE_MS milliseconds (the phone's
- * compute, which costs the host nothing) and answers every sample with one fixed text. Same flags,
+ * compute, which costs the host nothing) and answers every sample with one fixed text. Same arguments,
  * same job file, same state files (`inflight`, `loads.tsv`), same result lines and protocol lines
  * (READY, BEGIN n, RESULT {...}, DONE, FATAL {"error","fix","exit_code"}; each ONE write(2)), so the
  * host and driver.sh cannot tell it from the real one.
@@ -9,7 +9,8 @@
  *
  *   cc -O2 -DSAMPLE_MS=100 -o edgefarm_runner scripts/fixed_time_runner.c
  *
- * It never loads --lib or --model (no runtime), and it does not call the driver's --hook (the
+ * It takes the runner's arguments (--settings, --job, --results, --state-dir ...) but never reads the
+ * settings file's library or model (no runtime), and it does not call the driver's --hook (the
  * battery/thermal snapshots are the phone's work too, and cost host CPU in the device lab only).
  */
 #define _GNU_SOURCE

@@ -4,11 +4,14 @@
  * type litert_lm_c_api.h declares (the project's own declarations, checked against the pinned library's
  * exported symbols at every build and against upstream's c/engine.h wherever one is at hand: build.py).
  *
- *   edgefarm_runner --lib LIBLITERT_LM --model M --job JOB.conv --results RESULTS.jsonl
- *                   [--backend cpu|gpu|npu] [--vision-backend cpu] [--audio-backend cpu]
- *                   [--threads N] [--cache-dir D] [--max-num-tokens N] [--sample-timeout-s S]
+ *   edgefarm_runner --settings SETTINGS --job JOB.conv --results RESULTS.jsonl
  *                   [--hook DRIVER.sh] [--hook-timeout-s S] [--state-dir DIR] [--log-level N]
- *                   [--power-dir DIR] [--allow-runtime]
+ *                   [--power-dir DIR]
+ *
+ * SETTINGS is the run's settings file (android_runner/settings.py renders it, the one channel of the
+ * host's settings to every runner: "EFSETTINGS 1", then key=value lines, every key once): the library,
+ * model, cache folder, backends, threads, token limit and sample timeout are read there (read_settings),
+ * and READY says what the runtime was given ("settings"). The options above are the phone's own places.
  *
  * The host renders every sample into the job file (android_runner/conversation.py) as the exact
  * JSON the C API takes, so this program needs no JSON parser for its input. The runtime's reply (at
@@ -120,10 +123,8 @@ static void fatal(int code, const char *error, const char *fix) {
 }
 
 static void usage_fatal(const char *why) {
-  fatal(EXIT_USAGE, why, "edgefarm_runner --lib LIB --model M --job JOB.conv --results R [--backend B] "
-        "[--vision-backend B] [--audio-backend B] [--threads 1..256] [--cache-dir D] [--max-num-tokens 1..10000000] "
-        "[--sample-timeout-s 0.001..86400] [--hook DRIVER] [--hook-timeout-s 0.001..86400] [--state-dir DIR] "
-        "[--log-level 0..5|1000] [--power-dir DIR] [--allow-runtime]");
+  fatal(EXIT_USAGE, why, "edgefarm_runner --settings SETTINGS --job JOB.conv --results R [--hook DRIVER] "
+        "[--hook-timeout-s 0.001..86400] [--state-dir DIR] [--log-level 0..5|1000] [--power-dir DIR]");
 }
 
 /* A regular file's bytes (at most max_len: anything longer is refused), or NULL. */
@@ -149,6 +150,98 @@ static char *read_file(const char *path, size_t *len, size_t max_len) {
   if (!s.buf) sb_add(&s, "", 0);
   *len = s.len;
   return s.buf;
+}
+
+/* ------------------------------------------------------------------ the run's settings */
+/* The settings file as android_runner/settings.py renders it; its values point into the file's text,
+ * kept for the whole run. Numbers are whole (times in ms), each in the bound settings.py names. */
+typedef struct {
+  const char *model, *cache_dir, *backend, *vision, *audio, *lib;
+  long threads, max_num_tokens, sample_timeout_ms, cooldown_mc, cooldown_max_ms, allow_runtime;
+} run_settings;
+
+static const char *const SETTING_KEYS[] = {"model",           "cache_dir",      "backend",           "vision_backend",
+                                           "audio_backend",   "threads",        "max_num_tokens",    "sample_timeout_ms",
+                                           "cooldown_mc",     "cooldown_max_ms", "lib",              "allow_runtime"};
+#define SETTING_COUNT (sizeof SETTING_KEYS / sizeof *SETTING_KEYS)
+#define SETTINGS_MAX_BYTES (64 * 1024) /* android_runner/settings.py MAX_BYTES */
+
+static void settings_fatal(const char *path, long line_no, const char *what) {
+  static char why[1200];
+  snprintf(why, sizeof why, "settings file %.600s line %ld: %s", path, line_no, what);
+  fatal(EXIT_USAGE, why, "rerun: the host writes the settings file with the job (android_runner/settings.py)");
+}
+
+static long setting_long(const char *path, long no, const char *key, const char *v, long lo, long hi) {
+  long out;
+  if (parse_long(v, lo, hi, &out) != 0) {
+    char why[200];
+    snprintf(why, sizeof why, "%s must be a whole number in %ld..%ld, not '%.40s'", key, lo, hi, v);
+    settings_fatal(path, no, why);
+  }
+  return out;
+}
+
+static int is_backend(const char *v) { return !strcmp(v, "cpu") || !strcmp(v, "gpu") || !strcmp(v, "npu"); }
+
+static void read_settings(const char *path, run_settings *out) {
+  size_t len = 0;
+  char *text = read_file(path, &len, SETTINGS_MAX_BYTES);
+  if (!text) {
+    char why[600];
+    snprintf(why, sizeof why, "cannot read the settings file %.400s (a regular file of at most %d bytes): %s", path,
+             SETTINGS_MAX_BYTES, strerror(errno));
+    fatal(EXIT_USAGE, why, "rerun: the host writes the settings file with the job (android_runner/settings.py)");
+  }
+  if (memchr(text, 0, len)) settings_fatal(path, 0, "a NUL byte");
+  int seen[SETTING_COUNT] = {0};
+  char *cur = text, *end = text + len;
+  long no = 0;
+  memset(out, 0, sizeof *out);
+  while (cur < end) {
+    char *nl = memchr(cur, '\n', (size_t)(end - cur));
+    no++;
+    if (!nl) settings_fatal(path, no, "the last line has no newline");
+    *nl = 0;
+    char *line = cur;
+    cur = nl + 1;
+    if (no == 1) {
+      if (strcmp(line, "EFSETTINGS 1") != 0) settings_fatal(path, 1, "not a settings file (no 'EFSETTINGS 1' header)");
+      continue;
+    }
+    char *eq = strchr(line, '=');
+    if (!eq) settings_fatal(path, no, "not a key=value line");
+    *eq = 0;
+    const char *v = eq + 1;
+    size_t k = 0;
+    while (k < SETTING_COUNT && strcmp(line, SETTING_KEYS[k]) != 0) k++;
+    if (k == SETTING_COUNT) settings_fatal(path, no, "unknown key");
+    if (seen[k]++) settings_fatal(path, no, "a key given twice");
+    switch (k) {
+      case 0: out->model = v; break;
+      case 1: out->cache_dir = v; break;
+      case 2: out->backend = v; break;
+      case 3: out->vision = *v ? v : NULL; break;
+      case 4: out->audio = *v ? v : NULL; break;
+      case 5: out->threads = setting_long(path, no, "threads", v, 0, 256); break;
+      case 6: out->max_num_tokens = setting_long(path, no, "max_num_tokens", v, 0, 10000000); break;
+      case 7: out->sample_timeout_ms = setting_long(path, no, "sample_timeout_ms", v, 1, 86400000); break;
+      case 8: out->cooldown_mc = *v ? setting_long(path, no, "cooldown_mc", v, 0, 120000) : -1; break; /* the hook's */
+      case 9: out->cooldown_max_ms = setting_long(path, no, "cooldown_max_ms", v, 0, 3600000); break; /* the hook's */
+      case 10: out->lib = v; break;
+      default: out->allow_runtime = setting_long(path, no, "allow_runtime", v, 0, 1); break;
+    }
+    if ((k == 2 && !is_backend(v)) || ((k == 3 || k == 4) && *v && !is_backend(v)))
+      settings_fatal(path, no, "a backend is cpu, gpu or npu");
+    if ((k == 0 || k == 1 || k == 10) && !*v) settings_fatal(path, no, "an empty path");
+  }
+  if (no == 0) settings_fatal(path, 1, "an empty file");
+  for (size_t k = 0; k < SETTING_COUNT; k++)
+    if (!seen[k]) {
+      char why[100];
+      snprintf(why, sizeof why, "no %s (every key is written)", SETTING_KEYS[k]);
+      settings_fatal(path, no, why);
+    }
 }
 
 /* Sample numbers already in the results file (a rerun resumes after them); done has max_n + 1 bytes. */
@@ -395,6 +488,7 @@ static void run_sample(runner *r, LiteRtLmEngine *engine, const sample *s, doubl
     if (response) add_answer(&line, response, response_len, &invalid, &dropped);
     else sb_str(&line, "null");
     sb_printf(&line, ",\"invalid_utf8_bytes\":%ld,\"output_truncated_bytes\":%ld", invalid, dropped);
+    if (s->max_output_tokens > 0) sb_printf(&line, ",\"max_output_tokens\":%ld", s->max_output_tokens); /* the cap given */
     sb_number(&line, "init_ms", init_ms);
     if (ttft_ms >= 0) sb_number(&line, "ttft_ms", ttft_ms);
     sb_number(&line, "infer_ms", infer_ms);
@@ -532,10 +626,8 @@ static double opt_seconds(const char *name, const char *v) {
 }
 
 int main(int argc, char **argv) {
-  const char *lib = NULL, *model = NULL, *job = NULL, *results = NULL, *backend = "cpu";
-  const char *vision = NULL, *audio = NULL, *cache_dir = ":nocache", *state = NULL, *power_dir = NULL;
-  long threads = 0, max_num_tokens = 0, log_level = kLiteRtLmLogSeverityInfo;
-  int allow_runtime = 0;
+  const char *settings_path = NULL, *job = NULL, *results = NULL, *state = NULL, *power_dir = NULL;
+  long log_level = kLiteRtLmLogSeverityInfo;
   /* static: the watchdog thread reads it until the process is gone, also while exit() runs the runtime's
    * destructors after main has returned (an automatic variable's frame is gone by then: SIGSEGV) */
   static runner r = {.lock = PTHREAD_MUTEX_INITIALIZER, .timeout_s = 300.0, .results_fd = -1};
@@ -545,18 +637,9 @@ int main(int argc, char **argv) {
     const char *a = argv[i];
     const char *v = i + 1 < argc ? argv[i + 1] : NULL;
 #define OPT(name) (strcmp(a, name) == 0 && v && (++i, 1))
-    if (strcmp(a, "--allow-runtime") == 0) allow_runtime = 1;
-    else if (OPT("--lib")) lib = v;
-    else if (OPT("--model")) model = v;
+    if (OPT("--settings")) settings_path = v;
     else if (OPT("--job")) job = v;
     else if (OPT("--results")) results = v;
-    else if (OPT("--backend")) backend = v;
-    else if (OPT("--vision-backend")) vision = v;
-    else if (OPT("--audio-backend")) audio = v;
-    else if (OPT("--threads")) threads = opt_long("--threads", v, 1, 256);
-    else if (OPT("--cache-dir")) cache_dir = v;
-    else if (OPT("--max-num-tokens")) max_num_tokens = opt_long("--max-num-tokens", v, 1, 10000000);
-    else if (OPT("--sample-timeout-s")) r.timeout_s = opt_seconds("--sample-timeout-s", v);
     else if (OPT("--hook-timeout-s")) hook.timeout_s = opt_seconds("--hook-timeout-s", v);
     else if (OPT("--hook")) hook.path = v;
     else if (OPT("--state-dir")) state = v;
@@ -565,7 +648,14 @@ int main(int argc, char **argv) {
     else usage_fatal("unknown or incomplete option");
 #undef OPT
   }
-  if (!lib || !model || !job || !results) usage_fatal("--lib, --model, --job and --results are required");
+  if (!settings_path || !job || !results) usage_fatal("--settings, --job and --results are required");
+  static run_settings set;
+  read_settings(settings_path, &set);
+  const char *lib = set.lib, *model = set.model, *backend = set.backend, *vision = set.vision, *audio = set.audio;
+  const char *cache_dir = set.cache_dir;
+  long threads = set.threads, max_num_tokens = set.max_num_tokens;
+  int allow_runtime = (int)set.allow_runtime;
+  r.timeout_s = (double)set.sample_timeout_ms / 1000.0;
   signal(SIGPIPE, SIG_IGN); /* a host that went away must not kill a sample mid-write */
   if (state) snprintf(state_dir, sizeof state_dir, "%s", state);
   else {
@@ -659,7 +749,10 @@ int main(int argc, char **argv) {
     if (write_all(lfd, small, strlen(small)) != 0) note("warning: cannot record the model load in loads.tsv (storage full?)");
     close(lfd);
   }
-  k = snprintf(small, sizeof small, "{\"init_ms\":%.3f,\"pid\":%d,\"pending\":%ld}", init_ms, (int)getpid(), pending);
+  /* what the runtime was given, from the settings file (backend: one of three words, checked) */
+  k = snprintf(small, sizeof small, "{\"init_ms\":%.3f,\"pid\":%d,\"pending\":%ld,\"settings\":{\"backend\":\"%s\","
+               "\"threads\":%ld,\"max_num_tokens\":%ld,\"sample_timeout_ms\":%ld}}", init_ms, (int)getpid(), pending,
+               backend, threads, max_num_tokens, set.sample_timeout_ms);
   emit("READY", small, (size_t)k);
   run_engine_init_ms = init_ms;
   }

@@ -52,8 +52,8 @@ def execute(plan: RunPlan, console: Console, stop: threading.Event) -> Execution
             inv=plan.inventory, table=plan.stand_ins, outcomes=outcomes,
             selected=(*plan.devices, *cluster.boards.values()) if cluster else plan.devices, farm=farm,
             unusable=plan.unusable if request.device_spec == "all" else plan.absent, dataset=plan.dataset,
-            samples=plan.samples, model=plan.model, opts=replace(plan.base, run_id=run_id),
-            backend=request.backend, threads=request.threads, job_opts=plan.job, run_dir=run_dir,
+            samples=plan.samples, model=plan.model, run_id=run_id, options_for=plan.options_for,
+            job_opts=plan.job, run_dir=run_dir,
             wait_s=request.fallback_wait_s, score=score, console=console, stop=stop,
         )  # fmt: skip
     if stood_in:  # the phones they stood in for, and boards that ran only as stand-ins, get rows

@@ -7,7 +7,7 @@ from __future__ import annotations
 import dataclasses
 import enum
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import asdict, dataclass, field, fields
+from dataclasses import asdict, dataclass, field, fields, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -271,6 +271,13 @@ class RunPlan:
     shards: ShardPlan | None = None  # --shard
     previous: PreviousRun | None = None  # --resume
     cluster: Any = None  # cluster.controller.ClusterFarm with --cluster: its devices run on their farm hosts
+
+    def options_for(self, device: Any, run_id: str) -> RunOptions:
+        """A device's options in this run: the plan's for a device it runs, else (a stand-in board) the
+        run's with the command line's backend and threads over the board's own, as the plan decides them."""
+        opts = self.options.get(device.name) or self.base.for_device(device, self.request.backend,
+                                                                     self.request.threads)  # fmt: skip
+        return replace(opts, run_id=run_id)
 
     def run_json(self, run_id: str, started_at: str, host: Mapping[str, Any]) -> RunJson:
         """run.json at the start of the run (execute.py adds the stand-ins and the cluster's notes,

@@ -22,6 +22,7 @@ from typing import Any
 
 from android_runner.contract import JobItem, JobPart, SampleResult, loads_bounded
 from android_runner.conversation import MEDIA_KINDS, unsupported_reason
+from android_runner.settings import SETTINGS_FILE
 from android_runner.status import MODEL_UNLOADABLE_EXIT, SIGABRT, SIGKILL, Status, signal_from_shell_status
 
 from ..bundled import REPO_ROOT
@@ -99,14 +100,13 @@ class AndroidRunner:
             out, keep = Path(tmp) / "job", Path(tmp) / "cache.keep"
             out.mkdir()
             keep.write_bytes(b"")  # pushed into the runtime's cache folder, which then exists
-            self._render(items, out, job, model, opts, model_remote, cache, lib_dir)
-            # always written, so a resumed run without --cooldown-c does not inherit an old gate
-            gate = (
-                f"{round(opts.cooldown_c * 10)} {opts.cooldown_max_s:.0f}\n"
-                if opts.cooldown_c is not None
-                else "off\n"
-            )
-            (out / "cooldown").write_text(gate, encoding="utf-8")
+            self._render(items, out, job, model, opts.backend)
+            # the runner's settings, one file for the runner and the driver (cooldown gate, the upstream
+            # binary's flags); always written, so a resumed run never inherits an old run's settings
+            lib = lib_dir / choice.lib.name if choice.kind == "native" and choice.lib is not None else None
+            settings = opts.runner_settings(model=model_remote, cache=cache, vision=model.vision,
+                                            audio=model.audio, lib=lib, allow_runtime=choice.allow_runtime)  # fmt: skip
+            (out / SETTINGS_FILE).write_text(settings.render(), encoding="utf-8")
             # model, runner, libraries, driver, job files and media: one hash check, one sync connection
             pushes = [(model.path, model_remote), (choice.binary, bin_remote)]
             if choice.lib is not None:  # the library and, ALWAYS, its VERSION (the runner checks what it names)
@@ -147,8 +147,7 @@ class AndroidRunner:
         return Staged(root=root, model=model_remote, job=job, model_push=model_push, other_push=other,
                       runner=identity, notes=notes)  # fmt: skip
 
-    def _render(self, items, out: Path, job: PurePosixPath, model: ModelSummary, opts: RunOptions,
-                model_remote: PurePosixPath, cache: PurePosixPath, lib_dir: PurePosixPath) -> None:  # fmt: skip
+    def _render(self, items, out: Path, job: PurePosixPath, model: ModelSummary, backend: str) -> None:
         """Write the job files of the chosen runner under out; host-decided rows go to host_rows."""
         assert self.choice is not None
         self.numbers, self.host_rows = {}, {}
@@ -156,29 +155,14 @@ class AndroidRunner:
             why = item.refused or unsupported_reason(item, vision=model.vision, audio=model.audio)
             if why:
                 status = Status.ERROR if item.refused else Status.UNSUPPORTED
-                self.host_rows[item.id] = SampleResult(
-                    id=item.id, status=status, error=why, backend=opts.backend
-                )
+                self.host_rows[item.id] = SampleResult(id=item.id, status=status, error=why, backend=backend)
             else:
                 self.numbers[n] = item
         if self.choice.kind == "native":
             (out / native.JOB_FILE).write_bytes(native.render_job(sorted(self.numbers.items()), job))
-            flags = native.runner_flags(lib=lib_dir / self.choice.lib.name, model=model_remote, cache=cache,
-                                        opts=opts, vision=model.vision, audio=model.audio,
-                                        allow_runtime=self.choice.allow_runtime)  # fmt: skip
-            (out / native.FLAGS_FILE).write_text("".join(f + "\n" for f in flags), encoding="utf-8")
             return
-        flags = [f"--model_path={model_remote}", f"--backend={opts.backend}", f"--cache_dir={cache}"]
-        if model.vision:
-            flags.append("--vision_backend=cpu")
-        if model.audio:
-            flags.append("--audio_backend=cpu")
-        if opts.threads:
-            flags.append(f"--num_cpu_threads={opts.threads}")
-        if opts.max_num_tokens:
-            flags.append(f"--max_num_tokens={opts.max_num_tokens}")
         by_id = {it.id: it for it in self.numbers.values()}
-        self.rendered = upstream.render_job(list(by_id.values()), out, job, flags)  # numbers them 1..k
+        self.rendered = upstream.render_job(list(by_id.values()), out, job)  # numbers them 1..k
         self.numbers = {r.n: by_id[r.id] for r in self.rendered}
 
     # ---------------------------------------------------------------- device files
@@ -242,7 +226,11 @@ class AndroidRunner:
             if kind == "BEGIN" and rest.strip().isdigit() and int(rest) in self.numbers:
                 events.begin(self.numbers[int(rest)].id)
             elif kind == "READY":
-                events.ready(_json_field(rest, "init_ms"))
+                ready = _json_record(rest)
+                events.ready(ready.get("init_ms"))
+                applied = ready.get("settings")  # what the runner gave the runtime (its settings file's)
+                if isinstance(applied, dict) and isinstance(staged.runner, dict):
+                    staged.runner["applied_settings"] = applied
             elif kind == ("RESULT" if native_mode else "END"):
                 n = finish(rest)
                 if native_mode and n is not None and (self.cut is None or n < self.cut):
@@ -258,7 +246,7 @@ class AndroidRunner:
                 fatal.append(rest.strip())
 
         argv = ["sh", str(staged.root / "driver" / "driver.sh"), self.choice.kind, str(staged.job),
-                str(staged.root / "bin" / self.choice.binary.name), str(staged.root / "lib"), f"{opts.sample_timeout_s:g}"]  # fmt: skip
+                str(staged.root / "bin" / self.choice.binary.name), str(staged.root / "lib")]  # fmt: skip
         per_sample_s = opts.sample_timeout_s + opts.cooldown_wait_s + 30
         ex = device.run(argv, timeout_s=120 + len(left) * per_sample_s, on_line=on_line, cancel=halt)
         if full:  # the phone's storage is full: stop there, keep what finished before it
@@ -484,10 +472,6 @@ def _json_record(text: str) -> dict[str, Any]:
     except (ValueError, RecursionError):
         return {}
     return data if isinstance(data, dict) else {}
-
-
-def _json_field(text: str, key: str) -> Any:
-    return _json_record(text).get(key)
 
 
 def _model_copies(

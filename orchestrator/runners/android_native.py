@@ -39,7 +39,6 @@ from .base import RunOptions
 
 RUNNER_NAME = "edgefarm_runner"
 JOB_FILE = "job.conv"
-FLAGS_FILE = "runner_flags"
 DIED = "died"  # the driver's line for a sample whose runner died under it (exit status = 128 + signal)
 
 
@@ -62,31 +61,6 @@ def bench_job_text(numbered: Sequence[tuple[int, JobItem]]) -> bytes:
         cell = f"B {int(b['n_prompt'])} {int(b['n_gen'])} {int(b['n_depth'])} {int(b.get('threads') or 0)} {b['backend']}"
         out += [f"S {n}", cell, "E"]
     return ("\n".join(out) + "\n").encode()
-
-
-def runner_flags(
-    *,
-    lib: PurePosixPath,
-    model: PurePosixPath,
-    cache: PurePosixPath,
-    opts: RunOptions,
-    vision: bool,
-    audio: bool,
-    allow_runtime: bool = False,
-) -> list[str]:
-    """The runner's flags, one per line in JOB/runner_flags (the driver adds job, results, timeout)."""
-    flags = ["--lib", str(lib), "--model", str(model), "--backend", opts.backend, "--cache-dir", str(cache)]
-    if allow_runtime:
-        flags.append("--allow-runtime")
-    if vision:
-        flags += ["--vision-backend", "cpu"]
-    if audio:
-        flags += ["--audio-backend", "cpu"]
-    if opts.threads:
-        flags += ["--threads", str(opts.threads)]
-    if opts.max_num_tokens:
-        flags += ["--max-num-tokens", str(opts.max_num_tokens)]
-    return flags
 
 
 def _num(v: Any) -> float | None:
@@ -198,7 +172,8 @@ def line_row(
 ) -> SampleResult:
     """What the result line alone says (no hook snapshots, no runner log): status, answer, speed,
     memory; the backend as asked when it answered. `with_snapshots` adds the rest.
-    `max_output_tokens`: the cap the job gave this sample (its JobItem's), recorded on the row."""
+    `max_output_tokens`: the cap the job gave this sample (its JobItem's), recorded on the row unless the
+    line says the cap the runner gave the runtime (its `max_output_tokens`)."""
     raw = str(line.get("status", ""))
     exit_code, signal = _int(line.get("exit_code")), None
     if raw == DIED:
@@ -278,7 +253,7 @@ def line_row(
             prefill_ms(turns[0].prefill_tokens, turns[0].prefill_tps) if turns else None,
         ),
         runner="native",
-        max_output_tokens=max_output_tokens,
+        max_output_tokens=_int(line.get("max_output_tokens")) or max_output_tokens,
         peak_method=method,
         mem_sample_ms=_num(line.get("mem_sample_ms")),
         invalid_utf8_bytes=_count(line.get("invalid_utf8_bytes")),

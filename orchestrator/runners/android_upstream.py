@@ -5,7 +5,8 @@ the binary takes no system message, tools or structured turns: the system messag
 the first turn's text, and media go inline as `[image:/abs]` tags, which the binary parses out of
 the prompt text (so a dataset prompt containing such a tag is read as media: the native runner has
 no such hole). sh cannot parse JSON, so the host renders each JobItem into files (`samples/<n>/
-prompt.txt` or `turns.txt`, `flags`, and one `index.tsv`); ids and prompts never reach a command
+prompt.txt` or `turns.txt`, `flags`, and one `index.tsv`; the run's settings are the job folder's
+`settings` file, android_runner/settings.py); ids and prompts never reach a command
 line. The driver appends `done.tsv` as it goes (a rerun resumes) and leaves per-sample stdout/
 stderr/trace files that are parsed here into SampleResults. Pure: no device I/O here.
 """
@@ -40,7 +41,7 @@ class Rendered:
     id: str
     turns: int
     skip_reason: str = ""  # set: not run on the phone (status unsupported)
-    max_output_tokens: int | None = None  # the cap written to index.tsv for this sample
+    max_output_tokens: int | None = None  # the cap written to this sample's flags file
 
 
 def _flat(text: str) -> str:
@@ -48,10 +49,10 @@ def _flat(text: str) -> str:
     return " ".join(text.splitlines())
 
 
-def render_job(
-    items: Sequence[JobItem], out: Path, device_job: PurePosixPath, common_flags: Sequence[str]
-) -> list[Rendered]:
-    """Write index.tsv, common_flags and samples/<n>/ files under out; media as absolute device tags."""
+def render_job(items: Sequence[JobItem], out: Path, device_job: PurePosixPath) -> list[Rendered]:
+    """Write index.tsv and samples/<n>/ files under out; media as absolute device tags. The run's
+    settings (model, backend, threads...) are the job folder's `settings` file, which driver.sh turns
+    into the binary's flags; a sample's own output cap is its `flags` file's `--max_output_tokens`."""
     rendered: list[Rendered] = []
     index: list[str] = []
     for n, item in enumerate(items, 1):
@@ -75,13 +76,15 @@ def render_job(
             (folder / "turns.txt").write_text("".join(_flat(t) + "\n" for t in texts), encoding="utf-8")
         else:
             (folder / "prompt.txt").write_text(texts[0] if texts else "", encoding="utf-8")
-        # No per-sample flags today: constrained decoding (--constraint_regex) stays off on every device
-        # kind, so a structured-output score measures the model itself, comparably across devices.
-        (folder / "flags").write_text("", encoding="utf-8")
-        index.append(f"{n}\t{int(item.max_output_tokens)}\t{1 if multi else 0}\n")
+        # The sample's own output cap, in upstream's flag (google-ai-edge/LiteRT-LM runtime/engine/
+        # litert_lm_advanced_main.cc, --max_output_tokens). Constrained decoding (--constraint_regex)
+        # stays off on every device kind, so a structured-output score measures the model itself.
+        (folder / "flags").write_text(
+            f"--max_output_tokens={int(item.max_output_tokens)}\n", encoding="utf-8"
+        )
+        index.append(f"{n}\t{1 if multi else 0}\n")
         rendered.append(Rendered(n, item.id, len(texts), max_output_tokens=int(item.max_output_tokens)))
     (out / "index.tsv").write_text("".join(index), encoding="utf-8")
-    (out / "common_flags").write_text("".join(f + "\n" for f in common_flags), encoding="utf-8")
     return rendered
 
 

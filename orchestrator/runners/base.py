@@ -13,6 +13,7 @@ from pathlib import Path, PurePosixPath
 from typing import Any, Protocol
 
 from android_runner.contract import JobItem, SampleResult
+from android_runner.settings import RunnerSettings
 from android_runner.status import DEFAULT_SAMPLE_TIMEOUT_S
 
 from ..devices.base import Device
@@ -33,7 +34,9 @@ class RunOptions:
     sample_timeout_s: float = DEFAULT_SAMPLE_TIMEOUT_S
     cooldown_c: float | None = None  # before each sample, wait until the device is at or below this
     cooldown_max_s: float = DEFAULT_COOLDOWN_MAX_S  # ... for at most this long
-    max_num_tokens: int | None = None  # --max-num-tokens: the runtime's token limit (KV cache); None: the model's
+    max_num_tokens: int | None = (
+        None  # --max-num-tokens: the runtime's token limit (KV cache); None: the model's
+    )
     repeat: int = 1  # --repeat: every sample runs this many times (the first run is scored)
     warmup: int = 0  # --warmup: this many runs first, never counted
     sustain: int = 1  # --sustain: the samples this many times back to back, no cooldown
@@ -52,6 +55,34 @@ class RunOptions:
     def cooldown_wait_s(self) -> float:
         """The longest a cooldown can add to one sample (for run deadlines)."""
         return self.cooldown_max_s + 5.0 if self.cooldown_c is not None else 0.0
+
+    def runner_settings(
+        self,
+        *,
+        model: PurePosixPath,
+        cache: PurePosixPath,
+        vision: bool,
+        audio: bool,
+        lib: PurePosixPath | None = None,
+        allow_runtime: bool = False,
+    ) -> RunnerSettings:
+        """The device's runner settings (android_runner/settings.py), the one record every runner reads
+        from its job folder's `settings` file: these options with where staging put the model, cache and
+        library. Whole numbers on the device: milliseconds and milli-degrees."""
+        return RunnerSettings(
+            model=str(model),
+            cache_dir=str(cache),
+            backend=self.backend,
+            vision_backend="cpu" if vision else "",
+            audio_backend="cpu" if audio else "",
+            threads=self.threads or 0,
+            max_num_tokens=self.max_num_tokens or 0,
+            sample_timeout_ms=round(self.sample_timeout_s * 1000),
+            cooldown_mc=None if self.cooldown_c is None else round(self.cooldown_c * 1000),
+            cooldown_max_ms=round(self.cooldown_max_s * 1000),
+            lib="" if lib is None else str(lib),
+            allow_runtime=int(allow_runtime),
+        )
 
 
 @dataclass(frozen=True)

@@ -19,6 +19,7 @@ from pathlib import Path, PurePosixPath
 
 from android_runner.backend import BACKEND_UNAVAILABLE_KINDS, engine_failure
 from android_runner.contract import JobItem, SampleResult, parse_results
+from android_runner.settings import SETTINGS_FILE
 from android_runner.status import (
     BACKEND_UNAVAILABLE_EXIT,
     MODEL_UNLOADABLE_EXIT,
@@ -40,6 +41,7 @@ from .base import Check, Need, RunnerEvents, RunOptions, Staged
 
 RUNNER_FILES = (
     "__init__.py",
+    "settings.py",
     "answer_text.py",
     "backend.py",
     "contract.py",
@@ -104,6 +106,8 @@ class _RunnerStream:
     def _stamp(self, info: dict) -> None:
         if self.identity is not None:
             self.identity.update({k: info[k] for k in RUNTIME_KEYS if isinstance(info.get(k), str)})
+            if isinstance(info.get("settings"), dict):  # what the runner gave the runtime (READY)
+                self.identity["applied_settings"] = info["settings"]
 
     def on_line(self, line: str) -> None:
         if not line.startswith(PROTOCOL_PREFIX):
@@ -144,7 +148,6 @@ class PythonRunner:
 
     def __init__(self, python: str) -> None:
         self.python = python
-        self.modalities: tuple[str, ...] = ()  # the model's, as inspected on the host (stage)
 
     def checks(self, info: DeviceInfo, need: Need, env: Mapping[str, str]) -> tuple[Check, ...]:
         """Boards and this host: a device whose info answered has its runtime (`info()` raises NeedsSetup
@@ -158,11 +161,17 @@ class PythonRunner:
         if reason:
             raise DeviceError(f"skipped: {reason}", where=device.name,
                               fix="free memory on the board or choose a smaller model / token limit")  # fmt: skip
-        self.modalities = model.modalities
         model_remote = self._model_remote(device, model)
         model_push, other = self._push_engine(device, model, model_remote)
         job = self._job_dir(device, opts)
         other += device.push(bundle / "job.jsonl", job / "job.jsonl")
+        # the run's settings (always written: a resumed run never inherits an old run's settings)
+        settings = opts.runner_settings(model=model_remote, cache=root / "cache" / model_remote.parent.name,
+                                        vision=model.vision, audio=model.audio)  # fmt: skip
+        with tempfile.TemporaryDirectory() as tmp:
+            local = Path(tmp) / SETTINGS_FILE
+            local.write_text(settings.render(), encoding="utf-8")
+            other += device.push(local, job / SETTINGS_FILE)
         if (bundle / "media").is_dir():
             other += device.push(bundle / "media", job / "media")
         return Staged(
@@ -220,47 +229,22 @@ class PythonRunner:
             "python": self.python,
         }
 
-    def _engine_argv(self, root: PurePosixPath, model: PurePosixPath, opts: RunOptions) -> list[str]:
-        """The runner's command line for its engine."""
-        argv = [
-            self.python,
-            str(root / "runner" / "entry.py"),
-            "--model",
-            str(model),
-            "--backend",
-            opts.backend,
-            "--cache-dir",
-            str(root / "cache" / model.parent.name),
-            "--exit-on-stdin-eof",
-        ]
-        if opts.threads:
-            argv += ["--threads", str(opts.threads)]
-        if opts.max_num_tokens:
-            argv += ["--max-num-tokens", str(opts.max_num_tokens)]
-        if self.modalities:  # the runner then loads the engine without reading the model twice
-            argv += ["--modalities", ",".join(self.modalities)]
-        return argv
-
-    @staticmethod
-    def _job_argv(staged: Staged, opts: RunOptions) -> list[str]:
-        """The runner's arguments for its job."""
-        argv = ["--job", str(staged.job), "--sample-timeout-s", f"{opts.sample_timeout_s:g}"]
-        if opts.cooldown_c is not None:
-            argv += ["--cooldown-c", f"{opts.cooldown_c:g}", "--cooldown-max-s", f"{opts.cooldown_max_s:g}"]
-        return argv
+    def _argv(self, staged: Staged) -> list[str]:
+        """The runner's command line: its job folder only; the run's settings are that folder's `settings`
+        file (android_runner/settings.py), written at staging."""
+        entry = staged.root / "runner" / "entry.py"
+        return [self.python, str(entry), "--job", str(staged.job), "--exit-on-stdin-eof"]
 
     def _run_runner(
         self,
         device: Device,
         staged: Staged,
-        opts: RunOptions,
         timeout_s: float,
         events: RunnerEvents,
         on_line: LineSink,
     ) -> Exit:
         """Run the runner to its end."""
-        argv = [*self._engine_argv(staged.root, staged.model, opts), *self._job_argv(staged, opts)]
-        return device.run(argv, timeout_s=timeout_s, on_line=on_line, cancel=events.stop)
+        return device.run(self._argv(staged), timeout_s=timeout_s, on_line=on_line, cancel=events.stop)
 
     @staticmethod
     def _pull_text(device: Device, remote: PurePosixPath) -> str | None:
@@ -300,7 +284,7 @@ class PythonRunner:
             on_line = state.on_line
             left = sum(1 for i in order if i not in results)
             deadline = INIT_ALLOWANCE_S + left * (opts.sample_timeout_s + opts.cooldown_wait_s + 5.0)
-            ex = self._run_runner(device, staged, opts, deadline, events, on_line)
+            ex = self._run_runner(device, staged, deadline, events, on_line)
             if ex.cancelled or events.stop.is_set():
                 self.stop(device, staged)
                 results.update(self._device_results(device, staged))

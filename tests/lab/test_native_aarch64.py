@@ -19,6 +19,7 @@ import pytest
 
 from android_runner.conversation import job_file_text, render
 from android_runner.native.build import build_host, compile_runner, extract_runtime_lib
+from android_runner.settings import RunnerSettings
 from orchestrator.datasets import BUNDLED_DATASET, load_dataset
 from orchestrator.jobs import JobOptions, write_bundle
 from orchestrator.models import BUNDLED_MODEL
@@ -28,9 +29,12 @@ from .ssh import aarch64
 CROSS_CC = "aarch64-linux-gnu-gcc"
 
 
-def _run(argv: list[str], job: Path, results: Path, env: dict[str, str] | None = None) -> dict[int, dict]:
-    flags = ["--model", str(BUNDLED_MODEL), "--job", str(job / "job.conv"), "--results", str(results),
-             "--vision-backend", "cpu", "--audio-backend", "cpu", "--threads", "1", "--log-level", "3"]  # fmt: skip
+def _run(argv: list[str], lib: Path, job: Path, results: Path, env: dict[str, str] | None = None) -> dict[int, dict]:
+    settings = results.with_suffix(".settings")
+    settings.write_text(RunnerSettings(model=str(BUNDLED_MODEL), cache_dir=":nocache", vision_backend="cpu",
+                                       audio_backend="cpu", threads=1, lib=str(lib)).render())  # fmt: skip
+    flags = ["--settings", str(settings), "--job", str(job / "job.conv"), "--results", str(results),
+             "--log-level", "3"]  # fmt: skip
     p = subprocess.run([*argv, *flags], capture_output=True, text=True, timeout=600, env=env, check=False)
     assert p.returncode == 0, p.stderr[-3000:]
     assert p.stdout.count("EDGEFARM READY") == 1  # one model load for the whole job
@@ -53,7 +57,7 @@ def test_native_runner_on_aarch64_answers_as_on_this_host(tmp_path):
     (job / "job.conv").write_bytes(job_file_text([(n, render(it, str(job))) for n, it in enumerate(items, 1)]))
 
     host_runner, host_lib = build_host(tmp_path / "host")
-    host = _run([str(host_runner), "--lib", str(host_lib)], job, tmp_path / "host.jsonl")
+    host = _run([str(host_runner)], host_lib, job, tmp_path / "host.jsonl")
 
     arm = tmp_path / "arm"
     lib, pinned = extract_runtime_lib(wheel, arm, "0.18.1")
@@ -63,7 +67,7 @@ def test_native_runner_on_aarch64_answers_as_on_this_host(tmp_path):
     )
     env = dict(os.environ, QEMU_CPU=aarch64.QEMU_CPU)  # pinned: qemu's default `max` CPU answers wrongly
     qemu = shutil.which(aarch64.QEMU) or aarch64.QEMU
-    emulated = _run([qemu, "-L", str(top / "rootfs"), str(runner), "--lib", str(lib)], job, arm / "r.jsonl", env)
+    emulated = _run([qemu, "-L", str(top / "rootfs"), str(runner)], lib, job, arm / "r.jsonl", env)
 
     assert sorted(emulated) == sorted(host) == list(range(1, len(items) + 1))
     for n, row in emulated.items():

@@ -1,5 +1,8 @@
 """The full stamp of a phone's run, through the real CLI with the backend and threads overridden on the
-command line (devices.yaml says gpu / 4 threads): every field says what the run actually used."""
+command line (devices.yaml says gpu / 4 threads): every field says what the run actually used. The
+settings given on the command line (threads, sample timeout, token cap, cooldown gate) are what the phone's
+runner reports having given the runtime (its READY line, its result lines, the hook's wait): one settings
+file carries them (android_runner/settings.py)."""
 
 from __future__ import annotations
 
@@ -9,6 +12,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+from android_runner.settings import SETTINGS_FILE, RunnerSettings
 from orchestrator.models import BUNDLED_MODEL, inspect_model
 
 REPO = Path(__file__).resolve().parents[3]
@@ -29,7 +33,8 @@ def test_phone_stamp_with_backend_and_threads_from_the_command_line(adb_lab, tmp
     env.pop("EDGEFARM_INVENTORY", None)
     p = subprocess.run([sys.executable, "-m", "orchestrator", "run", "--devices", "pixel-8", "--inventory", str(inv),
                         "--modality", "text", "--limit", "3", "--backend", "cpu", "--threads", "1", "--out", str(out),
-                        "--sample-timeout", "60"], capture_output=True, text=True, timeout=300, env=env, cwd=REPO,
+                        "--sample-timeout", "61.5", "--max-output-tokens", "5", "--cooldown-c", "25",
+                        "--cooldown-max-s", "1"], capture_output=True, text=True, timeout=300, env=env, cwd=REPO,
                        check=False)  # fmt: skip
     assert p.returncode == 0, p.stderr[-3000:]
     (run_dir,) = [d for d in out.iterdir() if d.is_dir()]
@@ -62,9 +67,17 @@ def test_phone_stamp_with_backend_and_threads_from_the_command_line(adb_lab, tmp
             and state["max_temp_c"] == 36.75
             and state["thermal_status"] == 1  # 1 = light
         )
-    flags = (
-        adb_lab.device_root("pixel8") / "local/tmp/edgefarm/runs" / run_dir.name / "job/runner_flags"
-    ).read_text()
-    assert "--backend\ncpu\n" in flags and "--threads\n1\n" in flags  # what the runtime was given
+    job = adb_lab.device_root("pixel8") / "local/tmp/edgefarm/runs" / run_dir.name / "job"
+    on_phone = RunnerSettings.parse((job / SETTINGS_FILE).read_text())
+    assert (on_phone.threads, on_phone.sample_timeout_ms, on_phone.cooldown_mc) == (1, 61_500, 25_000)
+    assert not (job / "runner_flags").exists() and not (job / "cooldown").exists()  # one file, no other channel
+    # what the runner itself says it gave the runtime (its READY line), not what the host asked
+    assert runner["applied_settings"] == {"backend": "cpu", "threads": 1, "max_num_tokens": 0,
+                                          "sample_timeout_ms": 61_500}  # fmt: skip
+    lines = [json.loads(x) for x in (dev / "raw" / "results.jsonl").read_text().splitlines() if x.strip()]
+    assert len(lines) == 3 and all(line["max_output_tokens"] == 5 for line in lines)  # the runner's own word
     rows = [json.loads(x) for x in (dev / "results.jsonl").read_text().splitlines() if x.strip()]
-    assert rows and all((r["backend"], r["threads"]) == ("cpu", 1) for r in rows)
+    assert rows and all((r["backend"], r["threads"], r["max_output_tokens"]) == ("cpu", 1, 5) for r in rows)
+    assert all(0 < r["decode_tokens"] <= 5 for r in rows)  # the runtime really stopped at the cap
+    # the battery (between 25 and 35 C in the lab) is above the gate: the hook waited its 1 s each time
+    assert all(1.0 <= r["cooldown_s"] <= 4.0 for r in rows), [r["cooldown_s"] for r in rows]

@@ -7,6 +7,7 @@ import json
 import subprocess
 import sys
 
+from android_runner.settings import SETTINGS_FILE, RunnerSettings
 from android_runner.status import BACKEND_UNAVAILABLE_EXIT
 from orchestrator.errors import BackendUnavailable, ModelError
 
@@ -17,9 +18,10 @@ def test_the_runner_exits_backend_unavailable_with_the_runtimes_words(tmp_path):
     job = tmp_path / "job"
     job.mkdir()
     (job / "job.jsonl").write_text("")
+    settings = RunnerSettings(model=str(TINY_TEXT), cache_dir=str(tmp_path / "cache"), backend="gpu")
+    (job / SETTINGS_FILE).write_text(settings.render())
     p = subprocess.run(
-        [sys.executable, str(REPO / "android_runner" / "entry.py"), "--model", str(TINY_TEXT), "--job", str(job),
-         "--backend", "gpu", "--cache-dir", str(tmp_path / "cache")],
+        [sys.executable, str(REPO / "android_runner" / "entry.py"), "--job", str(job)],
         capture_output=True, text=True, timeout=300, check=False,
     )  # fmt: skip
     assert p.returncode == BACKEND_UNAVAILABLE_EXIT, (p.returncode, p.stdout[-2000:])

@@ -130,10 +130,8 @@ def test_resume_stops_a_runner_of_the_same_job_that_is_still_alive(tmp_path, loc
     assert proc.wait(timeout=30) == INTERRUPTED_EXIT
     job = _device_job(tmp_path, run_dir)
     runner_entry = next((tmp_path / "work").rglob("runner/entry.py"))
-    model = next((tmp_path / "work").rglob("models/*/*.litertlm"))
-    stray = subprocess.Popen(
-        [sys.executable, str(Path(__file__).parent / "faulty_runner.py"), str(runner_entry), "--model", str(model),
-         "--job", str(job)],
+    stray = subprocess.Popen(  # the job folder holds the run's settings file (model, ...)
+        [sys.executable, str(Path(__file__).parent / "faulty_runner.py"), str(runner_entry), "--job", str(job)],
         env=dict(os.environ, EDGEFARM_TEST_FAULTS="SLOW=5"), stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
     )  # fmt: skip
     try:

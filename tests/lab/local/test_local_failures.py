@@ -56,9 +56,14 @@ def test_resume_refuses_a_different_selection(run_here):
 
 
 def test_cooldown_waits_for_a_hot_board_and_records_the_wait(run_here):
-    flags = ("--modality", "text", "--limit", "3", "--max-output-tokens", "4", "--cooldown-c", "40")
+    """The command line's settings reach the Python runner through the job's settings file: the gate, and
+    the threads and sample timeout its READY line says it gave the runtime."""
+    flags = ("--modality", "text", "--limit", "3", "--max-output-tokens", "4", "--cooldown-c", "40",
+             "--threads", "2", "--sample-timeout", "45.5")  # fmt: skip
     p, run_dir = run_here(*flags, faulty=True, env={"EDGEFARM_TEST_THERMAL": "43,2"})
     assert p.returncode == 0, p.stderr
+    applied = device_json(run_dir, "outcome.json")["runner"]["applied_settings"]
+    assert applied == {"backend": "cpu", "threads": 2, "max_num_tokens": 0, "sample_timeout_ms": 45_500}
     rows = results(run_dir)
     assert 1.0 <= rows[0]["cooldown_s"] <= 3.0  # 43 C -> 40 C at 2 C/s
     assert all(r["cooldown_s"] == 0.0 for r in rows[1:])  # already cool

@@ -1,5 +1,6 @@
-"""The runner loads the encoders the host says the model has (`--modalities`, from the host's
-inspection), on the real runtime: it does not read the model a second time to find out."""
+"""The runner loads the encoders the host says the model has (the settings file's vision_backend and
+audio_backend, from the host's inspection), on the real runtime: it does not read the model a second
+time to find out."""
 
 from __future__ import annotations
 
@@ -9,6 +10,7 @@ import sys
 from pathlib import Path
 
 from android_runner.contract import JobItem, JobPart, read_results, write_jsonl
+from android_runner.settings import SETTINGS_FILE, RunnerSettings
 from orchestrator.models import BUNDLED_MODEL
 
 REPO = Path(__file__).resolve().parents[3]
@@ -28,9 +30,11 @@ def _job(tmp_path: Path) -> Path:
     return job
 
 
-def _runner(job: Path, *extra: str) -> tuple[dict, dict]:
-    argv = [sys.executable, str(REPO / "android_runner" / "entry.py"), "--model", str(BUNDLED_MODEL), "--job",
-            str(job), "--cache-dir", ":nocache", *extra]  # fmt: skip
+def _runner(job: Path, vision: bool, audio: bool) -> tuple[dict, dict]:
+    settings = RunnerSettings(model=str(BUNDLED_MODEL), cache_dir=":nocache", vision_backend="cpu" if vision else "",
+                              audio_backend="cpu" if audio else "")  # fmt: skip
+    (job / SETTINGS_FILE).write_text(settings.render())
+    argv = [sys.executable, str(REPO / "android_runner" / "entry.py"), "--job", str(job)]
     p = subprocess.run(argv, capture_output=True, text=True, timeout=120, check=False, cwd=REPO)
     assert p.returncode == 0, p.stdout + p.stderr
     ready = next(
@@ -40,13 +44,13 @@ def _runner(job: Path, *extra: str) -> tuple[dict, dict]:
 
 
 def test_text_only_from_the_host_loads_no_vision_encoder(tmp_path: Path):
-    ready, rows = _runner(_job(tmp_path), "--modalities", "text")
+    ready, rows = _runner(_job(tmp_path), vision=False, audio=False)
     assert ready["vision"] is False and ready["audio"] is False
     assert rows["text"].status == "ok"
     assert rows["image"].status == "unsupported" and "no vision encoder" in rows["image"].error
 
 
-def test_without_the_flag_the_runner_reads_the_model_itself(tmp_path: Path):
-    ready, rows = _runner(_job(tmp_path))
+def test_with_both_encoders_said_the_runner_loads_both(tmp_path: Path):
+    ready, rows = _runner(_job(tmp_path), vision=True, audio=True)
     assert ready["vision"] is True and ready["audio"] is True
     assert rows["text"].status == rows["image"].status == "ok"

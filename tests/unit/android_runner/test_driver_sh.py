@@ -8,6 +8,8 @@ import subprocess
 import time
 from pathlib import Path
 
+from android_runner.settings import SETTINGS_FILE, RunnerSettings
+
 DRIVER = Path(__file__).resolve().parents[3] / "android_runner" / "driver.sh"
 SHELL = shutil.which("mksh") or "/system/bin/sh"  # scripts/test.sh installs mksh
 
@@ -17,8 +19,8 @@ def _job(tmp: Path, n: int) -> Path:
     for i in range(n):
         (job / "samples" / str(i)).mkdir(parents=True)
         (job / "samples" / str(i) / "prompt.txt").write_text(f"prompt {i}; $(touch {tmp}/pwned)\n")
-    (job / "index.tsv").write_text("".join(f"{i}\t8\t0\n" for i in range(n)))
-    (job / "common_flags").write_text("--model_path=/nowhere\n")
+    (job / "index.tsv").write_text("".join(f"{i}\t0\n" for i in range(n)))
+    (job / SETTINGS_FILE).write_text(RunnerSettings(model="/nowhere", cache_dir="/c", sample_timeout_ms=30_000).render())
     return job
 
 
@@ -35,7 +37,7 @@ def _binary(tmp: Path) -> Path:
 
 def _driver(job: Path, binary: Path) -> subprocess.Popen:
     return subprocess.Popen(
-        [SHELL, str(DRIVER), "upstream", str(job), str(binary), "", "30"],
+        [SHELL, str(DRIVER), "upstream", str(job), str(binary), ""],
         stdout=subprocess.PIPE,
         stderr=subprocess.STDOUT,
         text=True,
@@ -57,7 +59,7 @@ def _wait_for(proc: subprocess.Popen, marker: str, timeout_s: float = 20) -> lis
 def test_driver_runs_each_sample_once_and_never_evaluates_prompts(tmp_path):
     job = _job(tmp_path, 2)
     out = subprocess.run(
-        [SHELL, str(DRIVER), "upstream", str(job), str(_binary(tmp_path)), "", "30"],
+        [SHELL, str(DRIVER), "upstream", str(job), str(_binary(tmp_path)), ""],
         capture_output=True,
         text=True,
         timeout=60,
@@ -115,9 +117,9 @@ def test_native_mode_records_a_dead_runners_sample_and_restarts_it_for_the_rest(
     job = tmp_path / "job"
     job.mkdir()
     (job / "job.conv").write_text("EFJOB 1\n")
-    (job / "runner_flags").write_text("--model\n/m with space.litertlm\n")
+    (job / SETTINGS_FILE).write_text(RunnerSettings(model="/m with space.litertlm", cache_dir="/c").render())
     out = subprocess.run(
-        [SHELL, str(DRIVER), "native", str(job), str(_native_stub(tmp_path)), "", "30"],
+        [SHELL, str(DRIVER), "native", str(job), str(_native_stub(tmp_path)), ""],
         capture_output=True, text=True, timeout=60, check=False,
     )  # fmt: skip
     assert out.returncode == 0, out.stdout + out.stderr
@@ -133,7 +135,7 @@ def test_a_runner_pushed_without_its_x_bit_is_made_executable_and_runs(tmp_path)
     job = _job(tmp_path, 1)
     binary = _binary(tmp_path)
     binary.chmod(0o644)
-    out = subprocess.run([SHELL, str(DRIVER), "upstream", str(job), str(binary), "", "30"], capture_output=True,
+    out = subprocess.run([SHELL, str(DRIVER), "upstream", str(job), str(binary), ""], capture_output=True,
                          text=True, timeout=60, check=False)  # fmt: skip
     assert out.returncode == 0, out.stdout + out.stderr
     assert "EDGEFARM END 0 0" in out.stdout and binary.stat().st_mode & 0o111
@@ -155,3 +157,65 @@ def test_a_snapshot_the_storage_refuses_is_a_note_not_silence(tmp_path):
     assert "the battery snapshot of sample 4 could not be written" in out.stdout
     assert "temperature: 312" in (sample / "thermal_after").read_text()  # the other snapshot was written
     assert "thermalservice snapshot" not in out.stdout
+
+
+def _args_binary(tmp: Path) -> Path:
+    """Writes its arguments, one per line, beside its prompt (what the driver gave upstream's binary)."""
+    b = tmp / "litert_lm_advanced_main"
+    b.write_text('#!/bin/sh\nfor a in "$@"; do case "$a" in --input_prompt_file=*) d=${a#*=}; d=${d%/*};; esac; done\n'
+                 'for a in "$@"; do echo "$a"; done > "$d/args"\n')  # fmt: skip
+    b.chmod(0o755)
+    return b
+
+
+def test_upstreams_flags_are_made_from_the_settings_file_and_the_samples_own_cap(tmp_path):
+    """One settings file: the driver turns it into upstream's flags (a path with a space stays one
+    argument); the sample's output cap is its flags file's; a setting left at its default adds no flag."""
+    job = _job(tmp_path, 2)
+    settings = RunnerSettings(model="/d/m b.litertlm", cache_dir="/d/cache", backend="gpu", vision_backend="cpu",
+                              threads=3, max_num_tokens=0, sample_timeout_ms=30_000)  # fmt: skip
+    (job / SETTINGS_FILE).write_text(settings.render())
+    (job / "samples/1/flags").write_text("--max_output_tokens=7\n")
+    out = subprocess.run([SHELL, str(DRIVER), "upstream", str(job), str(_args_binary(tmp_path)), ""],
+                         capture_output=True, text=True, timeout=60, check=False)  # fmt: skip
+    assert out.returncode == 0, out.stdout + out.stderr
+    args = (job / "samples/1/args").read_text().splitlines()
+    assert args[:6] == ["--model_path=/d/m b.litertlm", "--backend=gpu", "--cache_dir=/d/cache",
+                        "--vision_backend=cpu", "--num_cpu_threads=3", "--max_output_tokens=7"]  # fmt: skip
+    assert not any(a.startswith(("--max_num_tokens", "--audio_backend")) for a in args)
+    assert "--max_output_tokens" not in (job / "samples/0/args").read_text()  # no flags file line: none
+
+
+def test_a_sample_timeout_under_a_second_is_kept_and_a_driver_without_settings_stops(tmp_path):
+    """sample_timeout_ms in whole milliseconds (sh arithmetic is integer): 500 ms ends the 1.5 s binary."""
+    job = _job(tmp_path, 1)
+    (job / SETTINGS_FILE).write_text(RunnerSettings(model="/m", cache_dir="/c", sample_timeout_ms=500).render())
+    out = subprocess.run([SHELL, str(DRIVER), "upstream", str(job), str(_binary(tmp_path)), ""],
+                         capture_output=True, text=True, timeout=60, check=False)  # fmt: skip
+    assert out.returncode == 0 and "EDGEFARM END 0 124" in out.stdout, out.stdout + out.stderr
+    (job / SETTINGS_FILE).unlink()
+    out = subprocess.run([SHELL, str(DRIVER), "upstream", str(job), str(_binary(tmp_path)), ""],
+                         capture_output=True, text=True, timeout=60, check=False)  # fmt: skip
+    assert out.returncode == 2 and "no settings file in" in out.stderr
+
+
+def test_the_hook_reads_its_cooldown_gate_from_the_settings_file(tmp_path):
+    """Battery at 31.2 C, the gate at 30 C for at most 1 s: the hook waits its 1 s and says so; with the
+    gate off (a resumed run without --cooldown-c) it does not wait at all."""
+    sample = tmp_path / "job" / "samples" / "1"
+    sample.mkdir(parents=True)
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    (bin_dir / "dumpsys").write_text('#!/bin/sh\necho "Current $1 state:"\necho "  temperature: 312"\n')
+    (bin_dir / "dumpsys").chmod(0o755)
+    env = {"PATH": f"{bin_dir}:/usr/bin:/bin"}
+    for mc, waited in ((30_000, True), (None, False)):
+        settings = RunnerSettings(model="/m", cache_dir="/c", cooldown_mc=mc, cooldown_max_ms=1000)
+        (tmp_path / "job" / SETTINGS_FILE).write_text(settings.render())
+        out = subprocess.run([SHELL, str(DRIVER), "hook", str(sample), "before"], capture_output=True, text=True,
+                             env=env, timeout=30, check=False)  # fmt: skip
+        assert out.returncode == 0, out.stderr
+        assert ("battery still at 31.2 C after 1 s" in out.stdout) is waited, out.stdout
+        assert (sample / "cooldown_ms").exists() is waited
+        if waited:
+            assert 1000 <= int((sample / "cooldown_ms").read_text()) <= 3000

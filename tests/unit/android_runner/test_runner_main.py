@@ -13,6 +13,7 @@ from pathlib import Path
 
 from android_runner.contract import JobItem, JobPart, read_results, write_jsonl
 from android_runner.litert_runner import runtime_identity
+from android_runner.settings import SETTINGS_FILE, RunnerSettings
 from android_runner.status import TIMEOUT_EXIT
 
 REPO = Path(__file__).resolve().parents[3]
@@ -49,7 +50,9 @@ def _run(tmp_path: Path, ids: list[str]) -> tuple[subprocess.CompletedProcess, P
     write_jsonl(str(job / "job.jsonl"), [JobItem(id=i, turns=((JobPart("text", text="hi"),),)) for i in ids])
     script = tmp_path / "stub_runner.py"
     script.write_text(STUB)
-    argv = [sys.executable, str(script), "--model", "m.litertlm", "--job", str(job), "--sample-timeout-s=0.5"]
+    (job / SETTINGS_FILE).write_text(RunnerSettings(model="m.litertlm", cache_dir=str(tmp_path / "cache"),
+                                                    sample_timeout_ms=500).render())  # fmt: skip
+    argv = [sys.executable, str(script), "--job", str(job)]
     return subprocess.run(argv, capture_output=True, text=True, timeout=60, check=False), job
 
 

@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 
 from android_runner.contract import OUTPUT_MAX_BYTES
+from android_runner.settings import RunnerSettings
 
 EXIT_USAGE, EXIT_RUNTIME, EXIT_NOMEM, EXIT_TIMEOUT = 2, 3, 70, 124
 ENV = {
@@ -32,11 +33,32 @@ def job(*samples: list[str] | str, sampler: str = "1 0.95 1.0 0") -> bytes:
     return bytes(out)
 
 
+def settings_text(model_file: Path, lib_file: Path, changed: dict[str, str | None] | None = None) -> str:
+    """The settings file the host would render (android_runner/settings.py), with some lines' values
+    changed as raw text (None: the line left out; a key it has not: added at the end)."""
+    changed = dict(changed or {})
+    out = []
+    for line in (
+        RunnerSettings(model=str(model_file), cache_dir=":nocache", lib=str(lib_file)).render().splitlines()
+    ):
+        key = line.partition("=")[0]
+        if key not in changed:
+            out.append(line)
+        elif changed[key] is not None:
+            out.append(f"{key}={changed[key]}")
+        changed.pop(key, None)
+    out += [f"{k}={v}" for k, v in changed.items() if v is not None]
+    return "\n".join(out) + "\n"
+
+
 def run(build, tmp: Path, job_bytes: bytes, *extra: str, lib: Path | None = None, hook: str | None = None,
-        timeout_s: float = 60, env: dict[str, str] | None = None) -> tuple[int, list[tuple[str, str]], list[dict], str]:  # fmt: skip
-    """Run the runner; (exit code, protocol lines as (kind, rest), results file rows, stderr)."""
+        timeout_s: float = 60, env: dict[str, str] | None = None,
+        settings: dict[str, str | None] | None = None) -> tuple[int, list[tuple[str, str]], list[dict], str]:  # fmt: skip
+    """Run the runner; (exit code, protocol lines as (kind, rest), results file rows, stderr). `settings`:
+    values of its settings file changed (raw text)."""
     (tmp / "job.conv").write_bytes(job_bytes)
-    argv = [str(build.runner), "--lib", str(lib or build.lib), "--model", str(tmp / "model.litertlm"),
+    (tmp / "settings").write_text(settings_text(tmp / "model.litertlm", lib or build.lib, settings))
+    argv = [str(build.runner), "--settings", str(tmp / "settings"),
             "--job", str(tmp / "job.conv"), "--results", str(tmp / "results.jsonl"), *extra]  # fmt: skip
     if hook is not None:
         (tmp / "hook.sh").write_text(hook)
@@ -134,14 +156,47 @@ def test_a_repeated_sample_number_is_refused(native_build, tmp_path):
     assert rc == EXIT_USAGE and "repeated" in fatal_of(lines)["error"]
 
 
-@pytest.mark.parametrize("flag,value", [("--sample-timeout-s", "abc"), ("--sample-timeout-s", "-1"),
-                                        ("--sample-timeout-s", "inf"), ("--sample-timeout-s", "nan"),
-                                        ("--threads", "0"), ("--threads", "9999"), ("--max-num-tokens", "12x"),
-                                        ("--hook-timeout-s", "0"), ("--log-level", "-1"), ("--bogus", "1")])  # fmt: skip
+@pytest.mark.parametrize("flag,value", [("--hook-timeout-s", "0"), ("--hook-timeout-s", "nan"), ("--log-level", "-1"),
+                                        ("--bogus", "1"), ("--threads", "2")])  # fmt: skip
 def test_a_bad_option_is_one_json_fatal_line_and_exit_2(native_build, tmp_path, flag, value):
+    """--threads is a setting, not an option: the settings file is the one channel of settings."""
     rc, lines, _, _ = run(native_build, tmp_path, job("hi"), flag, value)
     assert rc == EXIT_USAGE
     assert flag in fatal_of(lines)["error"] or "unknown" in fatal_of(lines)["error"]
+
+
+@pytest.mark.parametrize("key,value,said", [
+    ("sample_timeout_ms", "abc", "sample_timeout_ms must be"), ("sample_timeout_ms", "-1", "sample_timeout_ms must be"),
+    ("sample_timeout_ms", "0", "in 1..86400000"), ("sample_timeout_ms", "1.5", "sample_timeout_ms must be"),
+    ("threads", "257", "threads must be a whole number in 0..256"), ("max_num_tokens", "12x", "max_num_tokens"),
+    ("cooldown_mc", "120001", "cooldown_mc"), ("allow_runtime", "2", "allow_runtime"),
+    ("backend", "tpu", "cpu, gpu or npu"), ("vision_backend", "x", "cpu, gpu or npu"), ("model", "", "empty path"),
+    ("threads", None, "no threads"), ("bogus", "1", "unknown key")])  # fmt: skip
+def test_a_bad_settings_file_is_one_json_fatal_line_naming_its_line_and_exit_2(
+    native_build, tmp_path, key, value, said
+):
+    rc, lines, rows, _ = run(native_build, tmp_path, job("hi"), settings={key: value})
+    f = fatal_of(lines)
+    assert rc == EXIT_USAGE and rows == [] and said in f["error"], f
+    assert f"settings file {tmp_path / 'settings'} line " in f["error"] and "settings.py" in f["fix"]
+
+
+def test_a_settings_file_without_its_header_or_given_twice_a_key_is_refused(native_build, tmp_path):
+    text = settings_text(tmp_path / "m", native_build.lib)
+    for bad, said in [(text.replace("EFSETTINGS 1", "EFSETTINGS 2"), "line 1: not a settings file"),
+                      (text + "threads=2\n", "a key given twice"), (text.rstrip("\n"), "has no newline")]:  # fmt: skip
+        (tmp_path / "s2").write_text(bad)
+        rc, lines, _, _ = run(native_build, tmp_path, job("hi"), "--settings", str(tmp_path / "s2"))
+        assert rc == EXIT_USAGE and said in fatal_of(lines)["error"], (said, lines)
+
+
+def test_ready_says_the_settings_the_runtime_was_given_and_each_row_its_cap(native_build, tmp_path):
+    rc, lines, rows, _ = run(native_build, tmp_path, job("hi"), settings={"threads": "3", "max_num_tokens": "512",
+                                                                        "sample_timeout_ms": "4500", "backend": "gpu"})  # fmt: skip
+    ready = json.loads(next(rest for kind, rest in lines if kind == "READY"))
+    assert rc == 0 and ready["settings"] == {"backend": "gpu", "threads": 3, "max_num_tokens": 512,
+                                             "sample_timeout_ms": 4500}  # fmt: skip
+    assert rows[0]["max_output_tokens"] == 16  # the job's `O 16`
 
 
 def test_ten_thousand_turns_are_all_sent(native_build, tmp_path):
@@ -191,11 +246,15 @@ def test_a_failed_allocation_anywhere_is_one_json_line_and_exit_70(native_build,
 
 
 def test_the_watchdog_during_the_answer_writes_a_timeout_row(native_build, tmp_path):
-    rc, _lines, rows, _ = run(native_build, tmp_path, job("@slow=30", "next"), "--sample-timeout-s", "1")
+    rc, _lines, rows, _ = run(
+        native_build, tmp_path, job("@slow=30", "next"), settings={"sample_timeout_ms": "1000"}
+    )
     assert rc == EXIT_TIMEOUT
     assert [r["status"] for r in rows] == ["timeout"] and rows[0]["n"] == 1 and rows[0]["runner"] == "native"
     # the driver restarts it: the timed-out sample is not run again, the next one is
-    rc, _lines, rows, _ = run(native_build, tmp_path, job("@slow=30", "next"), "--sample-timeout-s", "1")
+    rc, _lines, rows, _ = run(
+        native_build, tmp_path, job("@slow=30", "next"), settings={"sample_timeout_ms": "1000"}
+    )
     assert rc == 0 and [r["status"] for r in rows] == ["timeout", "ok"]
 
 
@@ -205,7 +264,7 @@ SLOW_AFTER = 'case "$3" in after) sleep 4 ;; esac\n'
 def test_a_deadline_passing_after_the_answer_keeps_the_answer(native_build, tmp_path):
     """The answer arrives within the deadline, the after-hook then sleeps past it: the row is ok."""
     rc, lines, rows, _ = run(
-        native_build, tmp_path, job("@slow=0.2", "b"), "--sample-timeout-s", "1.5", hook=SLOW_AFTER
+        native_build, tmp_path, job("@slow=0.2", "b"), settings={"sample_timeout_ms": "1500"}, hook=SLOW_AFTER
     )
     assert rc == 0, lines
     assert [r["status"] for r in rows] == ["ok", "ok"]
@@ -234,7 +293,7 @@ def test_a_runtime_error_is_that_samples_error_row(native_build, tmp_path):
 def test_an_unloadable_model_is_one_json_fatal_line_and_exit_65(native_build, tmp_path):
     (tmp_path / "m").mkdir()
     rc, lines, _, _ = run(
-        native_build, tmp_path / "m", job("a"), "--model", str(tmp_path / "unloadable.litertlm")
+        native_build, tmp_path / "m", job("a"), settings={"model": str(tmp_path / "unloadable.litertlm")}
     )
     assert rc == 65 and "not a model" in fatal_of(lines)["error"]
 
@@ -258,7 +317,7 @@ def test_a_wrong_version_stamp_is_refused_too(native_build, tmp_path):
 
 def test_allow_runtime_runs_it_and_every_row_names_the_library(native_build, tmp_path):
     rc, lines, rows, _ = run(
-        native_build, tmp_path, job("a", "b"), "--allow-runtime", lib=native_build.other_lib
+        native_build, tmp_path, job("a", "b"), settings={"allow_runtime": "1"}, lib=native_build.other_lib
     )
     assert rc == 0 and [r["status"] for r in rows] == ["ok", "ok"]
     for r in rows:
@@ -311,7 +370,8 @@ def test_a_fatal_line_keeps_valid_utf8_and_escapes_what_json_needs(native_build,
     comes back exactly (not as U+FFFD per byte); an invalid byte is one U+FFFD. (No such job file: the
     runner's first FATAL names it.)"""
     name = 'jöb "ü" \\ 東.conv'
-    argv = [str(native_build.runner), "--lib", str(native_build.lib), "--model", str(tmp_path / "m"),
+    (tmp_path / "settings").write_text(settings_text(tmp_path / "m", native_build.lib))
+    argv = [str(native_build.runner), "--settings", str(tmp_path / "settings"),
             "--job", str(tmp_path / name), "--results", str(tmp_path / "r.jsonl")]  # fmt: skip
     p = subprocess.run(argv, capture_output=True, timeout=60, check=False, env=dict(os.environ, **ENV))
     (line,) = p.stdout.decode("utf-8").splitlines()
@@ -319,7 +379,7 @@ def test_a_fatal_line_keeps_valid_utf8_and_escapes_what_json_needs(native_build,
     assert p.returncode == EXIT_USAGE and f"cannot read the job file {tmp_path / name} (" in f["error"]
     assert f["fix"] == "rerun: the host pushes the job file again" and f["exit_code"] == EXIT_USAGE
     bad = os.fsencode(tmp_path) + b"/job\xff.conv"
-    p = subprocess.run([*argv[:6], bad, *argv[7:]], capture_output=True, timeout=60, check=False,
+    p = subprocess.run([*argv[:4], bad, *argv[5:]], capture_output=True, timeout=60, check=False,
                        env=dict(os.environ, **ENV))  # fmt: skip
     f = json.loads(p.stdout.decode("utf-8").removeprefix("EDGEFARM FATAL "))
     assert f"{tmp_path}/job\ufffd.conv (" in f["error"]

@@ -9,7 +9,7 @@ import pytest
 
 from android_runner.answer_text import clean_answer, decode_answer
 from android_runner.contract import OUTPUT_MAX_BYTES, RESULT_LINE_MAX_DEPTH
-from orchestrator.runners.android_driver import _json_field
+from orchestrator.runners.android_driver import _json_record
 from orchestrator.runners.android_native import parse_line, result_from_line
 from orchestrator.runners.base import RunOptions
 
@@ -106,9 +106,9 @@ def test_a_reply_whose_answer_was_cut_keeps_its_text_and_the_mark_a_cut_reply_is
 
 
 def test_ready_and_fatal_payloads_are_parsed_under_bounds():
-    assert _json_field('{"init_ms": 5}', "init_ms") == 5
-    assert _json_field('{"init_ms":' + deep(10000) + "}", "init_ms") is None
-    assert _json_field("[1]", "init_ms") is None and _json_field("nope", "x") is None
+    assert _json_record('{"init_ms": 5}') == {"init_ms": 5}
+    assert _json_record('{"init_ms":' + deep(10000) + "}") == {}
+    assert _json_record("[1]") == {} and _json_record("nope") == {}
 
 
 def test_the_shared_answer_rule_matches_pythons_replace_and_caps_on_a_character_boundary():

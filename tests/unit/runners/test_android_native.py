@@ -4,7 +4,7 @@ import json
 from pathlib import PurePosixPath
 
 from android_runner.contract import JobItem
-from orchestrator.runners.android_native import parse_line, render_job, result_from_line, runner_flags
+from orchestrator.runners.android_native import parse_line, render_job, result_from_line
 from orchestrator.runners.base import RunOptions
 
 OPTS = RunOptions(run_id="r", backend="cpu", threads=2)
@@ -62,13 +62,6 @@ def test_parse_line_ignores_torn_and_foreign_lines():
     assert parse_line('{"n":4,"status":"ok"}') == {"n": 4, "status": "ok"}
     assert parse_line('{"n":4,"status":"o') is None and parse_line("EDGEFARM NOTE x") is None
     assert parse_line('{"n":"4"}') is None
-
-
-def test_runner_flags_name_paths_as_separate_arguments():
-    flags = runner_flags(lib=PurePosixPath("/d/lib/liblitert-lm.so"), model=PurePosixPath("/d/m b.litertlm"),
-                         cache=PurePosixPath("/d/cache"), opts=OPTS, vision=True, audio=False)  # fmt: skip
-    assert flags[flags.index("--model") + 1] == "/d/m b.litertlm"  # one line each: no word splitting
-    assert "--vision-backend" in flags and "--audio-backend" not in flags and flags[-2:] == ["--threads", "2"]
 
 
 def test_a_row_streams_from_its_line_and_gets_the_snapshots_and_the_log_at_the_end():

@@ -28,17 +28,16 @@ def test_render_job_puts_prompts_in_files_with_absolute_media_tags(tmp_path):
             constraint={"type": "regex", "pattern": r"\d{4}-\d{2}-\d{2}"},
         ),
     ]
-    rendered = render_job(items, tmp_path, JOB, ["--model_path=/m.litertlm", "--backend=cpu"])
+    rendered = render_job(items, tmp_path, JOB)
     assert [r.n for r in rendered] == [1, 2, 3, 4] and rendered[2].skip_reason
-    assert (tmp_path / "index.tsv").read_text() == "1\t32\t0\n2\t128\t1\n4\t128\t0\n"
+    assert (tmp_path / "index.tsv").read_text() == "1\t0\n2\t1\n4\t0\n"
+    assert (tmp_path / "samples/1/flags").read_text() == "--max_output_tokens=32\n"  # the sample's own cap
     assert (
         tmp_path / "samples/1/prompt.txt"
     ).read_text() == f"Be brief.\n\n[image:{JOB}/media/0000-1.png] What?"
     assert (tmp_path / "samples/2/turns.txt").read_text() == "Hi, I am Ada\nWho am I?\n"  # one line per turn
-    assert (
-        tmp_path / "samples/4/flags"
-    ).read_text() == ""  # no constrained decoding: same as the host runner
-    assert (tmp_path / "common_flags").read_text() == "--model_path=/m.litertlm\n--backend=cpu\n"
+    # no constrained decoding: same as the host runner
+    assert (tmp_path / "samples/4/flags").read_text() == "--max_output_tokens=128\n"
     assert "rm -rf" not in (tmp_path / "index.tsv").read_text()  # ids never reach the phone's command line
 
 
