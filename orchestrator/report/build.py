@@ -16,7 +16,7 @@ from ..datasets.types import Dataset
 from ..devices.types import DeviceInfo
 from ..errors import ConfigError
 from ..fsutil import write_text_atomic
-from ..measure import describe
+from ..measure import base_id, describe
 from ..run.run_json import RunJson
 from ..run.types import DeviceOutcome
 from ..rundir import device_folder, read_json_file, read_outcome, read_run_record
@@ -90,6 +90,24 @@ def _load_report(run_dir: Path, run: RunJson, settled: Mapping[str, DeviceOutcom
     finished = run.finished_at or _last_outcome_written(run_dir)  # the run's end, unless run.json has it
     report = build_report(run, rows, sample_rows(per_device), run.unusable, run.notes, finished_at=finished)
     return dataclasses.replace(report, sustain=curves) if curves else report
+
+
+def measured_runs(run_dir: Path) -> dict[str, dict[str, tuple[SampleResult, ...]]]:
+    """Every measured run of each sample on each device of a run folder (device -> sample id -> its
+    runs in run order: the first pass, then --repeat's or --sustain's; warm-ups left out), keyed as the
+    report's cells are: what `edgefarm ab` takes a block's figures from."""
+    run = read_run_record(run_dir)
+    out: dict[str, dict[str, tuple[SampleResult, ...]]] = {}
+    for name in run.devices:
+        dev_dir = device_folder(run_dir, name)
+        found = read_json_file(dev_dir / "device.json")
+        key = (DeviceInfo.from_dict(found).name if isinstance(found, dict) else "") or name
+        runs: dict[str, list[SampleResult]] = {}
+        for file in ("results.jsonl", "repeats.jsonl"):  # repeats.jsonl: passes 2..N, in run order
+            for r in read_results(str(dev_dir / file)):
+                runs.setdefault(base_id(r.id), []).append(r)
+        out[key] = {i: tuple(rs) for i, rs in runs.items()}
+    return out
 
 
 def _last_outcome_written(run_dir: Path) -> str:
