@@ -16,8 +16,8 @@ turning order:
 - `edgefarm`: the runner's own bench code (android_runner/bench.py: a fresh `BenchEngine`, one
   `run_cell` with the runner's memory sampler running), as one repetition of `edgefarm bench -r 1`;
 - `benchmark_text`: `litert_lm.Benchmark` again, given edgefarm's prompt text (p real tokens, which it
-  cuts to p): the runtime's timed prefill turn starts before it tokenizes the text, so this arm says
-  how much of an edgefarm/benchmark difference is the tokenizing of a real prompt, not the runner.
+  cuts to p): whether the prompt (real tokens against 3 words padded with token 0) moves the
+  runtime's own figure apart from the runner (it does not: docs/bench.md).
 Each figure is the runtime's own per-turn speed (BenchmarkInfo) of a fresh engine's first session.
 
 End-to-end pairs (`--cli-pairs`, ~3 s each): the `edgefarm bench` command (its runner process and
