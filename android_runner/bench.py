@@ -19,7 +19,7 @@ threads, n_gen), loaded once and kept while consecutive items share it.
 
 The figures are the runtime's own (per-turn prefill and decode tokens/s), and nothing of the runner's
 runs beside the two timed turns: the memory sampler sleeps through them (MemorySampler.paused; it cost
-a 1-thread engine 0.6-2% of its prefill speed, scripts/bench_vs_litert.py). TTFT is the runtime's
+a 1-thread engine up to 2% of its prefill speed, scripts/bench_vs_litert.py). TTFT is the runtime's
 definition (first prefill turn + one decode step) applied to the timed turn, so the depth fill is not
 in it; at depth 0 it is the runtime's `time_to_first_token`.
 

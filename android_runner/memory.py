@@ -14,7 +14,7 @@ cheap: the status file stays open and is re-read from offset 0 (procfs regenerat
 and only our few fields are looked up in it.
 
 `paused()`: no readings while the runtime times a bench turn (android_runner/bench.py). Even so cheap
-a thread cost a 1-thread engine 0.6-2% of its prefill speed on a 2-core host (scripts/bench_vs_litert.py,
+a thread cost a 1-thread engine up to 2% of its prefill speed on a 2-core host (scripts/bench_vs_litert.py,
 docs/benchmarks/bench.md); the item's resident peak is the reset VmHWM, which needs no reading.
 """
 
