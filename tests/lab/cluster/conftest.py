@@ -36,6 +36,13 @@ OBJECT_STORE_BYTES = 100 * 1024 * 1024  # the note's bound: 2 cores and 6 other 
 HOST_PHONES = {"h1": [("pixel8", PIXEL_8), ("s24", GALAXY_S24)], "h2": [("redmi", REDMI_NOTE_13)], "h3": []}
 READY_S = 180.0  # a busy 2-core box needs ~30 s for 4 Ray nodes; generous so it never flakes
 BIN = Path(sys.executable).parent
+# What the lab's nodes leave out: nothing edgefarm reads, each a steady cost per node on a 2-core box
+# (4 nodes per cluster, two clusters at once in the suite; measured in docs/testing.md). The log monitor
+# tails every Ray log for drivers that asked for it (edgefarm's connect with log_to_driver=False);
+# metrics are exported for a dashboard the lab does not start; the memory monitor guards against OOM,
+# which no lab story provokes.
+LEAN_START = ["--include-log-monitor=false"]
+LEAN_ENV = {"RAY_enable_metrics_collection": "0", "RAY_memory_monitor_refresh_ms": "0"}
 
 
 @dataclass
@@ -170,7 +177,7 @@ def ray_start(ns: NetNs, tmp: Path, name: str, args: list[str], env: dict[str, s
         log_path = tmp / f"ray-{name}-{time.monotonic_ns()}.log"
         log = open(log_path, "wb")  # noqa: SIM115 - lives as long as the node
         proc = ns.popen([str(BIN / "ray"), "start", "--block", "--disable-usage-stats",
-                         f"--object-store-memory={OBJECT_STORE_BYTES}", *args],
+                         f"--object-store-memory={OBJECT_STORE_BYTES}", *LEAN_START, *args],
                         env=env, stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL)  # fmt: skip
         deadline = time.monotonic() + READY_S
         while proc.poll() is None and time.monotonic() < deadline:
@@ -222,7 +229,7 @@ def cluster_lab(tmp_path_factory):
             for label, spec in phones:
                 ns.call(lab.add_phone, label, spec, server=i)
         address = f"127.0.0.1:{HEAD_PORT}"
-        base = lab.env(RAY_USAGE_STATS_ENABLED="0")
+        base = lab.env(RAY_USAGE_STATS_ENABLED="0", **LEAN_ENV)
         ray_start(ns, tmp, "head", ["--head", f"--port={HEAD_PORT}", "--num-cpus=0",
                                      "--include-dashboard=false", f"--temp-dir={ray_tmp}"], base)  # fmt: skip
         hosts = {}
