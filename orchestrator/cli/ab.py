@@ -196,7 +196,7 @@ def ab(
         head += (f"\n--resolve {resolve_pct:g}%: {'reached' if reached else 'NOT reached'} after {ran} of at most "
                  f"{rounds} rounds" + ("" if reached else ": more rounds or longer blocks (--block-s) narrow the interval"))  # fmt: skip
     note = "\n".join([head, *rounds_text(ratios)])
-    print_comparison(c, fmt, fail_on, note, "ab")
+    print_comparison(c, fmt, fail_on, note, "ab", f"{100 * FAMILY_LEVEL:.0f}% interval each")
 
 
 def _block(run_dir: Path) -> Block:

@@ -184,9 +184,12 @@ def compare(
     print_comparison(c, fmt, fail_on, DRIFT_NOTE, "compare")
 
 
-def print_comparison(c, fmt: str, fail_on: str, note: str, command: str) -> None:
+def print_comparison(
+    c, fmt: str, fail_on: str, note: str, command: str, interval: str = "95% interval"
+) -> None:
     """A Comparison on stdout in `fmt` with `note` (under the table; json/md carry it); then the
-    --fail-on gate: exit REGRESSION_EXIT naming what it found on stderr."""
+    --fail-on gate: exit REGRESSION_EXIT naming what it found on stderr. `interval`: what the ratios'
+    brackets are, for the table's and Markdown's title."""
     from ..report.compare import comparison_lines
     from ..report.compare_out import found, to_csv, to_json, to_markdown
 
@@ -195,9 +198,9 @@ def print_comparison(c, fmt: str, fail_on: str, note: str, command: str) -> None
     elif fmt == "csv":
         click.echo(to_csv(c), nl=False)
     elif fmt == "md":
-        click.echo(to_markdown(c, comparison_lines(c), note), nl=False)
+        click.echo(to_markdown(c, comparison_lines(c), note, interval), nl=False)
     else:
-        _compare_table(c, comparison_lines(c), note)
+        _compare_table(c, comparison_lines(c), note, interval)
     hits = found(c, fail_on)
     if hits:
         how = "worse" if fail_on == "regression" else "different"
@@ -206,8 +209,10 @@ def print_comparison(c, fmt: str, fail_on: str, note: str, command: str) -> None
         sys.exit(REGRESSION_EXIT)
 
 
-def _compare_table(c, lines, note: str) -> None:
-    title = f"{c.run_a} → {c.run_b}: B against A on {c.common_samples} common sample(s), ratios B/A (95% interval)"
+def _compare_table(c, lines, note: str, interval: str) -> None:
+    title = (
+        f"{c.run_a} → {c.run_b}: B against A on {c.common_samples} common sample(s), ratios B/A ({interval})"
+    )
     if c.settings:
         title += "\nsame in both runs: " + "; ".join(c.settings)
     if c.differences:

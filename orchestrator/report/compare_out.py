@@ -70,11 +70,13 @@ def _columns(c: Comparison) -> list[tuple[str, str]]:
     return [(f, label) for f, label, _ in PAIRED_FIGURES if any(d.paired.figure(f) for d in c.devices)]
 
 
-def to_markdown(c: Comparison, lines: Sequence[str], note: str = DRIFT_NOTE) -> str:
+def to_markdown(
+    c: Comparison, lines: Sequence[str], note: str = DRIFT_NOTE, interval: str = "95% interval"
+) -> str:
     """The table as Markdown under a title and the settings; `lines`: comparison_lines' flips; `note`
-    as to_json's."""
+    as to_json's; `interval`: what the ratios' brackets are (ab: 99% each)."""
     cols = _columns(c)
-    said = f"B against A on {c.common_samples} common sample(s), ratios B/A (95% interval)."
+    said = f"B against A on {c.common_samples} common sample(s), ratios B/A ({interval})."
     out = [f"# {c.run_a} → {c.run_b}", "", said, ""]
     if c.settings:
         out += ["Same in both runs: " + "; ".join(c.settings), ""]

@@ -26,6 +26,7 @@ from orchestrator.report.ab import (
 )
 from orchestrator.report.ab_length import MOST_REPEAT, block_length
 from orchestrator.report.combine import build_report, device_row, sample_rows
+from orchestrator.report.compare_out import to_markdown
 from orchestrator.report.paired import PAIRED_FIGURES
 from orchestrator.run.run_json import RunJson
 from orchestrator.run.types import DeviceOutcome
@@ -195,3 +196,10 @@ def test_resolve_stops_on_the_intervals_width_after_whole_pairs_of_rounds():
     assert not should_stop(6, {"cpu-a": {"wall_ms": narrow}}, None)  # no --resolve: every round runs
     assert not should_stop(6, {"cpu-a": {"wall_ms": Ratio(1.0, None, None, 1)}}, 0.05)
     assert RESOLVE_FROM_ROUNDS == 4 and MAX_ROUNDS == 100
+
+
+def test_the_markdown_title_says_which_interval_the_brackets_are():
+    c, _ = ab_comparison(*_ab(_loads(4, 1, 0.02, hog_from=9)))
+    assert "ratios B/A (95% interval)." in to_markdown(c, [])  # compare's bootstrap
+    ab_title = to_markdown(c, [], "note", f"{100 * FAMILY_LEVEL:.0f}% interval each")
+    assert "ratios B/A (99% interval each)." in ab_title and ab_title.rstrip().endswith("note")
