@@ -108,8 +108,11 @@ def main() -> None:
         "--hogs-after", type=int, default=None, help="blocks before the hogs start (default: --rounds)"
     )
     ap.add_argument("--load", type=int, default=0, help="busy loops running through every ab run")
+    ap.add_argument("--cases", default="identical,slower", help="which ab runs, in order: identical, slower")
     ap.add_argument("--json", action="store_true")
     args = ap.parse_args()
+    if not set(args.cases.split(",")) <= {"identical", "slower"}:
+        ap.error(f"--cases {args.cases}: each one of identical, slower")
     rows = []
     background = [subprocess.Popen(HOG) for _ in range(args.load)]
     try:
@@ -117,8 +120,9 @@ def main() -> None:
             root = Path(tmp)
             ds = ab_lab(root, f"SLOWER={args.slower}")
             for block_s in (float(x) for x in args.block_s.split(",")):
-                for case, b, hogs in (("identical, hogs halfway", "plain.yaml", (args.hogs, args.hogs_after or args.rounds)),
-                                      (f"{100 * args.slower:g}% slower", "slower.yaml", (0, 0))):  # fmt: skip
+                cases = {"identical": ("identical, hogs halfway", "plain.yaml", (args.hogs, args.hogs_after or args.rounds)),
+                         "slower": (f"{100 * args.slower:g}% slower", "slower.yaml", (0, 0))}  # fmt: skip
+                for case, b, hogs in (cases[c] for c in args.cases.split(",")):
                     out = root / f"ab-{block_s:g}-{b}"
                     r = _ab(root, ds, out, b, args.rounds, args.resolve, block_s, hogs)
                     rows.append(
