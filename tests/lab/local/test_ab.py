@@ -5,12 +5,12 @@ two CPU hogs are switched on halfway through (the drift cancels, where two separ
 it), and the output says how small a difference the run could have resolved; a runtime twice as slow
 (faulty_runner SLOWER=1.0: each reply takes twice as long, inside the measured wall time) is found,
 its interval clear of 1, and `--fail-on regression` exits 8. A 10% slower runtime is not asserted:
-on this shared 2-core host neighbouring blocks differ by about 13% (sd of a round's log-ratio, with
-or without repeats in the block), so 6-8 rounds resolve ±15% at best (±28-71% in the runs of
-docs/benchmarks/ab.md, hogs included); scripts/bench_ab.py is its measurement (`--resolve`, tens of
-rounds), and the unit tests find it under per-run bursts (tests/unit/report/test_ab.py). Ctrl-C
-stops the block under way as a run stops and exits 130. A failure message carries ab's per-round
-ratios (its note) and its stderr (each block's time)."""
+on this shared 2-core host a round's log-ratio spreads by 0.13-0.19 (sd) even with 2-s blocks, so
+6-8 rounds resolve ±15% at best (±28-71% in the runs of docs/benchmarks/ab.md, hogs included);
+scripts/bench_ab.py found it in 30 rounds with a margin of 2% (1.12x (1.02-1.23), 6 minutes), too
+thin for a loaded CI machine; the unit tests find it under per-run bursts
+(tests/unit/report/test_ab.py). Ctrl-C stops the block under way as a run stops and exits 130. A
+failure message carries ab's per-round ratios (its note) and its stderr (each block's time)."""
 
 from __future__ import annotations
 
