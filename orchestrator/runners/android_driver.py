@@ -47,7 +47,7 @@ from .android_choice import (
 from .android_files import marked_files, new_marker, read_phone_files
 from .android_kills import available_mb, kill_records
 from .android_snapshots import SNAPSHOT_FILES
-from .android_storage import Halt, refused_sample, refused_write, storage_full
+from .android_storage import Halt, keep_recorded, refused_sample, refused_write, storage_full
 from .base import Check, Need, RunnerEvents, RunOptions, Staged
 
 DRIVER = REPO_ROOT / "android_runner" / "driver.sh"
@@ -252,6 +252,10 @@ class AndroidRunner:
         if full:  # the phone's storage is full: stop there, keep what finished before it
             self.stop(device, staged)
             self._finish_from_files(device, staged, opts, results, finish)
+            if not native_mode:  # its lines are whole rows; done.tsv's point at files that may be cut short
+                by_n = {r.n: r.id for r in self.rendered}
+                keep_recorded(device, staged.job / "done.tsv", (self.collected or {}).get("done.tsv", ""),
+                              lambda n: by_n.get(n) in results)  # fmt: skip
             for row in results.values():
                 events.result(row)  # the kept rows with what the phone's files add (snapshots)
             raise storage_full(device, staged.job, full[0])

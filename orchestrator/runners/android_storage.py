@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import re
 import threading
+from collections.abc import Callable
 from pathlib import PurePosixPath
 
 from ..errors import DeviceError
@@ -38,6 +39,25 @@ class Halt:
 
     def is_set(self) -> bool:
         return self.stop.is_set() or self.full.is_set()
+
+
+def keep_recorded(device, record: PurePosixPath, text: str, kept: Callable[[int], bool]) -> None:
+    """Cut the upstream driver's `done.tsv` (`text`: its lines, "N<TAB>rc<TAB>wall_ms") back to its first
+    lines whose sample `kept` accepts. After a refused write the driver can still append a sample's
+    line (a short line fits the file's last page where a new file does not) before the host stops it;
+    that sample's stdout may be cut short, and `--resume` would take it as done and skip it. `truncate`
+    frees space instead of needing it; where it fails the record goes (a resume then runs the kept
+    samples again on the phone, and the host, which has their rows, records none of them twice)."""
+    size = 0
+    for line in text.split("\n") if text else []:
+        number = line.partition("\t")[0]
+        if not (line.isascii() and number.isdigit() and kept(int(number))):
+            break
+        size += len(line) + 1
+    else:
+        return
+    if device.run(["truncate", "-s", str(size), str(record)], timeout_s=30).code != 0:
+        device.run(["rm", "-f", str(record)], timeout_s=30)
 
 
 def free_kb(device, folder: PurePosixPath) -> int | None:

@@ -151,7 +151,7 @@ def test_a_phone_whose_data_fills_mid_run_says_so_keeps_its_rows_and_resume_fini
         assert p.returncode == 0, p.stderr[-4000:]
         rows = _runs(dev)
         assert len(rows) == total == len({r["id"] for r in rows}), [r["id"] for r in rows]
-        assert all(r["status"] == "ok" for r in rows), rows
+        assert all(r["status"] == "ok" for r in rows), [(r["id"], r["status"], r.get("error")) for r in rows]
         assert {r["id"]: r["output"] for r in rows if r["id"] in ids} == {r["id"]: r["output"] for r in kept}
 
 

@@ -4,10 +4,16 @@ note cannot silently turn the detection off."""
 
 from __future__ import annotations
 
+import os
 import re
+import shutil
+from pathlib import Path, PurePosixPath
+
+import pytest
 
 from orchestrator.bundled import REPO_ROOT
-from orchestrator.runners.android_storage import refused_sample, refused_write
+from orchestrator.devices.local import LocalDevice
+from orchestrator.runners.android_storage import keep_recorded, refused_sample, refused_write
 
 DRIVER = REPO_ROOT / "android_runner" / "driver.sh"
 RUNNER = REPO_ROOT / "android_runner" / "native" / "edgefarm_runner.c"
@@ -43,3 +49,49 @@ OTHER_NOTES = (
 
 def test_other_notes_do_not_stop_the_device():
     assert not any(refused_write(n) for n in OTHER_NOTES)
+
+
+def _done_tsv(tmp_path: Path, lines: list[str]) -> tuple[Path, str]:
+    """A done.tsv as the upstream driver appends it, and its text as read back (last newline dropped)."""
+    path = tmp_path / "done.tsv"
+    path.write_bytes("".join(f"{x}\n" for x in lines).encode())
+    return path, "\n".join(lines)
+
+
+@pytest.mark.parametrize("tool", ["coreutils", "toybox"])
+def test_done_tsv_is_cut_back_to_the_kept_samples_after_a_refused_write(tmp_path, tool, monkeypatch):
+    """The driver appended sample 3's line after the fill, with the host's stop on its way: the record
+    keeps 1 and 2 byte for byte, so `--resume` runs 3 and 4 again instead of taking 3's cut-short files."""
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    toybox = shutil.which("toybox")
+    if tool == "toybox":  # Android's truncate (the lab phones' toybox)
+        assert toybox, "toybox is one of the lab's packages (scripts/test.sh installs it)"
+        (bin_dir / "truncate").symlink_to(toybox)
+    path, text = _done_tsv(tmp_path, ["1\t0\t812", "2\t0\t790", "3\t0\t1503", "4\t0\t1490"])
+    monkeypatch.setenv("PATH", f"{bin_dir}:{os.environ['PATH']}")
+    keep_recorded(LocalDevice(workdir=tmp_path / "w"), PurePosixPath(str(path)), text, lambda n: n < 3)
+    assert path.read_bytes() == b"1\t0\t812\n2\t0\t790\n"
+
+
+def test_a_record_with_every_sample_kept_is_left_alone_and_a_torn_line_ends_the_kept_part(tmp_path):
+    device = LocalDevice(workdir=tmp_path / "w")
+    path, text = _done_tsv(tmp_path, ["1\t0\t812", "2\t0\t790"])
+    keep_recorded(device, PurePosixPath(str(path)), text, lambda n: True)
+    assert path.read_bytes() == b"1\t0\t812\n2\t0\t790\n"
+    path.write_bytes(b"1\t0\t812\n2\t0")  # the fill cut the last append short
+    keep_recorded(device, PurePosixPath(str(path)), "1\t0\t812\n2\t0", lambda n: n == 1 or n == 2)
+    assert path.read_bytes() == b"1\t0\t812\n2\t0"  # a short line of a kept sample is still its line
+    keep_recorded(device, PurePosixPath(str(path)), "1\t0\t812\n\x00\x00", lambda n: True)
+    assert path.read_bytes() == b"1\t0\t812\n"
+
+
+def test_where_truncate_fails_the_record_goes(tmp_path, monkeypatch):
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    (bin_dir / "truncate").write_text("#!/bin/sh\necho 'truncate: not found' >&2\nexit 127\n")
+    (bin_dir / "truncate").chmod(0o755)
+    path, text = _done_tsv(tmp_path, ["1\t0\t812", "2\t0\t790"])
+    monkeypatch.setenv("PATH", f"{bin_dir}:{os.environ['PATH']}")
+    keep_recorded(LocalDevice(workdir=tmp_path / "w"), PurePosixPath(str(path)), text, lambda n: n < 2)
+    assert not path.exists()  # the resume runs 1 again on the phone; the host records it once
