@@ -4,6 +4,7 @@ The only module (with transfer.py) that imports Ray at module level; only `--clu
 
 from __future__ import annotations
 
+import atexit
 import logging
 import os
 import threading
@@ -88,12 +89,20 @@ def farm_hosts() -> list[FarmHost]:
 class Lease:
     """The controller's side of its agents' lease (agent.py LEASE_S): every RENEW_S each kept agent is
     told the controller is there, one renewal in flight per agent (a host that is slow or gone gets
-    no pile of calls). Calls go straight to the agents' processes, so they reach them with the head gone."""
+    no pile of calls). Calls go straight to the agents' processes, so they reach them with the head gone.
+
+    Its thread is stopped and joined before Ray shuts down at this process's exit (`stop`, registered
+    with atexit after ray.init's own shutdown, so it runs first): a call into Ray after that shutdown
+    makes Ray's core worker end the process with exit code 1, whatever the run's own (a Ctrl-C'd
+    cluster run exited 1, not 130, when a renewal fell in that window on a loaded machine)."""
 
     def __init__(self, agents: dict[str, object]) -> None:
         self._agents = dict(agents)
         self._sent: dict[str, object] = {}  # host -> its renewal in flight
-        threading.Thread(target=self._renew, name="agents-lease", daemon=True).start()
+        self._stopped = threading.Event()
+        self._thread = threading.Thread(target=self._renew, name="agents-lease", daemon=True)
+        self._thread.start()
+        atexit.register(self.stop)
 
     def keep(self, hosts: set[str] | list[str]) -> None:
         """Only these hosts' agents are renewed (the others end with their handles)."""
@@ -101,7 +110,7 @@ class Lease:
 
     def _renew(self) -> None:
         try:
-            while self._agents:
+            while not self._stopped.is_set():
                 for host, agent in list(self._agents.items()):
                     sent = self._sent.get(host)
                     if sent is not None:
@@ -113,12 +122,20 @@ class Lease:
                         except ray.exceptions.RayError:
                             pass  # the agent died or its host left: the run says so where it uses it
                     self._sent[host] = agent.renew.remote()
-                time.sleep(RENEW_S)
+                self._stopped.wait(RENEW_S)
         except Exception:  # noqa: BLE001 - Ray is shutting down with the process: the leases then lapse, as meant
             return
 
+    def stop(self, wait_s: float = 10.0) -> None:
+        """No renewal from now on: the thread ends its round and is joined (its calls return at once;
+        `wait_s` bounds a Ray call stuck on a gone host)."""
+        self._stopped.set()
+        if self._thread is not threading.current_thread():
+            self._thread.join(wait_s)
+
     def leave(self, wait_s: float = 5.0) -> None:
         """The run is over and the head gone (Ray cannot end the agents): each agent ends now."""
+        self.stop()
         agents, self._agents = self._agents, {}
         asked = [a.leave.remote() for a in agents.values()]
         ray.wait(asked, num_returns=len(asked), timeout=wait_s)  # sent before this process ends
