@@ -46,6 +46,12 @@ def load_report(
         ) from e
 
 
+def _device_info(dev_dir: Path, name: str, kind: str = "") -> DeviceInfo:
+    """The device's info from its folder's device.json; without one, just its name (and `kind`)."""
+    found = read_json_file(dev_dir / "device.json")
+    return DeviceInfo.from_dict(found) if isinstance(found, dict) else DeviceInfo(name=name, kind=kind)
+
+
 def _device(
     dev_dir: Path, name: str, settled: DeviceOutcome | None
 ) -> tuple[DeviceInfo, DeviceOutcome, list[SampleResult], Any]:
@@ -53,12 +59,8 @@ def _device(
     if settled is not None and settled.info is not None:
         return settled.info, settled, list(settled.results), settled.report
     outcome = read_outcome(dev_dir) or DeviceOutcome(name=name, kind="", error="no outcome recorded")
-    found = read_json_file(dev_dir / "device.json")
-    info = (
-        DeviceInfo.from_dict(found) if isinstance(found, dict) else DeviceInfo(name=name, kind=outcome.kind)
-    )
     return (
-        info,
+        _device_info(dev_dir, name, outcome.kind),
         outcome,
         list(read_results(str(dev_dir / "results.jsonl"))),
         read_json_file(dev_dir / "report.json"),
@@ -100,8 +102,7 @@ def measured_runs(run_dir: Path) -> dict[str, dict[str, tuple[SampleResult, ...]
     out: dict[str, dict[str, tuple[SampleResult, ...]]] = {}
     for name in run.devices:
         dev_dir = device_folder(run_dir, name)
-        found = read_json_file(dev_dir / "device.json")
-        key = (DeviceInfo.from_dict(found).name if isinstance(found, dict) else "") or name
+        key = _device_info(dev_dir, name).name or name
         runs: dict[str, list[SampleResult]] = {}
         for file in ("results.jsonl", "repeats.jsonl"):  # repeats.jsonl: passes 2..N, in run order
             for r in read_results(str(dev_dir / file)):
