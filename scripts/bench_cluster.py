@@ -26,6 +26,14 @@ host received on the first run and on the repeats (run.json `cluster.hosts`), an
 cluster's wall went (run.json `cluster.phases`, the controller's clock). On a 2-core lab every farm
 host, phone and adb server shares the controller's cores: the walls are the lab's, the bytes and
 the controller's per-device costs carry over to a real farm.
+
+--against DIR: before and after. A second lab cluster (its own namespace, adb servers, phones and Ray
+nodes) runs the other checkout: its nodes are started with that checkout's .venv (whose Python runs
+the farm hosts' agents, so they import its edgefarm) and its controller runs from it. Per N both
+clusters get N phones; after a first run per checkout and path, --repeat rounds each run all four
+(checkout x path), the checkouts' order turned every round, and each figure is given per path as
+this / other / the median of the pairs' differences (scripts/bench_farm.py's `paired`): both
+clusters idle on the same cores while either runs, so a pair's two runs see the same load.
 """
 
 from __future__ import annotations
@@ -41,7 +49,7 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[1]
 sys.path[:0] = [str(REPO), str(REPO / "scripts")]
 
-from bench_farm import build_standin, timed
+from bench_farm import build_standin, paired, python_of, timed
 
 from tests.lab.adb.conftest import Lab
 from tests.lab.adb.sandbox import PIXEL_8
@@ -53,8 +61,13 @@ HOSTS = ("h1", "h2", "h3", "h4")
 
 
 class ClusterBench:
-    def __init__(self, work: Path, sample_ms: int) -> None:
-        self.work, self.ns = work, NetNs()
+    """A lab cluster in its own network namespace, driven by `checkout`'s edgefarm (its .venv)."""
+
+    def __init__(self, work: Path, sample_ms: int, checkout: Path = REPO) -> None:
+        work.mkdir(parents=True, exist_ok=True)
+        self.work, self.ns, self.checkout = work, NetNs(), checkout
+        self.python = python_of(checkout)
+        bin_dir = Path(self.python).parent
         self.ray_tmp = Path(tempfile.mkdtemp(prefix="efray-", dir="/tmp"))
         servers = [self.ns.call(AdbServer(work / h / "adb").start) for h in HOSTS]
         self.lab = Lab(tmp=work, servers=servers)
@@ -65,7 +78,7 @@ class ClusterBench:
             self.env.pop(key, None)
         self.address = f"127.0.0.1:{HEAD_PORT}"
         ray_start(self.ns, work, "head", ["--head", f"--port={HEAD_PORT}", "--num-cpus=0",
-                                          "--include-dashboard=false", f"--temp-dir={self.ray_tmp}"], self.env)  # fmt: skip
+                                          "--include-dashboard=false", f"--temp-dir={self.ray_tmp}"], self.env, bin_dir)  # fmt: skip
         for host, server in zip(HOSTS, servers):
             (work / host / "devices.yaml").write_text("devices: []\n")
             env = dict(
@@ -75,7 +88,7 @@ class ClusterBench:
                 EDGEFARM_INVENTORY=str(work / host / "devices.yaml"),
             )
             ray_start(self.ns, work, host, [f"--address={self.address}", "--num-cpus=1",
-                                            f"--resources={json.dumps({f'farmhost:{host}': 1})}"], env)  # fmt: skip
+                                            f"--resources={json.dumps({f'farmhost:{host}': 1})}"], env, bin_dir)  # fmt: skip
         self.controller = dict(self.env, EDGEFARM_CACHE_DIR=str(work / "controller-cache"))
         self.controller.pop("ANDROID_ADB_SERVER_PORT", None)
         wait_ready(self.ns, self.address, list(HOSTS), self.controller)
@@ -109,9 +122,9 @@ class ClusterBench:
 
     def run(self, out: Path, *how: str, limit: int) -> tuple[dict, Path]:
         before = set(out.iterdir()) if out.is_dir() else set()
-        argv = [sys.executable, "-m", "orchestrator", "run", "--devices", "all", "--out", str(out), "--limit",
+        argv = [self.python, "-m", "orchestrator", "run", "--devices", "all", "--out", str(out), "--limit",
                 str(limit), "--modality", "text", "--sample-timeout", "60", *how]  # fmt: skip
-        figures = self.ns.call(timed, argv, self.controller)
+        figures = self.ns.call(timed, argv, self.controller, self.checkout)
         (run_dir,) = set(out.iterdir()) - before
         return figures, run_dir
 
@@ -167,6 +180,47 @@ def measure(bench: ClusterBench, n: int, limit: int, repeat: int) -> list[dict]:
     return rows
 
 
+PATHS = ("cluster", "one controller")
+
+
+def how(bench: ClusterBench, path: str) -> tuple[str, ...]:
+    return ("--cluster", bench.address) if path == "cluster" else ("--inventory", str(bench.inventory))
+
+
+def against(benches: dict[str, ClusterBench], n: int, limit: int, repeat: int) -> list[dict]:
+    """n new phones on each checkout's cluster; a first run per checkout and path, then `repeat`
+    rounds of all four, the checkouts' order turned every round; per path, paired medians."""
+    labels = {side: bench.phones(n) for side, bench in benches.items()}
+    for side, bench in benches.items():
+        for path in PATHS:
+            bench.run(bench.work / f"{path}-{n}".replace(" ", "-"), *how(bench, path), limit=limit)
+    figs: dict[tuple[str, str], list[dict]] = {(side, path): [] for side in benches for path in PATHS}
+    for i in range(repeat):
+        for path in PATHS:
+            for side in ("this", "other") if i % 2 == 0 else ("other", "this"):
+                bench = benches[side]
+                out = bench.work / f"{path}-{n}".replace(" ", "-")
+                figs[side, path].append(bench.run(out, *how(bench, path), limit=limit)[0])
+    for side, bench in benches.items():
+        bench.unplug(labels[side])
+    rows = []
+    for path in PATHS:
+        row: dict = {"setup": path, "phones": n, "pairs": repeat}
+        row.update(paired(figs["this", path], figs["other", path], ("wall_s", "cpu_s", "peak_rss_mb")))
+        row["load1"] = round(statistics.median(f["load1"] for side in benches for f in figs[side, path]), 2)
+        rows.append(row)
+    return rows
+
+
+def print_against(rows: list[dict], other: Path) -> None:
+    print(f"this checkout / {other} / the pairs' median difference (medians of {rows[0]['pairs']} pairs)")
+    for r in rows:
+        w, c, m = r["wall_s"], r["cpu_s"], r["peak_rss_mb"]
+        print(f"{r['setup']:<15} N={r['phones']:>2}: wall {w['this']:.2f} / {w['other']:.2f} / {w['diff']:+.2f} s, "
+              f"controller CPU {c['this']:.2f} / {c['other']:.2f} / {c['diff']:+.2f} s, "
+              f"RSS {m['this']:.0f} / {m['other']:.0f} MB, load1 {r['load1']}")  # fmt: skip
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument(
@@ -175,13 +229,32 @@ def main() -> None:
     ap.add_argument("--sample-ms", type=int, default=500, help="the stand-in runner's time per sample")
     ap.add_argument("--limit", type=int, default=40, help="samples per phone")
     ap.add_argument("--repeat", type=int, default=3, help="timed runs per N and path (medians reported)")
+    ap.add_argument("--against", type=Path, default=None,
+                    help="another checkout (with its own .venv): paired runs of both, each on its own lab cluster")  # fmt: skip
     ap.add_argument("--json", action="store_true")
     args = ap.parse_args()
     work = Path(tempfile.mkdtemp(prefix="bench-cluster-"))
-    bench = ClusterBench(work, args.sample_ms)
     compute_s = args.limit * args.sample_ms / 1000
     sizes = [1] + [n for n in (int(x) for x in args.phones.split(",")) if n != 1]
     rows: list[dict] = []
+    if args.against:
+        benches: dict[str, ClusterBench] = {}
+        try:
+            benches["this"] = ClusterBench(work / "this", args.sample_ms)
+            benches["other"] = ClusterBench(work / "other", args.sample_ms, args.against.resolve())
+            for n in sizes:
+                rows += against(benches, n, args.limit, args.repeat)
+                print(f"N={n}: {rows[-2:]}", file=sys.stderr, flush=True)
+        finally:
+            for b in benches.values():
+                b.close()
+            shutil.rmtree(work, ignore_errors=True)
+        if args.json:
+            print(json.dumps(rows, indent=2))
+        else:
+            print_against(rows, args.against)
+        return
+    bench = ClusterBench(work, args.sample_ms)
     try:
         for n in sizes:
             rows += measure(bench, n, args.limit, args.repeat)

@@ -255,6 +255,17 @@ def scale(farm: Farm, sizes: list[int], repeat: int, sample_ms: int, limit: int 
     return rows
 
 
+def paired(this: list[dict], other: list[dict], keys: tuple[str, ...]) -> dict[str, dict[str, float]]:
+    """Per figure of runs taken in pairs: the median of each side and of the pairs' differences
+    (this - other), which a shared machine's drift moves less than either median."""
+    out = {}
+    for key in keys:
+        a, b = [f[key] for f in this], [f[key] for f in other]
+        out[key] = {"this": round(statistics.median(a), 3), "other": round(statistics.median(b), 3),
+                    "diff": round(statistics.median(x - y for x, y in zip(a, b)), 3)}  # fmt: skip
+    return out
+
+
 def against(farm: Farm, other: Path, sizes: list[int], repeat: int, limit: int | None) -> list[dict]:
     """Before/after on the same phones: per N, a first run of each checkout (its pushes), then `repeat`
     pairs of runs alternating which goes first; the median of each side and of the pairs' differences
@@ -274,10 +285,7 @@ def against(farm: Farm, other: Path, sizes: list[int], repeat: int, limit: int |
                 figs[side].append(fig)
         farm.unplug(labels)
         row: dict = {"phones": n, "pairs": repeat}
-        for key in ("cpu_s", "wall_s", "lab_cpu_s", "peak_rss_mb"):
-            this, theirs = [f[key] for f in figs["this"]], [f[key] for f in figs["other"]]
-            row[key] = {"this": round(statistics.median(this), 3), "other": round(statistics.median(theirs), 3),
-                        "diff": round(statistics.median(a - b for a, b in zip(this, theirs)), 3)}  # fmt: skip
+        row.update(paired(figs["this"], figs["other"], ("cpu_s", "wall_s", "lab_cpu_s", "peak_rss_mb")))
         row["cpu_ms_per_sample"] = {k: round(v / (samples * n) * 1000, 3) for k, v in row["cpu_s"].items()}
         row["load1"] = round(statistics.median(f["load1"] for side in figs.values() for f in side), 2)
         rows.append(row)

@@ -170,13 +170,17 @@ def _ppid(pid: int) -> int:
         return 0
 
 
-def ray_start(ns: NetNs, tmp: Path, name: str, args: list[str], env: dict[str, str]) -> subprocess.Popen:
-    """`ray start --block` for one node, waiting until it says it is up. Nodes start one at a time,
-    and a node that times out in Ray's fixed 30 s registration (a loaded 2-core box) is started again."""
+def ray_start(
+    ns: NetNs, tmp: Path, name: str, args: list[str], env: dict[str, str], bin_dir: Path = BIN
+) -> subprocess.Popen:
+    """`ray start --block` for one node (`bin_dir`'s ray: a venv's, whose Python runs the node's
+    workers and so imports that venv's edgefarm), waiting until it says it is up. Nodes start one at a
+    time, and a node that times out in Ray's fixed 30 s registration (a loaded 2-core box) is started
+    again."""
     for attempt in range(3):
         log_path = tmp / f"ray-{name}-{time.monotonic_ns()}.log"
         log = open(log_path, "wb")  # noqa: SIM115 - lives as long as the node
-        proc = ns.popen([str(BIN / "ray"), "start", "--block", "--disable-usage-stats",
+        proc = ns.popen([str(bin_dir / "ray"), "start", "--block", "--disable-usage-stats",
                          f"--object-store-memory={OBJECT_STORE_BYTES}", *LEAN_START, *args],
                         env=env, stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL)  # fmt: skip
         deadline = time.monotonic() + READY_S
