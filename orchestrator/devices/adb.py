@@ -22,6 +22,7 @@ import threading
 import time
 from collections import deque
 from collections.abc import Callable, Mapping, Sequence
+from dataclasses import replace
 from pathlib import Path, PurePosixPath
 from typing import Any, TypeVar
 
@@ -190,6 +191,7 @@ class AdbDevice:
         self.call_timeout_s = call_timeout_s
         self.on_progress = on_progress
         self._info: tuple[float, DeviceInfo] | None = None  # (monotonic time, last info() reply)
+        self.props: dict[str, str] = {}  # the phone's properties (getprop) as the last info() read them
 
     @classmethod
     def from_entry(cls, entry: Mapping[str, Any], server: tuple[str, int] | None = None) -> AdbDevice:
@@ -268,6 +270,17 @@ class AdbDevice:
         self._info = (time.monotonic(), info)
         return info
 
+    def named(self, name: str) -> AdbDevice:
+        """This phone as a device called `name`, keeping what was read from it: discovery reads an
+        unnamed phone before it can name it (its name comes from that read), and the run's own info()
+        within INFO_FRESH_S takes the same reply instead of asking the phone again."""
+        dev = AdbDevice(name, self.serial, server=self.server, workdir=self.workdir)
+        dev.props = self.props
+        if self._info is not None:
+            read_at, info = self._info
+            dev._info = (read_at, replace(info, name=name))
+        return dev
+
     def _read_info(self) -> DeviceInfo:
         marker = "@@EDGEFARM@@"
         parts = [
@@ -282,7 +295,7 @@ class AdbDevice:
         _, out, _ = self.shell(cmd)
         sections = out.split(marker + "\n")[1:]
         sections += [""] * (len(parts) - len(sections))
-        props = tel.parse_getprop(sections[0])
+        props = self.props = tel.parse_getprop(sections[0])
         battery = tel.parse_battery(sections[3])
         thermal = tel.parse_thermal(sections[4])
         release, sdk = props.get("ro.build.version.release", ""), props.get("ro.build.version.sdk", "")

@@ -15,7 +15,6 @@ from typing import Any
 import adbutils
 
 from ..errors import DeviceError
-from ..telemetry.android import parse_getprop
 from .adb import FIX_OFFLINE, FIX_UNAUTHORIZED, AdbDevice, fix_server, server_up
 from .types import DeviceInfo, slug
 
@@ -85,7 +84,7 @@ NAME_PROPS = (
     "ro.product.manufacturer",
     "ro.product.model",
 )
-NAME_CALL_S = 10.0  # one getprop call per phone without a devices.yaml name, all phones at once
+NAME_CALL_S = 10.0  # one info() call per phone without a devices.yaml name, all phones at once
 
 
 def known_name(props: Mapping[str, str], fallback: str = "") -> str:
@@ -118,18 +117,18 @@ def unique_names(bases: Mapping[str, str], taken: set[str]) -> dict[str, str]:
     return names
 
 
-def read_name_props(phones: Sequence[AdbPhone]) -> dict[str, dict[str, str]]:
-    """serial -> the properties each phone reports (one `getprop` call per phone, in parallel, each under
-    NAME_CALL_S; parsed as `info()` parses them); a phone that does not answer is absent and is named
-    from the adb listing."""
+def read_unnamed(phones: Sequence[AdbPhone]) -> dict[str, AdbDevice]:
+    """serial -> the phone as a device named by its serial whose info() has been read (one call per
+    phone, in parallel, each under NAME_CALL_S): its properties (`props`) name it, and `named` keeps the
+    reply for the run. A phone that does not answer is absent and is named from the adb listing."""
 
-    def ask(phone: AdbPhone) -> dict[str, str] | None:
+    def ask(phone: AdbPhone) -> AdbDevice | None:
         dev = AdbDevice(phone.serial, phone.serial, server=phone.server, call_timeout_s=NAME_CALL_S)
         try:
-            rc, out, _ = dev.shell("getprop")
+            dev.info()
         except DeviceError:
             return None
-        return parse_getprop(out) if rc == 0 else None
+        return dev if dev.props else None
 
     if not phones:
         return {}
@@ -155,8 +154,9 @@ def devices_from_inventory(
     devices: list[AdbDevice] = []
     unusable: list[DeviceInfo] = []
     unnamed = [p for p in phones if p.serial not in pinned]
-    props = read_name_props([p for p in unnamed if p.state == "device"])  # unauthorized: the listing's model
-    named = unique_names({p.serial: known_name(props.get(p.serial, {}), p.model or p.product) for p in unnamed},
+    read = read_unnamed([p for p in unnamed if p.state == "device"])  # unauthorized: the listing's model
+    named = unique_names({p.serial: known_name(read[p.serial].props if p.serial in read else {}, p.model or p.product)
+                          for p in unnamed},
                          {str(e["name"]) for e in pinned.values()})  # fmt: skip
     for phone in phones:
         entry = pinned.get(phone.serial)
@@ -168,6 +168,8 @@ def devices_from_inventory(
             continue
         if entry:
             dev = AdbDevice.from_entry(entry, server=phone.server)
+        elif phone.serial in read:
+            dev = read[phone.serial].named(name)
         else:
             dev = AdbDevice(name, phone.serial, server=phone.server)
         devices.append(dev)

@@ -209,31 +209,32 @@ def model_remote(device: Phone, need: Need) -> PurePosixPath:
     return PurePosixPath(str(device.workdir)) / "models" / need.model_sha256[:16] / need.model_name
 
 
-def model_on_phone(device: Phone, need: Need) -> bool:
-    """A file of the model's size at its place on the phone (the place is named by its sha256)."""
-    lines: list[str] = []
-    ex = device.run(["stat", "-c", "%s", str(model_remote(device, need))], timeout_s=30, on_line=lines.append)
-    return ex.code == 0 and lines[:1] == [str(need.model_bytes)]
-
-
 def runner_places(device: Phone, choice: RunnerChoice) -> tuple[PurePosixPath, PurePosixPath]:
     """Where staging puts the runner binary and the runtime library's folder on the phone."""
     root = PurePosixPath(str(device.workdir))
     return root / "bin" / choice.binary.name, root / "lib"
 
 
-def runner_bytes_to_push(device: Phone, choice: RunnerChoice) -> int:
-    """The bytes of the runner and its runtime library that staging will push: those not at their place on
-    the phone (runner_places) at the same size. The library is ~130 MB: a storage check without it
-    passed phones whose push then failed."""
+def runner_files(device: Phone, choice: RunnerChoice) -> dict[str, Path]:
+    """Place on the phone -> local file, for the runner binary and its runtime library."""
     binary, lib_dir = runner_places(device, choice)
-    local = {str(binary): choice.binary}
+    files = {str(binary): choice.binary}
     if choice.lib is not None:
-        local[str(lib_dir / choice.lib.name)] = choice.lib
+        files[str(lib_dir / choice.lib.name)] = choice.lib
+    return files
+
+
+def sizes_on_phone(device: Phone, paths: Sequence[str]) -> dict[str, int]:
+    """path -> size of each of `paths` that is a file on the phone: one `stat` call for all of them (a
+    missing file prints no line)."""
     lines: list[str] = []
-    device.run(["stat", "-c", "%n %s", *local], timeout_s=30, on_line=lines.append)  # missing files: no line
-    there = dict(ln.rsplit(" ", 1) for ln in lines if " " in ln)
-    return sum(f.stat().st_size for remote, f in local.items() if there.get(remote) != str(f.stat().st_size))
+    device.run(["stat", "-c", "%n %s", *paths], timeout_s=30, on_line=lines.append)
+    sizes = {}
+    for line in lines:
+        path, _, size = line.rpartition(" ")
+        if path in paths and size.isdigit():
+            sizes[path] = int(size)
+    return sizes
 
 
 def phone_checks(device: Phone, info: DeviceInfo, need: Need, env: Mapping[str, str]) -> tuple[Check, ...]:
@@ -245,11 +246,20 @@ def phone_checks(device: Phone, info: DeviceInfo, need: Need, env: Mapping[str, 
     out = [runner_check(choice, info)]
     if choice.lib is not None:
         out.append(runtime_check(choice))
-    there = bool(need.model_sha256) and model_on_phone(device, need)
-    storage = preflight(replace(info, ram_mb=None), need.model_bytes, model_on_device=there,
-                        media_bytes=need.media_bytes + runner_bytes_to_push(device, choice))  # fmt: skip
+    # What staging will push: the model unless a file of its size is at its place (named by its sha256),
+    # and the runner and library unless each is at its place at the same size (the library is ~130 MB:
+    # a storage check without it passed phones whose push then failed). One `stat` for all three.
+    runner = runner_files(device, choice)
+    model = str(model_remote(device, need)) if need.model_sha256 else None
+    there = sizes_on_phone(device, [*runner, *([model] if model else [])])
+    model_there = model is not None and there.get(model) == need.model_bytes
+    runner_bytes = sum(
+        f.stat().st_size for place, f in runner.items() if there.get(place) != f.stat().st_size
+    )
+    storage = preflight(replace(info, ram_mb=None), need.model_bytes, model_on_device=model_there,
+                        media_bytes=need.media_bytes + runner_bytes)  # fmt: skip
     free = f"{info.free_storage_mb:.0f} MB free" if info.free_storage_mb is not None else "free space unknown"
-    held = "; the model is there already" if there else ""
+    held = "; the model is there already" if model_there else ""
     out.append(Check("storage", not storage, storage or free + held,
                      "free storage on the phone (`adb shell df /data`), or choose a smaller model"))  # fmt: skip
     memory = preflight(replace(info, free_storage_mb=None), need.model_bytes, floor_bytes=need.floor_bytes)

@@ -41,7 +41,7 @@ def test_identical_phones_all_get_their_serial_tail_whatever_the_listing_order()
 
 
 def test_names_from_captured_getprop_output():
-    """`read_name_props` parses a phone's whole `getprop` as `info()` does (a missing property is simply
+    """A phone is named from its whole `getprop` as `info()` parses it (a missing property is simply
     absent, whatever the phone prints for it)."""
     from pathlib import Path
 
