@@ -202,6 +202,3 @@ def ab(
 def _block(run_dir: Path) -> Block:
     """A finished block's run folder as ab reads it."""
     return Block(load_report(run_dir), measured_runs(run_dir))
-
-
-COMMANDS = [ab]

@@ -127,6 +127,3 @@ def bench(ctx: click.Context, db: str | None, **params) -> None:
     code = exit_status(ex.outcomes)
     if code:
         sys.exit(code)
-
-
-COMMANDS = [bench]

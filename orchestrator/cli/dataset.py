@@ -76,6 +76,3 @@ def _print_summary(ds: Dataset, warnings: list) -> None:
         click.echo(f"{len(ds.problems)} problem(s); rows with problems are not counted above.")
     else:
         click.echo(f"OK: {len(ds.samples)} samples, no problems.")
-
-
-COMMANDS = [dataset]

@@ -90,6 +90,3 @@ def print_devices(infos, unusable, notes, hosts: dict[int, str] | None = None) -
         console.print(f"[red]{u.name}[/] ({u.state}): {u.problem}")
     for note in notes:
         console.print(f"note: {note}")
-
-
-COMMANDS = [devices]

@@ -89,6 +89,3 @@ def render(r: Readiness, host: str = "") -> str:
         if not c.ok and c.fix:
             lines.append(f"       {'':<13} fix: {c.fix}")
     return "\n".join(lines)
-
-
-COMMANDS = [doctor]

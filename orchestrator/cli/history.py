@@ -133,6 +133,3 @@ def export(ctx: click.Context, fmt: str, db, devices, models, runtimes, backends
             f"no {'bench rows' if fmt.startswith('llama-') else 'runs'} in the history match", err=True
         )
     click.echo(text, nl=False)
-
-
-COMMANDS = [history]

@@ -285,6 +285,3 @@ def with_reference(report, name: str):
         raise ConfigError(f"run {report.run_id} has no fidelity scores", where="--reference",
                           fix="run with `edgefarm run --fidelity` (or leave --reference out)")  # fmt: skip
     return replace(report, fidelity=fidelity_report(report.devices, report.samples, name))
-
-
-COMMANDS = [report, compare]

@@ -248,6 +248,3 @@ def run(ctx: click.Context, **params) -> None:
         console.print(interrupted_note(record, len(the_plan.samples)), highlight=False)
     if record.exit_code:
         sys.exit(record.exit_code)
-
-
-COMMANDS = [run]

@@ -138,6 +138,3 @@ def print_summary(report: ScoreReport, console: Console, dataset_name: str = "")
         console.print(f"{len(unknown)} id(s) in the results are not in the dataset: {shown}", markup=False)
     if sm.note:
         console.print(f"note: {sm.note}", style="yellow", markup=False, highlight=False)
-
-
-COMMANDS = [score]

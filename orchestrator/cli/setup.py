@@ -110,6 +110,3 @@ def _print(res, console) -> None:
         f"{res.name} ready ({res.mode}): {d['abi']}, Python {d['python_version']} at {d['python']}, "
         f"{d['libc']}, litert-lm-api {d['litert_lm_version']}, in {d['seconds']:.1f} s"
     )
-
-
-COMMANDS = [setup]
