@@ -25,6 +25,13 @@ def stderr_console() -> Console:
     return console if console.is_terminal else Console(stderr=True, highlight=False, soft_wrap=True)
 
 
+def stdout_console() -> Console:
+    """Wide enough for the tables when stdout is a file or a pipe (rich would assume 80 columns); no
+    highlighting, which would colour the digits of run ids and paths."""
+    console = Console(highlight=False)
+    return console if console.is_terminal else Console(width=160, highlight=False)
+
+
 @dataclass
 class _State:
     total: int

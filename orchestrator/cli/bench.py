@@ -25,7 +25,7 @@ from ..run.bounds import MAX_SUSTAIN_PASSES
 from ..run.run_json import RunJson
 from ..run.types import PreviousRun
 from ..rundir import read_run_json
-from .run import cluster_option, inventory_option
+from .options import cluster_option, inventory_option
 
 GRID_FLAGS = {"prompts": "-p", "gens": "-n", "depths": "-d", "repetitions": "-r", "backends": "--backend",
               "threads": "--threads", "max_num_tokens": "--max-num-tokens", "warmup": "--warmup",

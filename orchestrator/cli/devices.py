@@ -12,8 +12,8 @@ from ..cluster.probe import require_head
 from ..cluster.types import flat_listing
 from ..devices.kinds import kind_spec
 from ..inventory import load_inventory, select_usable
-from ..report.terminal import stdout_console
-from .run import cluster_option, inventory_option
+from ..progress import stdout_console
+from .options import cluster_option, inventory_option
 
 
 @click.command("devices")

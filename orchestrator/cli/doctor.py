@@ -20,7 +20,7 @@ from ..errors import DeviceError
 from ..inventory import load_inventory, select_devices
 from ..models import inspect_model
 from ..runners.readiness import Readiness, assess_all, run_need, unreachable
-from .run import cluster_option, inventory_option
+from .options import cluster_option, inventory_option
 
 MARKS = {(True, True): "ok  ", (True, False): "ok  ", (False, True): "FAIL", (False, False): "warn"}
 

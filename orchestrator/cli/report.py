@@ -11,9 +11,10 @@ from rich.markup import escape
 from rich.table import Table
 
 from ..errors import ConfigError, OutputError
+from ..progress import stdout_console
 from ..report.build import load_report
 from ..report.printers import PRINTERS
-from ..report.terminal import print_tables, stdout_console
+from ..report.terminal import print_tables
 
 
 @click.command("report")

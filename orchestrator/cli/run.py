@@ -3,7 +3,6 @@ plan, execute, finish. The last line on stdout names report.html."""
 
 from __future__ import annotations
 
-import os
 import sys
 from pathlib import Path
 
@@ -13,8 +12,6 @@ from android_runner.backend import BACKENDS
 from android_runner.status import DEFAULT_MAX_OUTPUT_TOKENS, DEFAULT_SAMPLE_TIMEOUT_S
 
 from ..bundled import BUNDLED_DATASET, BUNDLED_MODEL
-from ..devices_yaml import address_problem
-from ..errors import ConfigError
 from ..history.record import remember
 from ..interrupt import INTERRUPTED_EXIT, interrupts_raise, stop_on_interrupt
 from ..progress import stderr_console
@@ -25,31 +22,8 @@ from ..run.plan import plan, read_inputs
 from ..run.types import DEFAULT_FALLBACK_WAIT_S, RunRequest
 from ..rundir import read_run_json
 from ..runners.base import DEFAULT_COOLDOWN_MAX_S
+from .options import cluster_option, inventory_option
 from .resume import resumed_params
-
-
-def inventory_option(f):
-    return click.option(
-        "--inventory",
-        "inventory",
-        type=click.Path(path_type=Path),
-        default=lambda: os.environ.get("EDGEFARM_INVENTORY"),
-        help="devices.yaml (default: $EDGEFARM_INVENTORY; none: attached phones + this host)",
-    )(f)
-
-
-def cluster_address(value: str | None) -> str | None:
-    """--cluster HOST:PORT, checked when the flag is read (a port in 1..65535)."""
-    if value is not None and (why := address_problem(value)):
-        raise ConfigError(why, where=f"--cluster {value}",
-                          fix="pass the head's HOST:PORT, e.g. `--cluster head.lab:6379` (docs/cluster.md)")  # fmt: skip
-    return value
-
-
-def cluster_option(help_text: str):
-    """--cluster HEAD:PORT (checked when read), for every command that can work on a Ray cluster."""
-    return click.option("--cluster", default=None, metavar="ADDRESS", help=help_text,
-                        callback=lambda ctx, param, value: cluster_address(value))  # fmt: skip
 
 
 @click.command("run")

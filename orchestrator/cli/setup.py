@@ -16,9 +16,8 @@ from ..devices.ssh import SshDevice
 from ..errors import ConfigError, DeviceError
 from ..inventory import load_inventory
 from ..models import BUNDLED_MODEL
-from ..progress import stderr_console
-from ..report.terminal import stdout_console
-from .run import inventory_option
+from ..progress import stderr_console, stdout_console
+from .options import inventory_option
 
 STATUS_STYLE = {"ok": "green", "warn": "yellow", "fail": "red"}
 

@@ -13,6 +13,7 @@ from rich.table import Table
 from rich.text import Text
 
 from .. import sustain
+from ..progress import stdout_console
 from .best import BEST, TIED
 from .cells import BEST_NOTE, Cell, device_table, mod_cell, modalities, shared_settings
 from .facts import INTERVALS_NOTE, card_only_lines, paired_lines, sharing_text, worst_pair_text
@@ -170,10 +171,3 @@ def print_tables(report: RunReport, wide: bool = False) -> None:
     """The tables on stdout, fitted to the terminal's width (160 columns for a file or a pipe)."""
     console = stdout_console()
     console.print(device_tables(report, console.width, wide))
-
-
-def stdout_console() -> Console:
-    """Wide enough for the tables when stdout is a file or a pipe (rich would assume 80 columns); no
-    highlighting, which would colour the digits of run ids and paths."""
-    console = Console(highlight=False)
-    return console if console.is_terminal else Console(width=160, highlight=False)
