@@ -29,9 +29,6 @@ import zipfile
 from importlib import metadata
 from pathlib import Path
 
-from elftools.common.exceptions import ELFError
-from elftools.elf.elffile import ELFFile
-
 HERE = Path(__file__).resolve().parent
 SOURCE = HERE / "edgefarm_runner.c"
 OTHER_SOURCES = ("api", "bench", "fidelity", "hook", "io", "job", "memory", "pin", "power", "reply", "sha256",
@@ -66,6 +63,9 @@ def missing_functions(lib: Path, names: tuple[str, ...]) -> list[str]:
     """Those of `names` that the shared library `lib` does not export as defined functions: looked up in
     its ELF symbol hash table (a 130 MB runtime has 200,000 dynamic symbols: a walk over all of them in
     Python takes minutes); any architecture's library, read without loading it."""
+    from elftools.common.exceptions import ELFError  # lazy: every run imports this module for its constants
+    from elftools.elf.elffile import ELFFile
+
     try:
         with open(lib, "rb") as f:
             elf = ELFFile(f)

@@ -24,9 +24,7 @@ from collections import deque
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import replace
 from pathlib import Path, PurePosixPath
-from typing import Any, TypeVar
-
-import adbutils
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from android_runner.status import signal_from_shell_status
 
@@ -34,6 +32,11 @@ from ..errors import DeviceError, DeviceLost
 from ..telemetry import android as tel
 from .files import cached_sha256, parse_sha256sum, push_pairs
 from .types import DeviceInfo, Exit, LineSink, ProgressSink, PushStats
+
+if TYPE_CHECKING:
+    import adbutils
+# adbutils (with requests: ~0.2 s of CPU to import) is imported where a phone is talked to, never by a
+# run that finds no adb server (devices/adb_discovery.py asks the server's port first).
 
 DEFAULT_WORKDIR = PurePosixPath("/data/local/tmp/edgefarm")
 CALL_TIMEOUT_S = 30.0  # one short device call (getprop, stat, sha256sum of a few files)
@@ -88,6 +91,8 @@ def _bounded(fn: Callable[[], T], timeout_s: float, what: str, where: str) -> T:
         return box["value"]
     if isinstance(err, (DeviceError,)):
         raise err
+    import adbutils
+
     if isinstance(err, (adbutils.AdbTimeout, BrokenPipeError, EOFError, ConnectionError, socket.timeout)):
         raise DeviceLost(f"{what} failed: {type(err).__name__}: {err}", where=where, fix=FIX_LOST) from err
     if isinstance(err, adbutils.AdbError) and _LOST_TEXT.search(str(err)):
@@ -119,6 +124,8 @@ def _send_parts(sock, parts: list) -> None:
 
 def _read_exact(c, n: int, dst: PurePosixPath, serial: str) -> bytes:
     """n bytes of a sync reply; a stream that ends first is a DeviceError, never a struct.error."""
+    import adbutils
+
     try:
         data = c.read(n)
     except (OSError, adbutils.AdbError) as e:
@@ -230,6 +237,8 @@ class AdbDevice:
                 where=self.where,
                 fix=fix_server(host, port),
             )
+        import adbutils
+
         return adbutils.AdbClient(host, port, socket_timeout=self.call_timeout_s)
 
     def _dev(self) -> adbutils.AdbDevice:
@@ -450,6 +459,8 @@ class AdbDevice:
     ) -> Exit:
         """Run argv (quoted here, once) with shell v2; stdout lines stream to on_line. When cancel is
         set the stream is closed and Exit.cancelled returned (the runner then stops its process)."""
+        import adbutils
+
         command = shlex.join(str(a) for a in argv)
         deadline = time.monotonic() + timeout_s
         conn = self.call(

@@ -12,8 +12,6 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Any
 
-import adbutils
-
 from ..errors import DeviceError
 from .adb import FIX_OFFLINE, FIX_UNAUTHORIZED, AdbDevice, fix_server, server_up
 from .types import DeviceInfo, slug
@@ -56,6 +54,8 @@ def discover_adb(servers: Sequence[tuple[str, int]]) -> tuple[list[AdbPhone], li
                 f"adb server {host}:{port} does not answer; fix: {fix_server(host, port, resume=False)}"
             )
             continue
+        import adbutils  # only for a server that answers: a host without one never imports it (~0.2 s)
+
         try:
             infos = adbutils.AdbClient(host, port, socket_timeout=10).list(extended=True)
         except (adbutils.AdbError, OSError) as e:

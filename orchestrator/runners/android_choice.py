@@ -16,9 +16,6 @@ from dataclasses import dataclass, replace
 from pathlib import Path, PurePosixPath
 from typing import Protocol
 
-from elftools.common.exceptions import ELFError
-from elftools.elf.elffile import ELFFile
-
 from android_runner.native.build import PINNED_VERSION, RUNTIME_DIST
 
 from ..bundled import REPO_ROOT
@@ -155,6 +152,9 @@ def binary_abi(path: Path) -> str:
         if f.read(2) == b"#!":
             return "script"
         f.seek(0)
+        from elftools.common.exceptions import ELFError  # lazy: only a phone's runner is ever read
+        from elftools.elf.elffile import ELFFile
+
         try:
             machine = str(ELFFile(f).header["e_machine"])
         except (ELFError, struct.error):
