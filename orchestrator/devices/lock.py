@@ -26,6 +26,7 @@ import os
 import re
 import socket
 import threading
+import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -38,6 +39,7 @@ LOCK_DIR = "run.lock"
 HEARTBEAT_S = 30.0  # the holder touches its file this often
 STALE_S = 180.0  # a holder on another host whose heartbeat is older than this is gone
 CALL_TIMEOUT_S = 30.0
+WRITING_WAIT_S = 0.5  # a lock folder without its holder line yet is looked at again after this
 
 # $1 lock folder, $2 this run's holder line.
 # TAKEN | HELD <holder line> then AGE <seconds> | NOTDIR (something else has the name) | NOWRITE
@@ -165,7 +167,7 @@ def acquire(device: Device, me: Holder) -> tuple[bool, str]:
     """(True, note). Raises DeviceBusy when a live run holds the device, LockUnavailable when the lock
     cannot be taken (never a run without it)."""
     lock = str(PurePosixPath(device.workdir) / LOCK_DIR)
-    for _ in range(3):
+    for attempt in range(3):
         lines = _script(device, _TAKE, lock, me.line())
         if "TAKEN" in lines:
             return True, ""
@@ -185,6 +187,9 @@ def acquire(device: Device, me: Holder) -> tuple[bool, str]:
         age_s = float(age) if age.lstrip("-").isdigit() else 0.0
         holder = parse_holder(held)
         if holder is None and age_s < STALE_S:  # being written this instant, or not ours to judge yet
+            if held == "" and attempt < 2:  # made, its holder not yet written: look again in a moment
+                time.sleep(WRITING_WAIT_S)  # (devices sharing a workdir in one run take it at once)
+                continue
             raise DeviceBusy(f"another run is taking {device.name} right now ({lock} has no holder yet)",
                              where=device.name, fix=f"wait for that run; if none is running, remove {lock}")  # fmt: skip
         if holder is not None and holder_alive(holder, age_s, me):

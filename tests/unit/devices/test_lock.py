@@ -1,12 +1,26 @@
-"""devices/lock.py's pure parts: the holder line and whether its run is still there."""
+"""devices/lock.py: the holder line, whether its run is still there, a holder line being written."""
 
 from __future__ import annotations
 
 import os
 import subprocess
 import sys
+import threading
 
-from orchestrator.devices.lock import STALE_S, Holder, holder_alive, parse_holder, this_process
+import pytest
+
+from orchestrator.devices.local import LocalDevice
+from orchestrator.devices.lock import (
+    LOCK_DIR,
+    STALE_S,
+    WRITING_WAIT_S,
+    DeviceBusy,
+    Holder,
+    acquire,
+    holder_alive,
+    parse_holder,
+    this_process,
+)
 
 
 def test_a_holder_line_round_trips_and_junk_is_no_holder():
@@ -32,3 +46,22 @@ def test_on_another_host_the_heartbeat_decides():
     me = this_process("20260101-000000-abcd")
     other = Holder("r", 4242, "farm-host-2", "b", "1")
     assert holder_alive(other, age_s=STALE_S - 1, me=me) and not holder_alive(other, age_s=STALE_S + 1, me=me)
+
+
+def test_a_lock_whose_holder_is_still_being_written_is_looked_at_again(tmp_path):
+    """Devices sharing one workdir in one run take its lock at once: one finds the folder made and its
+    holder line not yet written, and must look again (it then finds its own process), not refuse."""
+    device = LocalDevice(workdir=tmp_path / "work")
+    me = this_process("20260101-000000-abcd")
+    lock = tmp_path / "work" / LOCK_DIR
+    lock.mkdir(parents=True)
+    (lock / "holder").write_text("")
+    writer = threading.Timer(WRITING_WAIT_S / 2, lambda: (lock / "holder").write_text(me.line() + "\n"))
+    writer.start()
+    try:
+        assert acquire(device, me) == (True, "")
+    finally:
+        writer.join()
+    (lock / "holder").write_text("")  # never written: refused with the reason, after looking again
+    with pytest.raises(DeviceBusy, match="has no holder yet"):
+        acquire(device, me)
