@@ -579,7 +579,8 @@ def main(argv: list[str] | None = None) -> int:
             },
         )
     memory = MemorySampler(interval_s=args.sample_interval_ms / 1000.0)
-    memory.start()
+    if not isinstance(runner, BenchRunner):  # a bench turn runs with no thread of ours beside it (memory.py)
+        memory.start()
     found = find_power_reader()
     if found is not None:
         runner.power = PowerSampler(*found)

@@ -15,7 +15,10 @@ and only our few fields are looked up in it.
 
 `paused()`: no readings while the runtime times a bench turn (android_runner/bench.py). Even so cheap
 a thread cost a 1-thread engine up to 2% of its prefill speed on a 2-core host (scripts/bench_vs_litert.py,
-docs/benchmarks/bench.md); the item's resident peak is the reset VmHWM, which needs no reading.
+docs/benchmarks/bench.md); the item's resident peak is the reset VmHWM, which needs no reading. A
+started thread, even paused, still cost an engine at the runtime's default thread count 6% of its
+prefill and 12% of its decode speed, so the bench runner never starts one (readings at the turns'
+edges only; `interval_ms` is then None).
 """
 
 from __future__ import annotations
@@ -109,8 +112,10 @@ class MemorySampler:
             self._thread.join(timeout=1.0)
 
     @property
-    def interval_ms(self) -> float:
-        return round(self._interval_s * 1000.0, 3)
+    def interval_ms(self) -> float | None:
+        """Between background readings; None when no thread reads (never started: readings are taken
+        only at reset(), paused() and peaks())."""
+        return round(self._interval_s * 1000.0, 3) if self._thread is not None else None
 
     def reset(self) -> None:
         """Start a sample: forget the peaks and reset the kernel's high-water mark."""

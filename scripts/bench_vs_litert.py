@@ -14,7 +14,8 @@ turning order:
 - `benchmark`: `litert_lm.Benchmark(model, CPU, prefill_tokens=p, decode_tokens=n).run()` with its
   default prompt (3 words, which the runtime pads with token 0 to p);
 - `edgefarm`: the runner's own bench code (android_runner/bench.py: a fresh `BenchEngine`, one
-  `run_cell` with the runner's memory sampler running), as one repetition of `edgefarm bench -r 1`;
+  `run_cell` with the runner's memory sampler as the bench runner has it: no thread), as one
+  repetition of `edgefarm bench -r 1`;
 - `benchmark_text`: `litert_lm.Benchmark` again, given edgefarm's prompt text (p real tokens, which it
   cuts to p): whether the prompt (real tokens against 3 words padded with token 0) moves the
   runtime's own figure apart from the runner (it does not: docs/bench.md).
@@ -125,14 +126,12 @@ class InProcessArms:
         from android_runner.memory import MemorySampler
         from android_runner.status import Status
 
-        memory = MemorySampler()  # the runner samples its memory all through a cell (5 ms)
-        memory.start()
+        memory = MemorySampler()  # as the bench runner's: never started (readings at the turns' edges)
         engine = self._engine()
         try:
             r = run_cell(engine, self.cell, memory, None, {"id": "pair", "status": Status.OK})
         finally:
             engine.close()
-            memory.stop()
         if r.status != Status.OK or (r.prefill_tokens, r.decode_tokens) != (self.p, self.n):
             raise SystemExit(
                 f"edgefarm's run_cell: {r.status} {r.error} ({r.prefill_tokens}/{r.decode_tokens} tokens)"
