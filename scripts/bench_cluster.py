@@ -149,22 +149,30 @@ def median_of(figures: list[dict]) -> dict:
     }
 
 
+PATHS = ("cluster", "one controller")
+
+
+def run_path(bench: ClusterBench, path: str, n: int, limit: int) -> tuple[dict, Path]:
+    """One run of every phone attached through `path`: the cluster (`--cluster`) or one controller
+    driving the same phones through the farm hosts' adb servers (`--inventory`)."""
+    how = ("--cluster", bench.address) if path == "cluster" else ("--inventory", str(bench.inventory))
+    return bench.run(bench.work / f"{path.replace(' ', '-')}-{n}", *how, limit=limit)
+
+
 def measure(bench: ClusterBench, n: int, limit: int, repeat: int) -> list[dict]:
     """n new phones: a first run per path, then `repeat` runs alternating the paths; medians."""
     labels = bench.phones(n)
-    cluster = ("--cluster", bench.address)
-    one = ("--inventory", str(bench.inventory))
-    _, first = bench.run(bench.work / f"cluster-{n}", *cluster, limit=limit)
-    bench.run(bench.work / f"one-{n}", *one, limit=limit)
+    _, first = run_path(bench, "cluster", n, limit)
+    run_path(bench, "one controller", n, limit)
     runs: dict[str, list[dict]] = {"cluster": [], "one controller": []}
     moved, phases = [], []
     for _ in range(repeat):
-        fig, again = bench.run(bench.work / f"cluster-{n}", *cluster, limit=limit)
+        fig, again = run_path(bench, "cluster", n, limit)
         runs["cluster"].append(fig)
         got, where = cluster_figures(again)
         moved.append(max(got.values()))
         phases.append(where)
-        runs["one controller"].append(bench.run(bench.work / f"one-{n}", *one, limit=limit)[0])
+        runs["one controller"].append(run_path(bench, "one controller", n, limit)[0])
     bench.unplug(labels)
     rows = []
     for setup, figures in runs.items():
@@ -180,27 +188,18 @@ def measure(bench: ClusterBench, n: int, limit: int, repeat: int) -> list[dict]:
     return rows
 
 
-PATHS = ("cluster", "one controller")
-
-
-def how(bench: ClusterBench, path: str) -> tuple[str, ...]:
-    return ("--cluster", bench.address) if path == "cluster" else ("--inventory", str(bench.inventory))
-
-
 def against(benches: dict[str, ClusterBench], n: int, limit: int, repeat: int) -> list[dict]:
     """n new phones on each checkout's cluster; a first run per checkout and path, then `repeat`
     rounds of all four, the checkouts' order turned every round; per path, paired medians."""
     labels = {side: bench.phones(n) for side, bench in benches.items()}
-    for side, bench in benches.items():
+    for bench in benches.values():
         for path in PATHS:
-            bench.run(bench.work / f"{path}-{n}".replace(" ", "-"), *how(bench, path), limit=limit)
+            run_path(bench, path, n, limit)
     figs: dict[tuple[str, str], list[dict]] = {(side, path): [] for side in benches for path in PATHS}
     for i in range(repeat):
         for path in PATHS:
             for side in ("this", "other") if i % 2 == 0 else ("other", "this"):
-                bench = benches[side]
-                out = bench.work / f"{path}-{n}".replace(" ", "-")
-                figs[side, path].append(bench.run(out, *how(bench, path), limit=limit)[0])
+                figs[side, path].append(run_path(benches[side], path, n, limit)[0])
     for side, bench in benches.items():
         bench.unplug(labels[side])
     rows = []

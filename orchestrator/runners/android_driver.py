@@ -253,9 +253,8 @@ class AndroidRunner:
             self.stop(device, staged)
             self._finish_from_files(device, staged, opts, results, finish)
             if not native_mode:  # its lines are whole rows; done.tsv's point at files that may be cut short
-                by_n = {r.n: r.id for r in self.rendered}
                 keep_recorded(device, staged.job / "done.tsv", (self.collected or {}).get("done.tsv", ""),
-                              lambda n: by_n.get(n) in results)  # fmt: skip
+                              lambda n: n in self.numbers and self.numbers[n].id in results)  # fmt: skip
             for row in results.values():
                 events.result(row)  # the kept rows with what the phone's files add (snapshots)
             raise storage_full(device, staged.job, full[0])
