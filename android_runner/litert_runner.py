@@ -52,6 +52,7 @@ from .conversation import render, reply_text, unsupported_reason
 from .fidelity import score_fidelity
 from .memory import MemorySampler, sample_peaks_mb
 from .power import PowerSampler, find_power_reader
+from .runtime_pin import RUNTIME_DIST, RUNTIME_LIB
 from .settings import SETTINGS_FILE, RunnerSettings, SettingsError
 from .status import (
     BACKEND_UNAVAILABLE_EXIT,
@@ -62,8 +63,6 @@ from .status import (
 from .thermal import cool_down, thermal_snapshot, with_clocks
 
 PROTOCOL_PREFIX = "EDGEFARM"
-RUNTIME_DIST = "litert-lm-api"
-RUNTIME_LIB = "liblitert-lm.so"
 
 
 def emit(kind: str, payload: Any) -> None:

@@ -29,6 +29,8 @@ import zipfile
 from importlib import metadata
 from pathlib import Path
 
+from android_runner.runtime_pin import PINNED_VERSION, RUNTIME_DIST, RUNTIME_LIB
+
 HERE = Path(__file__).resolve().parent
 SOURCE = HERE / "edgefarm_runner.c"
 OTHER_SOURCES = ("api", "bench", "fidelity", "hook", "io", "job", "memory", "pin", "power", "reply", "sha256",
@@ -37,9 +39,6 @@ SOURCES = [SOURCE, *(HERE / f"{name}.c" for name in OTHER_SOURCES)]  # each NAME
 API_HEADER = HERE / "litert_lm_c_api.h"  # the project's own declarations of the C API it calls
 API_CHECK = HERE / "api_check.c"  # compiled with upstream's header first, then ours
 RUNNER = "edgefarm_runner"
-LIB = "liblitert-lm.so"
-RUNTIME_DIST = "litert-lm-api"
-PINNED_VERSION = "0.18.1"  # pyproject.toml's litert-lm-api pin: the runner refuses any other library
 CFLAGS = ["-O2", "-Wall", "-Wextra", "-Wshadow", "-Wconversion", "-std=c11"]
 UPSTREAM_SRC_ENV = "EDGEFARM_LITERT_LM_SRC"  # a LiteRT-LM checkout, for the optional upstream check
 _DECLARED = re.compile(r"\b(litert_lm_\w+)\s*\(")
@@ -121,7 +120,7 @@ def check_against_upstream(cc: str, header: Path) -> None:
         )
 
 
-def record_sha256(record_text: str, name: str = LIB) -> str:
+def record_sha256(record_text: str, name: str = RUNTIME_LIB) -> str:
     """The hex sha256 of `name` in a wheel's RECORD (`path,sha256=<urlsafe b64>,size`)."""
     for line in record_text.splitlines():
         path, _, rest = line.partition(",")
@@ -170,7 +169,7 @@ def installed_runtime_lib() -> Path:
         import litert_lm
     except ImportError as e:
         raise BuildError(f"litert-lm-api is not installed ({e}): pip install litert-lm-api") from e
-    lib = Path(litert_lm.__file__).parent / LIB
+    lib = Path(litert_lm.__file__).parent / RUNTIME_LIB
     if not lib.is_file():
         raise BuildError(f"{lib} is missing: reinstall litert-lm-api")
     return lib
@@ -185,7 +184,7 @@ def build_host(out_dir: Path, cc: str | None = None) -> tuple[Path, Path]:
     src = installed_runtime_lib()
     check_exports(src)
     compile_runner(cc, runner, installed_record_sha256(), version=metadata.version(RUNTIME_DIST))
-    lib = out_dir / LIB
+    lib = out_dir / RUNTIME_LIB
     if not lib.exists() or lib.stat().st_size != src.stat().st_size:
         lib.unlink(missing_ok=True)
         try:
@@ -231,20 +230,22 @@ def extract_runtime_lib(wheel: Path, out_dir: Path, version: str) -> tuple[Path,
     sha256 from the wheel's RECORD (checked against the bytes extracted). It must export every function
     the runner declares."""
     with zipfile.ZipFile(wheel) as whl:
-        name = next((n for n in whl.namelist() if n.endswith("/" + LIB)), None)
+        name = next((n for n in whl.namelist() if n.endswith("/" + RUNTIME_LIB)), None)
         if name is None:
-            raise BuildError(f"{wheel.name} has no {LIB}")
+            raise BuildError(f"{wheel.name} has no {RUNTIME_LIB}")
         record = next((n for n in whl.namelist() if n.endswith(".dist-info/RECORD")), None)
         pinned = record_sha256(whl.read(record).decode("utf-8")) if record else ""
         out_dir.mkdir(parents=True, exist_ok=True)
-        with whl.open(name) as src, open(out_dir / LIB, "wb") as dst:
+        with whl.open(name) as src, open(out_dir / RUNTIME_LIB, "wb") as dst:
             shutil.copyfileobj(src, dst)
     (out_dir / "VERSION").write_text(f"{RUNTIME_DIST} {version} ({wheel.name})\n", encoding="utf-8")
-    got = hashlib.sha256((out_dir / LIB).read_bytes()).hexdigest()
+    got = hashlib.sha256((out_dir / RUNTIME_LIB).read_bytes()).hexdigest()
     if pinned and got != pinned:
-        raise BuildError(f"{LIB} in {wheel.name} does not match its RECORD (sha256 {got}, RECORD {pinned})")
-    check_exports(out_dir / LIB)
-    return out_dir / LIB, got
+        raise BuildError(
+            f"{RUNTIME_LIB} in {wheel.name} does not match its RECORD (sha256 {got}, RECORD {pinned})"
+        )
+    check_exports(out_dir / RUNTIME_LIB)
+    return out_dir / RUNTIME_LIB, got
 
 
 def build_android(out_dir: Path, ndk: str | None = None) -> tuple[Path, Path]:

@@ -16,7 +16,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path, PurePosixPath
 from typing import Protocol
 
-from android_runner.native.build import PINNED_VERSION, RUNTIME_DIST
+from android_runner.runtime_pin import PINNED_VERSION, RUNTIME_DIST
 
 from ..bundled import REPO_ROOT
 from ..devices.base import Device
@@ -138,28 +138,25 @@ def version_stamp(lib: Path, tmp: Path) -> Path:
     return made
 
 
-# ELF e_machine (pyelftools' names) -> the Android ABI a binary is built for (ro.product.cpu.abilist's)
-ELF_ABIS = {"EM_AARCH64": "arm64-v8a", "EM_ARM": "armeabi-v7a", "EM_X86_64": "x86_64", "EM_386": "x86",
-            "EM_RISCV": "riscv64"}  # fmt: skip
+# ELF e_machine -> the Android ABI a binary is built for (ro.product.cpu.abilist's names)
+ELF_ABIS = {183: "arm64-v8a", 40: "armeabi-v7a", 62: "x86_64", 3: "x86", 243: "riscv64"}
 PHONE_RUNNER_ABI = "arm64-v8a"  # litert-lm-api's Android wheel (android_23_arm64_v8a) and the NDK build
 HEX64 = re.compile(rb"(?<![0-9a-f])[0-9a-f]{64}(?![0-9a-f])")
 
 
 def binary_abi(path: Path) -> str:
-    """The ABI an ELF file is built for (its header's e_machine, read with pyelftools as the build reads
-    the library's exports); "script" for a `#!` file (runs wherever its interpreter does); "" else."""
+    """The ABI an ELF file is built for; "script" for a `#!` file (runs wherever its interpreter does);
+    "" else. Read from the header's first 20 bytes (e_ident's magic and byte order, then e_machine at
+    offset 18, the same in 32- and 64-bit files): every run asks this of each phone's runner, and
+    pyelftools' import alone took ~30 ms of its start-up (the build still reads symbols with it)."""
     with open(path, "rb") as f:
-        if f.read(2) == b"#!":
-            return "script"
-        f.seek(0)
-        from elftools.common.exceptions import ELFError  # lazy: only a phone's runner is ever read
-        from elftools.elf.elffile import ELFFile
-
-        try:
-            machine = str(ELFFile(f).header["e_machine"])
-        except (ELFError, struct.error):
-            return ""
-    return ELF_ABIS.get(machine, machine)
+        head = f.read(20)
+    if head[:2] == b"#!":
+        return "script"
+    if len(head) < 20 or head[:4] != b"\x7fELF" or head[5] not in (1, 2):
+        return ""
+    (machine,) = struct.unpack("<H" if head[5] == 1 else ">H", head[18:20])
+    return ELF_ABIS.get(machine, f"e_machine {machine}")
 
 
 def runner_check(choice: RunnerChoice, info: DeviceInfo) -> Check:

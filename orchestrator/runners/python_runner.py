@@ -42,6 +42,7 @@ from .base import Check, Need, RunnerEvents, RunOptions, Staged
 RUNNER_FILES = (
     "__init__.py",
     "settings.py",
+    "runtime_pin.py",
     "answer_text.py",
     "backend.py",
     "contract.py",
@@ -358,4 +359,3 @@ class PythonRunner:
                 device.pull(staged.job / name, out_dir / name)
             except DeviceError:
                 pass
-

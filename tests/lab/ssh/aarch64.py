@@ -30,12 +30,14 @@ import sys
 import tempfile
 from pathlib import Path
 
+from android_runner.runtime_pin import PINNED_REQUIREMENT
+
 MIRROR = "http://deb.debian.org/debian"
 SUITE = "bookworm"
 PACKAGES = ("python3.11", "python3.11-venv", "libstdc++6")
 # Raspberry Pi OS 11 (bullseye) ships Python 3.9: the board `edgefarm setup` must refuse, with the fix
 OLD_SUITE, OLD_PACKAGES, OLD_PYTHON = "bullseye", ("python3.9",), "python3.9"
-LITERT_PIN = "litert-lm-api==0.18.1"
+LITERT_PIN = PINNED_REQUIREMENT
 WHEEL_PLATFORM = "manylinux_2_27_aarch64"
 QEMU = "qemu-aarch64-static"
 QEMU_CPU = "cortex-a76"

@@ -96,3 +96,18 @@ def test_fatal_fills_the_stamp_too(tmp_path: Path):
     with pytest.raises(ModelError, match="bad model"):
         runner.execute(board, staged, [item], RunOptions(run_id="r1"), RunnerEvents())
     assert {k: staged.runner[k] for k in IDENTITY} == IDENTITY
+
+
+def test_the_files_staged_on_a_board_hold_every_module_the_runner_imports():
+    """A board gets RUNNER_FILES only: a module one of them imports from the package (`from .x import`)
+    and that is not in the list would fail there at start, never here."""
+    import ast
+
+    from orchestrator.runners.python_runner import PACKAGE_DIR, RUNNER_FILES
+
+    needed = set()
+    for name in RUNNER_FILES:
+        tree = ast.parse((PACKAGE_DIR / name).read_text(encoding="utf-8"))
+        needed |= {f"{node.module.split('.')[0]}.py" for node in ast.walk(tree)
+                   if isinstance(node, ast.ImportFrom) and node.level == 1 and node.module}  # fmt: skip
+    assert needed and needed <= set(RUNNER_FILES), sorted(needed - set(RUNNER_FILES))

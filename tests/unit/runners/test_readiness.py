@@ -4,7 +4,12 @@
 from __future__ import annotations
 
 import hashlib
+import os
+import sys
 from pathlib import Path
+
+import pytest
+from elftools.elf.elffile import ELFFile
 
 from orchestrator.devices.types import DeviceInfo
 from orchestrator.runners.android_choice import (
@@ -43,6 +48,33 @@ def test_the_abi_of_a_runner_is_read_from_its_elf_header(tmp_path):
     assert binary_abi(tmp_path / "s") == "script"  # the lab's upstream stand-in runs wherever sh does
     (tmp_path / "t").write_bytes(b"not a program")
     assert binary_abi(tmp_path / "t") == ""
+    (tmp_path / "u").write_bytes(elf(tmp_path / "u", 183).read_bytes()[:19])  # cut inside e_machine
+    assert binary_abi(tmp_path / "u") == ""
+    assert binary_abi(elf(tmp_path / "v", 21)) == "e_machine 21"  # EM_PPC64: named, never an ABI
+
+
+@pytest.mark.parametrize("case", ["host", "big-endian"])
+def test_the_header_read_agrees_with_pyelftools(tmp_path, case):
+    """binary_abi reads 20 bytes itself (start-up cost); pyelftools, which the build uses, reads the same
+    e_machine from this host's own python and from a big-endian (MSB) header."""
+    if case == "host":
+        path = Path(os.path.realpath(sys.executable))
+    else:
+        head = bytearray(elf(tmp_path / "be", 0).read_bytes())
+        head[5] = 2  # ELFDATA2MSB: every field big-endian
+        for at, value, size in (
+            (16, 2, 2),
+            (18, 22, 2),
+            (20, 1, 4),
+            (52, 64, 2),
+        ):  # type, EM_S390, version, size
+            head[at : at + size] = value.to_bytes(size, "big")
+        path = tmp_path / "be"
+        path.write_bytes(bytes(head))
+    with open(path, "rb") as f:
+        theirs = ELFFile(f).header["e_machine"]
+    names = {"EM_AARCH64": "arm64-v8a", "EM_X86_64": "x86_64", "EM_S390": "e_machine 22"}
+    assert binary_abi(path) == names[theirs]
 
 
 def test_a_runner_for_another_abi_fails_with_the_fix_that_fits_the_phone(tmp_path):
