@@ -89,7 +89,9 @@ class ClusterBench:
             )
             ray_start(self.ns, work, host, [f"--address={self.address}", "--num-cpus=1",
                                             f"--resources={json.dumps({f'farmhost:{host}': 1})}"], env, bin_dir)  # fmt: skip
-        self.controller = dict(self.env, EDGEFARM_CACHE_DIR=str(work / "controller-cache"))
+        # the checkout's own results database, in its folder (bench_farm.py Farm.run says why)
+        self.controller = dict(self.env, EDGEFARM_CACHE_DIR=str(work / "controller-cache"),
+                               EDGEFARM_DB=str(work / "history.sqlite"))  # fmt: skip
         self.controller.pop("ANDROID_ADB_SERVER_PORT", None)
         wait_ready(self.ns, self.address, list(HOSTS), self.controller)
         self.inventory = work / "devices.yaml"

@@ -42,6 +42,7 @@ pair).
 from __future__ import annotations
 
 import argparse
+import hashlib
 import json
 import os
 import resource
@@ -135,6 +136,11 @@ def pushed(run_dir: Path) -> dict:
     return {"model_bytes": model, "other_bytes": other}
 
 
+def checkout_key(checkout: Path) -> str:
+    """A short name for a checkout's files in the benchmark's folder (two worktrees may share a name)."""
+    return hashlib.sha256(str(checkout.resolve()).encode()).hexdigest()[:12]
+
+
 def python_of(checkout: Path) -> str:
     """The checkout's own venv's python (else this one's)."""
     venv = checkout / ".venv" / "bin" / "python"
@@ -192,7 +198,11 @@ class Farm:
         argv = [python_of(checkout), "-m", "orchestrator", "run", "--devices", "all", "--inventory", str(self.inventory),
                 "--out", str(out), "--sample-timeout", "60", *extra]  # fmt: skip
         pids = tuple(s.proc.pid for s in self.lab.servers if s.proc)
-        figures = timed(argv, self.env(), cwd=checkout, lab_pids=pids)
+        # each checkout its own results database, in the benchmark's folder: every run records its
+        # history as a user's does (a database of a newer schema would refuse the older checkout, which
+        # then recorded nothing and looked cheaper), and the user's own database is never written
+        env = dict(self.env(), EDGEFARM_DB=str(self.work / f"history-{checkout_key(checkout)}.sqlite"))
+        figures = timed(argv, env, cwd=checkout, lab_pids=pids)
         (run_dir,) = set(out.iterdir()) - before
         return figures, run_dir
 
