@@ -6,7 +6,7 @@ from __future__ import annotations
 import hashlib
 import os
 import sys
-from pathlib import Path
+from pathlib import Path, PurePosixPath
 
 import pytest
 from elftools.elf.elffile import ELFFile
@@ -14,12 +14,14 @@ from elftools.elf.elffile import ELFFile
 from orchestrator.devices.types import DeviceInfo
 from orchestrator.runners.android_choice import (
     FIX_BUILD_NATIVE,
+    STORAGE_MARGIN_MB,
     RunnerChoice,
     binary_abi,
+    phone_checks,
     runner_check,
     runtime_check,
 )
-from orchestrator.runners.base import Check
+from orchestrator.runners.base import Check, Need
 from orchestrator.runners.readiness import Readiness, state_checks
 
 PINNED = "0.18.1"
@@ -148,3 +150,42 @@ def test_a_device_is_assessed_by_its_kinds_runner():
     device = LocalDevice()
     verdict = assess(device, device.info(), Need(model_bytes=1), {})
     assert verdict.ready and [c.need for c in verdict.checks] == ["reachable", "runtime"]
+
+
+class StatPhone:
+    """A phone for phone_checks: the upstream runner (a script), and a `stat` that answers with the
+    sizes of the files `held` names, as toybox's `stat -c '%n %s'` prints them (a missing file: no line)."""
+
+    name, phone_runner, native_runner, runtime_lib, libs = "p", "upstream", None, None, ()
+    workdir = PurePosixPath("/data/local/tmp/edgefarm")
+
+    def __init__(self, runner: Path, held: dict[str, int]) -> None:
+        self.runner_binary, self.held, self.asked = runner, held, []
+
+    def run(self, argv, timeout_s, on_line):
+        self.asked.append(argv)
+        for path in argv[3:]:
+            if path in self.held:
+                on_line(f"{path} {self.held[path]}")
+
+
+@pytest.mark.parametrize(
+    ("free_mb", "held", "ok", "stats"),
+    [
+        (9000.0, {}, True, 0),  # room for everything: nothing asked of the phone
+        (None, {}, True, 0),  # free space unknown: nothing to hold it to
+        (STORAGE_MARGIN_MB + 20, {}, False, 1),  # tight, nothing there: refused
+        (STORAGE_MARGIN_MB + 20, {"model": 40 * 2**20}, True, 1),  # tight, the model there already: passes
+    ],
+)
+def test_storage_asks_the_phone_what_is_there_only_when_it_is_tight(tmp_path, free_mb, held, ok, stats):
+    runner = tmp_path / "upstream_main"
+    runner.write_text("#!/system/bin/sh\n")
+    need = Need(model_bytes=40 * 2**20, model_sha256="a" * 64, model_name="m.litertlm")
+    model = str(PurePosixPath("/data/local/tmp/edgefarm/models") / ("a" * 16) / "m.litertlm")
+    device = StatPhone(runner, {model if k == "model" else k: v for k, v in held.items()})
+    checks = phone_checks(device, phone(free_storage_mb=free_mb), need, {})
+    storage = next(c for c in checks if c.need == "storage")
+    assert storage.ok is ok and len(device.asked) == stats, (storage, device.asked)
+    assert ok or "needs" in storage.found
+    assert ("there already" in storage.found) is bool(held)
