@@ -22,13 +22,15 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from android_runner.runtime_pin import PINNED_REQUIREMENT, PINNED_VERSION
+
 from ..devices.ssh import SshDevice
 from ..devices.ssh_info import venv_python
 from ..devices.types import DeviceInfo
 from ..errors import DeviceError
 from ..fsutil import cache_dir
 from ..runners.python_runner import PACKAGE_DIR, RUNNER_FILES
-from .verdict import LITERT_PIN, WHEEL_PLATFORMS, Verdict, judge
+from .verdict import WHEEL_PLATFORMS, Verdict, judge
 
 WHEELS_IN_CACHE = "wheels"  # downloaded wheels: $EDGEFARM_CACHE_DIR/wheels, else ~/.cache/edgefarm/wheels
 STEP_TIMEOUT_S = 900.0  # ensurepip + a 46 MB wheel on a slow SD card
@@ -88,8 +90,8 @@ def setup_board(
         raise DeviceError(f"cannot set up: {c.name} is {c.found}, needs {c.need}", where=dev.where, fix=c.fix)
     env_py = str(venv_python(dev.workdir))
     x = before.extra
-    if x.get("litert_lm") and x.get("litert_lm_version") == LITERT_PIN.split("==")[1]:
-        log(f"{LITERT_PIN} already importable by {x.get('python_path')}")
+    if x.get("litert_lm") and x.get("litert_lm_version") == PINNED_VERSION:
+        log(f"{PINNED_REQUIREMENT} already importable by {x.get('python_path')}")
         result.steps.append("runtime already installed")
     else:
         venv = dev.workdir / "venv"
@@ -109,15 +111,15 @@ def setup_board(
             _step(dev, [env_py, "-c", UNPACK, str(remote)], f"unpacking {wheel.name} into the env")
             result.steps.append(f"unpacked {wheel.name}")
         else:
-            log(f"installing {LITERT_PIN} from the board's own package index")
+            log(f"installing {PINNED_REQUIREMENT} from the board's own package index")
             _step(
                 dev,
-                [env_py, "-m", "pip", "install", *PIP_QUIET, LITERT_PIN],
-                f"pip install {LITERT_PIN} on the board",
+                [env_py, "-m", "pip", "install", *PIP_QUIET, PINNED_REQUIREMENT],
+                f"pip install {PINNED_REQUIREMENT} on the board",
                 fix_extra="check the board's network and pip index (pip.conf, PIP_INDEX_URL), or run "
                 f"`edgefarm setup {shlex.quote(dev.name)} --offline`",
             )
-            result.steps.append(f"pip install {LITERT_PIN}")
+            result.steps.append(f"pip install {PINNED_REQUIREMENT}")
     log("pushing the runner")
     root = dev.workdir / "runner"
     for f in RUNNER_FILES:
@@ -165,25 +167,25 @@ def host_wheel(dev: SshDevice, abi: str, python: str, wheels: Path, log: Log) ->
     downloaded into it."""
     wheels = Path(wheels).expanduser()
     tag = WHEEL_PLATFORMS[abi]
-    version = LITERT_PIN.split("==")[1]
+    version = PINNED_VERSION
     pattern = f"litert_lm_api-{version}-*{abi}.whl"
     found = sorted(wheels.glob(pattern))
     if found:
         log(f"wheel from the host's cache: {found[-1]}")
         return found[-1]
     wheels.mkdir(parents=True, exist_ok=True)
-    log(f"downloading {LITERT_PIN} for {tag} on this host")
+    log(f"downloading {PINNED_REQUIREMENT} for {tag} on this host")
     argv = [sys.executable, "-m", "pip", "download", "-q", "--disable-pip-version-check", "--no-deps",
-            "--only-binary=:all:", "--platform", tag, "--python-version", python, "-d", str(wheels), LITERT_PIN]  # fmt: skip
+            "--only-binary=:all:", "--platform", tag, "--python-version", python, "-d", str(wheels), PINNED_REQUIREMENT]  # fmt: skip
     p = subprocess.run(argv, capture_output=True, text=True, check=False, timeout=600)
     found = sorted(wheels.glob(pattern))
     if p.returncode != 0 or not found:
         last = (p.stderr.strip().splitlines() or [""])[-1]
         raise DeviceError(
-            f"this host could not download {LITERT_PIN} for {tag}: {last[:200]}",
+            f"this host could not download {PINNED_REQUIREMENT} for {tag}: {last[:200]}",
             where=dev.where,
             fix=f"on a machine with internet: `pip download --no-deps --only-binary=:all: --platform {tag} "
-            f"--python-version {shlex.quote(python)} -d WHEELS {shlex.quote(LITERT_PIN)}`, copy WHEELS here, "
+            f"--python-version {shlex.quote(python)} -d WHEELS {shlex.quote(PINNED_REQUIREMENT)}`, copy WHEELS here, "
             f"then `edgefarm setup {shlex.quote(dev.name)} --offline --wheels WHEELS`",
         )
     return found[-1]

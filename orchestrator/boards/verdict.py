@@ -9,11 +9,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from android_runner.runtime_pin import PINNED_REQUIREMENT
-
 from ..devices.types import DeviceInfo
 
-LITERT_PIN = PINNED_REQUIREMENT  # what a board installs
 MIN_PYTHON = (3, 10)
 MIN_GLIBC = (2, 27)  # the wheels are manylinux_2_27
 WHEEL_PLATFORMS = {"aarch64": "manylinux_2_27_aarch64", "x86_64": "manylinux_2_27_x86_64"}

@@ -37,7 +37,6 @@ SUITE = "bookworm"
 PACKAGES = ("python3.11", "python3.11-venv", "libstdc++6")
 # Raspberry Pi OS 11 (bullseye) ships Python 3.9: the board `edgefarm setup` must refuse, with the fix
 OLD_SUITE, OLD_PACKAGES, OLD_PYTHON = "bullseye", ("python3.9",), "python3.9"
-LITERT_PIN = PINNED_REQUIREMENT
 WHEEL_PLATFORM = "manylinux_2_27_aarch64"
 QEMU = "qemu-aarch64-static"
 QEMU_CPU = "cortex-a76"
@@ -68,7 +67,7 @@ def default_cache() -> Path:
 
 
 def cache_key(suite: str = SUITE, packages: tuple[str, ...] = PACKAGES) -> str:
-    text = "\n".join([MIRROR, suite, *packages, LITERT_PIN, WHEEL_PLATFORM, PI5_CPUINFO, "v2"])
+    text = "\n".join([MIRROR, suite, *packages, PINNED_REQUIREMENT, WHEEL_PLATFORM, PI5_CPUINFO, "v2"])
     return hashlib.sha256(text.encode()).hexdigest()[:12]
 
 
@@ -139,8 +138,8 @@ def fetch_wheel(dest: Path) -> Path:
         return found[-1]
     _run(
         [sys.executable, "-m", "pip", "download", "-q", "--no-deps", "--only-binary=:all:",
-         "--platform", WHEEL_PLATFORM, "--python-version", "3.11", "-d", str(dest), LITERT_PIN],
-        f"pip download {LITERT_PIN} ({WHEEL_PLATFORM})",
+         "--platform", WHEEL_PLATFORM, "--python-version", "3.11", "-d", str(dest), PINNED_REQUIREMENT],
+        f"pip download {PINNED_REQUIREMENT} ({WHEEL_PLATFORM})",
     )  # fmt: skip
     found = sorted(dest.glob("litert_lm_api-*aarch64*.whl"))
     if not found:
