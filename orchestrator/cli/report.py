@@ -24,10 +24,11 @@ from ..report.terminal import print_tables
 @click.option(
     "--format",
     "fmt",
-    type=click.Choice(["md", "html", "json", "csv", "jsonl", "term"]),
+    type=click.Choice(["md", "html", "json", "csv", "jsonl", "term", "trace"]),
     default="md",
     show_default=True,
-    help="csv / jsonl: one row per device and sample with every figure (for pandas or a spreadsheet)",
+    help="csv / jsonl: one row per device and sample with every figure (for pandas or a spreadsheet); trace: "
+    "the run as a Chrome/Perfetto trace (ui.perfetto.dev)",
 )
 @click.option(
     "--merge",

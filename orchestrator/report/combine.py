@@ -17,6 +17,7 @@ from ..devices.types import DeviceInfo
 from ..run.run_json import RunJson
 from ..run.types import DeviceOutcome
 from ..stats import Resamples, quantile
+from ..telemetry.energy import mean_current_ma
 from .fidelity import fidelity_report
 from .figure_table import MEASURE, PERCENTILES, Figure
 from .intervals import device_intervals, row_settings, run_settings
@@ -69,6 +70,12 @@ def thermal_c(reading: Mapping[str, Any] | None) -> float | None:
         if isinstance(v, (int, float)):
             return float(v)
     return None
+
+
+def thermal_status(reading: Mapping[str, Any] | None) -> int | None:
+    """The OS's thermal status in a thermal reading (Android's thermal service level), None without one."""
+    v = reading.get("thermal_status") if isinstance(reading, Mapping) else None
+    return v if isinstance(v, int) and not isinstance(v, bool) else None
 
 
 def device_row(
@@ -269,6 +276,10 @@ def sample_rows(
                 peak_method=getattr(r, "peak_method", "") or "",
                 mem_sample_ms=getattr(r, "mem_sample_ms", None),
                 fidelity=r.fidelity,
+                infer_ms=r.infer_ms,
+                cooldown_s=r.cooldown_s,
+                battery_ma=mean_current_ma(r),
+                thermal_status=thermal_status(r.thermal_after) or thermal_status(r.thermal_before),
             )
     return tuple(
         SampleRow(i, *meta.get(i, ("", "", ""))[:2], cells[i], meta.get(i, ("", "", ""))[2]) for i in order

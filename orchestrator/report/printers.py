@@ -88,9 +88,16 @@ def _term(report: RunReport) -> str:
     return to_text(report)
 
 
+def _trace(report: RunReport) -> str:
+    from .trace import to_trace
+
+    return to_trace(report)
+
+
 PRINTERS.add("json", to_json)
 PRINTERS.add("md", _markdown)
 PRINTERS.add("html", to_html)
 PRINTERS.add("csv", _rows)
 PRINTERS.add("jsonl", _jsonl)
 PRINTERS.add("term", _term)
+PRINTERS.add("trace", _trace)

@@ -140,6 +140,11 @@ class SampleCell:
     peak_method: str = ""
     mem_sample_ms: float | None = None
     fidelity: FidelityScores | None = None  # --fidelity: the row's scores and answer tokens (bounded)
+    # the sample's conditions and its place in time (the trace printer, report/trace.py, lays them out)
+    infer_ms: float | None = None  # inside the runtime's send calls (prefill + decode); wall_ms - infer_ms: set-up
+    cooldown_s: float | None = None  # --cooldown-c: waited before the sample
+    battery_ma: float | None = None  # mean battery current during the sample (phones with a current reading)
+    thermal_status: int | None = None  # the OS's thermal status after the sample (Android's thermal service)
 
 
 SAMPLE_FIELDS = ("status", "passed", "strict_passed", "score", "scoring_error", "ttft_ms", "prefill_tps", "decode_tps", "wall_ms",

@@ -192,6 +192,17 @@ def energy_of(reading: PowerReading, gauge: Gauge | None = None) -> Energy | Non
                   "; ".join(why))  # fmt: skip
 
 
+def mean_current_ma(row: Any) -> float | None:
+    """A phone row's mean battery current during the sample (mA), from its energy and the gauge's mean
+    voltage (so in the unit and lag the phone's gauge was decided with); None without a current reading."""
+    reading = reading_from_json(getattr(row, "power", None))
+    energy = getattr(row, "energy_j", None)
+    if reading is None or reading.kind != "iv" or not energy or not reading.voltage_mean or reading.duration_s <= 0:
+        return None
+    volts = abs(reading.voltage_mean) * voltage_scale_v(reading.voltage_mean)
+    return round(energy / reading.duration_s / volts * 1000.0, 1)
+
+
 def _phone_flags(r: PowerReading, g: Gauge) -> list[str]:
     why = []
     if r.charging or r.external:
