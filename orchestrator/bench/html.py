@@ -34,16 +34,48 @@ def best(cells: Sequence[Cell], figure: str) -> Cell | None:
     return top if clear else None
 
 
+def measured(c: Cell) -> bool:
+    """Anything ran for the cell (an ok or a failed repetition): an interrupted bench leaves cells that
+    did not, until `edgefarm bench --resume` runs them."""
+    return bool(c["repetitions"] or c["errors"])
+
+
+def cut_short(c: Cell) -> bool:
+    """Some, not all, of the cell's asked repetitions ran (bench.json of an older edgefarm: never)."""
+    return measured(c) and c["repetitions"] + len(c["errors"]) < (c.get("repetitions_asked") or 0)
+
+
+def reps_text(c: Cell) -> str:
+    """`5`, `5, 1 failed`; `37 of 100` when an interruption cut the cell short, `0 of 100` before it ran."""
+    asked = c.get("repetitions_asked") or 0
+    short = asked and c["repetitions"] + len(c["errors"]) < asked
+    text = f"{c['repetitions']} of {asked}" if short else str(c["repetitions"])
+    return text + (f", {len(c['errors'])} failed" if c["errors"] else "")
+
+
+def partial_note(cells: Sequence[Cell]) -> str:
+    """One sentence when the grid is not complete ('' when it is): how many cells ran in full, cut
+    short, not at all."""
+    short = [c for c in cells if cut_short(c)]
+    missing = [c for c in cells if not measured(c)]
+    if not short and not missing:
+        return ""
+    full = len(cells) - len(short) - len(missing)
+    return (f"partial grid: {full} of {len(cells)} cells measured in full, {len(short)} cut short, "
+            f"{len(missing)} not measured")
+
+
 def depth_chart(cells: Sequence[Cell], n_prompt: int, n_gen: int, key: str) -> str | None:
     """Prefill and decode tokens/s against depth, a line per device and setting, whiskers the 95%
-    intervals; None with fewer than two depths."""
+    intervals; the x axis spans the grid's depths, measured or not. None with fewer than two depths
+    or when no cell of the pair has a speed (an interrupted bench: the page says so)."""
     mine = [c for c in cells if c["n_prompt"] == n_prompt and c["n_gen"] == n_gen]
     depths = sorted({c["n_depth"] for c in mine})
-    if len(depths) < 2:
-        return None
-    names = list(dict.fromkeys(series_key(c) for c in mine))
-    colors = dict(zip(names, svg.colors(len(names))))
     panels = [(f, label) for f, label in SPEEDS if any(c[f]["mean"] is not None for c in mine)]
+    if len(depths) < 2 or not panels:
+        return None
+    names = list(dict.fromkeys(series_key(c) for c in mine if measured(c)))
+    colors = dict(zip(names, svg.colors(len(names))))
     legend = svg.legend_width(names)
     xlocs, xlabels = svg.fitting_ticks(float(depths[0]), float(depths[-1]), 3.0, integer=True)
     yt = []
@@ -110,9 +142,10 @@ def shape_table(cells: Sequence[Cell]) -> str:
         load = "" if c.get("engine_load") is None else f" (load {c['engine_load']})"
         init = "-" if c.get("init_ms") is None else f"{c['init_ms']:.1f}{load}"
         peak = "-" if c.get("peak_rss_mb") is None else f"{c['peak_rss_mb']:.1f}"
-        reps = str(c["repetitions"]) + (f", {len(c['errors'])} failed" if c["errors"] else "")
+        if not measured(c):
+            speed = ["not measured"] * len(SPEEDS)
         row = [c["device"], c["backend_ran"] or c["backend"], str(c.get("threads") or "default"), *speed,
-               _fig(c["ttft_ms"], "{:.2f}"), init, peak, reps]  # fmt: skip
+               _fig(c["ttft_ms"], "{:.2f}"), init, peak, reps_text(c)]  # fmt: skip
         if bounded:
             b = c.get("decode_bound_ts")
             row.append(f"{100 * c['decode_ts']['mean'] / b:.1f}%" if b and c["decode_ts"]["mean"] else "-")
@@ -141,11 +174,18 @@ def render(bench: Mapping[str, Any]) -> str:
         "on that shape (none when they overlap).</p>"
     )
     parts = [title, intro]
+    gaps = partial_note(cells)
+    if gaps:
+        parts.append(f"<p class='partial'><strong>{html.escape(gaps)}</strong>: `edgefarm bench --resume` "
+                     "of this run's folder runs the rest</p>")  # fmt: skip
     pairs = list(dict.fromkeys((c["n_prompt"], c["n_gen"]) for c in cells))
     for i, (p, n) in enumerate(pairs):
         chart = depth_chart(cells, p, n, f"depth{i}")
         if chart:
             parts.append(f"<h2>p{p} n{n}: tokens/s against depth</h2><figure>{chart}</figure>")
+        elif len({c["n_depth"] for c in cells if (c["n_prompt"], c["n_gen"]) == (p, n)}) > 1:
+            parts.append(f"<h2>p{p} n{n}: tokens/s against depth</h2><p>not measured: no cell of this "
+                         "shape has a speed yet</p>")  # fmt: skip
     shapes = list(dict.fromkeys((c["n_prompt"], c["n_gen"], c["n_depth"]) for c in cells))
     for p, n, d in shapes:
         mine = [c for c in cells if (c["n_prompt"], c["n_gen"], c["n_depth"]) == (p, n, d)]
@@ -159,4 +199,4 @@ def render(bench: Mapping[str, Any]) -> str:
             f"</head><body>{''.join(parts)}</body></html>\n")  # fmt: skip
 
 
-__all__ = ["best", "depth_chart", "render", "shape_table", "sustain_section"]
+__all__ = ["best", "cut_short", "depth_chart", "measured", "partial_note", "render", "reps_text", "shape_table", "sustain_section"]

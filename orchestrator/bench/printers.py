@@ -91,9 +91,12 @@ def _md(rows: Rows) -> str:
         ci = "-" if r.get("ci95_lo_ts") is None else f"{r['ci95_lo_ts']:.2f} - {r['ci95_hi_ts']:.2f}"
         load = "" if r.get("engine_load") is None else f" (#{r['engine_load']})"
         errs = f", {r['errors']} failed" if r.get("errors") else ""
+        reps = f"{r.get('repetitions', 0)}{errs}"
+        if not r.get("repetitions") and not r.get("errors"):  # a cell an interrupted bench did not reach
+            speed, reps = "not measured", "0"
         lines.append(
             f"| {r['device']} | {r.get('backend_ran') or r['backends']} | {r.get('n_threads') or 'default'} "
-            f"| {r['test']} | {r['n_depth']} | {speed} | {ci} | {r.get('repetitions', 0)}{errs} "
+            f"| {r['test']} | {r['n_depth']} | {speed} | {ci} | {reps} "
             f"| {_num(r.get('ttft_ms'))} | {_num(r.get('init_ms'), '{:.1f}')}{load} | {_num(r.get('peak_rss_mb'), '{:.1f}')} |"
         )
     return "\n".join(lines) + "\n"

@@ -73,11 +73,12 @@ class CellResult:
     peak_rss_mb: float | None  # the largest of the repetitions'
     energy_mj_per_token: Figure = field(default_factory=lambda: Figure(()))  # trusted rows only
     energy_untrusted: str = ""  # why rows' energy was left out ('' when none was)
+    asked: int = 0  # repetitions the bench asked of the cell (-r, or --sustain's passes); 0: not known
 
     def to_json(self) -> dict[str, Any]:
         return {
             "device": self.device, "cell": self.cell.id, **self.cell.spec(), "backend_ran": self.backend,
-            "repetitions": self.repetitions, "errors": list(self.errors),
+            "repetitions": self.repetitions, "repetitions_asked": self.asked, "errors": list(self.errors),
             "prefill_ts": self.prefill_ts.to_json(), "decode_ts": self.decode_ts.to_json(),
             "ttft_ms": self.ttft_ms.to_json(), "init_ms": self.init_ms, "engine_load": self.engine_load,
             "peak_rss_mb": self.peak_rss_mb, "energy_mj_per_token": self.energy_mj_per_token.to_json(),
@@ -85,8 +86,11 @@ class CellResult:
         }  # fmt: skip
 
 
-def cell_results(device: str, grid: Sequence[Cell], rows: Iterable[SampleResult]) -> list[CellResult]:
-    """A device's rows (first runs and repeats; warm-ups are not passed) -> one record per cell."""
+def cell_results(
+    device: str, grid: Sequence[Cell], rows: Iterable[SampleResult], asked: int = 0
+) -> list[CellResult]:
+    """A device's rows (first runs and repeats; warm-ups are not passed) -> one record per cell;
+    `asked`: the repetitions each cell was to run (a cell with none is one an interruption left)."""
     by_cell: dict[str, list[SampleResult]] = {}
     for r in rows:
         by_cell.setdefault(base_id(r.id), []).append(r)
@@ -106,6 +110,7 @@ def cell_results(device: str, grid: Sequence[Cell], rows: Iterable[SampleResult]
             init_ms=first.init_ms if first else None, engine_load=first.engine_load if first else None,
             peak_rss_mb=max(peaks) if peaks else None,
             energy_mj_per_token=_figure(trusted, "energy_mj_per_token"), energy_untrusted="; ".join(untrusted),
+            asked=asked,
         ))  # fmt: skip
     return out
 

@@ -267,8 +267,9 @@ def device_rows(dev_dir: Path) -> list[SampleResult]:
 
 def bench_results(plan: BenchPlan, run_dir: Path) -> list[CellResult]:
     out: list[CellResult] = []
+    asked = plan.request.repetitions * plan.request.sustain  # one of the two is 1 (plan_bench)
     for d in plan.devices:
-        out += cell_results(d.name, plan.grid[d.name], device_rows(device_folder(run_dir, d.name)))
+        out += cell_results(d.name, plan.grid[d.name], device_rows(device_folder(run_dir, d.name)), asked)
     return out
 
 
@@ -281,7 +282,7 @@ def cell_bound(plan: BenchPlan, r: CellResult) -> float | None:
 
 def finish_bench(plan: BenchPlan, ex: BenchExecution) -> tuple[list[dict[str, Any]], Path, dict[str, Any]]:
     """bench.json (every cell with every repetition), report.html and bench-rows.<fmt> in the run
-    folder; the rows, that file, and --sustain's passes by device ({} without)."""
+    folder, whatever part of the grid ran; the rows, that file, and bench.json's document."""
     results = bench_results(plan, ex.run_dir)
     stamp = ex.record["started_at"]
     model = ex.record["model"]
@@ -303,7 +304,7 @@ def finish_bench(plan: BenchPlan, ex: BenchExecution) -> tuple[list[dict[str, An
     fmt = plan.request.output
     path = ex.run_dir / f"bench-rows.{EXTENSIONS[fmt]}"
     write_text_atomic(path, PRINTERS.get(fmt)(rows))
-    return rows, path, bench.get("sustain") or {}
+    return rows, path, bench
 
 
 __all__ = [

@@ -13,6 +13,7 @@ from click.core import ParameterSource
 from android_runner.status import DEFAULT_SAMPLE_TIMEOUT_S
 
 from ..bench.grid import MAX_REPETITIONS
+from ..bench.html import partial_note
 from ..bench.printers import PRINTERS
 from ..bench.run import BenchRequest, execute_bench, exit_status, finish_bench, plan_bench, read_bench_inputs
 from ..bench.sustained import summary
@@ -110,20 +111,22 @@ def bench(ctx: click.Context, db: str | None, **params) -> None:
     the_plan = plan_bench(request, model, inputs.selection, previous, inputs.bandwidth_gbs, inputs.cluster)
     with stop_on_interrupt(lambda message: console.print(f"[yellow]{message}[/]")) as stop:
         ex = execute_bench(the_plan, console, stop)
-        rows, path, passes = finish_bench(the_plan, ex)
+        rows, path, document = finish_bench(the_plan, ex)
     click.echo(PRINTERS.get(request.output)(rows), nl=False)
-    for name, curve in passes.items():  # --sustain: a line per device (report.html has every pass)
+    for name, curve in (document.get("sustain") or {}).items():  # --sustain: a line per device (report.html has every pass)
         if curve:
             console.print(summary(name, curve), highlight=False, markup=False)
     for o in ex.outcomes:
         if o.error:
             console.print(f"[red]{o.name} failed:[/] {o.error}")
     console.print(f"bench written: {path}")
-    if not stop.is_set():
-        remember(db, ex.run_dir, console)
+    gaps = partial_note(document["cells"])
+    if stop.is_set() or gaps:  # what an interruption or a failed device left, and what completes it
+        said = ("interrupted: " if stop.is_set() else "") + (gaps or "every cell measured")
+        console.print(f"{said}; continue with: edgefarm bench --resume {ex.run_dir}", highlight=False)
     if stop.is_set():
-        console.print(f"interrupted: continue with: edgefarm bench --resume {ex.run_dir}")
         sys.exit(INTERRUPTED_EXIT)
+    remember(db, ex.run_dir, console)
     code = exit_status(ex.outcomes)
     if code:
         sys.exit(code)

@@ -5,10 +5,18 @@ outputs, the refusals, and --resume."""
 from __future__ import annotations
 
 import json
+import os
+import signal
 import sqlite3
+import subprocess
+import sys
+import time
 from pathlib import Path
 
-from .conftest import TINY_TEXT, edgefarm, only_run_dir
+from orchestrator.devices.local import LocalDevice
+from orchestrator.devices.lock import held
+
+from .conftest import REPO, TINY_TEXT, edgefarm, only_run_dir
 
 
 def _bench(tmp_path: Path, local_inventory, *flags: str):
@@ -134,3 +142,45 @@ def test_report_html_and_compare_of_two_bench_runs(tmp_path, local_inventory):
     assert c.returncode == 0, c.stderr[-2000:]
     assert "| this-host | p16-n8-d0-cpu-t1 vs p16-n8-d0-cpu-t2 | 2/2 |" in c.stdout
     assert c.stdout.count("| this-host |") == 2
+
+
+def test_an_interrupted_depth_bench_writes_its_reports_and_resumes_to_the_end(tmp_path, local_inventory):
+    """Issue 41: Ctrl-C while a depth grid ran gave a ZeroDivisionError (a shape with no measured
+    depth), exit 1 and no report; the resume crashed the same way even when the device was refused as
+    busy. The test sends the SIGINT as soon as the first repetition is on disk: the n0 engine's 200
+    repetitions are still running, so the n8 cells have none."""
+    inv, out = local_inventory(), tmp_path / "runs"
+    flags = ("--devices", "local", "--inventory", str(inv), "--model", str(TINY_TEXT), "--db", "none")
+    env = {**os.environ, "COLUMNS": "200"}
+    env.pop("EDGEFARM_INVENTORY", None)
+    bench = subprocess.Popen([sys.executable, "-m", "orchestrator", "bench", *flags, "--out", str(out), "-p", "16,32",
+                              "-n", "0,8", "-d", "0,64", "-r", "50"], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                             text=True, cwd=REPO, env=env)  # fmt: skip
+    end = time.monotonic() + 120
+    while not list(out.glob("*/devices/this-host/results.stream.jsonl")) or not next(
+        out.glob("*/devices/this-host/results.stream.jsonl")
+    ).read_text():
+        assert bench.poll() is None and time.monotonic() < end, bench.communicate()
+        time.sleep(0.02)
+    bench.send_signal(signal.SIGINT)
+    _, err = bench.communicate(timeout=120)
+    run_dir = only_run_dir(out)
+    assert bench.returncode == 130 and "Traceback" not in err, err[-3000:]
+    assert f"not measured; continue with: edgefarm bench --resume {run_dir}" in " ".join(err.split())
+    page, md = (run_dir / "report.html").read_text(), (run_dir / "bench-rows.md").read_text()
+    assert "partial grid: " in page and "<h2>p16 n8: tokens/s against depth</h2><p>not measured" in page
+    assert md.count("| not measured |") >= 8  # the n8 cells' pp and tg rows
+    assert len(_rows(run_dir, "results.jsonl") + _rows(run_dir, "repeats.jsonl")) < 400
+
+    with held(LocalDevice("this-host", tmp_path / "work"), "20261205-000000-beef"):  # another live run
+        busy = edgefarm("bench", "--resume", str(run_dir), *flags)
+    assert busy.returncode == 3 and "Traceback" not in busy.stderr, busy.stderr[-3000:]
+    assert "this-host is in use by run 20261205-000000-beef" in " ".join(busy.stderr.split())
+    assert "partial grid: " in (run_dir / "report.html").read_text()
+
+    done = edgefarm("bench", "--resume", str(run_dir), *flags, "-o", "json")
+    assert done.returncode == 0, done.stderr[-3000:]
+    rows = json.loads(done.stdout)
+    assert len(rows) == 12 and all(r["repetitions"] == 50 and len(r["samples_ts"]) == 50 for r in rows)
+    assert len(_rows(run_dir, "results.jsonl") + _rows(run_dir, "repeats.jsonl")) == 400  # nothing twice
+    assert "partial grid" not in (run_dir / "report.html").read_text() and "not measured" not in done.stderr

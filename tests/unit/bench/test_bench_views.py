@@ -3,6 +3,8 @@ comparison of two bench runs cell by cell."""
 
 from __future__ import annotations
 
+import csv
+import io
 import math
 import re
 import statistics
@@ -11,8 +13,11 @@ import pytest
 
 from orchestrator.bench.bound import bandwidths, bound_ts, decode_bytes_per_token
 from orchestrator.bench.compare import compare_bench, comparison_text, speed_ratio
-from orchestrator.bench.html import best, render
-from orchestrator.bench.results import Figure
+from android_runner.contract import SampleResult
+from orchestrator.bench.grid import Cell
+from orchestrator.bench.html import best, cut_short, measured, partial_note, render
+from orchestrator.bench.printers import PRINTERS
+from orchestrator.bench.results import Figure, cell_results, llama_rows
 from orchestrator.model_facts import ModelFacts, SectionFacts
 from orchestrator.stats import t_quantile_975
 
@@ -101,3 +106,31 @@ def test_two_bench_runs_pair_cell_by_cell_and_by_shape_across_settings():
     assert c.only_a == ("p p32-n16-d512-cpu",) and c.only_b == ("q p32-n16-d0-cpu",)
     assert c.cells[0].ratios["prefill_ts"].ratio == pytest.approx(41 / 21)
     assert "only in B: q p32-n16-d0-cpu" in comparison_text(c)
+
+
+def test_a_partial_grid_gives_its_page_and_rows_with_the_unmeasured_cells_said():
+    """Issue 41: an interrupted depth bench left a (prompt, generated) pair with no measured cell at any
+    depth, and depth_chart divided by its zero panels (ZeroDivisionError: no report.html, no rows)."""
+    grid = [Cell(32, n, d, "cpu", None) for n in (0, 16) for d in (0, 512)]
+    done, cut = grid[0], grid[1]  # n0 at d0: all 4 repetitions; n0 at d512: 2 of 4; n16: none
+    rows = [SampleResult(id=done.id if r == 1 else f"{done.id}@r{r}", status="ok", prefill_tokens=32,
+                         prefill_tps=1000.0 + r, backend="cpu") for r in (1, 2, 3, 4)]  # fmt: skip
+    rows += [SampleResult(id=cut.id if r == 1 else f"{cut.id}@r{r}", status="ok", prefill_tokens=32,
+                          prefill_tps=900.0 + r, backend="cpu") for r in (1, 2)]  # fmt: skip
+    results = cell_results("dev", grid, rows, asked=4)
+    cells = [{**r.to_json(), "decode_bound_ts": None} for r in results]
+    assert [measured(c) for c in cells] == [True, True, False, False]
+    assert [cut_short(c) for c in cells] == [False, True, False, False]
+    assert partial_note(cells) == "partial grid: 1 of 4 cells measured in full, 1 cut short, 2 not measured"
+    page = render({"run_id": "r", "model": {"path": "m"}, "cells": cells})
+    assert page.count("<svg") == 1  # n0's curve over depth; n16 has none to draw
+    assert "<h2>p32 n16: tokens/s against depth</h2><p>not measured" in page
+    assert ">2 of 4<" in page and page.count(">not measured<") == 2 * 2 and page.count(">0 of 4<") == 2
+    assert "partial grid: 1 of 4 cells measured in full" in page and "bench --resume" in page
+    llama = [row for r in results for row in llama_rows(r, {"path": "m"}, "t")]
+    md = PRINTERS.get("md")(llama).splitlines()
+    assert [line.split(" | ")[5] for line in md[2:]] == ["1002.50 ± 1.29", "901.50 ± 0.71", "not measured",
+                                                         "not measured", "not measured", "not measured"]  # fmt: skip
+    assert next(csv.DictReader(io.StringIO(PRINTERS.get("csv")(llama[2:]))))["avg_ts"] == ""
+    complete = render({"run_id": "r", "model": {"path": "m"}, "cells": cells[:1]})
+    assert partial_note(cells[:1]) == "" and "partial grid" not in complete and "not measured" not in complete
