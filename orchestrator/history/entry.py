@@ -15,7 +15,6 @@ from pathlib import PurePath
 from typing import Any
 
 from ..report.types import DeviceRow, RunReport, SampleCell
-from ..stats import Resamples, bootstrap_ci, percentile_stat, quantile
 from .types import FIGURE_NAMES, SAMPLE_FIELDS, DeviceEntry, Figure, RunEntry, kept_cell
 
 
@@ -58,27 +57,12 @@ def _cells(report: RunReport, device: str) -> dict[str, SampleCell]:
     return {s.id: s.cells[device] for s in report.samples if device in s.cells}
 
 
-def _wall_p50(cells: Mapping[str, SampleCell], draws: Resamples) -> Figure:
-    """Time per sample (median of the ok samples' wall_ms) with its bootstrap interval."""
-    values = [c.wall_ms for c in cells.values() if c.status == "ok" and c.wall_ms is not None]
-    if not values:
-        return Figure(None)
-    ci = bootstrap_ci(values, percentile_stat(50), draws=draws)
-    value = quantile(values, 0.5)
-    return Figure(
-        None if value is None else round(value, 3), *(round(x, 3) for x in ci) if ci else (None, None)
-    )
-
-
-def _figures(row: DeviceRow, cells: Mapping[str, SampleCell], draws: Resamples) -> dict[str, Figure]:
+def _figures(row: DeviceRow) -> dict[str, Figure]:
+    """The row's figures the database keeps (catalogue HISTORY), each with its 95% interval."""
     out = {}
     for name in FIGURE_NAMES:
-        if name == "wall_ms_p50":
-            out[name] = _wall_p50(cells, draws)
-            continue
-        value = getattr(row, name)
         ci = row.intervals.get(name)
-        out[name] = Figure(value, *(ci if ci else (None, None)))
+        out[name] = Figure(getattr(row, name), *(ci if ci else (None, None)))
     return {k: v for k, v in out.items() if v.value is not None}
 
 
@@ -88,7 +72,6 @@ def run_entry(report: RunReport, folder: str, identities: Mapping[str, Mapping[s
     ids = sample_ids(report)
     slice_sha = sha256_text("\n".join(ids))
     run_shape = shape(len(ids))
-    draws = Resamples()
     devices = []
     for row in report.devices:
         ident = identities.get(row.device) or {}
@@ -102,7 +85,7 @@ def run_entry(report: RunReport, folder: str, identities: Mapping[str, Mapping[s
             runtime_version=str(ident.get("runtime_version") or ""),
             runtime_sha256=str(ident.get("runtime_sha256") or ""),
             config=config, config_key=sha256_text(canonical(config))[:16], error=row.error,
-            figures=_figures(row, cells, draws), samples={i: kept_cell({f: getattr(c, f) for f in SAMPLE_FIELDS}) for i, c in cells.items()},
+            figures=_figures(row), samples={i: kept_cell({f: getattr(c, f) for f in SAMPLE_FIELDS}) for i, c in cells.items()},
             context_tokens=as_int(settings.get("max_num_tokens")),
         ))  # fmt: skip
     versions = dict(stamp.versions)

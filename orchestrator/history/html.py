@@ -52,7 +52,7 @@ def trend_chart(key: str, points: tuple[Point, ...], figure: str, changed: set[s
         p.dots("run", [(x, f.value)], color, 5)
     col = spec.column
     p.xticks(xlocs, xlabels, "run (oldest first)")
-    p.yticks(ylocs, ylabels, f"{col.label} ({col.unit})" if col.unit else col.label)
+    p.yticks(ylocs, ylabels, col.header)
     p.finish()
     return canvas.svg()
 

@@ -10,6 +10,7 @@ from collections.abc import Sequence
 from dataclasses import asdict
 from typing import Any
 
+from ..catalogue import HISTORY_TABLE, figures
 from .types import Series, figure_spec, shows_change
 
 JSON_SCHEMA = 1
@@ -47,14 +48,7 @@ def to_csv(series: Sequence[Series]) -> str:
 
 
 # the figures the markdown table shows (the rest are in json and csv)
-MD_FIGURES = (
-    "pass_rate_pct",
-    "wall_ms_p50",
-    "ttft_ms_p50",
-    "prefill_tps_p50",
-    "decode_tps_p50",
-    "peak_rss_mb",
-)
+MD_FIGURES = tuple(f.field for f in figures(HISTORY_TABLE))
 
 
 def config_text(config: Any) -> str:
@@ -69,9 +63,7 @@ def to_md(series: Sequence[Series]) -> str:
     for s in series:
         shown = [f for f in MD_FIGURES if any(f in p.figures for p in s.points)]
         lines += [f"## {s.device} ({s.hardware or 'unknown hardware'}): {config_text(s.config)}", ""]
-        header = ["Run", "Started", "Runtime"] + [
-            f"{figure_spec(f).column.label} ({figure_spec(f).column.unit})" if figure_spec(f).column.unit
-            else figure_spec(f).column.label for f in shown]  # fmt: skip
+        header = ["Run", "Started", "Runtime"] + [figure_spec(f).column.header for f in shown]
         lines += ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
         for p in s.points:
             cells = [p.run_id, p.started_at, p.runtime_version or p.runtime_sha256[:12] or "?"]

@@ -104,4 +104,9 @@ MIGRATIONS: tuple[tuple[str, ...], ...] = (
             PRIMARY KEY (run_id, device, row_index)
         )""",
     ),
+    (
+        # v3: one name per figure (orchestrator/catalogue.py): the time per sample is the report's
+        # `sample_ms_p50` (its value and interval), no longer the history's own `wall_ms_p50`
+        "UPDATE history_figures SET figure = 'sample_ms_p50' WHERE figure = 'wall_ms_p50'",
+    ),
 )

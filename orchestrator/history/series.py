@@ -16,7 +16,7 @@ from ..report.types import SampleCell
 from ..stats import Resamples, quantile
 from .regress import changes
 from .store import DeviceRun
-from .types import FIGURES, Change, Point, Series, Stability
+from .types import FIGURES, Change, Point, Series, Stability, tail_field
 
 DEFAULT_WINDOW = 5
 MAX_WINDOW = 100
@@ -52,9 +52,9 @@ def stability(
         sd, mean = _sd(values), statistics.fmean(values)
         cv = round(100.0 * sd / abs(mean), 2) if sd is not None and mean else None
         tail = None
-        if spec.sample_field:
+        if field := tail_field(spec):
             pooled = [v for cs in recent_cells for c in cs.values()
-                      if c.status == "ok" and (v := getattr(c, spec.sample_field)) is not None]  # fmt: skip
+                      if c.status == "ok" and (v := getattr(c, field)) is not None]  # fmt: skip
             p50, p99 = quantile(pooled, 0.5), quantile(pooled, 0.99)
             tail = round(p99 / p50, 4) if p50 and p99 is not None else None
         out.append(Stability(spec.field, len(values), cv, tail, None if sd is None else round(sd, 4)))

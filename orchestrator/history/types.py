@@ -7,49 +7,16 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..report.figure_table import FIGURE, MEASURE
-from ..report.types import COLUMNS, Column, SampleCell
+from .. import catalogue
+from ..catalogue import HISTORY, KEPT, figures, measures
+from ..report.types import SampleCell
 
-
-@dataclass(frozen=True)
-class FigureSpec:
-    """A device figure the history keeps: its column (label, unit, format), the per-sample field it
-    is a percentile of (for p99/p50; '' for a rate), and its direction (report/figure_table.py's)."""
-
-    field: str
-    sample_field: str
-
-    @property
-    def higher_is_better(self) -> bool:
-        spec = FIGURE.get(self.field)
-        if spec is not None and spec.higher_is_better is not None:
-            return spec.higher_is_better
-        return MEASURE[self.sample_field].higher_is_better  # wall_ms_p50: the history's own median
-
-    @property
-    def column(self) -> Column:
-        return next((c for c in COLUMNS if c.field == self.field), None) or _EXTRA_COLUMNS[self.field]
-
-
-_EXTRA_COLUMNS = {"wall_ms_p50": Column("wall_ms_p50", "Time per sample p50", "ms", "{:.1f}")}
-
-FIGURES: tuple[FigureSpec, ...] = (
-    FigureSpec("pass_rate_pct", ""),
-    FigureSpec("strict_pass_rate_pct", ""),
-    FigureSpec("wall_ms_p50", "wall_ms"),
-    FigureSpec("ttft_ms_p50", "ttft_ms"),
-    FigureSpec("ttft_ms_p90", "ttft_ms"),
-    FigureSpec("prefill_tps_p50", "prefill_tps"),
-    FigureSpec("decode_tps_p50", "decode_tps"),
-    FigureSpec("init_ms", ""),
-    FigureSpec("peak_rss_mb", "peak_rss_mb"),
-    FigureSpec("energy_j_p50", "energy_j"),
-    FigureSpec("energy_mj_per_token_p50", ""),
-)
+# the device figures the database keeps (history_figures rows, by catalogue name) and the SampleCell
+# fields a sample's row keeps (history_samples columns: what `compare`'s paired statistics read)
+FIGURES: tuple[catalogue.Figure, ...] = figures(HISTORY)
 FIGURE_NAMES = tuple(f.field for f in FIGURES)
-# the SampleCell fields a sample's row keeps (what `compare`'s paired statistics read)
-SAMPLE_FIELDS = ("status", "passed", "strict_passed", "score", "ttft_ms", "prefill_tps", "decode_tps",
-                 "wall_ms", "peak_rss_mb", "energy_j", "output_sha")  # fmt: skip
+KEPT_MEASURES = tuple(m.name for m in measures(KEPT))
+SAMPLE_FIELDS = ("status", "passed", "strict_passed", "score", *KEPT_MEASURES, "output_sha")
 
 
 def kept_cell(values: Mapping[str, Any]) -> SampleCell:
@@ -57,16 +24,22 @@ def kept_cell(values: Mapping[str, Any]) -> SampleCell:
     return SampleCell(output="", **{f: values.get(f) for f in SAMPLE_FIELDS})
 
 
-def figure_spec(name: str) -> FigureSpec:
-    return next(f for f in FIGURES if f.field == name)
+def figure_spec(name: str) -> catalogue.Figure:
+    return catalogue.FIGURE[name]
+
+
+def tail_field(figure: catalogue.Figure) -> str:
+    """The kept sample field a figure is a statistic of ('' when the samples do not keep it)."""
+    return figure.measure if figure.measure in KEPT_MEASURES else ""
 
 
 def shows_change(change_field: str, figure: str) -> bool:
     """Whether a change of a paired field (a SampleCell field, or "passed" for verdict flips) is a
-    change of this figure (wall_ms -> wall_ms_p50, passed -> pass_rate_pct)."""
+    change of this figure (wall_ms -> sample_ms_p50, passed -> pass_rate_pct)."""
     if change_field == "passed":
         return figure == "pass_rate_pct"
-    return figure_spec(figure).sample_field == change_field and figure.endswith("_p50")
+    spec = figure_spec(figure)
+    return spec.measure == change_field and spec.stat == "p50"
 
 
 @dataclass(frozen=True)
@@ -92,7 +65,7 @@ class DeviceEntry:
     config: Mapping[str, Any]  # what must be equal for two runs to be compared (history/config.py)
     config_key: str
     error: str
-    figures: Mapping[str, Figure]  # FIGURES name -> value with its interval
+    figures: Mapping[str, Figure]  # FIGURE_NAMES name -> value with its interval
     samples: Mapping[str, SampleCell]  # sample id -> its cell (SAMPLE_FIELDS kept)
     context_tokens: int | None = None  # the runtime's token limit the device ran with (its KV cache)
 

@@ -24,9 +24,9 @@ from dataclasses import dataclass, replace
 
 from android_runner.contract import SampleResult
 
+from ..catalogue import MEASURE
 from ..stats import Ratio, rounds_ratio_ci
 from .compare import Comparison, DeviceDelta
-from .figure_table import MEASURE
 from .paired import PAIRED_FIGURES, pair, paired_figure
 from .types import RunReport, SampleCell
 

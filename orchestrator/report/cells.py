@@ -6,9 +6,10 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from .. import catalogue
+from ..catalogue import FIGURE, FIGURES, HIGHER_IS_BETTER, figures
 from .best import BEST, TIED, Entry, marks
 from .fidelity_views import summary_cell
-from .figure_table import FIGURE, HIGHER_IS_BETTER
 from .paired import speedup
 from .types import COLUMNS, Column, DeviceRow, RunReport, SampleCell
 
@@ -44,7 +45,7 @@ class Cell:
 
 
 def header(c: Column) -> str:
-    return f"{c.label} ({c.unit})" if c.unit else c.label
+    return c.header
 
 
 def visible_columns(rows: Sequence[DeviceRow]) -> list[Column]:
@@ -90,8 +91,7 @@ def _speedups(report: RunReport) -> dict[str, tuple[float, float | None, float |
 
 
 # the "which device?" table's figures, the decisive ones first (the compact table: html, terminal)
-DECISIVE = ("pass_rate_pct", "strict_pass_rate_pct", "ttft_ms_p50", "decode_tps_p50", "sample_ms_p50", "speedup",
-            "energy_j_p50")  # fmt: skip
+DECISIVE = tuple(f.field for f in figures(catalogue.DECISIVE))
 # columns of the compact table after the figures: what a device is (each only when devices differ)
 IDENTITY = ("peak_rss_mb", "hardware", "soc", "runner_kind", "backend", "backend_requested", "threads",
             "max_output_tokens", "quantization")  # fmt: skip
@@ -182,8 +182,7 @@ def _value(r: DeviceRow, field: str, speed) -> tuple[float | None, tuple[float, 
 
 
 # figures of the wide table that the compact one leaves to the details line, with how each reads
-_DETAILS = ("ttft_ms_p90", "prefill_tps_p50", "init_ms", "energy_mj_per_token_p50", "thermal_max_c", "wall_s",
-            "samples")  # fmt: skip
+_DETAILS = (*(f.field for f in figures(catalogue.DETAILS)), "wall_s", "samples")
 
 
 def device_details(report: RunReport) -> list[tuple[str, list[str]]]:
@@ -191,7 +190,7 @@ def device_details(report: RunReport) -> list[tuple[str, list[str]]]:
     are over (--repeat/--warmup), how peak memory was measured, the card-only passes, the stand-in and
     the shards. Settings every device shares are said once above the table instead."""
     shared = {f for f, _ in shared_settings(report)}
-    columns = {c.field: c for c in COLUMNS}
+    columns = {f.field: f.column for f in FIGURES} | {c.field: c for c in COLUMNS}
     out = []
     for r in report.devices:
         parts = []

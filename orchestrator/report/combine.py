@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Any
 
 from android_runner.contract import SampleResult
 
+from ..catalogue import FIGURES, MEASURE, MEASURES, PERCENTILES, Figure
 from ..devices.kinds import kind_spec
 from ..devices.types import DeviceInfo
 from ..run.run_json import RunJson
@@ -19,7 +20,6 @@ from ..run.types import DeviceOutcome
 from ..stats import Resamples, quantile
 from ..telemetry.energy import mean_current_ma
 from .fidelity import fidelity_report
-from .figure_table import MEASURE, PERCENTILES, Figure
 from .intervals import device_intervals, row_settings, run_settings
 from .paired import against_baseline
 from .types import (
@@ -122,7 +122,6 @@ def device_row(
         verdict=sm.verdict if sm else "",
         init_ms=_max([r.init_ms for r in results]),
         partial=_partial(outcome, all_rows, name, expected),
-        peak_rss_mb=_max([max(filter(None, (r.peak_rss_mb, r.peak_hwm_mb)), default=None) for r in results]),
         peak_anon_mb=_max([r.peak_anon_mb for r in results]),
         wall_s=round(outcome.wall_s, 2) if outcome.wall_s is not None else None,
         peak_file_mb=_max([r.peak_file_mb for r in results]),
@@ -151,7 +150,8 @@ def device_row(
         strict_pass_rate_pct=round(100.0 * strict_passed / len(strict), 1) if strict else None,
         card_only=tuple(s.id for s in strict if s.passed and not s.detail["strict_passed"]),
         **row_settings(results),
-        **{f.field: percentile(_values(f, timed), f.q) for f in PERCENTILES},  # figure_table.FIGURES
+        **{f.field: percentile(_values(f, timed), f.q) for f in PERCENTILES},  # catalogue.FIGURES
+        **{f.field: _max(_values(f, results)) for f in FIGURES if f.measure and f.stat == "max"},
     )
 
 
@@ -250,21 +250,14 @@ def sample_rows(
                 status=r.status,
                 passed=s.passed if s is not None and s.status != "skipped" else None,
                 score=s.score if s is not None else None,
-                ttft_ms=r.ttft_ms,
-                decode_tps=r.decode_tps,
                 output=(r.output if ok else r.error)[:max_output_chars],
                 error="" if ok else r.error[:max_output_chars],
                 scoring_error=s.error if s is not None else "",
-                prefill_tps=r.prefill_tps,
-                wall_ms=r.wall_ms,
-                peak_rss_mb=max(filter(None, (r.peak_rss_mb, r.peak_hwm_mb)), default=None),
                 peak_anon_mb=r.peak_anon_mb,
                 peak_file_mb=r.peak_file_mb,
                 thermal_c=thermal_c(r.thermal_after) or thermal_c(r.thermal_before),
                 backend=r.backend,
                 output_sha=_sha(r.output) if ok else "",
-                energy_j=MEASURE["energy_j"].value(r),
-                energy_mj_per_token=MEASURE["energy_mj_per_token"].value(r),
                 stood_in=bool(r.stood_in_for),
                 ran_on=r.ran_on,
                 strict_passed=(
@@ -280,6 +273,7 @@ def sample_rows(
                 cooldown_s=r.cooldown_s,
                 battery_ma=mean_current_ma(r),
                 thermal_status=thermal_status(r.thermal_after) or thermal_status(r.thermal_before),
+                **{m.name: m.cell(r) for m in MEASURES},  # catalogue.MEASURES
             )
     return tuple(
         SampleRow(i, *meta.get(i, ("", "", ""))[:2], cells[i], meta.get(i, ("", "", ""))[2]) for i in order

@@ -4,15 +4,13 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from ..catalogue import DISTRIBUTION, ENERGY_CHART, measures
 from .combine import percentile
 from .types import RunReport
 
-DISTRIBUTIONS = (
-    ("ttft_ms", "TTFT", "ms"),
-    ("prefill_tps", "Prefill", "tok/s"),
-    ("decode_tps", "Decode", "tok/s"),
-)
-ENERGY = (("energy_j", "Energy per sample", "J"), ("energy_mj_per_token", "Energy per token", "mJ"))
+# (SampleCell field, heading, unit) of each measure the distribution and the energy tables show
+DISTRIBUTIONS = tuple((m.name, m.heading, m.unit) for m in measures(DISTRIBUTION))
+ENERGY = tuple((m.name, m.heading, m.unit) for m in measures(ENERGY_CHART))
 
 
 @dataclass(frozen=True)

@@ -8,6 +8,7 @@ import html
 from urllib.parse import quote
 
 from .. import sustain
+from ..catalogue import DRILL, measures
 from .best import BEST, TIED
 from .cells import BEST_NOTE, Cell, device_details, device_table, mod_cell, modalities, shared_settings
 from .facts import (
@@ -25,6 +26,8 @@ from .facts import (
 from .fidelity_views import fidelity_table, worst_table
 from .figures import ENERGY_NOTE
 from .types import RunReport, SampleCell, SampleRow
+
+DRILL_MEASURES = measures(DRILL)  # the drill-down's figure columns (catalogue.MEASURES)
 
 HTML_OUTPUT_CHARS = 400
 # media: the run folder's own copies (report/media.py), relative links; nothing from elsewhere
@@ -103,13 +106,14 @@ def _sample_block(s: SampleRow, names: list[str], disagree: bool, link_root: str
     media = "".join(_media(m, link_root) for m in s.media)
     parts = [
         f"<tbody class='sample' id='s-{_e(s.id)}' data-modality='{_e(s.modality)}' data-disagree='{int(disagree)}'>",
-        f"<tr class='sh'><th colspan='9'><b>{_e(s.id)}</b> · {_e(s.modality)} · {_e(s.task)}{ref}{prompt}{media}</th></tr>",
+        f"<tr class='sh'><th colspan='{6 + len(DRILL_MEASURES)}'><b>{_e(s.id)}</b> · {_e(s.modality)} · {_e(s.task)}{ref}{prompt}{media}</th></tr>",
     ]
     for n in names:
         c = s.cells.get(n)
         if c is None:
             continue
         verdict = _verdict(c)
+        figures = "".join(f"<td>{_num(getattr(c, m.name), m.fmt)}</td>" for m in DRILL_MEASURES)
         mark = _VERDICT_LABELS[verdict]
         strict = {True: "✓", False: "✗", None: "·"}[c.strict_passed]
         text = c.output[:HTML_OUTPUT_CHARS] + ("…" if len(c.output) > HTML_OUTPUT_CHARS else "")
@@ -122,8 +126,7 @@ def _sample_block(s: SampleRow, names: list[str], disagree: bool, link_root: str
             f"<tr class='cell' data-device='{_e(n)}' data-status='{_e(c.status)}' data-verdict='{verdict}'>"
             f"<td>{_e(n)}{where}</td><td>{_e(c.status)}</td><td class='{verdict.split('-')[0]}'>{mark}</td>"
             f"<td class='{'fail' if c.strict_passed is False else 'pass' if c.strict_passed else 'skip'}'>{strict}</td>"
-            f"<td>{_num(c.score, '{:.3f}')}</td><td>{_num(c.ttft_ms)}</td><td>{_num(c.decode_tps)}</td>"
-            f"<td>{_num(c.wall_ms)}</td><td class='out {cls}'>{_e(text)}{detail}</td></tr>"
+            f"<td>{_num(c.score, '{:.3f}')}</td>{figures}<td class='out {cls}'>{_e(text)}{detail}</td></tr>"
         )
     parts.append("</tbody>")
     return "".join(parts)
@@ -156,9 +159,7 @@ def _drill_down(report: RunReport, link_root: str = "") -> str:
             "Card",
             "Strict",
             "Score",
-            "TTFT ms",
-            "Decode tok/s",
-            "Wall ms",
+            *(f"{m.label} {m.unit}" for m in DRILL_MEASURES),
             "Output / error",
         )
     )

@@ -13,9 +13,9 @@ from typing import Any
 
 from android_runner.contract import SampleResult
 
+from ..catalogue import BOOTSTRAPPED, MEASURE
 from ..run.run_json import RunJson
 from ..stats import Resamples, bootstrap_ci, bootstrap_ci_groups, percentile_stat, wilson_interval
-from .figure_table import BOOTSTRAPPED, MEASURE
 
 
 def _pct(ci: tuple[float, float] | None) -> tuple[float, float] | None:
@@ -44,7 +44,7 @@ def device_intervals(
     ok = [r for r in results if r.status == "ok"]
     extra = [r for r in repeats if r.status == "ok"]
     draws = draws or Resamples()  # drawn once: every figure over as many samples resamples the same ones
-    for f in BOOTSTRAPPED:  # figure_table.FIGURES
+    for f in BOOTSTRAPPED:  # catalogue.FIGURES
         name, figure, stat = f.field, MEASURE[f.measure].value, percentile_stat(f.q)
         if extra:  # whole samples with their repeats
             groups: dict[str, list[float]] = {}

@@ -11,13 +11,13 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 
+from ..catalogue import PAIRED
 from ..stats import ALPHA, Ratio, Resamples, mcnemar_exact, paired_ratio_ci
-from .figure_table import MEASURES
 from .types import Paired, PairedFigure, SampleCell, SampleRow
 
 NOISE = 0.02  # |ratio - 1| at or below this is "no significant difference", whatever the interval
-# SampleCell field, label, higher is better (figure_table.MEASURES)
-PAIRED_FIGURES = tuple((m.field, m.label, m.higher_is_better) for m in MEASURES if m.paired)
+# SampleCell field, label, higher is better (catalogue.MEASURES)
+PAIRED_FIGURES = tuple((m.field, m.label, m.higher_is_better) for m in PAIRED)
 
 
 def pair(

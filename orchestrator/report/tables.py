@@ -11,13 +11,13 @@ import json
 from collections.abc import Iterator
 from typing import Any
 
+from ..catalogue import EXPORT, figures
 from .fidelity_views import cell_figures
 from .types import SAMPLE_FIELDS, RunReport
 
 # the device's figures with their 95% intervals (the same on each of its rows): pandas can group
 # by device and read them without report.json
-DEVICE_FIGURES = ("pass_rate_pct", "strict_pass_rate_pct", "ttft_ms_p50", "ttft_ms_p90", "prefill_tps_p50",
-                  "decode_tps_p50", "energy_j_p50")  # fmt: skip
+DEVICE_FIGURES = tuple(f.field for f in figures(EXPORT))
 DEVICE_SETTINGS = ("threads", "quantization", "repeat")
 # --fidelity: the cell against the reference device (report/fidelity.py; empty in other runs)
 FIDELITY_FIELDS = ("fidelity_reference", "fidelity_tokens", "fidelity_mean_abs_dlogp", "fidelity_max_abs_dlogp",

@@ -9,10 +9,11 @@ from typing import Any
 
 from android_runner.contract import FidelityScores
 
-from .figure_table import FIGURE, Column
+from ..catalogue import FIGURE, FIGURES, MEASURES, WIDE, Column, figures, with_fields
 
 
 @dataclass(frozen=True)
+@with_fields(f.field for f in FIGURES if f.on_row)  # a new catalogue figure: a field after these
 class DeviceRow:
     device: str
     kind: str
@@ -107,9 +108,11 @@ COLUMNS: tuple[Column, ...] = (
     Column("shards", "Shards"),
     Column("figures_over", "Figures over"),
 )
+COLUMNS += tuple(f.column for f in figures(WIDE) if f.column not in COLUMNS)  # the catalogue's others
 
 
 @dataclass(frozen=True)
+@with_fields(m.name for m in MEASURES)  # a new catalogue measure: a field after these
 class SampleCell:
     """One sample on one device: the answer, its score and its figures, side by side."""
 
@@ -151,6 +154,7 @@ SAMPLE_FIELDS = ("status", "passed", "strict_passed", "score", "scoring_error", 
                  "peak_rss_mb", "peak_anon_mb", "peak_file_mb", "thermal_c", "backend", "backend_requested", "runner",
                  "max_output_tokens", "peak_method", "mem_sample_ms", "stood_in", "ran_on", "error",
                  "output")  # fmt: skip
+SAMPLE_FIELDS += tuple(m.name for m in MEASURES if m.name not in SAMPLE_FIELDS)  # every catalogue measure
 
 
 @dataclass(frozen=True)

@@ -99,10 +99,10 @@ def test_ten_runs_flag_the_slowdown_once_and_sqlite_and_postgresql_agree(adb_lab
         (SLOWED, "ttft_ms", run_ids[3], run_ids[2]),
         (SLOWED, "wall_ms", run_ids[3], run_ids[2]),
     ]
-    wall = [pt["figures"]["wall_ms_p50"] for pt in series[SLOWED]["points"]]
+    wall = [pt["figures"]["sample_ms_p50"] for pt in series[SLOWED]["points"]]
     assert all(w["lo"] <= w["value"] <= w["hi"] for w in wall)
     assert 1.07 < wall[5]["value"] / wall[1]["value"] < 1.13, wall
-    stab = {x["figure"]: x for x in series["pixel-8"]["stability"]}["wall_ms_p50"]
+    stab = {x["figure"]: x for x in series["pixel-8"]["stability"]}["sample_ms_p50"]
     assert stab["runs"] == 5 and stab["cv_pct"] < 2.0, stab  # the unchanged phone's runs agree
     page = html.read_text()
     assert page.count("report.html</a>") == 30 and f"{runs / run_ids[3] / 'report.html'}" in page

@@ -50,10 +50,10 @@ def test_a_slowdown_is_flagged_at_its_run_only_with_the_device_figure_and_versio
     assert pixel.changes == () and [x.run_id for x in s24.changes] == [entries[2].run_id] * 2
     # stability: pixel-8's runs agree to well under 1%; s24's scatter (the step) shows in its CV
     stab = {x.figure: x for x in pixel.stability}
-    assert stab["wall_ms_p50"].runs == 5 and stab["wall_ms_p50"].cv_pct < 0.5
-    assert 1.0 <= stab["wall_ms_p50"].p99_p50 < 1.01
-    assert {x.figure: x for x in s24.stability}["wall_ms_p50"].cv_pct > 3
-    assert s24.rolling_sd["wall_ms_p50"][0] is None and s24.rolling_sd["wall_ms_p50"][-1] > 4
+    assert stab["sample_ms_p50"].runs == 5 and stab["sample_ms_p50"].cv_pct < 0.5
+    assert 1.0 <= stab["sample_ms_p50"].p99_p50 < 1.01
+    assert {x.figure: x for x in s24.stability}["sample_ms_p50"].cv_pct > 3
+    assert s24.rolling_sd["sample_ms_p50"][0] is None and s24.rolling_sd["sample_ms_p50"][-1] > 4
 
 
 def test_the_views_show_the_figures_their_intervals_and_the_flag(tmp_path):
@@ -66,15 +66,15 @@ def test_the_views_show_the_figures_their_intervals_and_the_flag(tmp_path):
     ] * 2  # the run before the 3 compared too
     md = to_md(series)
     assert "## s24 (Pixel)" in md and "| 20260103-000000-002a |" in md and "⚠" in md
-    assert "Stability over the last runs: Time per sample p50 CV" in md
+    assert "Stability over the last runs: TTFT p50 CV" in md and "; Time/sample CV" in md
     assert "- s24: Time per sample worse in 20260103-000000-002a than in 20260102-000000-001a" in md
     rows = list(csv.DictReader(io.StringIO(to_csv(series))))
     flagged = [r for r in rows if r["change"]]
     assert {(r["device"], r["run_id"], r["figure"]) for r in flagged} == {
-        ("s24", "20260103-000000-002a", "wall_ms_p50"), ("s24", "20260103-000000-002a", "ttft_ms_p50")}  # fmt: skip
+        ("s24", "20260103-000000-002a", "sample_ms_p50"), ("s24", "20260103-000000-002a", "ttft_ms_p50")}  # fmt: skip
     data = json.loads(to_json(series))
     point = data["series"][0]["points"][0]
-    assert set(point["figures"]["wall_ms_p50"]) == {"value", "lo", "hi"}
+    assert set(point["figures"]["sample_ms_p50"]) == {"value", "lo", "hi"}
     page = render_page(series)
     assert page.count("<svg") >= 2 * 4 and "file:///runs/20260103-000000-002a/report.html" in page
     assert "Content-Security-Policy" in page and "#d62728" in page

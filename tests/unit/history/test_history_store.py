@@ -38,9 +38,9 @@ def test_a_run_is_recorded_once_and_read_back_with_its_figures_and_samples(tmp_p
     assert _count(path, "history_runs") == 1 and _count(path, "history_samples") == 24
     assert [(r.device, r.point.runtime_version) for r in rows] == [("pixel-8", "0.17.0"), ("s24", "0.17.0")]
     pixel = rows[0].point.figures
-    assert pixel["wall_ms_p50"].lo <= pixel["wall_ms_p50"].value <= pixel["wall_ms_p50"].hi
+    assert pixel["sample_ms_p50"].lo <= pixel["sample_ms_p50"].value <= pixel["sample_ms_p50"].hi
     assert (
-        99 < pixel["wall_ms_p50"].value < 101 and "ttft_ms_p50" in pixel and "pass_rate_pct" not in pixel
+        99 < pixel["sample_ms_p50"].value < 101 and "ttft_ms_p50" in pixel and "pass_rate_pct" not in pixel
     )  # not scored
     assert cells == entry.devices[0].samples  # every kept field survives the round trip
     assert rows[0].config == entry.devices[0].config and rows[0].config["model"] == "tiny.litertlm"
@@ -116,8 +116,13 @@ def test_a_version_1_database_is_migrated_in_place_keeping_its_runs(tmp_path):
         c.execute("INSERT INTO history_schema (version) VALUES (1)")
         c.execute("INSERT INTO history_runs VALUES ('r1', 'run', 's', 'f', '/runs/r1', 'h', '0.1.0', '', 'm', "
                   "'aa', '', 'bb', 'cc', 1, '1 samples', '{}', '{}', 'dd')")  # fmt: skip
+        c.execute("INSERT INTO history_devices VALUES ('r1', 'p', 'adb', '', '', 'cpu', '', '', '', '', '{}', "
+                  "'k', '')")  # fmt: skip
+        c.execute("INSERT INTO history_figures VALUES ('r1', 'p', 'wall_ms_p50', 100.0, 90.0, 110.0)")
     with opened(str(path)) as db:
-        assert db.version() == len(MIGRATIONS) == 2
+        assert db.version() == len(MIGRATIONS) == 3
+        # v3: the history's own time per sample is the catalogue's one name for it
+        assert db.rows("SELECT figure, value FROM history_figures") == [("sample_ms_p50", 100.0)]
         assert db.rows("SELECT run_id, model_size_bytes, quantization FROM history_runs") == [
             ("r1", None, "")
         ]
