@@ -18,7 +18,7 @@ from .bundled import REPO_ROOT
 from .errors import ConfigError, OutputError
 from .fsutil import make_new_dir, write_json_atomic
 from .jsonio import DOCUMENT, read_json
-from .run.run_json import RunJson
+from .run.run_json import KNOWN_SCHEMAS, RunJson
 from .run.types import DeviceOutcome
 
 
@@ -91,6 +91,7 @@ def read_run_json(run_dir: Path, *, own_folder: bool = False) -> dict[str, Any]:
             where=f"{path} field 'run_id'",
             fix=_RUN_FIX,
         )
+    _require_known_schema(run, path)
     if own_folder and Path(run_dir).resolve().name != run_id:
         raise ConfigError(
             f"run_id {run_id!r} does not name this folder ({Path(run_dir).resolve().name!r})",
@@ -98,6 +99,23 @@ def read_run_json(run_dir: Path, *, own_folder: bool = False) -> dict[str, Any]:
             fix="pass the run's own folder runs/<run_id>; a renamed or copied run folder cannot be resumed",
         )
     return run
+
+
+def _require_known_schema(run: dict[str, Any], path: Path) -> None:
+    """A run.json whose schema_version this edgefarm does not read is refused (its fields may mean
+    something else); a file without one is an older edgefarm's (version 1)."""
+    schema = run.get("schema_version", KNOWN_SCHEMAS[0])
+    if isinstance(schema, int) and not isinstance(schema, bool) and schema in KNOWN_SCHEMAS:
+        return
+    wrote = run.get("versions", {}).get("edgefarm") if isinstance(run.get("versions"), dict) else None
+    known = ", ".join(map(str, KNOWN_SCHEMAS))
+    raise ConfigError(
+        f"schema_version {json.dumps(schema, ensure_ascii=True)[:40]} is not a run.json layout this "
+        f"edgefarm reads (it reads schema_version {known})",
+        where=f"{path} field 'schema_version'",
+        fix=f"read this run with the edgefarm that wrote it{f' (edgefarm {wrote})' if isinstance(wrote, str) else ''}"
+        ", or upgrade edgefarm; a hand-edited run.json: restore its schema_version",
+    )
 
 
 def write_outcome(dev_dir: Path, outcome: DeviceOutcome) -> None:

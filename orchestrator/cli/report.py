@@ -176,6 +176,13 @@ def compare(
     elif run_b is None:
         raise click.UsageError("give two run folders (RUN_A RUN_B), or one with --baseline last")
 
+    if run_a.resolve() == run_b.resolve():  # a run against itself: 1.00 everywhere, nothing told
+        raise ConfigError(
+            f"A and B are the same folder ({run_a}): a run compared with itself tells nothing",
+            where=f"edgefarm compare {run_a} {run_b}",
+            fix="compare two different runs (re-run with the same flags for B), or measure A and B "
+            "interleaved with `edgefarm ab`",
+        )
     if (run_a / "bench.json").is_file() or (run_b / "bench.json").is_file():  # two bench runs: cell by cell
         if fmt != "term" or fail_on != "none":
             raise ConfigError("--format and --fail-on are for runs of `edgefarm run`, not bench runs",
@@ -219,6 +226,8 @@ def _compare_table(c, lines, note: str, interval: str) -> None:
         title += "\nsame in both runs: " + "; ".join(c.settings)
     if c.differences:
         title += "\nDIFFERENT SETTINGS (compared anyway): " + "; ".join(c.differences)
+    if c.versions:
+        title += "\nVERSIONS DIFFER: " + "; ".join(c.versions)
     table = Table(title=escape(title), title_justify="left")
     columns = (("wall_ms", "Time per sample"), ("ttft_ms", "TTFT"), ("decode_tps", "Decode"),
                ("prefill_tps", "Prefill"), ("energy_j", "Energy"))  # fmt: skip

@@ -7,7 +7,9 @@ for any 5% move: two runs with identical settings moved TTFT p50 by 48.7%. The r
 model, dataset slice and settings (settings.py) unless --allow-different. A run that is not whole (a
 device failed, was interrupted or never wrote its outcome) is refused as an incomplete run naming
 what is missing, even with --allow-different: its absent rows would read as a setting that differs or
-as "no significant difference" on nothing. No device gets a verdict on 0 common samples.
+as "no significant difference" on nothing. No device gets a verdict on 0 common samples. A run is
+never compared with itself (the same folder, or a copy: the same run id): every ratio would be 1.00
+and say nothing. Versions that differ between the runs (edgefarm, the runtime, Python) are named.
 """
 
 from __future__ import annotations
@@ -68,6 +70,7 @@ class Comparison:
     only_b: tuple[str, ...] = ()
     settings: tuple[str, ...] = ()  # what both runs share (token cap, threads, backend, runner, repeat)
     no_common: tuple[str, ...] = ()  # devices in both runs without a sample scored in both: not compared
+    versions: tuple[str, ...] = ()  # `edgefarm 0.4.0 in A, 9.9.9 in B`: what the runs were made with differs
 
 
 def missing(r: RunReport) -> list[str]:
@@ -101,10 +104,35 @@ def require_complete(reports: Sequence[RunReport], command: str, folders: Sequen
         )
 
 
+def require_two_runs(a: RunReport, b: RunReport, folders: Sequence[str] = ()) -> None:
+    """A ConfigError when A and B are one run (the same run id: the same folder twice, or a copy)."""
+    if a.run_id != b.run_id:
+        return
+    shown = " and ".join(folders) if len(set(folders)) > 1 else (folders[0] if folders else a.run_id)
+    raise ConfigError(
+        f"A and B are the same run ({a.run_id}): a run compared with itself gives 1.00 on every figure and "
+        "tells nothing",
+        where=f"edgefarm compare {shown}",
+        fix="compare two different runs (re-run with the same flags for B), or measure A and B interleaved "
+        "with `edgefarm ab`",
+    )
+
+
+def version_differences(a: RunReport, b: RunReport) -> list[str]:
+    """`edgefarm 0.4.0 in A, 9.9.9 in B` for each package version (run.json `versions`) the runs differ in."""
+    va, vb = a.stamp.versions, b.stamp.versions
+    return [
+        f"{k} {va.get(k) or 'not recorded'} in {a.run_id}, {vb.get(k) or 'not recorded'} in {b.run_id}"
+        for k in dict.fromkeys([*va, *vb])
+        if va.get(k) != vb.get(k)
+    ]
+
+
 def compare_runs(
     a: RunReport, b: RunReport, allow_different: bool = False, folders: Sequence[str] = ()
 ) -> Comparison:
     """B against A; `folders`: the two runs' paths, named in the fix when one is incomplete."""
+    require_two_runs(a, b, folders)
     require_complete([a, b], "edgefarm compare", folders)
     diffs = require_same([a, b], "edgefarm compare", allow_different)
     ids_b = {s.id for s in b.samples}
@@ -142,7 +170,7 @@ def compare_runs(
     rows.sort(key=lambda d: -d.worse)
     return Comparison(a.run_id, b.run_id, tuple(diffs), len(order), tuple(rows),
                       tuple(n for n in names_a if n not in names_b), tuple(n for n in names_b if n not in names_a),
-                      tuple(shared([a, b])), none)  # fmt: skip
+                      tuple(shared([a, b])), none, tuple(version_differences(a, b)))  # fmt: skip
 
 
 def comparison_lines(c: Comparison) -> Sequence[str]:

@@ -18,10 +18,13 @@ from .paired import PAIRED_FIGURES
 FAIL_ON = ("none", "regression", "any")
 # a between-run ratio of a time or a speed is the change AND the machine's drift between the runs
 DRIFT_NOTE = (
-    "Speed and latency ratios between two runs include the machine's drift between them (its load, "
-    "temperature, other jobs, a phone's state): an identical re-run can differ significantly. Treat a "
-    "speed change as real only when it repeats, or measure both configurations interleaved on the same "
-    "devices in one session so the drift cancels."
+    "What two runs can tell: verdict flips (exact McNemar) and each figure's ratio B/A paired on the same "
+    "samples, its interval over the samples of these two runs. What they cannot: the spread between runs. "
+    "Load, temperature, other jobs and a phone's state move between runs and are in no interval here, so a "
+    "speed or latency ratio includes that drift (an identical re-run can differ significantly), and two runs "
+    "cannot measure it. Treat a speed change as real only when it repeats: measure A and B interleaved in "
+    "one session with `edgefarm ab` (the drift cancels), or judge it against earlier runs with `edgefarm "
+    "history`."
 )
 
 
@@ -62,7 +65,8 @@ def to_json(c: Comparison, note: str = DRIFT_NOTE) -> str:
         })  # fmt: skip
     data = {"run_a": c.run_a, "run_b": c.run_b, "common_samples": c.common_samples, "same": list(c.settings),
             "differences": list(c.differences), "only_a": list(c.only_a), "only_b": list(c.only_b),
-            "not_compared": list(c.no_common), "devices": devices, "drift_note": note}  # fmt: skip
+            "not_compared": list(c.no_common), "versions_differ": list(c.versions), "devices": devices,
+            "drift_note": note}  # fmt: skip
     return json.dumps(data, ensure_ascii=False, indent=1) + "\n"
 
 
@@ -82,6 +86,8 @@ def to_markdown(
         out += ["Same in both runs: " + "; ".join(c.settings), ""]
     if c.differences:
         out += ["**DIFFERENT SETTINGS (compared anyway):** " + "; ".join(c.differences), ""]
+    if c.versions:
+        out += ["**Versions differ:** " + "; ".join(c.versions), ""]
     head = ["Device", "Samples", "Pass (%)"] + [label for _, label in cols]
     out += ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
     for d in c.devices:

@@ -14,6 +14,7 @@ from dataclasses import asdict, dataclass, field, replace
 from typing import Any
 
 SCHEMA_VERSION = 1
+KNOWN_SCHEMAS = tuple(range(1, SCHEMA_VERSION + 1))  # the layouts this edgefarm reads (rundir refuses others)
 _OPTIONAL = ("host_sharing", "shards", "stand_ins", "cluster", "finished_at", "device_versions")
 
 

@@ -53,13 +53,13 @@ def runs(tmp_path_factory):
 
 def test_fail_on_regression_exits_8_on_a_slower_runtime_and_0_on_the_same_run(runs):
     same = edgefarm("compare", str(runs["a"]), str(runs["a"]), "--fail-on", "regression")
-    assert same.returncode == 0, same.stderr
-    assert "drift" in same.stdout  # a between-run speed ratio includes the machine's drift: said
+    assert same.returncode == 2 and "the same folder" in same.stderr  # a run against itself: refused, not 8
     slow = edgefarm("compare", str(runs["a"]), str(runs["slow"]), "--fail-on", "regression")
     assert slow.returncode == 8, (slow.stdout, slow.stderr)
     assert "B is significantly worse on 1 device(s): cpu-a: Time per sample" in slow.stderr
     plain = edgefarm("compare", str(runs["a"]), str(runs["slow"]))
     assert plain.returncode == 0  # without --fail-on, compare reports and exits 0
+    assert "drift" in plain.stdout  # a between-run speed ratio includes the machine's drift: said
     back = edgefarm("compare", str(runs["slow"]), str(runs["a"]), "--fail-on", "any")
     assert back.returncode == 8 and "significantly different" in back.stderr  # faster is a change too
     assert "cpu-a: Time per sample" in back.stderr

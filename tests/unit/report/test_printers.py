@@ -171,9 +171,22 @@ def test_compare_refuses_other_samples_and_compares_the_common_ones_when_allowed
     assert c.common_samples == 2 and c.differences and c.differences[0].startswith("dataset slice")
     dev_a = next(d for d in c.devices if d.device == "a")
     assert dev_a.common == 2 and dev_a.to_fail == () and dev_a.pass_a == dev_a.pass_b == 100.0
-    same = compare_runs(a, a)
-    assert same.differences == () and all(d.worse == 0 for d in same.devices)
+    again = _report(run={**RUN, "run_id": "20260103-000000-abcd"})  # the same figures, another run
+    same = compare_runs(a, again)
+    assert same.differences == () and same.versions == () and all(d.worse == 0 for d in same.devices)
     assert all("no significant difference" in d.pass_text() for d in same.devices)
+
+
+def test_compare_refuses_a_run_against_itself_and_names_versions_that_differ():
+    a = _report()
+    with pytest.raises(ConfigError) as e:  # the same run twice (a folder and its copy share the run id)
+        compare_runs(a, a, folders=("runs/x", "copy/x"))
+    assert "A and B are the same run (" in str(e.value) and "runs/x and copy/x" in str(e.value)
+    assert "edgefarm ab" in str(e.value) and e.value.exit_code == 2
+    newer = {**RUN, "run_id": "20260104-000000-abcd", "versions": {**RUN.get("versions", {}), "edgefarm": "9.9.9"}}
+    c = compare_runs(a, _report(run=newer))
+    ours = RUN.get("versions", {}).get("edgefarm") or "not recorded"
+    assert c.versions == (f"edgefarm {ours} in {a.run_id}, 9.9.9 in 20260104-000000-abcd",)
 
 
 @pytest.mark.parametrize(
