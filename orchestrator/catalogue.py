@@ -223,6 +223,7 @@ class OutsideName:
 LLAMA_BENCH = "llama-bench"  # its row fields (`edgefarm bench -o`): a speed row's mean, sd, samples
 LITERT_TABLE = "LiteRT-LM table"  # LiteRT-LM's published benchmark table (`edgefarm history --export`)
 DATABASE = "results database"  # history_figures.figure values written before schema 3
+OLD_BENCH_JSON = "bench.json before issue 42"  # its cells named the speeds as llama-bench's `_ts`
 OUTSIDE_NAMES: tuple[OutsideName, ...] = (
     OutsideName(LLAMA_BENCH, "avg_ts", "mean"),  # of the row's SPEED measure (bench_test)
     OutsideName(LLAMA_BENCH, "stddev_ts", "sd"),
@@ -232,6 +233,8 @@ OUTSIDE_NAMES: tuple[OutsideName, ...] = (
     OutsideName(LITERT_TABLE, "time_to_first_token_sec", "ttft_ms_p50", 1e-3, 3),
     OutsideName(LITERT_TABLE, "cpu_memory_mb", "peak_rss_mb", digits=1),
     OutsideName(DATABASE, "wall_ms_p50", "sample_ms_p50"),  # history's own median until schema 3
+    OutsideName(OLD_BENCH_JSON, "prefill_ts", "prefill_tps"),
+    OutsideName(OLD_BENCH_JSON, "decode_ts", "decode_tps"),
 )
 
 

@@ -13,10 +13,13 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from ..catalogue import SPEED
 from ..errors import ConfigError
 from ..stats import t_quantile_975
+from .results import bench_measures, read_cells
 
-FIGURES = (("prefill_ts", "prefill t/s"), ("decode_ts", "decode t/s"))
+# the catalogue's bench speeds (Measure.bench SPEED): measure name, column label
+FIGURES = tuple((m.name, f"{m.label.lower()} t/s") for m in bench_measures() if m.bench == SPEED)
 
 
 @dataclass(frozen=True)
@@ -97,7 +100,8 @@ def compare_bench(
     a: Mapping[str, Any], b: Mapping[str, Any], names: Sequence[str] = ("A", "B")
 ) -> BenchComparison:
     """Two bench.json documents, cell by cell."""
-    matched = pairs(a["cells"], b["cells"])
+    cells_a, cells_b = read_cells(a), read_cells(b)
+    matched = pairs(cells_a, cells_b)
     if not matched:
         raise ConfigError("the two bench runs share no cell (same device and shape)", where=f"{names[0]}, {names[1]}",
                           fix="compare bench runs of the same devices and grid")  # fmt: skip
@@ -110,8 +114,8 @@ def compare_bench(
     if a["model"].get("sha256") != b["model"].get("sha256"):
         diffs.append(f"model {a['model'].get('path')} vs {b['model'].get('path')}")
     seen_a, seen_b = {id(x) for x, _ in matched}, {id(y) for _, y in matched}
-    only_a = tuple(f"{c['device']} {c['cell']}" for c in a["cells"] if id(c) not in seen_a)
-    only_b = tuple(f"{c['device']} {c['cell']}" for c in b["cells"] if id(c) not in seen_b)
+    only_a = tuple(f"{c['device']} {c['cell']}" for c in cells_a if id(c) not in seen_a)
+    only_b = tuple(f"{c['device']} {c['cell']}" for c in cells_b if id(c) not in seen_b)
     return BenchComparison(names[0], names[1], cells, only_a, only_b, tuple(diffs))
 
 

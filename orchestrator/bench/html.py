@@ -10,11 +10,15 @@ import html
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from ..catalogue import ON_TG, SPEED
 from ..report import svg
+from .results import bench_measures, read_cells
 from .sustained import HEADERS, summary, table
 
 Cell = Mapping[str, Any]  # one entry of bench.json `cells` (results.CellResult.to_json)
-SPEEDS = (("prefill_ts", "prefill tokens/s"), ("decode_ts", "decode tokens/s"))
+# the catalogue's bench measures: the speeds (charts, ★) and the tg row's others (the tables' columns)
+SPEEDS = tuple((m.name, f"{m.label.lower()} tokens/s") for m in bench_measures() if m.bench == SPEED)
+ON_TG_MEASURES = tuple(m for m in bench_measures() if m.bench == ON_TG)
 
 
 def series_key(c: Cell) -> str:
@@ -61,8 +65,10 @@ def partial_note(cells: Sequence[Cell]) -> str:
     if not short and not missing:
         return ""
     full = len(cells) - len(short) - len(missing)
-    return (f"partial grid: {full} of {len(cells)} cells measured in full, {len(short)} cut short, "
-            f"{len(missing)} not measured")
+    return (
+        f"partial grid: {full} of {len(cells)} cells measured in full, {len(short)} cut short, "
+        f"{len(missing)} not measured"
+    )
 
 
 def depth_chart(cells: Sequence[Cell], n_prompt: int, n_gen: int, key: str) -> str | None:
@@ -111,8 +117,9 @@ def depth_chart(cells: Sequence[Cell], n_prompt: int, n_gen: int, key: str) -> s
     return canvas.svg()
 
 
-def _fig(f: Mapping[str, Any], fmt: str = "{:.1f}") -> str:
-    if f["mean"] is None:
+def _fig(f: Mapping[str, Any] | None, fmt: str = "{:.1f}") -> str:
+    """`mean ± sd [lo–hi]`; `-` for a figure the cell has not (or a bench.json without it)."""
+    if f is None or f["mean"] is None:
         return "-"
     sd = f" ± {fmt.format(f['sd'])}" if f["sd"] is not None else ""
     ci = f" [{fmt.format(f['ci95'][0])}–{fmt.format(f['ci95'][1])}]" if f["ci95"] else ""
@@ -126,9 +133,8 @@ def shape_table(cells: Sequence[Cell]) -> str:
         "device",
         "backend",
         "threads",
-        "prefill t/s",
-        "decode t/s",
-        "TTFT ms",
+        *(f"{m.label.lower()} t/s" for m in bench_measures() if m.bench == SPEED),
+        *(f"{m.label} {m.unit}" for m in ON_TG_MEASURES),
         "init ms",
         "peak MB",
         "reps",
@@ -145,10 +151,10 @@ def shape_table(cells: Sequence[Cell]) -> str:
         if not measured(c):
             speed = ["not measured"] * len(SPEEDS)
         row = [c["device"], c["backend_ran"] or c["backend"], str(c.get("threads") or "default"), *speed,
-               _fig(c["ttft_ms"], "{:.2f}"), init, peak, reps_text(c)]  # fmt: skip
+               *(_fig(c.get(m.name), "{:.2f}") for m in ON_TG_MEASURES), init, peak, reps_text(c)]  # fmt: skip
         if bounded:
             b = c.get("decode_bound_ts")
-            row.append(f"{100 * c['decode_ts']['mean'] / b:.1f}%" if b and c["decode_ts"]["mean"] else "-")
+            row.append(f"{100 * c['decode_tps']['mean'] / b:.1f}%" if b and c["decode_tps"]["mean"] else "-")
         rows.append(row)
     cells_html = "".join("<tr>" + "".join(f"<td>{html.escape(v)}</td>" for v in r) + "</tr>" for r in rows)
     return ("<table><tr>" + "".join(f"<th>{html.escape(h)}</th>" for h in head) + "</tr>" + cells_html
@@ -166,7 +172,7 @@ def sustain_section(curves: Mapping[str, Any]) -> str:
 
 def render(bench: Mapping[str, Any]) -> str:
     """The page: a chart per (prompt, generated) over depth, then a table per shape."""
-    cells = list(bench["cells"])
+    cells = read_cells(bench)
     title = f"<h1>edgefarm bench {html.escape(str(bench.get('run_id', '')))}</h1>"
     intro = (
         f"<p>model {html.escape(str(bench.get('model', {}).get('path', '')))}; figures are the mean ± sd "
@@ -199,4 +205,14 @@ def render(bench: Mapping[str, Any]) -> str:
             f"</head><body>{''.join(parts)}</body></html>\n")  # fmt: skip
 
 
-__all__ = ["best", "cut_short", "depth_chart", "measured", "partial_note", "render", "reps_text", "shape_table", "sustain_section"]
+__all__ = [
+    "best",
+    "cut_short",
+    "depth_chart",
+    "measured",
+    "partial_note",
+    "render",
+    "reps_text",
+    "shape_table",
+    "sustain_section",
+]

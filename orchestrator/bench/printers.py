@@ -14,8 +14,9 @@ import math
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
+from ..catalogue import ON_TG
 from ..registry import Registry
-from .results import FIELDS
+from .results import FIELDS, bench_measures
 
 Rows = Sequence[Mapping[str, Any]]
 SQL_TABLE = "edgefarm_bench"
@@ -83,8 +84,9 @@ def _num(v: Any, fmt: str = "{:.2f}") -> str:
 
 
 def _md(rows: Rows) -> str:
-    head = ("| device | backend | threads | test | depth | t/s (mean ± sd) | 95% interval | reps | TTFT ms "
-            "| init ms (load) | peak MB |")  # fmt: skip
+    tg = [m for m in bench_measures() if m.bench == ON_TG]  # TTFT, energy per token...: the tg row's
+    head = ("| device | backend | threads | test | depth | t/s (mean ± sd) | 95% interval | reps | "
+            + "".join(f"{m.label} {m.unit} | " for m in tg) + "init ms (load) | peak MB |")  # fmt: skip
     lines = [head, "|" + "---|" * (head.count("|") - 1)]
     for r in rows:
         speed = "-" if r.get("avg_ts") is None else f"{r['avg_ts']:.2f} ± {r.get('stddev_ts') or 0:.2f}"
@@ -97,7 +99,8 @@ def _md(rows: Rows) -> str:
         lines.append(
             f"| {r['device']} | {r.get('backend_ran') or r['backends']} | {r.get('n_threads') or 'default'} "
             f"| {r['test']} | {r['n_depth']} | {speed} | {ci} | {reps} "
-            f"| {_num(r.get('ttft_ms'))} | {_num(r.get('init_ms'), '{:.1f}')}{load} | {_num(r.get('peak_rss_mb'), '{:.1f}')} |"
+            f"| {''.join(_num(r.get(m.name)) + ' | ' for m in tg)}{_num(r.get('init_ms'), '{:.1f}')}{load} "
+            f"| {_num(r.get('peak_rss_mb'), '{:.1f}')} |"
         )
     return "\n".join(lines) + "\n"
 

@@ -9,11 +9,13 @@ from __future__ import annotations
 
 import math
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 from android_runner.contract import SampleResult
 
+from .. import catalogue
+from ..catalogue import LLAMA_BENCH, OLD_BENCH_JSON, ON_TG, SPEED, Measure, outside_names
 from ..measure import base_id
 from ..stats import mean_t_interval
 from .grid import Cell
@@ -52,8 +54,18 @@ class Figure:
         }
 
 
-def _figure(rows: Iterable[SampleResult], attr: str) -> Figure:
-    return Figure(tuple(float(v) for r in rows if (v := getattr(r, attr)) is not None))
+def _figure(rows: Iterable[SampleResult], measure: Measure) -> Figure:
+    return Figure(tuple(float(v) for r in rows if (v := measure.cell(r)) is not None))
+
+
+def bench_measures() -> tuple[Measure, ...]:
+    """The catalogue's measures a bench shows (`Measure.bench`), in catalogue order."""
+    return tuple(m for m in catalogue.MEASURES if m.bench)
+
+
+def _counted(m: Measure, c: Cell) -> bool:
+    """A cell's measure counts: prefill always, a tg measure when the cell decodes."""
+    return bool(c.n_gen) or (m.bench == SPEED and m.bench_test == "pp")
 
 
 @dataclass(frozen=True)
@@ -65,13 +77,10 @@ class CellResult:
     backend: str  # what ran ('' when nothing did)
     repetitions: int  # ok repetitions, the figures' sample size
     errors: tuple[str, ...]  # each failed repetition's error
-    prefill_ts: Figure
-    decode_ts: Figure
-    ttft_ms: Figure
+    figures: Mapping[str, Figure]  # catalogue measure name -> over the ok repetitions (energy: trusted ones)
     init_ms: float | None  # the load of this cell's engine
     engine_load: int | None  # 1: the device's first (cold) load; later: a reload for other settings
     peak_rss_mb: float | None  # the largest of the repetitions'
-    energy_mj_per_token: Figure = field(default_factory=lambda: Figure(()))  # trusted rows only
     energy_untrusted: str = ""  # why rows' energy was left out ('' when none was)
     asked: int = 0  # repetitions the bench asked of the cell (-r, or --sustain's passes); 0: not known
 
@@ -79,11 +88,26 @@ class CellResult:
         return {
             "device": self.device, "cell": self.cell.id, **self.cell.spec(), "backend_ran": self.backend,
             "repetitions": self.repetitions, "repetitions_asked": self.asked, "errors": list(self.errors),
-            "prefill_ts": self.prefill_ts.to_json(), "decode_ts": self.decode_ts.to_json(),
-            "ttft_ms": self.ttft_ms.to_json(), "init_ms": self.init_ms, "engine_load": self.engine_load,
-            "peak_rss_mb": self.peak_rss_mb, "energy_mj_per_token": self.energy_mj_per_token.to_json(),
+            **{m.name: self.figure(m.name).to_json() for m in bench_measures()}, "init_ms": self.init_ms,
+            "engine_load": self.engine_load, "peak_rss_mb": self.peak_rss_mb,
             "energy_untrusted": self.energy_untrusted,
         }  # fmt: skip
+
+    def figure(self, name: str) -> Figure:
+        """A measure over the repetitions (no samples when the cell does not count it)."""
+        return self.figures.get(name) or Figure(())
+
+
+def read_cells(bench: Mapping[str, Any]) -> list[dict[str, Any]]:
+    """bench.json's cells under the catalogue's names (a file an older edgefarm wrote included)."""
+    out = []
+    for c in bench.get("cells") or ():
+        cell = dict(c)
+        for o in outside_names(OLD_BENCH_JSON).values():
+            if o.outside in cell and o.name not in cell:
+                cell[o.name] = cell.pop(o.outside)
+        out.append(cell)
+    return out
 
 
 def cell_results(
@@ -98,18 +122,16 @@ def cell_results(
     for c in grid:
         got = by_cell.get(c.id, [])
         ok = [r for r in got if r.status == "ok"]
-        trusted = [r for r in ok if r.energy_mj_per_token is not None and not r.energy_unreliable]
         untrusted = sorted({r.energy_unreliable for r in ok if r.energy_unreliable})
         first = ok[0] if ok else None
         peaks = [r.peak_rss_mb for r in ok if r.peak_rss_mb is not None]
         out.append(CellResult(
             device=device, cell=c, backend=first.backend if first else "", repetitions=len(ok),
             errors=tuple(f"{r.status}: {r.error}" for r in got if r.status != "ok"),
-            prefill_ts=_figure(ok, "prefill_tps"), decode_ts=_figure(ok, "decode_tps") if c.n_gen else Figure(()),
-            ttft_ms=_figure(ok, "ttft_ms") if c.n_gen else Figure(()),
+            figures={m.name: _figure(ok, m) for m in bench_measures() if _counted(m, c)},
             init_ms=first.init_ms if first else None, engine_load=first.engine_load if first else None,
             peak_rss_mb=max(peaks) if peaks else None,
-            energy_mj_per_token=_figure(trusted, "energy_mj_per_token"), energy_untrusted="; ".join(untrusted),
+            energy_untrusted="; ".join(untrusted),
             asked=asked,
         ))  # fmt: skip
     return out
@@ -118,9 +140,10 @@ def cell_results(
 # llama-bench's fields where the concept is the same (its JSON/CSV/SQL printers), then edgefarm's
 LLAMA_FIELDS = ("model_filename", "model_size", "backends", "n_threads", "n_prompt", "n_gen", "n_depth",
                 "test_time", "avg_ns", "stddev_ns", "avg_ts", "stddev_ts", "samples_ns", "samples_ts")  # fmt: skip
+# a tg-row measure of the catalogue (Measure.bench ON_TG): its mean `<name>` and sd `<name>_sd`
+TG_FIELDS = tuple(f for m in bench_measures() if m.bench == ON_TG for f in (m.name, f"{m.name}_sd"))
 EXTRA_FIELDS = ("device", "cell", "test", "backend_ran", "repetitions", "errors", "ci95_lo_ts", "ci95_hi_ts",
-                "ttft_ms", "ttft_ms_sd", "init_ms", "engine_load", "peak_rss_mb", "energy_mj_per_token",
-                "decode_pct_of_bandwidth_bound")  # fmt: skip
+                *TG_FIELDS, "init_ms", "engine_load", "peak_rss_mb", "decode_pct_of_bandwidth_bound")  # fmt: skip
 FIELDS = LLAMA_FIELDS + EXTRA_FIELDS
 
 
@@ -139,14 +162,18 @@ def llama_rows(
         "errors": len(result.errors), "init_ms": result.init_ms, "engine_load": result.engine_load,
         "peak_rss_mb": result.peak_rss_mb,
     }  # fmt: skip
+    speed = {m.bench_test: m.name for m in bench_measures() if m.bench == SPEED}  # pp/tg -> its measure
     out = [{**base, "test": f"pp{c.n_prompt}", "n_prompt": c.n_prompt, "n_gen": 0, "n_depth": c.n_depth,
-            **_speed(result.prefill_ts, c.n_prompt)}]  # fmt: skip
+            **_speed(result.figure(speed["pp"]), c.n_prompt)}]  # fmt: skip
     if c.n_gen:
+        decode = result.figure(speed["tg"])
         tg = {**base, "test": f"tg{c.n_gen}", "n_prompt": 0, "n_gen": c.n_gen, "n_depth": c.n_depth + c.n_prompt,
-              **_speed(result.decode_ts, c.n_gen), "ttft_ms": result.ttft_ms.mean, "ttft_ms_sd": result.ttft_ms.sd,
-              "energy_mj_per_token": result.energy_mj_per_token.mean}  # fmt: skip
-        if bound_ts and result.decode_ts.mean is not None:
-            tg["decode_pct_of_bandwidth_bound"] = round(100.0 * result.decode_ts.mean / bound_ts, 2)
+              **_speed(decode, c.n_gen)}  # fmt: skip
+        for m in bench_measures():
+            if m.bench == ON_TG:
+                tg[m.name], tg[f"{m.name}_sd"] = result.figure(m.name).mean, result.figure(m.name).sd
+        if bound_ts and decode.mean is not None:
+            tg["decode_pct_of_bandwidth_bound"] = round(100.0 * decode.mean / bound_ts, 2)
         out.append(tg)
     return [{k: row.get(k) for k in FIELDS} for row in out]
 
@@ -157,9 +184,11 @@ def _speed(fig: Figure, tokens: int) -> dict[str, Any]:
     ci = fig.interval
     mean_ns = sum(ns) / len(ns) if ns else None
     sd_ns = Figure(tuple(float(x) for x in ns)).sd
+    ours = {"mean": fig.mean, "sd": fig.sd if fig.sd is not None else (0.0 if fig.samples else None),
+            "samples": list(fig.samples)}  # fmt: skip
     return {
-        "avg_ts": fig.mean, "stddev_ts": fig.sd if fig.sd is not None else (0.0 if fig.samples else None),
-        "samples_ts": list(fig.samples), "avg_ns": round(mean_ns) if mean_ns is not None else None,
+        **{o.outside: ours[o.name] for o in outside_names(LLAMA_BENCH).values()},  # avg_ts, stddev_ts, ...
+        "avg_ns": round(mean_ns) if mean_ns is not None else None,
         "stddev_ns": round(sd_ns) if sd_ns is not None else (0 if ns else None), "samples_ns": list(ns),
         "ci95_lo_ts": ci[0] if ci else None, "ci95_hi_ts": ci[1] if ci else None,
     }  # fmt: skip

@@ -32,7 +32,7 @@ class BenchPass:
     thermal_status: int | None
     cpu_mhz: float | None
     gpu_mhz: float | None
-    cells: Mapping[str, Mapping[str, float | None]]  # cell id -> {"prefill_ts", "decode_ts"} in this pass
+    cells: Mapping[str, Mapping[str, float | None]]  # cell id -> {"prefill_tps", "decode_tps"} in this pass
 
 
 @dataclass(frozen=True)
@@ -62,8 +62,8 @@ def sustained(grid: Sequence[Cell], rows: Sequence[SampleResult]) -> dict[str, A
     speeds: dict[int, dict[str, dict[str, float | None]]] = {}
     for r in rows:
         if r.sustain_pass and r.status == "ok":
-            speeds.setdefault(r.sustain_pass, {})[base_id(r.id)] = {"prefill_ts": r.prefill_tps,
-                                                                    "decode_ts": r.decode_tps}  # fmt: skip
+            speeds.setdefault(r.sustain_pass, {})[base_id(r.id)] = {"prefill_tps": r.prefill_tps,
+                                                                    "decode_tps": r.decode_tps}  # fmt: skip
     heat = curve(rows)
     if heat is None:
         return None
@@ -73,10 +73,10 @@ def sustained(grid: Sequence[Cell], rows: Sequence[SampleResult]) -> dict[str, A
     for p in heat.passes:
         mine = speeds.get(p.sustain_pass, {})
         pct = {k: _median([_pct(mine.get(i, {}).get(k), first.get(i, {}).get(k)) for i in ids])
-               for k in ("prefill_ts", "decode_ts")}  # fmt: skip
+               for k in ("prefill_tps", "decode_tps")}  # fmt: skip
         passes.append(BenchPass(
-            sustain_pass=p.sustain_pass, end_s=p.end_s, prefill_pct_of_first=pct["prefill_ts"],
-            decode_pct_of_first=pct["decode_ts"], max_temp_c=p.max_temp_c, thermal_status=p.thermal_status,
+            sustain_pass=p.sustain_pass, end_s=p.end_s, prefill_pct_of_first=pct["prefill_tps"],
+            decode_pct_of_first=pct["decode_tps"], max_temp_c=p.max_temp_c, thermal_status=p.thermal_status,
             cpu_mhz=p.cpu_mhz, gpu_mhz=p.gpu_mhz, cells={i: mine[i] for i in ids if i in mine},
         ))  # fmt: skip
     last = passes[-1]

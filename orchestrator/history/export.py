@@ -19,6 +19,7 @@ from typing import Any
 
 from ..bench.printers import PRINTERS as BENCH_PRINTERS
 from ..bench.results import FIELDS
+from ..catalogue import LITERT_TABLE, outside_names
 from .store import DeviceRun
 
 # LiteRT-LM's table: field -> its column label
@@ -33,9 +34,14 @@ PROVENANCE = ("hardware", "shape", "run_id", "started_at", "runtime_version", "r
               "model_sha256", "edgefarm_version")  # fmt: skip
 
 
-def _value(run: DeviceRun, figure: str, scale: float = 1.0, digits: int = 2) -> float | None:
-    f = run.point.figures.get(figure)
-    return None if f is None or f.value is None else round(f.value * scale, digits)
+def _figures(run: DeviceRun) -> dict[str, float | None]:
+    """LiteRT-LM's figure columns of a device's run, from the catalogue's figures (OUTSIDE_NAMES)."""
+    out = {}
+    for name, o in outside_names(LITERT_TABLE).items():
+        f = run.point.figures.get(o.name)
+        value = None if f is None or f.value is None else f.value * o.scale
+        out[name] = value if value is None or o.digits is None else round(value, o.digits)
+    return out
 
 
 def litert_rows(runs: Sequence[DeviceRun]) -> list[dict[str, Any]]:
@@ -43,11 +49,9 @@ def litert_rows(runs: Sequence[DeviceRun]) -> list[dict[str, Any]]:
     for r in runs:
         p = r.point
         out.append({
-            "model": p.model_name, "device": r.device, "backend": p.backend.upper(),
-            "prefill_tokens_per_sec": _value(r, "prefill_tps_p50"), "decode_tokens_per_sec": _value(r, "decode_tps_p50"),
-            "time_to_first_token_sec": _value(r, "ttft_ms_p50", 1e-3, 3),
+            "model": p.model_name, "device": r.device, "backend": p.backend.upper(), **_figures(r),
             "model_size_mb": None if p.model_size_bytes is None else round(p.model_size_bytes / 2**20, 1),
-            "cpu_memory_mb": _value(r, "peak_rss_mb", digits=1), "context_size": p.context_tokens,
+            "context_size": p.context_tokens,
             "weight_quantization": p.quantization, "hardware": r.hardware, "shape": r.config.get("shape", ""),
             "run_id": p.run_id, "started_at": p.started_at, "runtime_version": p.runtime_version,
             "runtime_sha256": p.runtime_sha256, "runner_sha256": p.runner_sha256, "model_sha256": p.model_sha256,

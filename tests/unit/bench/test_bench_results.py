@@ -35,20 +35,21 @@ def test_every_repetition_is_kept_with_mean_sd_and_a_t_interval():
         _row(5, 1.0, 1.0, status="error", error="prefill: the runtime processed 63 tokens, 64 were asked")
     )
     [r] = cell_results("dev", [CELL], rows)
-    assert r.repetitions == 4 and r.prefill_ts.samples == tuple(pre)
-    assert r.prefill_ts.mean == pytest.approx(statistics.mean(pre))
-    assert r.decode_ts.sd == pytest.approx(statistics.stdev(dec))
+    assert r.repetitions == 4 and r.figure("prefill_tps").samples == tuple(pre)
+    assert r.figure("prefill_tps").mean == pytest.approx(statistics.mean(pre))
+    assert r.figure("decode_tps").sd == pytest.approx(statistics.stdev(dec))
     half = t_quantile_975(3) * statistics.stdev(pre) / 2
-    assert r.prefill_ts.interval == pytest.approx((statistics.mean(pre) - half, statistics.mean(pre) + half))
+    assert r.figure("prefill_tps").interval == pytest.approx((statistics.mean(pre) - half, statistics.mean(pre) + half))
     assert r.errors == ("error: prefill: the runtime processed 63 tokens, 64 were asked",)
     assert r.peak_rss_mb == 84.0 and r.init_ms == 40.0 and r.engine_load == 1
 
 
 def test_energy_is_averaged_over_trusted_rows_only():
-    rows = [_row(1, 1000, 200, energy_mj_per_token=5.0), _row(2, 1000, 200, energy_mj_per_token=50.0,
-            energy_unreliable="charging"), _row(3, 1000, 200, energy_mj_per_token=7.0)]  # fmt: skip
+    rows = [_row(1, 1000, 200, energy_j=0.08, energy_mj_per_token=5.0), _row(2, 1000, 200, energy_j=0.8,
+            energy_mj_per_token=50.0, energy_unreliable="charging"),
+            _row(3, 1000, 200, energy_j=0.112, energy_mj_per_token=7.0)]  # fmt: skip
     [r] = cell_results("dev", [CELL], rows)
-    assert r.energy_mj_per_token.samples == (5.0, 7.0) and r.energy_untrusted == "charging"
+    assert r.figure("energy_mj_per_token").samples == (5.0, 7.0) and r.energy_untrusted == "charging"
 
 
 def test_llama_rows_pp_at_depth_and_tg_after_the_prompt():

@@ -69,7 +69,7 @@ def test_each_pass_is_the_median_over_cells_of_the_cell_against_its_own_first_pa
     assert p[1]["prefill_pct_of_first"] == pytest.approx(95.0)  # median of 90% and 100%
     assert p[1]["decode_pct_of_first"] == pytest.approx(92.5)  # median of 90% and 95%
     assert s["steady_prefill_pct"] == pytest.approx(62.5) and s["steady_decode_pct"] == pytest.approx(55.0)
-    assert p[2]["cells"][B.id] == {"prefill_ts": 300.0, "decode_ts": 60.0} and p[2]["max_temp_c"] == 45.0
+    assert p[2]["cells"][B.id] == {"prefill_tps": 300.0, "decode_tps": 60.0} and p[2]["max_temp_c"] == 45.0
     assert s["first_throttle_s"] == pytest.approx(5.0)  # the first row of pass 3 reported status 2
     line = summary("pixel", s)
     assert "first throttle after 5.0 s" in line and "pass 3 at prefill 62% and decode 55% of pass 1" in line

@@ -30,7 +30,7 @@ def _fig(values):
 def _cell(device, d, pre, dec, backend="cpu"):
     return {"device": device, "cell": f"p32-n16-d{d}-{backend}", "n_prompt": 32, "n_gen": 16, "n_depth": d,
             "backend": backend, "threads": None, "backend_ran": backend, "repetitions": len(pre), "errors": [],
-            "prefill_ts": _fig(pre), "decode_ts": _fig(dec), "ttft_ms": _fig([5.0, 6.0]), "init_ms": 30.0,
+            "prefill_tps": _fig(pre), "decode_tps": _fig(dec), "ttft_ms": _fig([5.0, 6.0]), "init_ms": 30.0,
             "engine_load": 1, "peak_rss_mb": 88.0, "decode_bound_ts": None}  # fmt: skip
 
 
@@ -39,8 +39,8 @@ def test_best_is_marked_only_when_its_interval_is_clear_of_every_other():
         _cell("a", 0, [100, 101, 102], [10, 10.5, 11]),
         _cell("b", 0, [50, 51, 52], [10.2, 10.4, 10.8]),
     )
-    assert best([fast, slow], "prefill_ts") is fast
-    assert best([fast, slow], "decode_ts") is None  # decode intervals overlap: no best
+    assert best([fast, slow], "prefill_tps") is fast
+    assert best([fast, slow], "decode_tps") is None  # decode intervals overlap: no best
     page = render({"run_id": "r", "model": {"path": "m"}, "cells": [fast, slow]})
     assert page.count("★") == 1 + 1  # the prefill mark, and the legend sentence that explains it
 
@@ -104,7 +104,7 @@ def test_two_bench_runs_pair_cell_by_cell_and_by_shape_across_settings():
     c = compare_bench(a, b)
     assert [(x.device, x.cell) for x in c.cells] == [("p", "p32-n16-d0-cpu vs p32-n16-d0-gpu")]
     assert c.only_a == ("p p32-n16-d512-cpu",) and c.only_b == ("q p32-n16-d0-cpu",)
-    assert c.cells[0].ratios["prefill_ts"].ratio == pytest.approx(41 / 21)
+    assert c.cells[0].ratios["prefill_tps"].ratio == pytest.approx(41 / 21)
     assert "only in B: q p32-n16-d0-cpu" in comparison_text(c)
 
 
