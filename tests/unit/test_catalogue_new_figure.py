@@ -1,0 +1,125 @@
+"""Issue 42's promise of the figure catalogue: a new figure is one catalogue row (its measure and its
+device figure) plus its device-side field, and nothing else. A fresh process registers one, energy per
+generated token on one power rail, before any reader is imported (readers take the catalogue when they
+are imported), gives the runner's row its field, and runs the real code: the run's report (report.json,
+report.html, the csv export), the results database (written, read back, its markdown table) and
+`edgefarm bench`'s cells and llama-bench rows (md and csv). Each must show the figure by its name."""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+import statistics
+import subprocess
+import sys
+import textwrap
+
+CHILD = textwrap.dedent(
+    '''
+    import json, sys
+    from dataclasses import dataclass
+
+    from android_runner.contract import SampleResult
+    from orchestrator import catalogue as cat
+
+    NAME = "rail_mj_per_token"
+    cat.register(  # the one catalogue row: a per-sample measure and its device figure
+        cat.Measure(NAME, "Rail energy/token", "mJ", False, "{:.1f}", paired=False,
+                    views=frozenset({cat.DRILL}), bench=cat.ON_TG),
+        cat.Figure(cat.Column(NAME + "_p50", "Rail energy/token p50", "mJ", "{:.2f}"), False, NAME, "p50",
+                   "bootstrap", frozenset({cat.WIDE, cat.DETAILS, cat.EXPORT, cat.HISTORY, cat.HISTORY_TABLE})),
+    )
+
+
+    @dataclass(frozen=True)
+    class Row(SampleResult):  # the device-side field: the runner's result row carries it
+        rail_mj_per_token: float | None = None
+
+
+    from orchestrator.bench.grid import Cell  # the readers, imported after the registration
+    from orchestrator.bench.printers import PRINTERS as BENCH
+    from orchestrator.bench.results import cell_results, llama_rows
+    from orchestrator.devices.types import DeviceInfo
+    from orchestrator.history.db import opened
+    from orchestrator.history.entry import run_entry
+    from orchestrator.history.render import to_md
+    from orchestrator.history.series import build_series
+    from orchestrator.history.store import read_history, read_samples, write_run
+    from orchestrator.report.combine import build_report, device_row, sample_rows
+    from orchestrator.report.printers import PRINTERS
+    from orchestrator.run.run_json import RunJson
+    from orchestrator.run.types import DeviceOutcome
+
+    RAIL = [float(x) for x in sys.argv[2].split(",")]
+    rows = [Row(id=f"s{i}", status="ok", output="yes", ttft_ms=10.0 + i, wall_ms=50.0 + i, decode_tps=20.0,
+                prefill_tps=100.0, rail_mj_per_token=v) for i, v in enumerate(RAIL)]
+    run = RunJson.from_dict({
+        "run_id": "r1", "started_at": "2026-01-01T00:00:00", "finished_at": "2026-01-01T00:01:00",
+        "model": {"path": "/m/tiny.litertlm", "sha256": "a" * 64},
+        "dataset": {"path": "/d", "sha256": "b" * 64, "sample_ids": [r.id for r in rows]},
+        "flags": {}, "versions": {"edgefarm": "0.1.0"},
+    })
+    device = device_row(DeviceInfo.from_dict({"name": "pixel-8", "model": "Pixel 8"}),
+                        DeviceOutcome(name="pixel-8", kind="adb"), rows, None)
+    report = build_report(run, [device], sample_rows({"pixel-8": (rows, None)}))
+    out = {f: PRINTERS.get(f)(report) for f in ("json", "html", "csv", "md")}
+
+    with opened(sys.argv[1]) as db:
+        write_run(db, run_entry(report, "/runs/r1", {}))
+        history = read_history(db)
+        out["history_figures"] = {k: [f.value, f.lo, f.hi] for k, f in history[0].point.figures.items()}
+        out["history_md"] = to_md(build_series(history, lambda r, d: read_samples(db, r, d)))
+
+    cell = Cell(64, 16, 0, "cpu", 2)
+    reps = [Row(id=cell.id if i == 0 else f"{cell.id}@r{i + 1}", status="ok", prefill_tps=100.0, decode_tps=20.0,
+                ttft_ms=5.0, rail_mj_per_token=v) for i, v in enumerate(RAIL)]
+    [result] = cell_results("pixel-8", [cell], reps, asked=len(RAIL))
+    bench_rows = llama_rows(result, {"path": "/m/tiny.litertlm", "size_bytes": 1}, "t")
+    out["bench_cell"] = result.to_json()
+    out["bench_rows"] = bench_rows
+    out["bench_md"] = BENCH.get("md")(bench_rows)
+    out["bench_csv"] = BENCH.get("csv")(bench_rows)
+    print(json.dumps(out))
+    '''
+)
+RAIL = [4.0, 6.0, 5.0, 7.0, 3.0, 5.5]
+
+
+def test_a_figure_added_in_one_catalogue_row_reaches_every_output(tmp_path):
+    done = subprocess.run(
+        [sys.executable, "-c", CHILD, str(tmp_path / "h.sqlite"), ",".join(map(str, RAIL))],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert done.returncode == 0, done.stderr[-3000:]
+    out = json.loads(done.stdout)
+    median = statistics.median(RAIL)
+
+    report = json.loads(out["json"])  # report.json: the device's figure, its interval, every sample's value
+    [device] = report["devices"]
+    assert device["rail_mj_per_token_p50"] == median
+    lo, hi = device["intervals"]["rail_mj_per_token_p50"]
+    assert lo <= median <= hi
+    assert [s["cells"]["pixel-8"]["rail_mj_per_token"] for s in report["samples"]] == RAIL
+
+    assert "Rail energy/token p50 5.25 mJ" in out["html"]  # the details line under the device table
+    assert "<th>Rail energy/token mJ</th>" in out["html"]  # the drill-down's column
+    assert "Rail energy/token p50 (mJ)" in out["md"]  # the wide table
+
+    rows = list(csv.DictReader(io.StringIO(out["csv"])))  # the export: per sample and per device
+    assert [float(r["rail_mj_per_token"]) for r in rows] == RAIL
+    assert {float(r["device_rail_mj_per_token_p50"]) for r in rows} == {median}
+
+    value, lo, hi = out["history_figures"]["rail_mj_per_token_p50"]  # the results database, read back
+    assert value == median and lo <= value <= hi
+    assert "Rail energy/token p50 (mJ)" in out["history_md"] and "5.25 (" in out["history_md"]
+
+    cell = out["bench_cell"]["rail_mj_per_token"]  # bench: mean and sd over the repetitions
+    assert cell["samples"] == RAIL and abs(cell["mean"] - statistics.mean(RAIL)) < 1e-9
+    tg = next(r for r in out["bench_rows"] if r["test"].startswith("tg"))
+    assert abs(tg["rail_mj_per_token"] - statistics.mean(RAIL)) < 1e-9
+    assert abs(tg["rail_mj_per_token_sd"] - statistics.stdev(RAIL)) < 1e-9
+    assert "Rail energy/token mJ" in out["bench_md"] and f"{statistics.mean(RAIL):.2f}" in out["bench_md"]
+    assert "rail_mj_per_token,rail_mj_per_token_sd" in out["bench_csv"].splitlines()[0]
