@@ -156,7 +156,7 @@ def run_device(
             events = _events(stream, streamed, progress, outcome, stop, where=dev_dir / STREAM_FILE)
             outcome.results = adapter.execute(device, staged, items, opts, events)
         outcome.interrupted = stop.is_set() and len(outcome.results) < len(items)
-        outcome.results = _keep_measurements(samples, outcome.results, dev_dir)
+        outcome.results, outcome.repeats = _keep_measurements(samples, outcome.results, dev_dir)
         progress.at(Phase.COLLECTING)
         adapter.collect(device, staged, dev_dir / "raw")
     except Interrupted:
@@ -222,14 +222,15 @@ def _events(
 
 def _keep_measurements(
     samples: Sequence[Sample], results: Sequence[SampleResult], dev_dir: Path
-) -> list[SampleResult]:
+) -> tuple[list[SampleResult], list[SampleResult]]:
     """--repeat / --warmup: the extra runs go to repeats.jsonl / warmup.jsonl; the first run of each
-    sample is its row."""
+    sample is its row. The rows and the repeats (the outcome keeps both: `edgefarm bench` takes its
+    figures from them in memory)."""
     first, repeats, warm = split(samples, results)
     for name, rows in (("repeats.jsonl", repeats), ("warmup.jsonl", warm)):
         if rows:
             write_text_atomic(dev_dir / name, "".join(r.to_json() + "\n" for r in rows))
-    return first
+    return first, repeats
 
 
 def write_results(

@@ -111,4 +111,3 @@ PRINTERS.add("csv", _csv)
 PRINTERS.add("json", _json)
 PRINTERS.add("jsonl", _jsonl)
 PRINTERS.add("sql", _sql)
-EXTENSIONS = {"md": "md", "csv": "csv", "json": "json", "jsonl": "jsonl", "sql": "sql"}

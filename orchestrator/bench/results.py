@@ -1,8 +1,8 @@
 """A bench's figures: every repetition of every cell on every device, taken into one record per
 (device, cell) with mean, sd and 95% interval per figure, and llama-bench's rows made from it.
 
-Pure. Rows come from the device folders (bench/run.py reads them): results.jsonl holds each cell's
-first repetition, repeats.jsonl the others (`ID@r2`...), warmup.jsonl the uncounted warm-ups.
+Pure. Rows are a device's outcome's (bench/finish.py): each cell's first repetition (results.jsonl)
+and the others (`ID@r2`..., repeats.jsonl); the uncounted warm-ups are not passed.
 """
 
 from __future__ import annotations
@@ -17,6 +17,7 @@ from android_runner.contract import SampleResult
 from .. import catalogue
 from ..catalogue import LLAMA_BENCH, OLD_BENCH_JSON, ON_TG, SPEED, Measure, outside_names
 from ..measure import base_id
+from ..run.run_json import ModelStamp
 from ..stats import mean_t_interval
 from .grid import Cell
 
@@ -83,6 +84,7 @@ class CellResult:
     peak_rss_mb: float | None  # the largest of the repetitions'
     energy_untrusted: str = ""  # why rows' energy was left out ('' when none was)
     asked: int = 0  # repetitions the bench asked of the cell (-r, or --sustain's passes); 0: not known
+    decode_bound_ts: float | None = None  # the device's memory-bandwidth bound on its decode (bound.py)
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -90,7 +92,7 @@ class CellResult:
             "repetitions": self.repetitions, "repetitions_asked": self.asked, "errors": list(self.errors),
             **{m.name: self.figure(m.name).to_json() for m in bench_measures()}, "init_ms": self.init_ms,
             "engine_load": self.engine_load, "peak_rss_mb": self.peak_rss_mb,
-            "energy_untrusted": self.energy_untrusted,
+            "energy_untrusted": self.energy_untrusted, "decode_bound_ts": self.decode_bound_ts,
         }  # fmt: skip
 
     def figure(self, name: str) -> Figure:
@@ -147,16 +149,14 @@ EXTRA_FIELDS = ("device", "cell", "test", "backend_ran", "repetitions", "errors"
 FIELDS = LLAMA_FIELDS + EXTRA_FIELDS
 
 
-def llama_rows(
-    result: CellResult, model: Mapping[str, Any], test_time: str, bound_ts: float | None = None
-) -> list[dict[str, Any]]:
+def llama_rows(result: CellResult, model: ModelStamp, test_time: str) -> list[dict[str, Any]]:
     """llama-bench's rows of one cell: a `pp` row (prefill of n_prompt at depth n_depth) and, when the
     cell decodes, a `tg` row (n_gen decoded after the prompt: at depth n_depth + n_prompt, so its
-    n_prompt is 0 and its n_depth that sum, as llama-bench would name it). `bound_ts`: the device's
-    memory-bandwidth bound on decode tokens/s (bench/bound.py), None when not known."""
-    c = result.cell
+    n_prompt is 0 and its n_depth that sum, as llama-bench would name it), with its share of the
+    device's memory-bandwidth bound when that is known (bench/bound.py)."""
+    c, bound_ts = result.cell, result.decode_bound_ts
     base = {
-        "model_filename": model.get("path", ""), "model_size": model.get("size_bytes"),
+        "model_filename": model.path, "model_size": model.size_bytes,
         "backends": c.backend, "n_threads": c.threads, "test_time": test_time, "device": result.device,
         "cell": c.id, "backend_ran": result.backend, "repetitions": result.repetitions,
         "errors": len(result.errors), "init_ms": result.init_ms, "engine_load": result.engine_load,

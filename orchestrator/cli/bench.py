@@ -1,6 +1,7 @@
 """`edgefarm bench`: fixed shapes on every device (llama-bench's grammar and fields). The flags become a
-BenchRequest; then the bench's three stages (orchestrator/bench/run.py). The chosen output goes to
-stdout (and bench-rows.<fmt> in the run folder); progress and notes to stderr."""
+BenchRequest; then the bench's three stages, as the run's (orchestrator/bench/plan.py, execute.py,
+finish.py). The chosen output goes to stdout (and bench-rows.<fmt> in the run folder); progress and
+notes to stderr."""
 
 from __future__ import annotations
 
@@ -12,15 +13,17 @@ from click.core import ParameterSource
 
 from android_runner.status import DEFAULT_SAMPLE_TIMEOUT_S
 
+from ..bench.execute import execute_bench
+from ..bench.finish import finish_bench, rows_path
 from ..bench.grid import MAX_REPETITIONS
 from ..bench.html import partial_note
+from ..bench.plan import BenchRequest, plan_bench, read_bench_inputs
 from ..bench.printers import PRINTERS
-from ..bench.run import BenchRequest, execute_bench, exit_status, finish_bench, plan_bench, read_bench_inputs
 from ..bench.sustained import summary
 from ..bundled import BUNDLED_MODEL
 from ..errors import ConfigError
 from ..history.record import remember
-from ..interrupt import INTERRUPTED_EXIT, stop_on_interrupt
+from ..interrupt import stop_on_interrupt
 from ..progress import stderr_console
 from ..run.bounds import MAX_SUSTAIN_PASSES
 from ..run.run_json import RunJson
@@ -111,22 +114,20 @@ def bench(ctx: click.Context, db: str | None, **params) -> None:
     the_plan = plan_bench(request, model, inputs.selection, previous, inputs.bandwidth_gbs, inputs.cluster)
     with stop_on_interrupt(lambda message: console.print(f"[yellow]{message}[/]")) as stop:
         ex = execute_bench(the_plan, console, stop)
-        rows, path, document = finish_bench(the_plan, ex)
-    click.echo(PRINTERS.get(request.output)(rows), nl=False)
-    for name, curve in (document.get("sustain") or {}).items():  # --sustain: a line per device (report.html has every pass)
+        record = finish_bench(the_plan, ex, stop)
+    click.echo(PRINTERS.get(request.output)(record.rows), nl=False)
+    for name, curve in record.sustain.items():  # --sustain: a line per device (report.html has every pass)
         if curve:
             console.print(summary(name, curve), highlight=False, markup=False)
-    for o in ex.outcomes:
+    for o in record.outcomes:
         if o.error:
             console.print(f"[red]{o.name} failed:[/] {o.error}")
-    console.print(f"bench written: {path}")
-    gaps = partial_note(document["cells"])
-    if stop.is_set() or gaps:  # what an interruption or a failed device left, and what completes it
-        said = ("interrupted: " if stop.is_set() else "") + (gaps or "every cell measured")
-        console.print(f"{said}; continue with: edgefarm bench --resume {ex.run_dir}", highlight=False)
-    if stop.is_set():
-        sys.exit(INTERRUPTED_EXIT)
-    remember(db, ex.run_dir, console)
-    code = exit_status(ex.outcomes)
-    if code:
-        sys.exit(code)
+    console.print(f"bench written: {rows_path(record, request.output)}")
+    gaps = partial_note([c.to_json() for c in record.cells])
+    if record.interrupted or gaps:  # what an interruption or a failed device left, and what completes it
+        said = ("interrupted: " if record.interrupted else "") + (gaps or "every cell measured")
+        console.print(f"{said}; continue with: edgefarm bench --resume {record.run_dir}", highlight=False)
+    if not record.interrupted:
+        remember(db, record.run_dir, console)
+    if record.exit_code:
+        sys.exit(record.exit_code)

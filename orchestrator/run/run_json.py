@@ -11,11 +11,15 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import asdict, dataclass, field, replace
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from ..models import ModelSummary
 
 SCHEMA_VERSION = 1
 KNOWN_SCHEMAS = tuple(range(1, SCHEMA_VERSION + 1))  # the layouts this edgefarm reads (rundir refuses others)
-_OPTIONAL = ("host_sharing", "shards", "stand_ins", "cluster", "finished_at", "device_versions")
+_OPTIONAL = ("bench", "host_sharing", "shards", "stand_ins", "cluster", "finished_at", "device_versions",
+             "outcomes")  # fmt: skip
 
 
 def _mapping(value: Any) -> Mapping[str, Any]:
@@ -42,6 +46,23 @@ class ModelStamp:
             return ""
         big = max(sections, key=lambda s: s.get("weight_bytes") or 0)
         return str(big.get("quantization") or "")
+
+    @classmethod
+    def of(cls, model: ModelSummary, token_limit: int | None) -> ModelStamp:
+        """The stamp of an inspected model; its facts (quantization, shapes, KV cache, the predicted
+        memory floor) at the engine's token limit."""
+        return cls(
+            path=str(model.path),
+            sha256=model.sha256,
+            size_bytes=model.size_bytes,
+            modalities=tuple(model.modalities),
+            max_context_tokens=model.max_context_tokens,
+            sections=tuple(
+                {"data_type": x.data_type, "model_type": x.model_type, "size_bytes": x.size_bytes}
+                for x in model.sections
+            ),
+            facts=model.facts.to_json(token_limit) if model.facts else None,
+        )
 
     def to_dict(self) -> dict[str, Any]:
         return {"path": self.path, "sha256": self.sha256, "size_bytes": self.size_bytes,
@@ -123,6 +144,37 @@ class StandIn:
 
 
 @dataclass(frozen=True)
+class BenchStamp:
+    """run.json `bench` of an `edgefarm bench` (kind "bench"): the grid as asked (BenchRequest.grid_record,
+    what `bench --resume` and the history's configuration read), the engine's token limit the shapes
+    were checked against, the recorded --cluster and each device's cell ids."""
+
+    request: Mapping[str, Any] = field(default_factory=dict)
+    token_limit: int | None = None
+    cluster: str | None = None
+    cells: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"request": dict(self.request), "token_limit": self.token_limit, "cluster": self.cluster,
+                "cells": {name: list(ids) for name, ids in self.cells.items()}}  # fmt: skip
+
+    @classmethod
+    def from_dict(cls, data: Any) -> BenchStamp:
+        d = _mapping(data)
+        limit, cluster = d.get("token_limit"), d.get("cluster")
+        return cls(
+            request=_mapping(d.get("request")),
+            token_limit=limit if isinstance(limit, int) and not isinstance(limit, bool) else None,
+            cluster=cluster if isinstance(cluster, str) else None,
+            cells={
+                str(k): tuple(str(i) for i in v)
+                for k, v in _mapping(d.get("cells")).items()
+                if isinstance(v, list)
+            },
+        )
+
+
+@dataclass(frozen=True)
 class RunJson:
     """One run's run.json. `flags`, `host`, `versions` and the optional parts are JSON documents made
     by their own records (RunRequest.flags, HostSharing, ShardPlan, StandIn, the cluster's record)."""
@@ -144,6 +196,9 @@ class RunJson:
     finished_at: str | None = None
     device_versions: Mapping[str, Any] | None = None  # runners/stamp.py
     schema_version: int = SCHEMA_VERSION
+    kind: str = "run"  # "bench": an `edgefarm bench` folder (written only then: a run's file is unchanged)
+    bench: BenchStamp | None = None  # kind "bench": its grid
+    outcomes: Mapping[str, Mapping[str, Any]] | None = None  # kind "bench": each device's end, in short
     other: Mapping[str, Any] = field(default_factory=dict)  # keys this record does not know, kept
 
     def flag(self, name: str) -> Any:
@@ -161,6 +216,7 @@ class RunJson:
     def to_dict(self) -> dict[str, Any]:
         out: dict[str, Any] = {
             "schema_version": self.schema_version,
+            **({"kind": self.kind} if self.kind != "run" else {}),
             "run_id": self.run_id,
             "started_at": self.started_at,
             "model": self.model.to_dict(),
@@ -175,7 +231,8 @@ class RunJson:
         for key in _OPTIONAL:
             value = getattr(self, key)
             if value is not None:
-                out[key] = [s.record() for s in value] if key == "stand_ins" else value
+                out[key] = ([s.record() for s in value] if key == "stand_ins" else value.to_dict() if key == "bench"
+                            else value)  # fmt: skip
         return {**out, **{k: v for k, v in self.other.items() if k not in out}}
 
     @classmethod
@@ -205,5 +262,8 @@ class RunJson:
             finished_at=str(finished) if finished else None,
             device_versions=_mapping(data.get("device_versions")) if "device_versions" in data else None,
             schema_version=schema if isinstance(schema, int) else SCHEMA_VERSION,
+            kind=str(data.get("kind") or "run"),
+            bench=BenchStamp.from_dict(data["bench"]) if isinstance(data.get("bench"), Mapping) else None,
+            outcomes=_mapping(data.get("outcomes")) if "outcomes" in data else None,
             other={k: v for k, v in data.items() if k not in known},
         )

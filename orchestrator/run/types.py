@@ -57,6 +57,8 @@ class DeviceOutcome:
     kind: str
     info: DeviceInfo | None = None  # device.json, not in outcome.json
     results: list[SampleResult] = field(default_factory=list)  # results.jsonl
+    # repeats.jsonl (--repeat, --sustain): the other runs of each sample, not in outcome.json
+    repeats: list[SampleResult] = field(default_factory=list)
     report: dict[str, Any] | None = None  # report.json
     error: str = ""
     error_code: int = 0  # the EdgefarmError's exit code when the device failed
@@ -286,19 +288,7 @@ class RunPlan:
         return RunJson(
             run_id=run_id,
             started_at=started_at,
-            model=ModelStamp(
-                path=str(model.path),
-                sha256=model.sha256,
-                size_bytes=model.size_bytes,
-                modalities=tuple(model.modalities),
-                max_context_tokens=model.max_context_tokens,
-                sections=tuple(
-                    {"data_type": x.data_type, "model_type": x.model_type, "size_bytes": x.size_bytes}
-                    for x in model.sections
-                ),
-                # quantization, shapes, KV cache and the predicted memory floor at the model's token limit
-                facts=model.facts.to_json(model.max_context_tokens) if model.facts else None,
-            ),
+            model=ModelStamp.of(model, model.max_context_tokens),
             dataset=DatasetStamp(
                 path=redact(request.dataset_spec),  # a hub URL's token never written
                 name=dataset.name,

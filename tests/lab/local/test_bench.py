@@ -157,9 +157,10 @@ def test_an_interrupted_depth_bench_writes_its_reports_and_resumes_to_the_end(tm
                               "-n", "0,8", "-d", "0,64", "-r", "50"], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                              text=True, cwd=REPO, env=env)  # fmt: skip
     end = time.monotonic() + 120
-    while not list(out.glob("*/devices/this-host/results.stream.jsonl")) or not next(
-        out.glob("*/devices/this-host/results.stream.jsonl")
-    ).read_text():
+    while (
+        not list(out.glob("*/devices/this-host/results.stream.jsonl"))
+        or not next(out.glob("*/devices/this-host/results.stream.jsonl")).read_text()
+    ):
         assert bench.poll() is None and time.monotonic() < end, bench.communicate()
         time.sleep(0.02)
     bench.send_signal(signal.SIGINT)

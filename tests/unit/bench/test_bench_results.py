@@ -8,6 +8,7 @@ import io
 import json
 import sqlite3
 import statistics
+from dataclasses import replace
 
 import pytest
 
@@ -15,10 +16,11 @@ from android_runner.contract import SampleResult
 from orchestrator.bench.grid import Cell
 from orchestrator.bench.printers import PRINTERS, SQL_TABLE
 from orchestrator.bench.results import FIELDS, LLAMA_FIELDS, cell_results, llama_rows
+from orchestrator.run.run_json import ModelStamp
 from orchestrator.stats import mean_t_interval, t_quantile_975
 
 CELL = Cell(64, 16, 128, "cpu", 2)
-MODEL = {"path": "m.litertlm", "size_bytes": 1234}
+MODEL = ModelStamp(path="m.litertlm", size_bytes=1234)
 
 
 def _row(rep: int, pre: float, dec: float, status: str = "ok", **kw) -> SampleResult:
@@ -54,7 +56,7 @@ def test_energy_is_averaged_over_trusted_rows_only():
 
 def test_llama_rows_pp_at_depth_and_tg_after_the_prompt():
     [r] = cell_results("dev", [CELL], [_row(1, 1000.0, 200.0), _row(2, 1250.0, 250.0)])
-    pp, tg = llama_rows(r, MODEL, "2026-01-01T00:00:00", bound_ts=1000.0)
+    pp, tg = llama_rows(replace(r, decode_bound_ts=1000.0), MODEL, "2026-01-01T00:00:00")
     assert (pp["test"], pp["n_prompt"], pp["n_gen"], pp["n_depth"]) == ("pp64", 64, 0, 128)
     assert (tg["test"], tg["n_prompt"], tg["n_gen"], tg["n_depth"]) == ("tg16", 0, 16, 128 + 64)
     assert pp["samples_ts"] == [1000.0, 1250.0] and pp["avg_ts"] == 1125.0

@@ -12,7 +12,7 @@ from android_runner.bench import bench_order
 from android_runner.contract import JobItem, SampleResult
 from orchestrator.bench.grid import Cell
 from orchestrator.bench.html import render
-from orchestrator.bench.run import BenchRequest, plan_bench
+from orchestrator.bench.plan import BenchRequest, plan_bench
 from orchestrator.bench.sustained import summary, sustained, table
 from orchestrator.errors import ConfigError
 from orchestrator.inventory import Selection

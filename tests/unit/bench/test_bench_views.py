@@ -11,14 +11,15 @@ import statistics
 
 import pytest
 
+from android_runner.contract import SampleResult
 from orchestrator.bench.bound import bandwidths, bound_ts, decode_bytes_per_token
 from orchestrator.bench.compare import compare_bench, comparison_text, speed_ratio
-from android_runner.contract import SampleResult
 from orchestrator.bench.grid import Cell
 from orchestrator.bench.html import best, cut_short, measured, partial_note, render
 from orchestrator.bench.printers import PRINTERS
 from orchestrator.bench.results import Figure, cell_results, llama_rows
 from orchestrator.model_facts import ModelFacts, SectionFacts
+from orchestrator.run.run_json import ModelStamp
 from orchestrator.stats import t_quantile_975
 
 
@@ -127,7 +128,7 @@ def test_a_partial_grid_gives_its_page_and_rows_with_the_unmeasured_cells_said()
     assert "<h2>p32 n16: tokens/s against depth</h2><p>not measured" in page
     assert ">2 of 4<" in page and page.count(">not measured<") == 2 * 2 and page.count(">0 of 4<") == 2
     assert "partial grid: 1 of 4 cells measured in full" in page and "bench --resume" in page
-    llama = [row for r in results for row in llama_rows(r, {"path": "m"}, "t")]
+    llama = [row for r in results for row in llama_rows(r, ModelStamp(path="m"), "t")]
     md = PRINTERS.get("md")(llama).splitlines()
     assert [line.split(" | ")[5] for line in md[2:]] == ["1002.50 ± 1.29", "901.50 ± 0.71", "not measured",
                                                          "not measured", "not measured", "not measured"]  # fmt: skip

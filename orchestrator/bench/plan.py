@@ -1,49 +1,35 @@
-"""`edgefarm bench` in `edgefarm run`'s three stages: plan (pure) -> execute (the same farm, sessions,
-run folder, device locks, progress and Ctrl-C as a run) -> finish (bench.json and the chosen output).
+"""Stage 1 of `edgefarm bench`, as `edgefarm run`'s plan: the flags as a BenchRequest, the reads it
+decides from (read_bench_inputs: the model, the devices, their bandwidths) and the plan, pure: each
+device's cells, the refused shapes, per-device options, lanes, and the bench's run.json record.
 
 A bench's work unit is a cell (grid.Cell) carried to the runner as a job item's `bench`; `-r`
 repetitions are the farm's --repeat copies, `--sustain N` its back-to-back passes (the whole grid N
-times; bench/sustained.py) and `--warmup` one uncounted run of each cell first. The farm is run's:
-this controller's (farm.LocalFarm) or, with `--cluster`, the Ray cluster's (cluster.controller.
-ClusterFarm), the same DeviceJobs either way. No scoring: the rows are the figures.
+times; bench/sustained.py) and `--warmup` one uncounted run of each cell first.
 """
 
 from __future__ import annotations
 
-import threading
+import dataclasses
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from rich.console import Console
-from rich.markup import escape
-
-from android_runner.contract import SampleResult, read_results
 from android_runner.status import DEFAULT_SAMPLE_TIMEOUT_S
 
 from ..datasets.types import Dataset
 from ..devices.base import Device
 from ..devices.types import DeviceInfo
 from ..errors import ConfigError
-from ..farm import Farm, LocalFarm
-from ..fsutil import write_json_atomic, write_text_atomic
 from ..inventory import load_inventory, select_usable
-from ..jobs import JobOptions
 from ..models import ModelSummary, inspect_model
 from ..run.bounds import MAX_SUSTAIN_PASSES
-from ..run.finish import exit_status  # the run's rule: the same exit codes
 from ..run.plan import host_lanes, refuse_on_cluster
-from ..run.types import DeviceOutcome, PreviousRun
-from ..rundir import device_folder, host_info, new_run_dir, read_outcome, utc_now, versions
+from ..run.run_json import BenchStamp, ModelStamp, RunJson
+from ..run.types import PreviousRun
 from ..runners.base import RunOptions
-from ..session import DeviceJob
-from .bound import bandwidths, bound_ts
+from .bound import bandwidths
 from .grid import MAX_REPETITIONS, Cell, cells, parse_backends, parse_values, refused_shapes
-from .html import render as render_html
-from .printers import EXTENSIONS, PRINTERS
-from .results import CellResult, cell_results, llama_rows
-from .sustained import sustained
 
 
 @dataclass(frozen=True)
@@ -99,6 +85,18 @@ class BenchPlan:
     bandwidth_gbs: Mapping[str, float] = field(default_factory=dict)  # devices.yaml's, by device (bound.py)
     dataset: Dataset = field(default=None)  # type: ignore[assignment]  # the farm's work units, made in plan
     cluster: Any = None  # cluster.controller.ClusterFarm with --cluster (it found the devices)
+
+    def run_json(self, run_id: str, started_at: str, host: Mapping[str, Any]) -> RunJson:
+        """run.json at the bench's start, the run's record (kind "bench"; execute.py adds the
+        cluster's notes, finish.py the end, each a new record; rundir.write_run_json writes it)."""
+        return RunJson(
+            run_id=run_id, started_at=started_at, model=ModelStamp.of(self.model, self.limit),
+            devices=tuple(d.name for d in self.devices), host=dict(host),
+            unusable=tuple(dataclasses.asdict(u) for u in self.unusable), notes=tuple(self.notes), kind="bench",
+            bench=BenchStamp(request=self.request.grid_record(), token_limit=self.limit,
+                             cluster=self.cluster.address if self.cluster else None,  # --resume benches it again
+                             cells={name: tuple(c.id for c in g) for name, g in self.grid.items()}),
+        )  # fmt: skip
 
 
 def plan_bench(
@@ -206,114 +204,4 @@ def read_bench_inputs(request: BenchRequest) -> BenchInputs:
     return BenchInputs(inspect_model(request.model), selection, bandwidths(inventory.entries, names))
 
 
-def run_json(plan: BenchPlan, run_id: str, started_at: str) -> dict[str, Any]:
-    m = plan.model
-    return {
-        "schema_version": 1, "kind": "bench", "run_id": run_id, "started_at": started_at,
-        "model": {"path": str(m.path), "sha256": m.sha256, "size_bytes": m.size_bytes,
-                  "max_context_tokens": m.max_context_tokens,
-                  "facts": m.facts.to_json(plan.limit) if m.facts else None},
-        "bench": {"request": plan.request.grid_record(), "token_limit": plan.limit,
-                  "cluster": plan.cluster.address if plan.cluster else None,  # --resume benches it again
-                  "cells": {name: [c.id for c in g] for name, g in plan.grid.items()}},
-        "devices": [d.name for d in plan.devices], "host": host_info(), "versions": {},
-        "unusable": [{"name": u.name, "state": u.state, "problem": u.problem} for u in plan.unusable],
-        "notes": list(plan.notes),
-    }  # fmt: skip
-
-
-@dataclass(frozen=True)
-class BenchExecution:
-    run_id: str
-    run_dir: Path
-    record: dict[str, Any]
-    outcomes: tuple[DeviceOutcome, ...]
-
-
-def execute_bench(plan: BenchPlan, console: Console, stop: threading.Event) -> BenchExecution:
-    """The cells on every device through the run's farm (sessions, device locks, progress, Ctrl-C)."""
-    for u in plan.unusable:
-        console.print(f"[yellow]not used:[/] {u.name} ({u.state}): {u.problem}")
-    if plan.previous is not None:
-        run_id, run_dir, started = plan.previous.run_id, plan.previous.run_dir, plan.previous.started_at
-    else:
-        run_id, run_dir, started = new_run_dir(plan.request.out)
-    record = run_json(plan, run_id, started)
-    write_json_atomic(run_dir / "run.json", record)  # a bench's run.json (kind: bench): its own document
-    n = sum(len(g) for g in plan.grid.values())
-    console.print(
-        f"bench {run_id}: {n} cell(s) x {plan.request.repetitions} on {len(plan.devices)} device(s) -> {run_dir}"
-    )
-    jobs = {}
-    for d in plan.devices:  # each device's cells, as a run's DeviceJob (its own share of "samples")
-        folder = device_folder(run_dir, d.name)
-        jobs[d.name] = DeviceJob(d.name, plan.dataset, tuple(c.sample() for c in plan.grid[d.name]), plan.model,
-                                 replace(plan.options[d.name], run_id=run_id), JobOptions(), folder,
-                                 earlier=read_outcome(folder))  # fmt: skip
-    farm: Farm = plan.cluster or LocalFarm(plan.lanes)  # the cluster's runs each job on its farm host
-    outcomes = farm.run(plan.devices, jobs, console, None, stop)  # no scoring: the rows are the figures
-    if plan.cluster:  # what crossed the network to each farm host; a head gone during the bench is said
-        record["cluster"] = plan.cluster.record()
-        for note in plan.cluster.end():
-            console.print(f"[yellow]note:[/] {escape(note)}", highlight=False)
-            record["notes"] = [*record.get("notes", []), note]
-    return BenchExecution(run_id, run_dir, record, tuple(outcomes))
-
-
-def device_rows(dev_dir: Path) -> list[SampleResult]:
-    """A device's counted rows: each cell's first repetition and its repeats (warm-ups left out)."""
-    return [*read_results(str(dev_dir / "results.jsonl")), *read_results(str(dev_dir / "repeats.jsonl"))]
-
-
-def bench_results(plan: BenchPlan, run_dir: Path) -> list[CellResult]:
-    out: list[CellResult] = []
-    asked = plan.request.repetitions * plan.request.sustain  # one of the two is 1 (plan_bench)
-    for d in plan.devices:
-        out += cell_results(d.name, plan.grid[d.name], device_rows(device_folder(run_dir, d.name)), asked)
-    return out
-
-
-def cell_bound(plan: BenchPlan, r: CellResult) -> float | None:
-    """The device's bandwidth bound on the cell's decode, at the decode's mean context (depth, prompt,
-    half the generated tokens); None when the device's bandwidth or the model's facts are unknown."""
-    c = r.cell
-    return bound_ts(plan.bandwidth_gbs.get(r.device), plan.model.facts, c.n_depth + c.n_prompt + c.n_gen / 2)
-
-
-def finish_bench(plan: BenchPlan, ex: BenchExecution) -> tuple[list[dict[str, Any]], Path, dict[str, Any]]:
-    """bench.json (every cell with every repetition), report.html and bench-rows.<fmt> in the run
-    folder, whatever part of the grid ran; the rows, that file, and bench.json's document."""
-    results = bench_results(plan, ex.run_dir)
-    stamp = ex.record["started_at"]
-    model = ex.record["model"]
-    bounds = [cell_bound(plan, r) for r in results]
-    rows = [row for r, b in zip(results, bounds) for row in llama_rows(r, model, stamp, b)]
-    record = ex.record
-    record["finished_at"] = utc_now().isoformat(timespec="seconds")
-    record["versions"] = versions()
-    record["outcomes"] = {o.name: {"error": o.error, "model_loads": o.model_loads, "wall_s": o.wall_s,
-                                   "interrupted": o.interrupted, "runner": o.runner} for o in ex.outcomes}  # fmt: skip
-    write_json_atomic(ex.run_dir / "run.json", record)
-    cells = [{**r.to_json(), "decode_bound_ts": b} for r, b in zip(results, bounds)]
-    bench = {"schema_version": 1, "run_id": ex.run_id, "model": model, "cells": cells, "rows": rows}
-    if plan.request.sustain > 1:  # per device: each pass's speed as % of the first, heat, first throttle
-        bench["sustain"] = {d.name: sustained(plan.grid[d.name], device_rows(device_folder(ex.run_dir, d.name)))
-                            for d in plan.devices}  # fmt: skip
-    write_json_atomic(ex.run_dir / "bench.json", bench)
-    write_text_atomic(ex.run_dir / "report.html", render_html(bench))
-    fmt = plan.request.output
-    path = ex.run_dir / f"bench-rows.{EXTENSIONS[fmt]}"
-    write_text_atomic(path, PRINTERS.get(fmt)(rows))
-    return rows, path, bench
-
-
-__all__ = [
-    "BenchInputs",
-    "BenchPlan",
-    "BenchRequest",
-    "execute_bench",
-    "exit_status",
-    "finish_bench",
-    "plan_bench",
-    "read_bench_inputs",
-]  # fmt: skip
+__all__ = ["BenchInputs", "BenchPlan", "BenchRequest", "plan_bench", "read_bench_inputs"]
