@@ -48,7 +48,7 @@ CHILD = textwrap.dedent(
     from orchestrator.history.store import read_history, read_samples, write_run
     from orchestrator.report.combine import build_report, device_row, sample_rows
     from orchestrator.report.printers import PRINTERS
-    from orchestrator.run.run_json import RunJson
+    from orchestrator.run.run_json import ModelStamp, RunJson
     from orchestrator.run.types import DeviceOutcome
 
     RAIL = [float(x) for x in sys.argv[2].split(",")]
@@ -75,7 +75,7 @@ CHILD = textwrap.dedent(
     reps = [Row(id=cell.id if i == 0 else f"{cell.id}@r{i + 1}", status="ok", prefill_tps=100.0, decode_tps=20.0,
                 ttft_ms=5.0, rail_mj_per_token=v) for i, v in enumerate(RAIL)]
     [result] = cell_results("pixel-8", [cell], reps, asked=len(RAIL))
-    bench_rows = llama_rows(result, {"path": "/m/tiny.litertlm", "size_bytes": 1}, "t")
+    bench_rows = llama_rows(result, ModelStamp(path="/m/tiny.litertlm", size_bytes=1), "t")
     out["bench_cell"] = result.to_json()
     out["bench_rows"] = bench_rows
     out["bench_md"] = BENCH.get("md")(bench_rows)
