@@ -8,12 +8,17 @@ the history exports them (llama-bench's `sql` / `jsonl`) rather than flagging ch
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from pathlib import PurePath
-from typing import Any
+from collections.abc import Mapping, Sequence
+from dataclasses import asdict
+from pathlib import Path, PurePath
+from typing import TYPE_CHECKING, Any
 
+from ..run.run_json import BenchStamp, RunJson
 from .entry import as_int, canonical, sha256_text
 from .types import DeviceEntry, RunEntry
+
+if TYPE_CHECKING:
+    from ..bench.record import BenchRecord
 
 
 def _mapping(value: Any) -> Mapping[str, Any]:
@@ -27,20 +32,22 @@ def bench_shape(request: Mapping[str, Any]) -> str:
     )
 
 
-def bench_entry(run: Mapping[str, Any], bench: Mapping[str, Any], folder: str,
-                devices: Mapping[str, Mapping[str, Any]]) -> RunEntry:  # fmt: skip
-    """`run`: run.json; `bench`: bench.json; `devices`: device name -> its device.json."""
-    model, grid = _mapping(run.get("model")), _mapping(run.get("bench"))
-    request = _mapping(grid.get("request"))
-    outcomes = _mapping(run.get("outcomes"))
-    rows = tuple(r for r in bench.get("rows") or () if isinstance(r, Mapping))
+def bench_entry(run: RunJson, rows: Sequence[Mapping[str, Any]], devices: Mapping[str, Mapping[str, Any]],
+                folder: str) -> RunEntry:  # fmt: skip
+    """`run`: run.json's record (kind bench: its `bench` grid and `outcomes`); `rows`: the llama-bench
+    rows; `devices`: device name -> its device.json. In memory at the end of `edgefarm bench`
+    (bench_record_entry), from the folder's files for `history import` (record.py)."""
+    grid = run.bench or BenchStamp()
+    request = grid.request
+    outcomes = run.outcomes or {}
+    rows = tuple(r for r in rows if isinstance(r, Mapping))
     shape = bench_shape(request)
-    model_name = PurePath(str(model.get("path", ""))).name
-    config = {"model": model_name, "shape": shape, "token_limit": grid.get("token_limit"),
+    model_name = PurePath(run.model.path).name
+    config = {"model": model_name, "shape": shape, "token_limit": grid.token_limit,
               **{k: request[k] for k in sorted(request)}}  # fmt: skip
     key = sha256_text(canonical(config))[:16]
     entries = []
-    for name in run.get("devices") or ():
+    for name in run.devices:
         info, outcome = _mapping(devices.get(name)), _mapping(outcomes.get(name))
         ident = _mapping(outcome.get("runner"))
         ran = sorted(
@@ -51,16 +58,20 @@ def bench_entry(run: Mapping[str, Any], bench: Mapping[str, Any], folder: str,
             soc=str(info.get("soc") or ""), backend=",".join(ran), runner=str(ident.get("runner") or ""),
             runner_sha256=str(ident.get("runner_sha256") or ""), runtime_version=str(ident.get("runtime_version") or ""),
             runtime_sha256=str(ident.get("runtime_sha256") or ""), config=config, config_key=key,
-            error=str(outcome.get("error") or ""), figures={}, samples={}, context_tokens=as_int(grid.get("token_limit")),
+            error=str(outcome.get("error") or ""), figures={}, samples={}, context_tokens=grid.token_limit,
         ))  # fmt: skip
-    versions = dict(_mapping(run.get("versions")))
-    host = _mapping(run.get("host"))
+    versions = dict(run.versions)
     return RunEntry(
-        run_id=str(run.get("run_id") or ""), kind="bench", started_at=str(run.get("started_at") or ""),
-        finished_at=str(run.get("finished_at") or ""), folder=folder,
-        host=" ".join(str(x) for x in (host.get("hostname"), host.get("platform")) if x),
+        run_id=run.run_id, kind="bench", started_at=run.started_at, finished_at=run.finished_at or "", folder=folder,
+        host=" ".join(str(x) for x in (run.host.get("hostname"), run.host.get("platform")) if x),
         edgefarm_version=str(versions.get("edgefarm") or ""), edgefarm_git=str(versions.get("edgefarm_git") or ""),
-        model_name=model_name, model_sha256=str(model.get("sha256") or ""), dataset_path="", dataset_sha256="",
+        model_name=model_name, model_sha256=run.model.sha256, dataset_path="", dataset_sha256="",
         slice_sha256="", samples=len(rows), shape=shape, flags=dict(request), versions=versions,
-        devices=tuple(entries), model_size_bytes=as_int(model.get("size_bytes")), bench_rows=rows,
+        devices=tuple(entries), model_size_bytes=as_int(run.model.size_bytes), bench_rows=rows,
     )  # fmt: skip
+
+
+def bench_record_entry(bench: BenchRecord) -> RunEntry:
+    """A finished `edgefarm bench` in memory (bench/record.py): no file of its folder read back."""
+    devices = {o.name: asdict(o.info) for o in bench.outcomes if o.info is not None}
+    return bench_entry(bench.run, bench.rows, devices, str(Path(bench.run_dir).resolve()))

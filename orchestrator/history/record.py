@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from rich.console import Console
 
@@ -18,13 +18,17 @@ from ..jsonio import DOCUMENT, read_json
 from ..redact import redact
 from ..report.build import load_report
 from ..report.types import RunReport
+from ..run.run_json import RunJson
 from ..rundir import device_folder, read_outcome, read_run_json
-from .bench import bench_entry
+from .bench import bench_entry, bench_record_entry
 from .db import Database, opened, resolve
 from .entry import device_identities, run_entry
 from .regress import changes
 from .store import Filters, read_history, read_samples, write_run
 from .types import Change, RunEntry
+
+if TYPE_CHECKING:
+    from ..bench.record import BenchRecord
 
 MAX_IMPORT_FOLDERS = 100_000
 
@@ -53,13 +57,13 @@ def _bench_entry_of(run_dir: Path, run: Mapping[str, Any]) -> RunEntry:
     bench = read_json(
         path, DOCUMENT, error=ConfigError, fix=f"finish the bench again: edgefarm bench --resume {run_dir}"
     )
+    record = RunJson.from_dict(run)
     devices = {}
-    for name in run.get("devices") or ():
-        info = device_folder(run_dir, str(name)) / "device.json"
-        devices[str(name)] = read_json(info, DOCUMENT, error=ConfigError, fix="") if info.is_file() else {}
-    return bench_entry(
-        run, bench if isinstance(bench, Mapping) else {}, str(Path(run_dir).resolve()), devices
-    )
+    for name in record.devices:
+        info = device_folder(run_dir, name) / "device.json"
+        devices[name] = read_json(info, DOCUMENT, error=ConfigError, fix="") if info.is_file() else {}
+    rows = bench.get("rows") if isinstance(bench, Mapping) else None
+    return bench_entry(record, rows if isinstance(rows, list) else (), devices, str(Path(run_dir).resolve()))
 
 
 def changes_of(db: Database, entry: RunEntry) -> list[Change]:
@@ -114,22 +118,34 @@ class Recorded:
     changes: tuple[Change, ...] = ()
 
 
-def record(db: Database, run_dir: Path, report: RunReport | None = None) -> Recorded:
-    entry = entry_of(run_dir, report)
+def record(
+    db: Database, run_dir: Path, report: RunReport | None = None, bench: BenchRecord | None = None
+) -> Recorded:
+    """The run into the database: a bench's record in memory (`bench`), else the run's report (or its
+    folder's files)."""
+    entry = bench_record_entry(bench) if bench is not None else entry_of(run_dir, report)
     status = write_run(db, entry)
     return Recorded(entry.run_id, status, tuple(changes_of(db, entry)))
 
 
-def record_at_end(target: str, run_dir: Path, report: RunReport | None = None) -> tuple[Recorded | None, str]:
+def record_at_end(
+    target: str, run_dir: Path, report: RunReport | None = None, bench: BenchRecord | None = None
+) -> tuple[Recorded | None, str]:
     """(what was recorded, '') or (None, why not): never raises an edgefarm error."""
     try:
         with opened(target) as db:
-            return record(db, run_dir, report), ""
+            return record(db, run_dir, report, bench), ""
     except EdgefarmError as e:
         return None, str(e)
 
 
-def remember(db: str | None, run_dir: Path, console: Console, report: RunReport | None = None) -> None:
+def remember(
+    db: str | None,
+    run_dir: Path,
+    console: Console,
+    report: RunReport | None = None,
+    bench: BenchRecord | None = None,
+) -> None:
     """The end of `edgefarm run` / `bench`: the run into the results database, and its significant
     changes against the last comparable run on stderr; a database that cannot be reached is said,
     never a failed run (`--db none`: nothing recorded)."""
@@ -140,7 +156,7 @@ def remember(db: str | None, run_dir: Path, console: Console, report: RunReport 
     except EdgefarmError as e:
         recorded, why = None, str(e)
     else:
-        recorded, why = record_at_end(target, run_dir, report)
+        recorded, why = record_at_end(target, run_dir, report, bench)
     if recorded is None:
         console.print(f"[yellow]history: this run is not in the results database:[/] {why}\n"
                       f"  the run folder {run_dir} is its record; `edgefarm history import {run_dir.parent}` "
