@@ -16,6 +16,7 @@ from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
 PLAIN_INTERVAL_S = 15.0
+_STOPPED = ("collecting", "done", "failed", "interrupted")  # run.types.Phase values after the last sample
 
 
 def stderr_console() -> Console:
@@ -41,6 +42,7 @@ class _State:
     phase: str = ""
     current: str = ""
     first_sample_at: float | None = None  # when the device started running samples (rate, ETA)
+    stopped_at: float | None = None  # when it stopped (done, failed, interrupted): its rate ends there
     ended: bool = False
     unit: str = "samples"  # what `done` counts: "runs" under --repeat/--warmup/--sustain
 
@@ -48,9 +50,10 @@ class _State:
 def rate_text(st: _State, now: float) -> str:
     """`3.10 samples/s, ETA 52 s` (`runs/s` when a sample runs more than once); '' before the first
     one is done (pure)."""
-    if st.first_sample_at is None or not st.done or now <= st.first_sample_at:
+    end = st.stopped_at if st.stopped_at is not None else now  # over the device's own running time
+    if st.first_sample_at is None or not st.done or end <= st.first_sample_at:
         return ""
-    rate = st.done / (now - st.first_sample_at)
+    rate = st.done / (end - st.first_sample_at)
     text = f"{rate:.2f} {st.unit}/s"
     if st.done < st.total and rate > 0:
         text += f", ETA {_duration((st.total - st.done) / rate)}"
@@ -135,6 +138,8 @@ class FarmProgress:
         now = self.clock()
         if st.first_sample_at is None and (phase == "running" or done):
             st.first_sample_at = now
+        if st.first_sample_at is not None and st.stopped_at is None and phase in _STOPPED:
+            st.stopped_at = now  # a device that ran before others end: its rate is not diluted by their time
         st.done, st.ok, st.failed, st.phase, st.current = done, ok, failed, phase, current
         if self._bars is not None:
             self._bars.update(

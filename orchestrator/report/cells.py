@@ -8,16 +8,19 @@ from dataclasses import dataclass
 
 from .. import catalogue
 from ..catalogue import FIGURE, FIGURES, HIGHER_IS_BETTER, figures
-from .best import BEST, TIED, Entry, marks
+from .best import BEST, TIED, Entry
 from .fidelity_views import summary_cell
 from .paired import speedup
 from .types import COLUMNS, Column, DeviceRow, RunReport, SampleCell
+from .verdict import run_marks
 
 MODALITY_ORDER = ("image", "audio", "text", "multi_turn", "combination", "structured_output", "tool_call")
 SPEEDUP = FIGURE["speedup"].column
 BEST_NOTE = (
-    "★ best: its 95% interval (in brackets) clear of every other device's; tied: the leader's interval "
-    "overlaps these; a device that did not run every sample is never marked"
+    "★ best, tied: the verdict of the paired comparison on the same samples (the lines under the table) for "
+    "pass rates, time per sample, speed-up, TTFT, prefill, decode and energy; for the other figures, its 95% "
+    "interval (in parentheses) clear of every other device's. Tied: the leader and the devices it cannot be "
+    "told from. A device that did not run every sample is never marked, nor the speed-up's baseline"
 )
 
 
@@ -141,12 +144,11 @@ def device_table(report: RunReport, wide: bool = False) -> tuple[list[str], list
         order = ["device", *DECISIVE, *IDENTITY]
     cols = [by_field[f] for f in order if f in by_field]
     values = {c.field: [_value(r, c.field, speed) for r in rows] for c in cols}
-    cell_marks: dict[str, list[str]] = {}
-    for c in cols:
-        if c.field in HIGHER_IS_BETTER:
-            entries = [Entry(v, ci, c.render(v), not r.partial and not r.error)
-                       for r, (v, ci) in zip(rows, values[c.field], strict=True)]  # fmt: skip
-            cell_marks[c.field] = marks(entries, HIGHER_IS_BETTER[c.field])
+    cell_marks = run_marks(report, {
+        c.field: [Entry(v, ci, c.render(v), not r.partial and not r.error)
+                  for r, (v, ci) in zip(rows, values[c.field], strict=True)]
+        for c in cols if c.field in HIGHER_IS_BETTER
+    })  # fmt: skip
     headers = [f"Speed-up vs {report.baseline} (x)" if c.field == "speedup" else header(c) for c in cols]
     fidelity = {f.device: f for f in report.fidelity.devices} if report.fidelity else {}
     if fidelity:
@@ -159,7 +161,7 @@ def device_table(report: RunReport, wide: bool = False) -> tuple[list[str], list
             v, ci = values[c.field][i]
             mark = cell_marks.get(c.field, [""] * len(rows))[i]
             if c.field == "speedup" and r.device == report.baseline:
-                line.append(Cell("1.00", "(baseline)", mark))
+                line.append(Cell("1.00", "(baseline)"))  # against itself: no mark
             else:
                 line.append(Cell(c.render(v), _ci(c, ci) if v is not None else "", mark))
         if fidelity:

@@ -48,9 +48,11 @@ def _thin(xs: list[float]) -> tuple[list[int], list[float]]:
 
 
 def pass_by_modality(report: RunReport) -> str | None:
+    """Bars of each device's pass rate per modality; None without a scored modality, or when every pass
+    rate is 0 (empty axes said nothing: no_chart_note says why instead)."""
     mods = modalities(report)
     devices = [r for r in report.devices if r.by_modality]
-    if not mods or not devices:
+    if not mods or not devices or not any(m.get("passed") for r in devices for m in r.by_modality.values()):
         return None
     names, colors = [r.device for r in devices], svg.colors(len(devices))
     xlabels = [m.replace("_", "\n") for m in mods]
@@ -373,6 +375,15 @@ CHARTS: tuple[tuple[str, str, Callable[[RunReport], str | None]], ...] = (
     ("chart-run", "Memory and temperature over the run", over_the_run),
     ("chart-energy", "Energy per sample and per generated token (ok samples with a trusted reading)", energy),
 )
+
+
+def no_chart_note(report: RunReport, key: str) -> str:
+    """What stands in place of a chart that has nothing to draw."""
+    if key == "chart-pass":
+        scored = sum(m.get("total") or 0 for r in report.devices for m in r.by_modality.values())
+        if scored:
+            return f"every pass rate is 0%: none of the {scored} scored samples passed, on any device or modality"
+    return "no figures of this kind in this run"
 
 
 def render_charts(report: RunReport) -> list[tuple[str, str, str | None]]:

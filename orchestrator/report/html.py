@@ -297,14 +297,14 @@ def render_html(report: RunReport, link_root: str = "") -> str:
     """The page. Its links to the run folder's files (media, device folders) are relative: the page
     is written into the run folder. `link_root` (the folder's file:// URL, ending in /) makes them
     absolute, for a page written elsewhere (`edgefarm report RUN --format html > page.html`)."""
-    from .charts import render_charts, sustained
+    from .charts import no_chart_note, render_charts, sustained
 
     title = _e(f"edgefarm run {report.run_id}")
     stamp = "".join(f"<dt>{_e(k)}</dt><dd>{_e(v)}</dd>" for k, v in stamp_items(report))
     mods = modalities(report)
     charts = []
     for key, caption, svg in render_charts(report):
-        empty = ENERGY_NOTE if key == "chart-energy" else "no figures of this kind in this run"
+        empty = ENERGY_NOTE if key == "chart-energy" else no_chart_note(report, key)
         body = svg if svg else f"<p class='skip'>{_e(empty)}</p>"
         charts.append(
             f"<figure id='{key}' class='chart'><figcaption>{_e(caption)}</figcaption>{body}</figure>"

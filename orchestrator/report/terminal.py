@@ -15,16 +15,19 @@ from rich.text import Text
 from .. import sustain
 from ..progress import stdout_console
 from .best import BEST, TIED
-from .cells import BEST_NOTE, Cell, device_table, mod_cell, modalities, shared_settings
+from .cells import BEST_NOTE, SETTINGS, Cell, device_table, header, mod_cell, modalities, shared_settings
 from .facts import INTERVALS_NOTE, card_only_lines, paired_lines, sharing_text, worst_pair_text
 from .fidelity_views import fidelity_table, worst_table
-from .types import RunReport
+from .types import COLUMNS, RunReport
 
 
-def _fitted(headers: list[str], rows: list[list[Cell]], title: str, width: int) -> tuple[Table, list[int]]:
+def _fitted(
+    headers: list[str], rows: list[list[Cell]], title: str, width: int, settings: frozenset[int] = frozenset()
+) -> tuple[Table, list[int]]:
     """The table with as many columns as fit `width` with one line per device (never a wrapped number or
-    cell): columns are dropped from the right, the status last and the device never; returns the
-    dropped columns' indexes."""
+    cell): columns are dropped from the right, the `settings` columns (what differs between the devices:
+    often the very setting being compared) only after every figure, the status last and the device
+    never; returns the dropped columns' indexes."""
     keep = list(range(len(headers)))
     status = len(headers) - 1
     while True:
@@ -40,7 +43,8 @@ def _fitted(headers: list[str], rows: list[list[Cell]], title: str, width: int) 
         fits = _one_line_per_row(table, len(rows), width)
         if fits or len(keep) <= 2:
             return table, [i for i in range(len(headers)) if i not in keep]
-        drop = next((i for i in reversed(keep) if i not in (0, status)), status)
+        droppable = [i for i in reversed(keep) if i not in (0, status)]
+        drop = next((i for i in droppable if i not in settings), droppable[0] if droppable else status)
         keep.remove(drop)
 
 
@@ -79,7 +83,9 @@ def device_tables(report: RunReport, width: int = 160, wide: bool = False) -> Gr
     fit on lines under it; pass by modality, the paired comparison against the baseline, the
     card-only passes and the least agreeing pair."""
     headers, rows = device_table(report, wide=wide)
-    table, dropped = _fitted(headers, rows, f"edgefarm run {report.run_id}", width)
+    setting_headers = {header(c) for c in COLUMNS if c.field in SETTINGS}
+    settings = frozenset(i for i, h in enumerate(headers) if h in setting_headers)
+    table, dropped = _fitted(headers, rows, f"edgefarm run {report.run_id}", width, settings)
     shared = shared_settings(report)
     parts: list = [table]
     if shared:

@@ -76,3 +76,24 @@ def test_bars_on_a_terminal_show_the_rate_and_eta_of_what_they_count():
     p.close()
     out = buf.getvalue()
     assert "1.00 samples/s, ETA 30 s" in out and "3.00 runs/s, ETA 30 s" in out
+
+
+def test_devices_one_after_another_are_each_rated_over_their_own_running_time():
+    """issue 41: two devices in one lane (this host's CPU shared): the first's rate kept falling while the
+    second ran (done / time since its start), so the live rates ranked the devices opposite to the table."""
+    buf, clock = io.StringIO(), Clock()
+    console = Console(file=buf, force_terminal=True, width=160, color_system=None)
+    p = FarmProgress(console, {"host-t1": 40, "host-t2": 40}, clock=clock)
+    p.start()
+    p.update("host-t1", 0, 0, 0, "running", "S-1")
+    p.update("host-t2", 0, 0, 0, "waiting")
+    clock.t += 20  # host-t1: 40 samples in 20 s
+    p.update("host-t1", 40, 40, 0, "done")
+    p.update("host-t2", 0, 0, 0, "running", "S-1")
+    clock.t += 10  # host-t2: 40 samples in 10 s, twice as fast, while host-t1's bar is still updated
+    p.update("host-t1", 40, 40, 0, "done")
+    p.update("host-t2", 40, 40, 0, "done")
+    p._bars.refresh()
+    p.close()
+    out = buf.getvalue()
+    assert "2.00 samples/s" in out and "4.00 samples/s" in out and "1.33 samples/s" not in out, out

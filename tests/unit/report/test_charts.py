@@ -419,3 +419,17 @@ def test_a_run_without_temperatures_has_no_temperature_in_its_chart_title():
     assert {key: title for key, title, _ in render_charts(report)}[
         "chart-run"
     ] == "Memory and temperature over the run"
+
+
+def test_every_pass_rate_0_says_so_instead_of_empty_axes():
+    """issue 41: a run where nothing passed drew the pass-rate-per-modality chart as empty axes."""
+    from orchestrator.report.printers import PRINTERS
+
+    report = farm(2)
+    none = [replace(r, by_modality={m: {**v, "passed": 0} for m, v in r.by_modality.items()}) for r in report.devices]
+    failed = replace(report, devices=tuple(none))
+    assert {key: svg for key, _, svg in render_charts(failed)}["chart-pass"] is None
+    assert {key: svg for key, _, svg in render_charts(report)}["chart-pass"]  # one pass: drawn
+    page = PRINTERS.get("html")(failed)
+    figure = page.split("id='chart-pass'")[1].split("</figure>")[0]
+    assert "<svg" not in figure and f"none of the {2 * SAMPLES} scored samples passed" in figure, figure
