@@ -85,3 +85,65 @@ def test_an_older_run_json_with_missing_or_mistyped_parts_decodes_with_them_empt
                              "flags": {"repeat": "x"}, "stand_ins": {"not": "a list"}})  # fmt: skip
     assert run.model == ModelStamp() and run.dataset.samples_run is None and run.dataset.sample_ids is None
     assert run.int_flag("repeat", 1) is None and run.stand_ins is None and run.model.quantization == ""
+
+
+OLD_BENCH = {  # a bench's run.json as edgefarm wrote it before bench used this record (its own dict)
+    "schema_version": 1,
+    "kind": "bench",
+    "run_id": "20260101-000000-beef",
+    "started_at": "2026-01-01T00:00:00+00:00",
+    "model": {
+        "path": "m.litertlm",
+        "sha256": "a" * 64,
+        "size_bytes": 10,
+        "max_context_tokens": 2048,
+        "facts": None,
+    },
+    "bench": {
+        "request": {
+            "prompts": "16,32",
+            "gens": "8",
+            "depths": "0",
+            "repetitions": 5,
+            "backends": None,
+            "threads": None,
+            "max_num_tokens": None,
+            "warmup": False,
+            "sustain": 1,
+        },  # fmt: skip
+        "token_limit": 2048,
+        "cluster": None,
+        "cells": {"this-host": ["p16-n8-d0-cpu", "p32-n8-d0-cpu"]},
+    },
+    "devices": ["this-host"],
+    "host": {"hostname": "h"},
+    "versions": {"python": "3.11"},
+    "unusable": [],
+    "notes": [],
+    "finished_at": "2026-01-01T00:01:00+00:00",
+    "outcomes": {
+        "this-host": {"error": "", "model_loads": 1, "wall_s": 2.5, "interrupted": False, "runner": {}}
+    },
+}
+
+
+def test_a_bench_run_json_is_the_same_record_kind_bench_and_an_older_file_keeps_every_value():
+    run = RunJson.from_dict(OLD_BENCH)
+    assert run.kind == "bench" and run.bench is not None and run.bench.token_limit == 2048
+    assert run.bench.request["prompts"] == "16,32" and run.bench.cells["this-host"] == (
+        "p16-n8-d0-cpu",
+        "p32-n8-d0-cpu",
+    )
+    assert run.outcomes["this-host"]["model_loads"] == 1 and run.other == {}  # every key known
+    again = run.to_dict()
+    assert {k: again[k] for k in OLD_BENCH if k != "model"} == {
+        k: v for k, v in OLD_BENCH.items() if k != "model"
+    }
+    assert again["model"]["sha256"] == "a" * 64 and again["model"]["max_context_tokens"] == 2048
+    assert RunJson.from_dict(json.loads(json.dumps(again))) == run  # the codec round-trips
+    plain = RunJson.from_dict(FILE)
+    assert plain.kind == "run" and "kind" not in plain.to_dict() and "bench" not in plain.to_dict()
+    odd = RunJson.from_dict(
+        {**OLD_BENCH, "bench": {"request": "x", "token_limit": True, "cells": {"a": "b"}}}
+    )
+    assert odd.bench.request == {} and odd.bench.token_limit is None and odd.bench.cells == {}
