@@ -13,6 +13,7 @@ from android_runner.contract import SampleResult, read_results
 
 from ..fsutil import write_json_atomic, write_text_atomic
 from ..interrupt import INTERRUPTED_EXIT
+from ..printers import BENCH_ROWS, printer
 from ..run.finish import exit_status  # the run's rule: the same exit codes
 from ..run.types import DeviceOutcome
 from ..rundir import device_folder, utc_now, versions, write_run_json
@@ -20,7 +21,6 @@ from .bound import bound_ts
 from .execute import BenchExecution
 from .html import render as render_html
 from .plan import BenchPlan
-from .printers import PRINTERS
 from .record import BenchRecord
 from .results import CellResult, cell_results, llama_rows
 from .sustained import sustained
@@ -48,13 +48,15 @@ def finish_bench(plan: BenchPlan, ex: BenchExecution, stop: threading.Event) -> 
     document = record.document()
     write_json_atomic(ex.run_dir / "bench.json", document)
     write_text_atomic(ex.run_dir / "report.html", render_html(document))
-    write_text_atomic(rows_path(record, plan.request.output), PRINTERS.get(plan.request.output)(record.rows))
+    write_text_atomic(
+        rows_path(record, plan.request.output), printer(BENCH_ROWS, plan.request.output).text()(record.rows)
+    )
     return record
 
 
 def rows_path(record: BenchRecord, fmt: str):
-    """bench-rows.<fmt> in the run folder (the format's name is its extension)."""
-    return record.run_dir / f"bench-rows.{fmt}"
+    """bench-rows.<suffix> in the run folder (the format's, orchestrator/printers.py)."""
+    return record.run_dir / f"bench-rows.{printer(BENCH_ROWS, fmt).suffix}"
 
 
 def device_rows(plan: BenchPlan, ex: BenchExecution) -> Mapping[str, list[SampleResult]]:

@@ -1,4 +1,5 @@
-"""`edgefarm bench -o md|csv|json|jsonl|sql`: one list of rows (results.llama_rows), five views.
+"""`edgefarm bench -o md|csv|json|jsonl|sql`: one list of rows (results.llama_rows), five views,
+registered in the one printer registry (orchestrator/printers.py).
 
 Pure. The field list is written once (results.FIELDS); json, jsonl, csv and sql carry every field,
 in llama-bench's layout (json: an array of rows; sql: CREATE TABLE + one INSERT per row), so scripts
@@ -11,22 +12,22 @@ import csv
 import io
 import json
 import math
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from ..catalogue import ON_TG
-from ..registry import Registry
+from ..printers import BENCH_ROWS, Printers
 from .results import FIELDS, bench_measures
 
 Rows = Sequence[Mapping[str, Any]]
 SQL_TABLE = "edgefarm_bench"
 
 
-def _json(rows: Rows) -> str:
+def to_json(rows: Rows) -> str:
     return json.dumps(list(rows), indent=2, ensure_ascii=False) + "\n"
 
 
-def _jsonl(rows: Rows) -> str:
+def to_jsonl(rows: Rows) -> str:
     return "".join(json.dumps(r, ensure_ascii=False) + "\n" for r in rows)
 
 
@@ -38,7 +39,7 @@ def _cell(v: Any) -> str:
     return str(v)
 
 
-def _csv(rows: Rows) -> str:
+def to_csv(rows: Rows) -> str:
     out = io.StringIO()
     w = csv.writer(out, lineterminator="\n")
     w.writerow(FIELDS)
@@ -68,7 +69,7 @@ def _sql_type(name: str, rows: Rows) -> str:
     return "TEXT"
 
 
-def _sql(rows: Rows) -> str:
+def to_sql(rows: Rows) -> str:
     cols = ", ".join(f"{k} {_sql_type(k, rows)}" for k in FIELDS)
     lines = [f"CREATE TABLE IF NOT EXISTS {SQL_TABLE} ({cols});"]
     names = ", ".join(FIELDS)
@@ -83,7 +84,7 @@ def _num(v: Any, fmt: str = "{:.2f}") -> str:
     return "-" if v is None else fmt.format(v)
 
 
-def _md(rows: Rows) -> str:
+def to_md(rows: Rows) -> str:
     tg = [m for m in bench_measures() if m.bench == ON_TG]  # TTFT, energy per token...: the tg row's
     head = ("| device | backend | threads | test | depth | t/s (mean ± sd) | 95% interval | reps | "
             + "".join(f"{m.label} {m.unit} | " for m in tg) + "init ms (load) | peak MB |")  # fmt: skip
@@ -105,9 +106,4 @@ def _md(rows: Rows) -> str:
     return "\n".join(lines) + "\n"
 
 
-PRINTERS: Registry[Callable[[Rows], str]] = Registry("bench output format")
-PRINTERS.add("md", _md)
-PRINTERS.add("csv", _csv)
-PRINTERS.add("json", _json)
-PRINTERS.add("jsonl", _jsonl)
-PRINTERS.add("sql", _sql)
+PRINTERS = Printers(BENCH_ROWS)  # these, in the one printer registry (orchestrator/printers.py)

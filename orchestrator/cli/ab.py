@@ -15,6 +15,7 @@ import click
 
 from ..errors import ConfigError
 from ..interrupt import INTERRUPTED_EXIT
+from ..printers import COMPARISON, formats
 from ..report.ab import (
     FAMILY_LEVEL,
     MAX_ROUNDS,
@@ -89,7 +90,7 @@ class _BlockRun:
 @click.option("--out", type=click.Path(path_type=Path, file_okay=False), required=True,
               help="folder for the blocks' run folders (a/ and b/; warmup/: one uncounted block of each first)")  # fmt: skip
 @click.option(
-    "--format", "fmt", type=click.Choice(["term", "json", "md", "csv"]), default="term", show_default=True
+    "--format", "fmt", type=click.Choice(formats(COMPARISON)), default="term", show_default=True
 )
 @click.option("--fail-on", type=click.Choice(["none", "regression", "any"]), default="none", show_default=True,
               help=f"exit {REGRESSION_EXIT} when B is significantly worse than A (regression) or different (any)")  # fmt: skip

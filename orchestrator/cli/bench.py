@@ -18,12 +18,12 @@ from ..bench.finish import finish_bench, rows_path
 from ..bench.grid import MAX_REPETITIONS
 from ..bench.html import partial_note
 from ..bench.plan import BenchRequest, plan_bench, read_bench_inputs
-from ..bench.printers import PRINTERS
 from ..bench.sustained import summary
 from ..bundled import BUNDLED_MODEL
 from ..errors import ConfigError
 from ..history.record import remember
 from ..interrupt import stop_on_interrupt
+from ..printers import BENCH_ROWS, formats, printer
 from ..progress import stderr_console
 from ..run.bounds import MAX_SUSTAIN_PASSES
 from ..run.run_json import RunJson
@@ -70,7 +70,7 @@ GRID_FLAGS = {"prompts": "-p", "gens": "-n", "depths": "-d", "repetitions": "-r"
 @click.option("--max-num-tokens", type=click.IntRange(1, 1 << 20), default=None,
               help="the engine's token limit (its KV cache; default: the model's context)")  # fmt: skip
 @click.option("--warmup", is_flag=True, help="run each cell once first and count nothing from it")
-@click.option("-o", "--output", type=click.Choice(PRINTERS.names()), default="md", show_default=True,
+@click.option("-o", "--output", type=click.Choice(formats(BENCH_ROWS)), default="md", show_default=True,
               help="what stdout and bench-rows.<fmt> get (bench.json always holds everything)")  # fmt: skip
 @click.option("--out", type=click.Path(path_type=Path), default=Path("runs"), show_default=True,
               help="folder that receives runs/<run-id>")  # fmt: skip
@@ -115,7 +115,7 @@ def bench(ctx: click.Context, db: str | None, **params) -> None:
     with stop_on_interrupt(lambda message: console.print(f"[yellow]{message}[/]")) as stop:
         ex = execute_bench(the_plan, console, stop)
         record = finish_bench(the_plan, ex, stop)
-    click.echo(PRINTERS.get(request.output)(record.rows), nl=False)
+    click.echo(printer(BENCH_ROWS, request.output).text()(record.rows), nl=False)
     for name, curve in record.sustain.items():  # --sustain: a line per device (report.html has every pass)
         if curve:
             console.print(summary(name, curve), highlight=False, markup=False)

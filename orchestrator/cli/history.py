@@ -10,6 +10,7 @@ import click
 from ..errors import EdgefarmError, HistoryUnavailable
 from ..history.db import ENV, opened, resolve
 from ..history.series import DEFAULT_LAST, DEFAULT_WINDOW, MAX_LAST, MAX_WINDOW
+from ..printers import HISTORY, HISTORY_EXPORT, formats, printer
 
 DB_HELP = f"the results database: a SQLite file, or postgresql://user@host:port/db (default: ${ENV}, else a file in the user's data folder)"
 
@@ -41,7 +42,7 @@ def _filters(devices, models, runtimes, backends, shapes):
 @click.group("history", invoke_without_command=True)
 @db_option
 @filter_options
-@click.option("--format", "fmt", type=click.Choice(["md", "csv", "json"]), default="md", show_default=True)
+@click.option("--format", "fmt", type=click.Choice(formats(HISTORY)), default="md", show_default=True)
 @click.option("--html", "html", type=click.Path(path_type=Path, dir_okay=False), default=None,
               help="also write a page of trend charts here, linking each run's report.html")  # fmt: skip
 @click.option("--window", type=click.IntRange(2, MAX_WINDOW), default=DEFAULT_WINDOW, show_default=True,
@@ -59,7 +60,6 @@ def history(
         return
     from ..fsutil import output_errors, write_text_atomic
     from ..history.html import render_page
-    from ..history.render import to_csv, to_json, to_md
     from ..history.series import build_series
     from ..history.store import read_history, read_samples
 
@@ -67,7 +67,7 @@ def history(
     with opened(resolve(db)) as store:
         rows = read_history(store, filters)
         series = build_series(rows, lambda run_id, device: read_samples(store, run_id, device), window, last)
-    click.echo({"md": to_md, "csv": to_csv, "json": to_json}[fmt](series), nl=False)
+    click.echo(printer(HISTORY, fmt).text()(series), nl=False)
     if html is not None:
         with output_errors(html):
             write_text_atomic(html, render_page(series))
@@ -105,11 +105,8 @@ def import_runs(ctx: click.Context, paths: tuple[Path, ...], db: str | None) -> 
         raise SystemExit(2)
 
 
-EXPORTS = ("llama-sql", "llama-jsonl", "litert-md", "litert-jsonl")
-
-
 @history.command("export")
-@click.option("--format", "fmt", type=click.Choice(EXPORTS), required=True,
+@click.option("--format", "fmt", type=click.Choice(formats(HISTORY_EXPORT)), required=True,
               help="llama-*: the recorded `edgefarm bench` rows in llama-bench's fields (its sql / jsonl); "
               "litert-*: each device's runs as rows of LiteRT-LM's benchmark table")  # fmt: skip
 @db_option
@@ -122,12 +119,11 @@ def export(ctx: click.Context, fmt: str, db, devices, models, runtimes, backends
 
     filters = _filters(devices, models, runtimes, backends, shapes)
     with opened(resolve(db or (ctx.obj or {}).get("db"))) as store:
-        if fmt.startswith("llama-"):
+        if fmt.startswith("llama-"):  # llama-bench's shape: the recorded bench rows
             rows = read_bench_rows(store, filters)
-            text = (ex.llama_sql if fmt == "llama-sql" else ex.llama_jsonl)(rows)
-        else:
+        else:  # LiteRT-LM's table: each device's runs
             rows = ex.litert_rows(read_history(store, filters))
-            text = (ex.litert_md if fmt == "litert-md" else ex.litert_jsonl)(rows)
+    text = printer(HISTORY_EXPORT, fmt).text()(rows)
     if not rows:
         click.echo(
             f"no {'bench rows' if fmt.startswith('llama-') else 'runs'} in the history match", err=True

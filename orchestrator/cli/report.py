@@ -11,10 +11,9 @@ from rich.markup import escape
 from rich.table import Table
 
 from ..errors import ConfigError, OutputError
+from ..printers import COMPARISON, REPORT, formats, printer
 from ..progress import stdout_console
 from ..report.build import load_report
-from ..report.printers import PRINTERS
-from ..report.terminal import print_tables
 
 
 @click.command("report")
@@ -24,7 +23,7 @@ from ..report.terminal import print_tables
 @click.option(
     "--format",
     "fmt",
-    type=click.Choice(["md", "html", "json", "csv", "jsonl", "term", "trace"]),
+    type=click.Choice(formats(REPORT)),
     default="md",
     show_default=True,
     help="csv / jsonl: one row per device and sample with every figure (for pandas or a spreadsheet); trace: "
@@ -96,15 +95,14 @@ def report(
 
         combined = with_reference(with_baseline(load_report(run_dirs[0]), baseline), reference)
         combined = with_samples(combined, run_dirs[0], write=False)
-    if fmt == "term":
-        print_tables(combined, wide)
+    shown = printer(REPORT, fmt)
+    if shown.terminal:
+        shown.draw()(combined, wide)
         return
     if fmt == "html":  # written elsewhere than the run folder: its links to media and files absolute
-        from ..report.html import render_html
-
-        text = render_html(combined, (out or run_dirs[0]).resolve().as_uri() + "/")
+        text = shown.text()(combined, (out or run_dirs[0]).resolve().as_uri() + "/")
     else:
-        text = PRINTERS.get(fmt)(combined)
+        text = shown.text()(combined)
     try:
         click.echo(text, nl=False)
         sys.stdout.flush()
@@ -140,7 +138,7 @@ REGRESSION_EXIT = 8  # compare --fail-on found what it fails on (1-7 are errors.
 @click.option(
     "--format",
     "fmt",
-    type=click.Choice(["term", "json", "md", "csv"]),
+    type=click.Choice(formats(COMPARISON)),
     default="term",
     show_default=True,
     help="json / csv: every device's flips and paired ratios with their intervals, for CI and pandas",
@@ -199,17 +197,13 @@ def print_comparison(
     """A Comparison on stdout in `fmt` with `note` (under the table; json/md carry it); then the
     --fail-on gate: exit REGRESSION_EXIT naming what it found on stderr. `interval`: what the ratios'
     brackets are, for the table's and Markdown's title."""
-    from ..report.compare import comparison_lines
-    from ..report.compare_out import found, to_csv, to_json, to_markdown
+    from ..report.compare_out import found
 
-    if fmt == "json":
-        click.echo(to_json(c, note), nl=False)
-    elif fmt == "csv":
-        click.echo(to_csv(c), nl=False)
-    elif fmt == "md":
-        click.echo(to_markdown(c, comparison_lines(c), note, interval), nl=False)
+    shown = printer(COMPARISON, fmt)
+    if shown.terminal:
+        shown.draw()(c, note, interval)
     else:
-        _compare_table(c, comparison_lines(c), note, interval)
+        click.echo(shown.text()(c, note, interval), nl=False)
     hits = found(c, fail_on)
     if hits:
         how = "worse" if fail_on == "regression" else "different"
@@ -218,7 +212,13 @@ def print_comparison(
         sys.exit(REGRESSION_EXIT)
 
 
-def _compare_table(c, lines, note: str, interval: str) -> None:
+def compare_table(c, note: str, interval: str) -> None:
+    """A Comparison as a table on the terminal (the `term` format of compare and ab), its flips and
+    `note` under it."""
+    from ..report.compare import comparison_lines
+    from ..report.compare_out import columns
+
+    lines = comparison_lines(c)
     title = (
         f"{c.run_a} → {c.run_b}: B against A on {c.common_samples} common sample(s), ratios B/A ({interval})"
     )
@@ -229,9 +229,7 @@ def _compare_table(c, lines, note: str, interval: str) -> None:
     if c.versions:
         title += "\nVERSIONS DIFFER: " + "; ".join(c.versions)
     table = Table(title=escape(title), title_justify="left")
-    columns = (("wall_ms", "Time per sample"), ("ttft_ms", "TTFT"), ("decode_tps", "Decode"),
-               ("prefill_tps", "Prefill"), ("energy_j", "Energy"))  # fmt: skip
-    shown = [(f, label) for f, label in columns if any(d.paired.figure(f) for d in c.devices)]
+    shown = columns(c)  # the catalogue's paired measures some device has
     table.add_column("Device")
     table.add_column("Samples", justify="right")
     table.add_column("Pass (%)", justify="right")

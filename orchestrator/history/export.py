@@ -17,9 +17,9 @@ import json
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from ..bench.printers import PRINTERS as BENCH_PRINTERS
 from ..bench.results import FIELDS
 from ..catalogue import LITERT_TABLE, outside_names
+from ..printers import BENCH_ROWS, printer
 from .store import DeviceRun
 
 # LiteRT-LM's table: field -> its column label
@@ -87,8 +87,8 @@ def _in_order(rows: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
 
 
 def llama_sql(rows: Sequence[Mapping[str, Any]]) -> str:
-    return BENCH_PRINTERS.get("sql")(_in_order(rows))
+    return printer(BENCH_ROWS, "sql").text()(_in_order(rows))
 
 
 def llama_jsonl(rows: Sequence[Mapping[str, Any]]) -> str:
-    return BENCH_PRINTERS.get("jsonl")(_in_order(rows))
+    return printer(BENCH_ROWS, "jsonl").text()(_in_order(rows))

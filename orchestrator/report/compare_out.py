@@ -9,10 +9,9 @@ from __future__ import annotations
 import csv
 import io
 import json
-from collections.abc import Sequence
 
 from ..stats import ALPHA
-from .compare import Comparison, DeviceDelta
+from .compare import Comparison, DeviceDelta, comparison_lines
 from .paired import PAIRED_FIGURES
 
 FAIL_ON = ("none", "regression", "any")
@@ -49,9 +48,10 @@ def found(c: Comparison, fail_on: str) -> list[str]:
     return [f"{d.device}: {', '.join(w)}" for d in c.devices if (w := pick(d))]
 
 
-def to_json(c: Comparison, note: str = DRIFT_NOTE) -> str:
+def to_json(c: Comparison, note: str = DRIFT_NOTE, interval: str = "95% interval") -> str:
     """Every device's pass rates, flips (with their ids and McNemar p) and paired ratios with intervals;
-    `note`: what the speed ratios include (compare: the drift between runs; ab: its rounds)."""
+    `note`: what the speed ratios include (compare: the drift between runs; ab: its rounds). A
+    comparison's printers take (c, note, interval); the ratios here carry their bounds, not `interval`."""
     devices = []
     for d in c.devices:
         p = d.paired
@@ -70,16 +70,16 @@ def to_json(c: Comparison, note: str = DRIFT_NOTE) -> str:
     return json.dumps(data, ensure_ascii=False, indent=1) + "\n"
 
 
-def _columns(c: Comparison) -> list[tuple[str, str]]:
+def columns(c: Comparison) -> list[tuple[str, str]]:
+    """(field, label) of each paired figure (catalogue.PAIRED) some device of the comparison has."""
     return [(f, label) for f, label, _ in PAIRED_FIGURES if any(d.paired.figure(f) for d in c.devices)]
 
 
-def to_markdown(
-    c: Comparison, lines: Sequence[str], note: str = DRIFT_NOTE, interval: str = "95% interval"
-) -> str:
-    """The table as Markdown under a title and the settings; `lines`: comparison_lines' flips; `note`
-    as to_json's; `interval`: what the ratios' brackets are (ab: 99% each)."""
-    cols = _columns(c)
+def to_markdown(c: Comparison, note: str = DRIFT_NOTE, interval: str = "95% interval") -> str:
+    """The table as Markdown under a title and the settings, the flips (comparison_lines) under it;
+    `note` as to_json's; `interval`: what the ratios' brackets are (ab: 99% each)."""
+    cols = columns(c)
+    lines = comparison_lines(c)
     said = f"B against A on {c.common_samples} common sample(s), ratios B/A ({interval})."
     out = [f"# {c.run_a} → {c.run_b}", "", said, ""]
     if c.settings:
@@ -101,8 +101,9 @@ CSV_FIELDS = ("run_a", "run_b", "device", "common", "pass_a", "pass_b", "pass_to
               "figure", "ratio", "lo", "hi", "pairs", "significant", "worse")  # fmt: skip
 
 
-def to_csv(c: Comparison) -> str:
-    """One row per device and figure (and one for the verdicts), for a spreadsheet or pandas."""
+def to_csv(c: Comparison, note: str = "", interval: str = "") -> str:
+    """One row per device and figure (and one for the verdicts), for a spreadsheet or pandas (the
+    columns carry each ratio's bounds; `note` and `interval` are for the table printers)."""
     buf = io.StringIO()
     w = csv.DictWriter(buf, fieldnames=CSV_FIELDS, lineterminator="\n")
     w.writeheader()

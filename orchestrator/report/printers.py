@@ -1,19 +1,19 @@
-"""Printers: the RunReport as JSON (the source of truth) and its views (md, html, csv, jsonl, term).
-
-Each printer is `render(report) -> str`, pure; the caller writes the file. The views share their
-cell texts (cells.py) and the facts they state (facts.py), so a fact is spelled once.
+"""report.json: the RunReport as JSON, the source of truth. Its views (md, html, csv, jsonl, term,
+trace) are registered beside it in the one printer registry (orchestrator/printers.py), each
+`render(report) -> str`, pure; the caller writes the file. The views share their cell texts
+(cells.py) and the facts they state (facts.py), so a fact is spelled once.
 """
 
 from __future__ import annotations
 
 import dataclasses
 import json
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 
-from ..registry import Registry
+from ..printers import REPORT, Printers
 from .types import RunReport
 
-PRINTERS = Registry[Callable[[RunReport], str]]("report format")
+PRINTERS = Printers(REPORT)  # the run report's formats in the one registry (orchestrator/printers.py)
 
 
 def to_json(report: RunReport) -> str:
@@ -56,48 +56,3 @@ def _plain(value):
     if isinstance(value, (list, tuple)):
         return [_plain(v) for v in value]
     return value
-
-
-def _markdown(report: RunReport) -> str:
-    from .markdown import to_markdown
-
-    return to_markdown(report)
-
-
-def to_html(report: RunReport) -> str:
-    from .html import render_html
-
-    return render_html(report)
-
-
-def _rows(report: RunReport) -> str:
-    from .tables import to_csv
-
-    return to_csv(report)
-
-
-def _jsonl(report: RunReport) -> str:
-    from .tables import to_jsonl
-
-    return to_jsonl(report)
-
-
-def _term(report: RunReport) -> str:
-    from .terminal import to_text
-
-    return to_text(report)
-
-
-def _trace(report: RunReport) -> str:
-    from .trace import to_trace
-
-    return to_trace(report)
-
-
-PRINTERS.add("json", to_json)
-PRINTERS.add("md", _markdown)
-PRINTERS.add("html", to_html)
-PRINTERS.add("csv", _rows)
-PRINTERS.add("jsonl", _jsonl)
-PRINTERS.add("term", _term)
-PRINTERS.add("trace", _trace)

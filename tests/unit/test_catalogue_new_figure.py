@@ -92,6 +92,7 @@ def test_a_figure_added_in_one_catalogue_row_reaches_every_output(tmp_path):
         capture_output=True,
         text=True,
         timeout=120,
+        check=False,
     )
     assert done.returncode == 0, done.stderr[-3000:]
     out = json.loads(done.stdout)

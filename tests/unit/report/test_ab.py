@@ -200,6 +200,6 @@ def test_resolve_stops_on_the_intervals_width_after_whole_pairs_of_rounds():
 
 def test_the_markdown_title_says_which_interval_the_brackets_are():
     c, _ = ab_comparison(*_ab(_loads(4, 1, 0.02, hog_from=9)))
-    assert "ratios B/A (95% interval)." in to_markdown(c, [])  # compare's bootstrap
-    ab_title = to_markdown(c, [], "note", f"{100 * FAMILY_LEVEL:.0f}% interval each")
+    assert "ratios B/A (95% interval)." in to_markdown(c)  # compare's bootstrap
+    ab_title = to_markdown(c, "note", f"{100 * FAMILY_LEVEL:.0f}% interval each")
     assert "ratios B/A (99% interval each)." in ab_title and ab_title.rstrip().endswith("note")
