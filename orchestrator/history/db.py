@@ -17,7 +17,7 @@ from typing import Any
 
 from ..errors import HistoryUnavailable
 from ..redact import redact
-from .schema import MIGRATIONS, SCHEMA_TABLE
+from .schema import MIGRATIONS, SCHEMA_TABLE, catalogue_columns
 
 ENV = "EDGEFARM_DB"
 POSTGRES_SCHEMES = ("postgresql://", "postgres://")
@@ -131,6 +131,9 @@ class Database:
                 for statement in MIGRATIONS[version - 1]:
                     self.execute(statement)
                 self.execute(f"INSERT INTO {SCHEMA_TABLE} (version) VALUES (?)", (version,))
+            have = {d[0] for d in self.execute("SELECT * FROM history_samples WHERE 1 = 0").description}
+            for statement in catalogue_columns(have):
+                self.execute(statement)
 
     def version(self) -> int:
         return int(self.rows(f"SELECT COALESCE(MAX(version), 0) FROM {SCHEMA_TABLE}")[0][0])

@@ -8,6 +8,8 @@ records the last version it applied in `history_schema` (docs/history.md).
 
 from __future__ import annotations
 
+from ..catalogue import KEPT, measures
+
 SCHEMA_TABLE = "history_schema"
 
 # version n = MIGRATIONS[n - 1]
@@ -110,3 +112,11 @@ MIGRATIONS: tuple[tuple[str, ...], ...] = (
         "UPDATE history_figures SET figure = 'sample_ms_p50' WHERE figure = 'wall_ms_p50'",
     ),
 )
+
+
+def catalogue_columns(existing: set[str]) -> list[str]:
+    """A `history_samples` column for each measure the figure catalogue keeps per sample (its KEPT
+    view) that the table lacks: a measure added to the catalogue after the last migration gets its
+    column when a database is opened (the migrations above made the columns of theirs)."""
+    return [f"ALTER TABLE history_samples ADD COLUMN {m.name} DOUBLE PRECISION"
+            for m in measures(KEPT) if m.name not in existing]  # fmt: skip

@@ -26,7 +26,7 @@ CHILD = textwrap.dedent(
     NAME = "rail_mj_per_token"
     cat.register(  # the one catalogue row: a per-sample measure and its device figure
         cat.Measure(NAME, "Rail energy/token", "mJ", False, "{:.1f}", paired=False,
-                    views=frozenset({cat.DRILL}), bench=cat.ON_TG),
+                    views=frozenset({cat.DRILL, cat.KEPT}), bench=cat.ON_TG),
         cat.Figure(cat.Column(NAME + "_p50", "Rail energy/token p50", "mJ", "{:.2f}"), False, NAME, "p50",
                    "bootstrap", frozenset({cat.WIDE, cat.DETAILS, cat.EXPORT, cat.HISTORY, cat.HISTORY_TABLE})),
     )
@@ -69,6 +69,8 @@ CHILD = textwrap.dedent(
         write_run(db, run_entry(report, "/runs/r1", {}))
         history = read_history(db)
         out["history_figures"] = {k: [f.value, f.lo, f.hi] for k, f in history[0].point.figures.items()}
+        kept = read_samples(db, "r1", "pixel-8")  # its history_samples column, added when the database opened
+        out["history_samples"] = [kept[r.id].rail_mj_per_token for r in rows]
         out["history_md"] = to_md(build_series(history, lambda r, d: read_samples(db, r, d)))
 
     cell = Cell(64, 16, 0, "cpu", 2)
@@ -115,6 +117,7 @@ def test_a_figure_added_in_one_catalogue_row_reaches_every_output(tmp_path):
 
     value, lo, hi = out["history_figures"]["rail_mj_per_token_p50"]  # the results database, read back
     assert value == median and lo <= value <= hi
+    assert out["history_samples"] == RAIL  # each sample's value, kept for `compare --baseline last`
     assert "Rail energy/token p50 (mJ)" in out["history_md"] and "5.25 (" in out["history_md"]
 
     cell = out["bench_cell"]["rail_mj_per_token"]  # bench: mean and sd over the repetitions
