@@ -222,6 +222,7 @@ class OutsideName:
 
 LLAMA_BENCH = "llama-bench"  # its row fields (`edgefarm bench -o`): a speed row's mean, sd, samples
 LITERT_TABLE = "LiteRT-LM table"  # LiteRT-LM's published benchmark table (`edgefarm history --export`)
+EDGEMM_CARD = "EdgeMMEval card"  # its report.json summary (scoring/record.py), whose pass rate is ours
 DATABASE = "results database"  # history_figures.figure values written before schema 3
 OLD_BENCH_JSON = "bench.json before issue 42"  # its cells named the speeds as llama-bench's `_ts`
 OUTSIDE_NAMES: tuple[OutsideName, ...] = (
@@ -232,6 +233,7 @@ OUTSIDE_NAMES: tuple[OutsideName, ...] = (
     OutsideName(LITERT_TABLE, "decode_tokens_per_sec", "decode_tps_p50", digits=2),
     OutsideName(LITERT_TABLE, "time_to_first_token_sec", "ttft_ms_p50", 1e-3, 3),
     OutsideName(LITERT_TABLE, "cpu_memory_mb", "peak_rss_mb", digits=1),
+    OutsideName(EDGEMM_CARD, "pass_rate_pct", "pass_rate_pct"),  # the card's summary: the same name
     OutsideName(DATABASE, "wall_ms_p50", "sample_ms_p50"),  # history's own median until schema 3
     OutsideName(OLD_BENCH_JSON, "prefill_ts", "prefill_tps"),
     OutsideName(OLD_BENCH_JSON, "decode_ts", "decode_tps"),
