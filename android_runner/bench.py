@@ -2,7 +2,7 @@
 
 A bench item (JobItem.bench, docs/bench.md) asks for a prompt of exactly `n_prompt` tokens after a
 context of exactly `n_depth` tokens, then `n_gen` decoded tokens, on an engine with the item's
-backend and threads. Per item, on a fresh session of the engine:
+backend and threads. Per item, on a FRESH engine (made for this item alone) and its first session:
 
   1. depth fill: one prefill of `n_depth` tokens (skipped at depth 0), not timed
   2. the timed prefill of `n_prompt` tokens
@@ -14,8 +14,15 @@ prefill input on its own), the session applies no prompt template, and after eac
 per-turn BenchmarkInfo count is compared with what was asked: a difference is an `error` row that
 names both numbers. Decode runs exactly `n_gen` tokens whatever the model emits because `n_gen` is
 the engine's benchmark setting (`num_decode_tokens`, as LiteRT-LM's own `litert_lm.Benchmark`
-sets it); that setting is why `n_gen` is part of the engine's key: one engine per (backend,
-threads, n_gen), loaded once and kept while consecutive items share it.
+sets it).
+
+Why a fresh engine per item: a repetition means what one `litert_lm.Benchmark.run()` means, a fresh
+engine's first prefill and decode. An engine's later sessions run faster than its first (on the tiny
+model 1.1-1.6x: lazy set-up on the first inference), so repetitions on one kept engine read above the
+runtime's own benchmark (issue 41; docs/bench.md). The texts are made once per runner (the model's
+tokenizer is the same in every engine), so a repetition's engine does nothing before its timed turns
+but read its start token and open the session. Each engine's load is in its row (`init_ms`,
+`engine_load`), and so is the CPU thread count it ran with (`threads_ran`, android_runner/threads.py).
 
 The figures are the runtime's own (per-turn prefill and decode tokens/s), and nothing of the runner's
 runs beside the two timed turns: the memory sampler sleeps through them (MemorySampler.paused; it cost
@@ -33,7 +40,7 @@ from __future__ import annotations
 import ctypes
 import time
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from .backend import BackendVerdict, classify_backend, engine_failure, split_lines
@@ -41,6 +48,7 @@ from .contract import JobItem, SampleResult, TurnFigures, sustain_pass
 from .memory import MemorySampler, sample_peaks_mb
 from .status import Status
 from .thermal import thermal_snapshot, with_clocks
+from .threads import EngineThreads, thread_ids
 
 # A fixed English passage the prompts are cut from (any text works: only its token count matters).
 FILLER = (
@@ -116,18 +124,17 @@ class BenchEngine:
                 lib.litert_lm_engine_settings_set_num_decode_tokens(settings, cell.n_gen)
             if cell.backend == "gpu":  # prefill timing must not include the weights' upload (as Benchmark)
                 lib.litert_lm_engine_settings_set_gpu_wait_for_weight_uploads(settings, True)
+            before = thread_ids()
             self.ptr = lib.litert_lm_engine_create(settings)
+            created = thread_ids()
         finally:
             lib.litert_lm_engine_settings_delete(settings)
         if not self.ptr:
             raise RuntimeError(f"Failed to create LiteRT-LM engine for {model}")
         self.init_ms = (time.perf_counter() - t0) * 1000.0
         self.key = cell.engine_key
-        self.unit = self.tokenize(FILLER)
-        if not self.unit:
-            raise RuntimeError("the model's tokenizer gives no tokens for English text")
-        self.pool: list[int] = []
-        self._texts: dict[int, str] = {}  # token count -> text (a cell's repetitions reuse it)
+        # to count the CPU threads it runs with once it has worked (threads.py); other backends have none
+        self.threads = EngineThreads(cell.threads, before, created) if cell.backend == "cpu" else None
         self.first_extra = self._first_prefill_extra()
 
     def tokenize(self, text: str) -> list[int]:
@@ -151,14 +158,6 @@ class BenchEngine:
             return s.decode("utf-8") if s else ""
         finally:
             self.lib.litert_lm_detokenize_result_delete(res)
-
-    def text(self, count: int) -> str:
-        """A text of exactly `count` tokens for this model (made once per count)."""
-        if count not in self._texts:
-            while len(self.pool) < count + 64:
-                self.pool += self.unit
-            self._texts[count] = exact_text(self.tokenize, self.detokenize, self.pool, count)
-        return self._texts[count]
 
     def session(self) -> Any:
         """A fresh session with no prompt template (the prompt's tokens are exactly the ones sent)."""
@@ -189,15 +188,42 @@ class BenchEngine:
             self.ptr = None
 
 
+class BenchTexts:
+    """The prompt texts of one model, by token count: made with an engine's tokenizer on first use and
+    kept for every later engine of the runner (the same model: the same tokenizer)."""
+
+    def __init__(self) -> None:
+        self.unit: list[int] = []  # FILLER's token ids
+        self.pool: list[int] = []  # FILLER's, repeated as far as the longest text needs
+        self._texts: dict[int, str] = {}
+
+    def text(self, engine: BenchEngine, count: int) -> str:
+        """A text of exactly `count` tokens (made once per count, with `engine`'s tokenizer)."""
+        if count not in self._texts:
+            if not self.unit:
+                self.unit = engine.tokenize(FILLER)
+                if not self.unit:
+                    raise RuntimeError("the model's tokenizer gives no tokens for English text")
+            while len(self.pool) < count + 64:
+                self.pool += self.unit
+            self._texts[count] = exact_text(engine.tokenize, engine.detokenize, self.pool, count)
+        return self._texts[count]
+
+
 def _check(step: str, asked: int, got: int) -> str:
     return "" if asked == got else f"{step}: the runtime processed {got} tokens, {asked} were asked"
 
 
 def run_cell(
-    engine: BenchEngine, cell: BenchCell, memory: MemorySampler, power: Any, base_row: Mapping[str, Any]
+    engine: BenchEngine,
+    texts: BenchTexts,
+    cell: BenchCell,
+    memory: MemorySampler,
+    power: Any,
+    base_row: Mapping[str, Any],
 ) -> SampleResult:
-    """One repetition of a cell on a fresh session: depth fill, timed prefill, timed decode. `power`:
-    the board's PowerSampler or None; its reading covers the whole item (depth fill included)."""
+    """One repetition of a cell on the engine's first session: depth fill, timed prefill, timed decode.
+    `power`: the board's PowerSampler or None; its reading covers the whole item (depth fill included)."""
     row: dict[str, Any] = dict(base_row)
     turns: list[TurnFigures] = []
     problems: list[str] = []
@@ -208,8 +234,8 @@ def run_cell(
     prefill_tps = decode_tps = ttft_ms = None
     prefill_n = decode_n = None
     try:
-        depth_text = engine.text(cell.n_depth - engine.first_extra) if cell.n_depth else ""
-        prompt_text = engine.text(cell.n_prompt - (0 if cell.n_depth else engine.first_extra))
+        depth_text = texts.text(engine, cell.n_depth - engine.first_extra) if cell.n_depth else ""
+        prompt_text = texts.text(engine, cell.n_prompt - (0 if cell.n_depth else engine.first_extra))
         s = engine.session()
         try:
             if cell.n_depth:
@@ -264,28 +290,26 @@ def run_cell(
 
 
 class BenchRunner:
-    """The engines of one runner process: one per engine key, made when the key changes."""
+    """The bench items of one runner process: a fresh engine for each item (module docstring)."""
 
     def __init__(self, model: str, cache_dir: str, max_num_tokens: int | None, runner_kind: str) -> None:
         self.model, self.cache_dir, self.max_num_tokens = model, cache_dir, max_num_tokens
         self.runner_kind = runner_kind
-        self.engine: BenchEngine | None = None
+        self.engine: BenchEngine | None = None  # the item's engine while it runs
+        self.texts = BenchTexts()
         self.loads = 0  # engines made by this process: the first is the cold load
-        self.verdict: BackendVerdict | None = None
-        self.failed: dict[tuple, str] = {}  # engine key -> why it could not be made
+        self.failed: dict[tuple, str] = {}  # engine key -> why it could not be made (not tried again)
         self.power: Any = None  # the board's PowerSampler, set by the runner's main when there is one
         self.on_load: Callable[[BenchEngine], None] = lambda engine: None  # the runner's READY line
 
-    def engine_for(self, cell: BenchCell, log_since: Callable[[], str]) -> BenchEngine | None:
-        """The engine for this cell (kept when the key is the same); None when it cannot be made
-        (its reason in `failed`)."""
-        if self.engine is not None and self.engine.key == cell.engine_key:
-            return self.engine
+    def load(
+        self, cell: BenchCell, log_since: Callable[[], str]
+    ) -> tuple[BenchEngine, BackendVerdict] | None:
+        """A fresh engine for this cell and the backend the runtime's log says it runs on; None when it
+        cannot be made (its reason in `failed`, and no later item of its settings tries again)."""
+        self.close()
         if cell.engine_key in self.failed:
             return None
-        if self.engine is not None:
-            self.engine.close()
-            self.engine = None
         try:
             self.engine = BenchEngine(self.model, cell, self.cache_dir, self.max_num_tokens)
         except Exception as e:  # noqa: BLE001 - the runtime's reason is in its log
@@ -296,9 +320,9 @@ class BenchRunner:
             return None
         self.loads += 1
         lines = [ln.text for ln in split_lines(log_since())]
-        self.verdict = classify_backend(lines, cell.backend, answered=True)
+        verdict = classify_backend(lines, cell.backend, answered=True)
         self.on_load(self.engine)
-        return self.engine
+        return self.engine, verdict
 
     def run(self, item: JobItem, memory: MemorySampler, log: Any) -> SampleResult:
         """One item; `log` is the runner's StderrLog (the runtime's words since the item began)."""
@@ -317,14 +341,20 @@ class BenchRunner:
             "max_output_tokens": cell.n_gen,
             "thermal_before": with_clocks(thermal_snapshot()),
         }
-        engine = self.engine_for(cell, log_since)
-        if engine is None:
+        loaded = self.load(cell, log_since)
+        if loaded is None:
             return SampleResult(**{**row, "status": Status.ERROR, "error": self.failed[cell.engine_key]})
-        row["init_ms"] = round(engine.init_ms, 3)
-        row["engine_load"] = self.loads
-        v = self.verdict or BackendVerdict(requested=cell.backend, ran=cell.backend)
-        row["backend"] = v.ran
-        result = run_cell(engine, cell, memory, self.power, row)
+        engine, v = loaded
+        try:
+            row["init_ms"] = round(engine.init_ms, 3)
+            row["engine_load"] = self.loads
+            row["backend"] = v.ran
+            result = run_cell(engine, self.texts, cell, memory, self.power, row)
+            if engine.threads is not None:  # counted now: a short-lived thread of its creation is gone
+                ran = engine.threads.ran()
+                result = replace(result, threads_ran=ran.count, threads_from=ran.source)
+        finally:
+            self.close()
         if result.status == Status.OK and v.fell_back:
             return SampleResult(**{**_fields(result), "status": Status.ERROR,
                                    "error": f"backend_fallback: {v.evidence}"})  # fmt: skip
@@ -341,8 +371,8 @@ def _fields(r: SampleResult) -> dict[str, Any]:
 
 
 def bench_order(items: list[JobItem]) -> list[JobItem]:
-    """The items grouped by engine key in order of first appearance (one engine load per key), each
-    group's items in job order: warm-ups, then repetition 1 of every cell, then 2, ... Under --sustain
+    """The items grouped by engine key in order of first appearance (one setting's cells together; each
+    item loads its own engine all the same), each group's items in job order: warm-ups, then repetition 1 of every cell, then 2, ... Under --sustain
     the passes come first: pass after pass, each grouped by engine key (pass k runs after pass k-1
     whatever its engine, so the passes follow the device's heating; docs/bench.md)."""
     keys: dict[tuple, list[JobItem]] = {}

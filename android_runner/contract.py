@@ -232,6 +232,9 @@ class SampleResult:
     #   backend.py); "" when nothing was answered; "cpu" on a fallback row (status error)
     backend_requested: str = ""  # what was asked (--backend / the inventory's backend)
     threads: int | None = None  # CPU threads asked of the runtime (None: the runtime's default)
+    threads_ran: int | None = None  # CPU threads the engine really ran with (android_runner/threads.py);
+    #   None: not a CPU engine, or a runner that does not say
+    threads_from: str = ""  # how threads_ran is known: counted | asked | runtime default (threads.py)
     runner: str = ""  # python | native | upstream: which runner produced the row
     max_output_tokens: int | None = None  # the cap on generated tokens per turn applied to this row
     trace: str = ""  # trace file name in the device folder, if any

@@ -61,6 +61,7 @@ from .status import (
     Status,
 )
 from .thermal import cool_down, thermal_snapshot, with_clocks
+from .threads import EngineThreads, thread_ids
 
 PROTOCOL_PREFIX = "EDGEFARM"
 
@@ -182,6 +183,7 @@ class LiteRtRunner:
                 self.audio = bool(info.input_modalities.audio)
         backend_obj = self._backend(backend, threads)
         t0 = time.perf_counter()
+        before = thread_ids()
         self.engine = litert_lm.Engine(
             model,
             backend=backend_obj,
@@ -192,6 +194,17 @@ class LiteRtRunner:
             enable_benchmark=True,
         )
         self.init_ms = (time.perf_counter() - t0) * 1000.0
+        # the CPU threads the engine runs with (threads.py), counted for a text model (an encoder's own
+        # pool would be counted with it, so a model with one takes the rule)
+        created = thread_ids() if not (self.vision or self.audio) else None
+        self.threads_seen = EngineThreads(threads, before, created) if backend == "cpu" else None
+
+    def _threads_ran(self) -> dict[str, Any]:
+        """A row's threads_ran/threads_from: the engine's pool as it stands now (threads.py)."""
+        if self.threads_seen is None:
+            return {}
+        ran = self.threads_seen.ran()
+        return {"threads_ran": ran.count, "threads_from": ran.source}
 
     def bind_job(self, job_dir: Path) -> None:
         """The job this engine runs: media paths in its messages are under this folder."""
@@ -215,6 +228,7 @@ class LiteRtRunner:
             "backend": "",  # set in _finish when the runtime answered
             "backend_requested": self.backend_name,
             "threads": self.threads,
+            **self._threads_ran(),
             "runner": RUNNER_KIND,
             "max_output_tokens": item.max_output_tokens,
             "thermal_before": with_clocks(thermal_snapshot()),
@@ -553,7 +567,7 @@ def main(argv: list[str] | None = None) -> int:
     pending = [it for it in items if it.id not in done]
 
     runner: LiteRtRunner | BenchRunner
-    if pending and all(it.bench for it in pending):  # `edgefarm bench`: an engine per engine key
+    if pending and all(it.bench for it in pending):  # `edgefarm bench`: a fresh engine per item
         runner = BenchRunner(settings.model, str(cache_dir), settings.max_num_tokens or None, RUNNER_KIND)
         pending = bench_order(pending)
         identity = runtime_identity()

@@ -3,6 +3,7 @@
 #define _POSIX_C_SOURCE 200809L
 #include "bench.h"
 
+#include <dirent.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -18,11 +19,10 @@ static const char FILLER[] =
     "cache holds a known depth of context, and a known number of tokens is generated after it. ";
 #define ROUND_TRIP_TRIES 16
 
-/* The process's bench engine and what it knows (one at a time: the cells come grouped by engine key). */
+/* The process's bench engine (a fresh one per repetition) and the texts, kept across engines (the same
+ * model: the same tokenizer). */
 static struct {
   LiteRtLmEngine *engine;
-  char backend[8];
-  long threads, n_gen;
   int loads, first_extra;
   int *unit, *pool;
   size_t unit_n, pool_n;
@@ -104,19 +104,46 @@ static char *copy_of(const char *text) {
 static void forget_engine(void) {
   if (st.engine) api.litert_lm_engine_delete(st.engine);
   st.engine = NULL;
-  free(st.unit), free(st.pool);
-  st.unit = st.pool = NULL;
-  st.unit_n = st.pool_n = 0;
-  for (int i = 0; i < 4; i++) free(st.text[i]), st.text[i] = NULL;
+}
+
+/* The engine's thread pool as android_runner/threads.py counts it: the threads new across its creation
+ * that are still alive after its work, plus the calling thread. Thread ids from /proc/self/task. */
+#define MAX_TIDS 1024
+typedef struct {
+  int n; /* -1: not listed */
+  long tid[MAX_TIDS];
+} tids;
+static tids pool_before, pool_created;
+
+static void list_tids(tids *t) {
+  t->n = -1;
+  DIR *d = opendir("/proc/self/task");
+  if (!d) return;
+  t->n = 0;
+  struct dirent *e;
+  while ((e = readdir(d)) != NULL && t->n < MAX_TIDS)
+    if (e->d_name[0] != '.') t->tid[t->n++] = strtol(e->d_name, NULL, 10);
+  closedir(d);
+}
+
+static int has_tid(const tids *t, long tid) {
+  for (int i = 0; i < t->n; i++)
+    if (t->tid[i] == tid) return 1;
+  return 0;
+}
+
+long bench_threads_ran(void) {
+  static tids alive;
+  list_tids(&alive);
+  if (pool_before.n < 0 || pool_created.n < 0 || alive.n < 0) return -1;
+  long n = 1;
+  for (int i = 0; i < pool_created.n; i++)
+    if (!has_tid(&pool_before, pool_created.tid[i]) && has_tid(&alive, pool_created.tid[i])) n++;
+  return n;
 }
 
 void *bench_engine_for(const char *model, const bench_cell *cell, const char *cache_dir, long max_num_tokens,
-                       int *fresh, double *init_ms, int *load_no, char *why, size_t why_n) {
-  *fresh = 0;
-  if (st.engine && strcmp(st.backend, cell->backend) == 0 && st.threads == cell->threads && st.n_gen == cell->n_gen) {
-    *load_no = st.loads;
-    return st.engine;
-  }
+                       double *init_ms, int *load_no, char *why, size_t why_n) {
   forget_engine();
   double t0 = now_ms();
   LiteRtLmEngineSettings *settings = api.litert_lm_engine_settings_create(model, cell->backend, NULL, NULL);
@@ -129,28 +156,18 @@ void *bench_engine_for(const char *model, const bench_cell *cell, const char *ca
   if (cell->threads > 0 && strcmp(cell->backend, "cpu") == 0) api.litert_lm_engine_settings_set_num_threads(settings, (int)cell->threads);
   if (max_num_tokens > 0) api.litert_lm_engine_settings_set_max_num_tokens(settings, (int)max_num_tokens);
   if (cell->n_gen > 0) api.litert_lm_engine_settings_set_num_decode_tokens(settings, (int)cell->n_gen);
+  int cpu = strcmp(cell->backend, "cpu") == 0;
+  pool_before.n = pool_created.n = -1;
+  if (cpu) list_tids(&pool_before);
   st.engine = api.litert_lm_engine_create(settings);
+  if (cpu) list_tids(&pool_created);
   if (!st.engine) say(why, why_n, "the engine could not be created from the model");
   api.litert_lm_engine_settings_delete(settings);
   if (!st.engine) return NULL;
   *init_ms = now_ms() - t0;
-  snprintf(st.backend, sizeof st.backend, "%s", cell->backend);
-  st.threads = cell->threads, st.n_gen = cell->n_gen;
-  *fresh = 1, *load_no = ++st.loads;
-  LiteRtLmTokenizeResult *r = api.litert_lm_engine_tokenize(st.engine, FILLER);
-  size_t n = r ? api.litert_lm_tokenize_result_get_num_tokens(r) : 0;
-  if (n == 0) {
-    if (r) api.litert_lm_tokenize_result_delete(r);
-    snprintf(why, why_n, "the model's tokenizer gives no tokens for English text");
-    forget_engine();
-    return NULL;
-  }
-  st.unit = xmalloc(n * sizeof *st.unit);
-  memcpy(st.unit, api.litert_lm_tokenize_result_get_tokens(r), n * sizeof *st.unit);
-  st.unit_n = n;
-  api.litert_lm_tokenize_result_delete(r);
+  *load_no = ++st.loads;
   /* the start token the runtime puts before a session's first prefill (read, not measured by a prefill,
-   * which would warm the engine before the first timed repetition) */
+   * which would warm the engine before its timed turns) */
   st.first_extra = 0;
   LiteRtLmTokenUnion *start = api.litert_lm_engine_get_start_token(st.engine);
   if (start) {
@@ -163,6 +180,19 @@ void *bench_engine_for(const char *model, const bench_cell *cell, const char *ca
     }
     api.litert_lm_token_union_delete(start);
   }
+  if (st.unit) return st.engine; /* the texts' tokens: made with the process's first engine */
+  LiteRtLmTokenizeResult *r = api.litert_lm_engine_tokenize(st.engine, FILLER);
+  size_t n = r ? api.litert_lm_tokenize_result_get_num_tokens(r) : 0;
+  if (n == 0) {
+    if (r) api.litert_lm_tokenize_result_delete(r);
+    snprintf(why, why_n, "the model's tokenizer gives no tokens for English text");
+    forget_engine();
+    return NULL;
+  }
+  st.unit = xmalloc(n * sizeof *st.unit);
+  memcpy(st.unit, api.litert_lm_tokenize_result_get_tokens(r), n * sizeof *st.unit);
+  st.unit_n = n;
+  api.litert_lm_tokenize_result_delete(r);
   return st.engine;
 }
 
@@ -256,4 +286,10 @@ int bench_run(void *engine, const bench_cell *cell, bench_figures *out, char *wh
   return why[0] ? -1 : 0;
 }
 
-void bench_close(void) { forget_engine(); }
+void bench_close(void) {
+  forget_engine();
+  free(st.unit), free(st.pool);
+  st.unit = st.pool = NULL;
+  st.unit_n = st.pool_n = 0;
+  for (int i = 0; i < 4; i++) free(st.text[i]), st.text[i] = NULL;
+}

@@ -15,13 +15,18 @@ typedef struct {
   double depth_wall_ms, timed_wall_ms;             /* this runner's clock around the steps */
 } bench_figures;
 
-/* The engine for the cell (kept while consecutive cells share backend, threads and n_gen). *fresh is 1
- * when it was made now (its load in *init_ms, the process's *load_no-th load). NULL and why[] when it
- * cannot be made. */
+/* A fresh engine for one repetition of the cell (the last one is deleted), as LiteRT-LM's own Benchmark
+ * makes one per run (docs/bench.md): its load in *init_ms, the process's *load_no-th load. NULL and
+ * why[] when it cannot be made. */
 void *bench_engine_for(const char *model, const bench_cell *cell, const char *cache_dir, long max_num_tokens,
-                       int *fresh, double *init_ms, int *load_no, char *why, size_t why_n);
+                       double *init_ms, int *load_no, char *why, size_t why_n);
 
-/* One repetition. 0, or -1 with why[] (a step that failed, or a count the runtime did not match). */
+/* The CPU threads the current engine runs with, counted from its thread pool after its work
+ * (android_runner/threads.py); -1 when not counted (not a CPU engine, no /proc): the host's rule. */
+long bench_threads_ran(void);
+
+/* One repetition on the engine's first session. 0, or -1 with why[] (a step that failed, or a count
+ * the runtime did not match). */
 int bench_run(void *engine, const bench_cell *cell, bench_figures *out, char *why, size_t why_n);
 
 void bench_close(void);

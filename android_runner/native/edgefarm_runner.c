@@ -517,17 +517,16 @@ typedef struct {
 static void run_bench_sample(runner *r, const bench_setup *setup, const sample *s) {
   const bench_cell *c = &s->bench;
   char why[1024] = "";
-  int fresh = 0, load_no = 0;
+  int load_no = 0;
+  long threads_ran = -1;
   double init_ms = 0.0;
   bench_figures f;
   memset(&f, 0, sizeof f);
   f.depth_tokens = f.prefill_tokens = f.decode_tokens = -1;
-  void *engine = bench_engine_for(setup->model, c, setup->cache_dir, setup->max_num_tokens, &fresh, &init_ms, &load_no,
-                                  why, sizeof why);
-  static double engine_init_ms;
-  if (fresh) {
+  void *engine = bench_engine_for(setup->model, c, setup->cache_dir, setup->max_num_tokens, &init_ms, &load_no, why,
+                                  sizeof why);
+  if (engine) { /* a fresh engine per repetition (bench.h) */
     char small[200];
-    engine_init_ms = init_ms;
     int lfd = open(setup->loads_path, O_WRONLY | O_CREAT | O_APPEND, 0644);
     if (lfd >= 0) {
       int k = snprintf(small, sizeof small, "%d\t%.3f\n", (int)getpid(), init_ms);
@@ -538,6 +537,7 @@ static void run_bench_sample(runner *r, const bench_setup *setup, const sample *
     emit("READY", small, (size_t)k);
   }
   int rc = engine ? bench_run(engine, c, &f, why, sizeof why) : -1;
+  if (engine) threads_ran = bench_threads_ran(); /* after its work: a short-lived thread is gone */
   mem_kb m;
   int reset;
   double wall_ms;
@@ -549,8 +549,9 @@ static void run_bench_sample(runner *r, const bench_setup *setup, const sample *
     sb_json_string(&line, rc == 0 ? "" : why);
     sb_str(&line, ",\"response\":null,\"invalid_utf8_bytes\":0,\"output_truncated_bytes\":0");
     if (engine) {
-      sb_number(&line, "init_ms", engine_init_ms);
+      sb_number(&line, "init_ms", init_ms);
       sb_printf(&line, ",\"engine_load\":%d", load_no);
+      if (threads_ran > 0) sb_printf(&line, ",\"threads_ran\":%ld", threads_ran);
     }
     sb_printf(&line, ",\"backend\":\"%s\",\"threads\":%ld", c->backend, c->threads);
     if (f.prefill_tokens >= 0 && f.prefill_tps > 0 && f.decode_tokens > 0 && f.decode_tps > 0) /* bench.py's TTFT */

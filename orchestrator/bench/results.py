@@ -82,6 +82,8 @@ class CellResult:
     init_ms: float | None  # the load of this cell's engine
     engine_load: int | None  # 1: the device's first (cold) load; later: a reload for other settings
     peak_rss_mb: float | None  # the largest of the repetitions'
+    threads_ran: int | None = None  # CPU threads the runtime ran with (android_runner/threads.py)
+    threads_from: str = ""  # how that is known: counted | asked | runtime default
     energy_untrusted: str = ""  # why rows' energy was left out ('' when none was)
     asked: int = 0  # repetitions the bench asked of the cell (-r, or --sustain's passes); 0: not known
     decode_bound_ts: float | None = None  # the device's memory-bandwidth bound on its decode (bound.py)
@@ -91,8 +93,8 @@ class CellResult:
             "device": self.device, "cell": self.cell.id, **self.cell.spec(), "backend_ran": self.backend,
             "repetitions": self.repetitions, "repetitions_asked": self.asked, "errors": list(self.errors),
             **{m.name: self.figure(m.name).to_json() for m in bench_measures()}, "init_ms": self.init_ms,
-            "engine_load": self.engine_load, "peak_rss_mb": self.peak_rss_mb,
-            "energy_untrusted": self.energy_untrusted, "decode_bound_ts": self.decode_bound_ts,
+            "engine_load": self.engine_load, "peak_rss_mb": self.peak_rss_mb, "threads_ran": self.threads_ran,
+            "threads_from": self.threads_from, "energy_untrusted": self.energy_untrusted, "decode_bound_ts": self.decode_bound_ts,
         }  # fmt: skip
 
     def figure(self, name: str) -> Figure:
@@ -133,6 +135,7 @@ def cell_results(
             figures={m.name: _figure(ok, m) for m in bench_measures() if _counted(m, c)},
             init_ms=first.init_ms if first else None, engine_load=first.engine_load if first else None,
             peak_rss_mb=max(peaks) if peaks else None,
+            threads_ran=first.threads_ran if first else None, threads_from=first.threads_from if first else "",
             energy_untrusted="; ".join(untrusted),
             asked=asked,
         ))  # fmt: skip
@@ -144,7 +147,7 @@ LLAMA_FIELDS = ("model_filename", "model_size", "backends", "n_threads", "n_prom
                 "test_time", "avg_ns", "stddev_ns", "avg_ts", "stddev_ts", "samples_ns", "samples_ts")  # fmt: skip
 # a tg-row measure of the catalogue (Measure.bench ON_TG): its mean `<name>` and sd `<name>_sd`
 TG_FIELDS = tuple(f for m in bench_measures() if m.bench == ON_TG for f in (m.name, f"{m.name}_sd"))
-EXTRA_FIELDS = ("device", "cell", "test", "backend_ran", "repetitions", "errors", "ci95_lo_ts", "ci95_hi_ts",
+EXTRA_FIELDS = ("device", "cell", "test", "n_threads_from", "backend_ran", "repetitions", "errors", "ci95_lo_ts", "ci95_hi_ts",
                 *TG_FIELDS, "init_ms", "engine_load", "peak_rss_mb", "decode_pct_of_bandwidth_bound")  # fmt: skip
 FIELDS = LLAMA_FIELDS + EXTRA_FIELDS
 
@@ -157,7 +160,10 @@ def llama_rows(result: CellResult, model: ModelStamp, test_time: str) -> list[di
     c, bound_ts = result.cell, result.decode_bound_ts
     base = {
         "model_filename": model.path, "model_size": model.size_bytes,
-        "backends": c.backend, "n_threads": c.threads, "test_time": test_time, "device": result.device,
+        "backends": c.backend, "test_time": test_time, "device": result.device,
+        # the threads the runtime ran with; a runner that does not say leaves what was asked (None: default)
+        "n_threads": result.threads_ran if result.threads_ran is not None else c.threads,
+        "n_threads_from": result.threads_from if result.threads_ran is not None else "",
         "cell": c.id, "backend_ran": result.backend, "repetitions": result.repetitions,
         "errors": len(result.errors), "init_ms": result.init_ms, "engine_load": result.engine_load,
         "peak_rss_mb": result.peak_rss_mb,

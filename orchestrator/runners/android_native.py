@@ -31,6 +31,7 @@ from android_runner.contract import (
 )
 from android_runner.conversation import JOB_HEADER, job_file_text, render, reply_text
 from android_runner.status import Status, classify, memory_pressure, signal_from_shell_status
+from android_runner.threads import ThreadsRan
 
 from ..telemetry.energy import energy_fields, reading_to_json
 from ..telemetry.phases import prefill_ms, ttft_phases
@@ -216,6 +217,10 @@ def line_row(
     peaks = [_mb(line.get("peak_rss_kb"))] + ([_mb(line.get("peak_hwm_kb"))] if method != "sampled" else [])
     rss_swap = _mb((_num(line.get("peak_rss_kb")) or 0) + (_num(line.get("peak_swap_kb")) or 0))
     measured = [v for v in (*peaks, rss_swap) if v]
+    threads = (_int(line.get("threads")) or None) if bench_backend else opts.threads
+    # the CPU threads the engine ran with: the runner's count (bench.c), else the rule (threads.py)
+    cpu = (bench_backend or opts.backend) == "cpu"
+    ran = ThreadsRan.of(threads, _int(line.get("threads_ran"))) if cpu else None
     return SampleResult(
         id=item_id,
         status=status,
@@ -244,7 +249,9 @@ def line_row(
         turns=turns,
         backend=(bench_backend or opts.backend) if status == Status.OK else "",
         backend_requested=bench_backend or opts.backend,
-        threads=(_int(line.get("threads")) or None) if bench_backend else opts.threads,
+        threads=threads,
+        threads_ran=ran.count if ran else None,
+        threads_from=ran.source if ran else "",
         engine_load=_int(line.get("engine_load")),
         ttft_phases_ms=None  # a bench row's first turn is its depth fill, not the prompt
         if bench_backend

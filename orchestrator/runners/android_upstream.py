@@ -20,6 +20,7 @@ from pathlib import Path, PurePosixPath
 
 from android_runner.contract import JobItem, SampleResult, TurnFigures
 from android_runner.status import SIGKILL, TIMEOUT_EXIT, classify, memory_pressure, signal_from_shell_status
+from android_runner.threads import ThreadsRan
 
 from ..telemetry.benchmark_output import parse_benchmark_output
 from ..telemetry.energy import energy_fields, parse_power_tsv
@@ -212,6 +213,9 @@ def build_result(
         backend=bench.backend,
         backend_requested=opts.backend,
         threads=opts.threads,
+        # the binary does not say: the rule (android_runner/threads.py), on the CPU backend
+        threads_ran=ThreadsRan.of(opts.threads, None).count if opts.backend == "cpu" else None,
+        threads_from=ThreadsRan.of(opts.threads, None).source if opts.backend == "cpu" else "",
         runner=RUNNER_KIND,
         max_output_tokens=r.max_output_tokens,
         trace=f"samples/{r.n}/trace.tsv",

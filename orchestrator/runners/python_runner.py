@@ -52,6 +52,7 @@ RUNNER_FILES = (
     "memory.py",
     "power.py",
     "thermal.py",
+    "threads.py",
     "bench.py",
     "litert_runner.py",
 )

@@ -1,5 +1,6 @@
 """`edgefarm bench` on two lab phones (mksh + toybox, real adb servers, the native runner on the real
-runtime's C API): exact token counts the runtime reports, one engine per engine setting per phone."""
+runtime's C API): exact token counts the runtime reports, a fresh engine per repetition and the CPU
+threads it ran with."""
 
 from __future__ import annotations
 
@@ -11,7 +12,7 @@ from .test_native_runner import PHONES, _jsonl, _run_dir, edgefarm
 TINY_TEXT = Path(__file__).resolve().parents[3] / "data" / "models" / "tiny-text.litertlm"
 
 
-def test_two_phones_bench_with_exact_counts_and_one_load_per_engine_setting(adb_lab, tmp_path):
+def test_two_phones_bench_with_exact_counts_and_a_fresh_engine_per_repetition(adb_lab, tmp_path):
     out = tmp_path / "runs"
     p = edgefarm(adb_lab, "bench", "--devices", ",".join(PHONES), "--model", str(TINY_TEXT), "--out", str(out),
                  "-p", "16,40", "-n", "8,12", "-d", "0,64", "-r", "2", "--backend", "cpu", "-o", "json")  # fmt: skip
@@ -30,6 +31,8 @@ def test_two_phones_bench_with_exact_counts_and_one_load_per_engine_setting(adb_
             assert r["status"] == "ok" and r["runner"] == "native", r
             assert r["prefill_tokens"] == p_ and r["decode_tokens"] == n_
             assert [t["prefill_tokens"] for t in r["turns"][:-1]] == ([d_] if d_ else [])
-            assert r["engine_load"] == (1 if n_ == 8 else 2) and r["backend"] == "cpu"
+            assert r["backend"] == "cpu" and (r["threads_ran"], r["threads_from"]) == (4, "counted")
+        assert sorted(r["engine_load"] for r in measured) == list(range(1, 17))  # an engine per repetition
         outcome = json.loads((folder / "outcome.json").read_text())
-        assert outcome["error"] == "" and outcome["model_loads"] == 2, outcome  # n_gen 8 and 12: two engines
+        assert outcome["error"] == "" and outcome["model_loads"] == 16, outcome
+    assert all(r["n_threads"] == 4 for r in rows)  # the runtime's default, counted on the phone

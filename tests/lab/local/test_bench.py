@@ -1,6 +1,6 @@
 """`edgefarm bench` on this host: the real CLI, the real litert_lm runtime, the bundled tiny text model
-(context 2048). Exact token counts the runtime itself reports, one engine per engine setting, the
-outputs, the refusals, and --resume."""
+(context 2048). Exact token counts the runtime itself reports, a fresh engine per repetition, the
+thread count the runtime ran with, the outputs, the refusals, and --resume."""
 
 from __future__ import annotations
 
@@ -55,19 +55,26 @@ def test_every_repetition_processes_exactly_the_tokens_asked(tmp_path, local_inv
         p_, n_, d_ = (int(s[1:]) for s in spec[:3])
         assert r["status"] == "ok" and r["prefill_tokens"] == p_ and r["decode_tokens"] == n_
         assert [t["prefill_tokens"] for t in r["turns"][:-1]] == ([d_] if d_ else [])
-        assert r["engine_load"] == 1 and r["ttft_ms"] > 0
+        assert r["ttft_ms"] > 0
+        # no --threads: the runtime's default, counted from the engine's thread pool (threads.py)
+        assert (r["threads"], r["threads_ran"], r["threads_from"]) == (None, 4, "counted")
+    warm = _rows(run_dir, "warmup.jsonl")  # each repetition and warm-up on its own fresh engine
+    assert sorted(r["engine_load"] for r in measured + warm) == list(range(1, 13))
     outcome = json.loads((run_dir / "devices" / "this-host" / "outcome.json").read_text())
-    assert outcome["model_loads"] == 1  # one engine for every cell: same backend, threads and n_gen
+    assert outcome["model_loads"] == 12
+    assert all(r["n_threads"] == 4 and r["n_threads_from"] == "counted" for r in rows)
     bench = json.loads((run_dir / "bench.json").read_text())
     assert len(bench["cells"]) == 4 and bench["rows"] == rows
 
 
-def test_a_new_engine_only_when_an_engine_setting_changes(tmp_path, local_inventory):
+def test_each_cell_runs_on_an_engine_with_its_own_settings_and_says_its_threads(tmp_path, local_inventory):
     p, run_dir = _bench(tmp_path, local_inventory, "-p", "8", "-n", "4,12", "-r", "1", "--threads", "1,2",
                         "-o", "sql")  # fmt: skip
     assert p.returncode == 0, p.stderr[-3000:]
-    loads = {r["id"]: r["engine_load"] for r in _rows(run_dir, "results.jsonl")}
-    assert sorted(loads.values()) == [1, 2, 3, 4]  # (threads, n_gen): 4 engines, each loaded once
+    results = _rows(run_dir, "results.jsonl")
+    assert sorted(r["engine_load"] for r in results) == [1, 2, 3, 4]
+    for r in results:  # the count asked is the count the engine's pool was seen to run
+        assert r["threads_ran"] == r["threads"] and r["threads"] in (1, 2) and r["threads_from"] == "counted"
     outcome = json.loads((run_dir / "devices" / "this-host" / "outcome.json").read_text())
     assert outcome["model_loads"] == 4
     db = sqlite3.connect(":memory:")
@@ -76,6 +83,7 @@ def test_a_new_engine_only_when_an_engine_setting_changes(tmp_path, local_invent
         4,
         32,
     )
+    assert db.execute("SELECT DISTINCT n_threads FROM edgefarm_bench ORDER BY 1").fetchall() == [(1,), (2,)]
 
 
 def test_a_shape_over_the_models_context_is_refused_with_its_numbers(tmp_path, local_inventory):
@@ -96,12 +104,13 @@ def test_sustain_runs_the_grid_pass_after_pass_and_sets_each_pass_against_the_fi
     assert len(rows) == 8 and all(r["repetitions"] == 3 and r["errors"] == 0 for r in rows)  # a cell's passes
     measured = _rows(run_dir, "results.jsonl") + _rows(run_dir, "repeats.jsonl")
     assert sorted(r["sustain_pass"] for r in measured) == [1] * 4 + [2] * 4 + [3] * 4
-    for r in measured:  # pass after pass, each pass's engines in turn: n4 then n8 (the loads say the order)
-        n_gen = int(r["id"].split("-")[1][1:])
-        assert r["engine_load"] == 2 * r["sustain_pass"] - (1 if n_gen == 4 else 0), r
-        assert r["decode_tokens"] == n_gen
+    by_load = sorted(measured, key=lambda r: r["engine_load"])  # a fresh engine per row: the loads' order
+    assert [r["engine_load"] for r in by_load] == list(range(1, 13))
+    assert [r["sustain_pass"] for r in by_load] == [1] * 4 + [2] * 4 + [3] * 4  # pass after pass
+    for r in measured:
+        assert r["decode_tokens"] == int(r["id"].split("-")[1][1:])
     outcome = json.loads((run_dir / "devices" / "this-host" / "outcome.json").read_text())
-    assert outcome["model_loads"] == 6
+    assert outcome["model_loads"] == 12
     curve = json.loads((run_dir / "bench.json").read_text())["sustain"]["this-host"]
     assert [x["sustain_pass"] for x in curve["passes"]] == [1, 2, 3]
     assert curve["passes"][0]["decode_pct_of_first"] == 100.0 and len(curve["passes"][2]["cells"]) == 4
@@ -125,7 +134,7 @@ def test_resume_takes_the_grid_from_run_json_and_runs_nothing_twice(tmp_path, lo
     assert again.returncode == 0, again.stderr[-3000:]
     assert again.stdout.count("\n") == 3  # header, pp8, tg4
     outcome = json.loads((run_dir / "devices" / "this-host" / "outcome.json").read_text())
-    assert outcome["sessions"] == 2 and outcome["model_loads"] == 1  # the resume had nothing left to run
+    assert outcome["sessions"] == 2 and outcome["model_loads"] == 2  # the resume had nothing left to run
 
 
 def test_report_html_and_compare_of_two_bench_runs(tmp_path, local_inventory):

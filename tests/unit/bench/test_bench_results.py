@@ -65,6 +65,24 @@ def test_llama_rows_pp_at_depth_and_tg_after_the_prompt():
     assert list(pp) == list(FIELDS) and set(LLAMA_FIELDS) <= set(tg)
 
 
+def test_n_threads_is_the_count_the_runtime_ran_and_says_how_it_is_known():
+    """The cell asked 2 threads: the rows name what the engine ran (its runner's count) and how that is
+    known; a runner that says nothing leaves the count asked, unmarked."""
+    [r] = cell_results(
+        "dev", [CELL], [_row(1, 1000.0, 200.0, threads=2, threads_ran=2, threads_from="counted")]
+    )
+    pp, tg = llama_rows(r, MODEL, "t")
+    assert (pp["n_threads"], pp["n_threads_from"]) == (2, "counted") and tg["n_threads"] == 2
+    default = Cell(64, 16, 0, "cpu", None)
+    ran = _row(1, 1000.0, 200.0, threads_ran=4, threads_from="runtime default")
+    [r] = cell_results("dev", [default], [SampleResult(**{**vars(ran), "id": default.id})])
+    assert [(x["n_threads"], x["n_threads_from"]) for x in llama_rows(r, MODEL, "t")] == [
+        (4, "runtime default")
+    ] * 2
+    [r] = cell_results("dev", [CELL], [_row(1, 1000.0, 200.0)])  # an older runner's rows
+    assert [(x["n_threads"], x["n_threads_from"]) for x in llama_rows(r, MODEL, "t")] == [(2, "")] * 2
+
+
 def test_a_single_repetition_has_no_interval_and_zero_sd_as_llama_bench_prints():
     [r] = cell_results("dev", [CELL], [_row(1, 1000.0, 200.0)])
     pp, _ = llama_rows(r, MODEL, "t")

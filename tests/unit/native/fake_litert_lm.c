@@ -16,17 +16,23 @@
  * Bench (bench.c): detokenize writes each id as a word "t<id>", so a text re-tokenizes to as many
  * tokens as it had ids; a session counts the tokens it is given and decodes exactly the engine's
  * num_decode_tokens (one short with "shortdecode" in the model path: a count the runner must catch).
- * Engine creation fails when the model path contains "unloadable". Not a model: no figure is real. */
+ * Engine creation fails when the model path contains "unloadable". A CPU engine starts a thread pool as
+ * the runtime's does (android_runner/threads.py): num_threads - 1 workers (4 - 1 when none is set), kept
+ * until the engine is deleted. Not a model: no figure is real. */
 #define _GNU_SOURCE
+#include <pthread.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "litert_lm_c_api.h"
 
-struct LiteRtLmEngine { int decode_tokens, short_decode; };
-struct LiteRtLmEngineSettings { int bad, decode_tokens, short_decode; };
+#define FAKE_MAX_POOL 64
+struct LiteRtLmEngine { int decode_tokens, short_decode, workers, stop[2]; pthread_t pool[FAKE_MAX_POOL]; };
+struct LiteRtLmEngineSettings { int bad, decode_tokens, short_decode, threads, cpu; };
 struct LiteRtLmSamplerParams { int x; };
 struct LiteRtLmSessionConfig { int x; };
 struct LiteRtLmConversationConfig { int x; };
@@ -40,20 +46,28 @@ struct LiteRtLmTokenizeResult { size_t n; int *ids; };
 struct LiteRtLmDetokenizeResult { char *text; };
 
 static __thread const char *last_error = "";
+
+static void *pool_worker(void *fd) { /* returns when the engine closes the pool's pipe */
+  char c;
+  while (read((int)(intptr_t)fd, &c, 1) > 0) {
+  }
+  return NULL;
+}
 #define EXPORT __attribute__((visibility("default")))
 
 EXPORT const char *litert_lm_get_last_error_message(void) { return last_error; }
 EXPORT void litert_lm_set_min_log_level(LiteRtLmLogSeverity level) { (void)level; }
 EXPORT LiteRtLmEngineSettings *litert_lm_engine_settings_create(const char *model, const char *b, const char *v, const char *a) {
-  (void)b, (void)v, (void)a;
+  (void)v, (void)a;
   LiteRtLmEngineSettings *s = calloc(1, sizeof *s);
   if (s) s->bad = strstr(model, "unloadable") != NULL, s->short_decode = strstr(model, "shortdecode") != NULL;
+  if (s) s->threads = 4, s->cpu = strcmp(b, "cpu") == 0; /* the runtime's CpuConfig default */
   return s;
 }
 EXPORT void litert_lm_engine_settings_delete(LiteRtLmEngineSettings *s) { free(s); }
 EXPORT void litert_lm_engine_settings_enable_benchmark(LiteRtLmEngineSettings *s) { (void)s; }
 EXPORT void litert_lm_engine_settings_set_cache_dir(LiteRtLmEngineSettings *s, const char *d) { (void)s, (void)d; }
-EXPORT void litert_lm_engine_settings_set_num_threads(LiteRtLmEngineSettings *s, int n) { (void)s, (void)n; }
+EXPORT void litert_lm_engine_settings_set_num_threads(LiteRtLmEngineSettings *s, int n) { s->threads = n; }
 EXPORT void litert_lm_engine_settings_set_max_num_tokens(LiteRtLmEngineSettings *s, int n) { (void)s, (void)n; }
 EXPORT LiteRtLmEngine *litert_lm_engine_create(const LiteRtLmEngineSettings *s) {
   if (s->bad) {
@@ -61,10 +75,22 @@ EXPORT LiteRtLmEngine *litert_lm_engine_create(const LiteRtLmEngineSettings *s) 
     return NULL;
   }
   LiteRtLmEngine *e = calloc(1, sizeof(LiteRtLmEngine));
-  if (e) e->decode_tokens = s->decode_tokens, e->short_decode = s->short_decode;
+  if (!e) return NULL;
+  e->decode_tokens = s->decode_tokens, e->short_decode = s->short_decode;
+  if (s->cpu && pipe(e->stop) == 0) /* the pool's workers wait for the engine's deletion */
+    for (int i = 0; i < s->threads - 1 && i < FAKE_MAX_POOL; i++)
+      if (pthread_create(&e->pool[i], NULL, pool_worker, (void *)(intptr_t)e->stop[0]) == 0) e->workers++;
   return e;
 }
-EXPORT void litert_lm_engine_delete(LiteRtLmEngine *e) { free(e); }
+EXPORT void litert_lm_engine_delete(LiteRtLmEngine *e) {
+  if (!e) return;
+  if (e->stop[1] > 0) {
+    close(e->stop[1]);
+    for (int i = 0; i < e->workers; i++) pthread_join(e->pool[i], NULL);
+    close(e->stop[0]);
+  }
+  free(e);
+}
 EXPORT LiteRtLmSamplerParams *litert_lm_sampler_params_create(LiteRtLmSamplerType t) {
   return t == kLiteRtLmSamplerTypeTopP ? calloc(1, sizeof(LiteRtLmSamplerParams)) : NULL;
 }

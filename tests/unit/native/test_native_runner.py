@@ -395,18 +395,20 @@ def test_a_reply_over_the_raw_bound_is_that_samples_error_row(native_build, tmp_
     assert small["status"] == "ok" and json.loads(small["response"])["content"][0]["text"] == "fake answer"
 
 
-def test_a_bench_job_makes_an_engine_per_setting_and_checks_every_count(native_build, tmp_path):
+def test_a_bench_job_makes_a_fresh_engine_per_repetition_and_checks_every_count(native_build, tmp_path):
     cells = b"EFJOB 1\nS 1\nB 16 8 0 0 cpu\nE\nS 2\nB 16 8 40 0 cpu\nE\nS 3\nB 10 4 0 2 cpu\nE\n"
     rc, lines, rows, _ = run(native_build, tmp_path, cells)
     assert rc == 0, lines
-    kinds = ["BEGIN", "READY", "RESULT", "BEGIN", "RESULT", "BEGIN", "READY", "RESULT", "DONE"]
+    kinds = ["BEGIN", "READY", "RESULT"] * 3 + ["DONE"]  # each repetition loads its own engine
     assert [k for k, _ in lines] == kinds
     assert [r["status"] for r in rows] == ["ok"] * 3 and rows == results_of(lines)
-    assert [r["engine_load"] for r in rows] == [1, 1, 2] and [r["threads"] for r in rows] == [0, 0, 2]
+    assert [r["engine_load"] for r in rows] == [1, 2, 3] and [r["threads"] for r in rows] == [0, 0, 2]
+    # the threads each engine's pool ran (the stand-in's pool: the runtime's default 4, or the count set)
+    assert [r["threads_ran"] for r in rows] == [4, 4, 2]
     assert [[t["prefill_tokens"] for t in r["turns"]] for r in rows] == [[16], [40, 16], [10]]
     assert [r["turns"][-1]["decode_tokens"] for r in rows] == [8, 8, 4]
     assert rows[0]["ttft_ms"] == pytest.approx(1000 * (16 / 100.0 + 1 / 50.0), rel=1e-3)  # the fake's speeds
-    assert (tmp_path / "loads.tsv").read_text().count("\n") == 2  # one line per engine load
+    assert (tmp_path / "loads.tsv").read_text().count("\n") == 3  # one line per engine load
 
 
 def test_a_count_the_runtime_did_not_match_is_an_error_row_naming_both(native_build, tmp_path):

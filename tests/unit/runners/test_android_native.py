@@ -99,6 +99,13 @@ def test_a_bench_line_is_its_timed_turns_counts_with_its_cells_backend_and_threa
     assert (r.prefill_tokens, r.prefill_tps, r.decode_tokens, r.decode_tps) == (16, 800.0, 8, 90.0)
     assert (r.backend, r.backend_requested, r.threads, r.engine_load) == ("cpu", "cpu", 4, 2)
     assert r.ttft_phases_ms is None  # the first turn is the depth fill, not the prompt
+    assert (r.threads_ran, r.threads_from) == (4, "asked")  # the runner did not count: the rule
+    r = result_from_line({**line, "threads": 0, "threads_ran": 3}, "c", RunOptions(run_id="r"), {})
+    assert (r.threads, r.threads_ran, r.threads_from) == (None, 3, "counted")  # the runner's count
+    r = result_from_line({**line, "threads": 0}, "c", RunOptions(run_id="r"), {})
+    assert (r.threads_ran, r.threads_from) == (4, "runtime default")  # LiteRT-LM's CpuConfig default
+    r = result_from_line({**line, "backend": "gpu", "threads_ran": 3}, "c", RunOptions(run_id="r"), {})
+    assert (r.threads_ran, r.threads_from) == (None, "")  # no CPU engine, no thread count
     bench = render_job([(1, JobItem(id="c", turns=(), bench={"n_prompt": 16, "n_gen": 8, "n_depth": 64,
                                                             "backend": "cpu", "threads": None}))], PurePosixPath("/j"))  # fmt: skip
     assert bench == b"EFJOB 1\nS 1\nB 16 8 64 0 cpu\nE\n"
