@@ -13,7 +13,8 @@ and `edgefarm bench` (its cells and llama-bench rows). `views` says where a row 
 report.json.
 
 A new figure: one `Measure` row (with its `Figure` rows) here and its SampleResult field on the
-device side (tests/unit/test_catalogue.py adds one and finds it in every output).
+device side, listed below or `register`ed before the readers are imported
+(tests/unit/test_catalogue_new_figure.py registers one and finds it in every output).
 
 This module sits low: it imports only the energy trust predicate, so every stage may import it.
 """
