@@ -228,6 +228,8 @@ def compare_table(c, note: str, interval: str) -> None:
         title += "\nDIFFERENT SETTINGS (compared anyway): " + "; ".join(c.differences)
     if c.versions:
         title += "\nVERSIONS DIFFER: " + "; ".join(c.versions)
+    if c.conditions:
+        title += "\nCONDITIONS: " + "; ".join(c.conditions)
     table = Table(title=escape(title), title_justify="left")
     shown = columns(c)  # the catalogue's paired measures some device has
     table.add_column("Device")

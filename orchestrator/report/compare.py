@@ -19,6 +19,8 @@ from dataclasses import dataclass
 
 from ..errors import ConfigError
 from ..stats import ALPHA
+from ..telemetry.conditions import differences
+from .facts import run_conditions
 from .fidelity import device_fidelity
 from .paired import flips_text, pair, ratio_text
 from .settings import require_same, shared
@@ -71,6 +73,8 @@ class Comparison:
     settings: tuple[str, ...] = ()  # what both runs share (token cap, threads, backend, runner, repeat)
     no_common: tuple[str, ...] = ()  # devices in both runs without a sample scored in both: not compared
     versions: tuple[str, ...] = ()  # `edgefarm 0.4.0 in A, 9.9.9 in B`: what the runs were made with differs
+    # conditions that differed between the runs or were bad during one (telemetry/conditions.py rules)
+    conditions: tuple[str, ...] = ()
 
 
 def missing(r: RunReport) -> list[str]:
@@ -128,6 +132,16 @@ def version_differences(a: RunReport, b: RunReport) -> list[str]:
     ]
 
 
+def condition_findings(a: RunReport, b: RunReport) -> list[str]:
+    """The conditions that differed between the runs, then what was bad during each (a loaded host, a
+    device that started hot or throttled), by telemetry/conditions.py's rules."""
+    ca, cb = run_conditions(a), run_conditions(b)
+    out = differences(ca, cb, (a.run_id, b.run_id))
+    for run, c in ((a, ca), (b, cb)):
+        out += [f"during {run.run_id}: {p}" for p in (c.problems() if c is not None else [])]
+    return out
+
+
 def compare_runs(
     a: RunReport, b: RunReport, allow_different: bool = False, folders: Sequence[str] = ()
 ) -> Comparison:
@@ -170,7 +184,8 @@ def compare_runs(
     rows.sort(key=lambda d: -d.worse)
     return Comparison(a.run_id, b.run_id, tuple(diffs), len(order), tuple(rows),
                       tuple(n for n in names_a if n not in names_b), tuple(n for n in names_b if n not in names_a),
-                      tuple(shared([a, b])), none, tuple(version_differences(a, b)))  # fmt: skip
+                      tuple(shared([a, b])), none, tuple(version_differences(a, b)),
+                      tuple(condition_findings(a, b)))  # fmt: skip
 
 
 def comparison_lines(c: Comparison) -> Sequence[str]:

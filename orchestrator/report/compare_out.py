@@ -65,7 +65,8 @@ def to_json(c: Comparison, note: str = DRIFT_NOTE, interval: str = "95% interval
         })  # fmt: skip
     data = {"run_a": c.run_a, "run_b": c.run_b, "common_samples": c.common_samples, "same": list(c.settings),
             "differences": list(c.differences), "only_a": list(c.only_a), "only_b": list(c.only_b),
-            "not_compared": list(c.no_common), "versions_differ": list(c.versions), "devices": devices,
+            "not_compared": list(c.no_common), "versions_differ": list(c.versions), "conditions": list(c.conditions),
+            "devices": devices,
             "drift_note": note}  # fmt: skip
     return json.dumps(data, ensure_ascii=False, indent=1) + "\n"
 
@@ -88,6 +89,8 @@ def to_markdown(c: Comparison, note: str = DRIFT_NOTE, interval: str = "95% inte
         out += ["**DIFFERENT SETTINGS (compared anyway):** " + "; ".join(c.differences), ""]
     if c.versions:
         out += ["**Versions differ:** " + "; ".join(c.versions), ""]
+    if c.conditions:
+        out += ["**Conditions:** " + "; ".join(c.conditions), ""]
     head = ["Device", "Samples", "Pass (%)"] + [label for _, label in cols]
     out += ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
     for d in c.devices:

@@ -3,6 +3,7 @@ baseline, the strict check's card-only passes, the host's CPU sharing, the agree
 
 from __future__ import annotations
 
+from ..telemetry.conditions import RunConditions
 from .paired import flips_text, ratio_text
 from .types import Disagreement, RunReport
 
@@ -63,6 +64,9 @@ def stamp_items(report: RunReport) -> list[tuple[str, str]]:
         items.append(
             ("runners", "; ".join(f"{', '.join(names)}: {text}" for text, names in by_identity.items()))
         )
+    conditions = run_conditions(report)
+    if conditions is not None and conditions.lines():  # what moves figures between runs (docs/conditions.md)
+        items.append(("conditions", "; ".join(conditions.lines())))
     facts = (report.run.get("model") or {}).get("facts") or {}
     if facts.get("predicted_floor_mb") is not None:  # run.json: model_facts.py, beside the measured peaks
         peaks = ", ".join(f"{r.device} {r.peak_rss_mb:.0f} MB" for r in report.devices if r.peak_rss_mb)
@@ -74,8 +78,20 @@ def stamp_items(report: RunReport) -> list[tuple[str, str]]:
     return items
 
 
+def run_conditions(report: RunReport) -> RunConditions | None:
+    """run.json's conditions (None: a run of an edgefarm that did not record them)."""
+    return RunConditions.from_dict(report.run.get("conditions"))
+
+
+def conditions_problems(report: RunReport) -> list[str]:
+    """What was bad during the run (a loaded host, a device that started hot or throttled), by the rules."""
+    conditions = run_conditions(report)
+    return conditions.problems() if conditions is not None else []
+
+
 def problems(report: RunReport) -> list[str]:
     out = [f"{r.device} failed: {r.error.splitlines()[0]}" for r in report.devices if r.error]
+    out += conditions_problems(report)
     out += [
         f"{r.device}: {r.scoring_errors} sample(s) could not be scored (counted as failed)"
         for r in report.devices

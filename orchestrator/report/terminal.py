@@ -16,7 +16,15 @@ from .. import sustain
 from ..progress import stdout_console
 from .best import BEST, TIED
 from .cells import BEST_NOTE, SETTINGS, Cell, device_table, header, mod_cell, modalities, shared_settings
-from .facts import INTERVALS_NOTE, card_only_lines, paired_lines, sharing_text, worst_pair_text
+from .facts import (
+    INTERVALS_NOTE,
+    card_only_lines,
+    conditions_problems,
+    paired_lines,
+    run_conditions,
+    sharing_text,
+    worst_pair_text,
+)
 from .fidelity_views import fidelity_table, worst_table
 from .types import COLUMNS, RunReport
 
@@ -121,6 +129,11 @@ def device_tables(report: RunReport, width: int = 160, wide: bool = False) -> Gr
     sharing = sharing_text(report)
     if sharing:
         parts.append(Text(f"CPU sharing: {sharing}", style="yellow"))
+    conditions = run_conditions(report)
+    if conditions is not None and conditions.lines():  # what moves figures between runs
+        parts.append(Text("conditions: " + "; ".join(conditions.lines())))
+    for line in conditions_problems(report):
+        parts.append(Text(line, style="yellow"))
     for line in paired_lines(report):
         parts.append(Text(line))
     for fig in (fidelity_table(report), worst_table(report)):  # --fidelity runs only

@@ -13,13 +13,16 @@ from collections.abc import Mapping
 from dataclasses import asdict, dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
+from ..telemetry.conditions import RunConditions
+
 if TYPE_CHECKING:
     from ..models import ModelSummary
 
 SCHEMA_VERSION = 1
 KNOWN_SCHEMAS = tuple(range(1, SCHEMA_VERSION + 1))  # the layouts this edgefarm reads (rundir refuses others)
 _OPTIONAL = ("bench", "host_sharing", "shards", "stand_ins", "cluster", "finished_at", "device_versions",
-             "outcomes")  # fmt: skip
+             "outcomes", "conditions")  # fmt: skip
+_RECORDS = ("bench", "conditions")  # optional parts kept as records (their to_dict / from_dict)
 
 
 def _mapping(value: Any) -> Mapping[str, Any]:
@@ -199,6 +202,7 @@ class RunJson:
     kind: str = "run"  # "bench": an `edgefarm bench` folder (written only then: a run's file is unchanged)
     bench: BenchStamp | None = None  # kind "bench": its grid
     outcomes: Mapping[str, Mapping[str, Any]] | None = None  # kind "bench": each device's end, in short
+    conditions: RunConditions | None = None  # this host's load, each device's state (telemetry/conditions.py)
     other: Mapping[str, Any] = field(default_factory=dict)  # keys this record does not know, kept
 
     def flag(self, name: str) -> Any:
@@ -231,7 +235,7 @@ class RunJson:
         for key in _OPTIONAL:
             value = getattr(self, key)
             if value is not None:
-                out[key] = ([s.record() for s in value] if key == "stand_ins" else value.to_dict() if key == "bench"
+                out[key] = ([s.record() for s in value] if key == "stand_ins" else value.to_dict() if key in _RECORDS
                             else value)  # fmt: skip
         return {**out, **{k: v for k, v in self.other.items() if k not in out}}
 
@@ -265,5 +269,6 @@ class RunJson:
             kind=str(data.get("kind") or "run"),
             bench=BenchStamp.from_dict(data["bench"]) if isinstance(data.get("bench"), Mapping) else None,
             outcomes=_mapping(data.get("outcomes")) if "outcomes" in data else None,
+            conditions=RunConditions.from_dict(data.get("conditions")),
             other={k: v for k, v in data.items() if k not in known},
         )

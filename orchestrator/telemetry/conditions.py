@@ -1,0 +1,211 @@
+"""The conditions a run's figures were measured under, as one record (run.json `conditions`), and the
+stated rules for when they were bad during a run or differed between two runs (issue 41). Pure.
+
+What moves a figure between runs and is in no interval over one run's samples: this host's load (other
+processes' CPU, the load average: host_load.py), and a phone's or board's state at the start (its
+temperature and Android's thermal status, from its first sample's snapshot). Every view of the report
+and `compare` read `problems` and `differences`; docs/conditions.md states the rules."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from .android import THERMAL_STATUS_NAMES
+from .host_load import HostLoad
+
+# The rules (docs/conditions.md, "Conditions of a run")
+LOADED_CORES = 0.5  # other processes' mean CPU above half a core during a run: the run was loaded
+DIFFER_CORES = 0.25  # two runs whose other-process CPU differs by more than a quarter core differ
+HOT_START_C = 45.0  # a device at or above this at its first sample started hot
+THROTTLED_STATUS = 2  # Android's thermal status "moderate" or worse at the start: throttling
+DIFFER_START_C = 5.0  # two runs whose start temperatures differ by more than this differ
+
+
+def _num(data: Mapping[str, Any], key: str) -> float | None:
+    v = data.get(key)
+    return float(v) if isinstance(v, (int, float)) and not isinstance(v, bool) else None
+
+
+@dataclass(frozen=True)
+class DeviceStart:
+    """A device's state before its first sample: the hottest reading (thermal zone or battery), the
+    battery's temperature and Android's thermal status (phones), from the first row's snapshot."""
+
+    temp_c: float | None = None
+    battery_temp_c: float | None = None
+    thermal_status: int | None = None
+
+    @classmethod
+    def of(cls, snapshot: Mapping[str, Any] | None) -> DeviceStart | None:
+        """From a row's `thermal_before` (driver hook on phones, android_runner/thermal.py elsewhere)."""
+        if not isinstance(snapshot, Mapping):
+            return None
+        temps = [t for t in (_num(snapshot, "max_temp_c"), _num(snapshot, "battery_temp_c")) if t is not None]
+        status = snapshot.get("thermal_status")
+        start = cls(max(temps) if temps else None, _num(snapshot, "battery_temp_c"),
+                    status if isinstance(status, int) and not isinstance(status, bool) else None)  # fmt: skip
+        return start if start != cls() else None
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "temp_c": self.temp_c,
+            "battery_temp_c": self.battery_temp_c,
+            "thermal_status": self.thermal_status,
+        }
+
+    @classmethod
+    def from_dict(cls, data: Any) -> DeviceStart | None:
+        if not isinstance(data, Mapping):
+            return None
+        status = data.get("thermal_status")
+        return cls(
+            _num(data, "temp_c"), _num(data, "battery_temp_c"), status if isinstance(status, int) else None
+        )
+
+    @property
+    def status_name(self) -> str:
+        s = self.thermal_status
+        return THERMAL_STATUS_NAMES[s] if s is not None and 0 <= s < len(THERMAL_STATUS_NAMES) else ""
+
+    def text(self) -> str:
+        """`38.5 °C, thermal status light (1)` at the start."""
+        parts = [f"{self.temp_c:.1f} °C" if self.temp_c is not None else ""]
+        if self.thermal_status is not None:
+            parts.append(f"thermal status {self.status_name or '?'} ({self.thermal_status})")
+        return ", ".join(p for p in parts if p) or "not read"
+
+
+@dataclass(frozen=True)
+class DeviceConditions:
+    """One device's conditions: this host's load while its runner ran here (a `kind: local` device), its
+    state at the start."""
+
+    host: HostLoad | None = None
+    start: DeviceStart | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"host": None if self.host is None else self.host.to_dict(),
+                "start": None if self.start is None else self.start.to_dict()}  # fmt: skip
+
+    @classmethod
+    def from_dict(cls, data: Any) -> DeviceConditions:
+        d = data if isinstance(data, Mapping) else {}
+        return cls(HostLoad.from_dict(d.get("host")), DeviceStart.from_dict(d.get("start")))
+
+
+@dataclass(frozen=True)
+class RunConditions:
+    """run.json `conditions`: this host over the whole run, and each device's."""
+
+    host: HostLoad | None = None
+    devices: Mapping[str, DeviceConditions] = field(default_factory=dict)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"host": None if self.host is None else self.host.to_dict(),
+                "devices": {n: d.to_dict() for n, d in self.devices.items()},
+                "rules": RULES}  # fmt: skip
+
+    @classmethod
+    def from_dict(cls, data: Any) -> RunConditions | None:
+        """run.json's `conditions`; None for a run that did not record them (an older edgefarm)."""
+        if not isinstance(data, Mapping):
+            return None
+        devices = data.get("devices") if isinstance(data.get("devices"), Mapping) else {}
+        return cls(HostLoad.from_dict(data.get("host")),
+                   {str(n): DeviceConditions.from_dict(d) for n, d in devices.items()})  # fmt: skip
+
+    @property
+    def _per_device(self) -> bool:
+        """Each device's own host load tells more than the run's: several devices ran on this host."""
+        return sum(d.host is not None for d in self.devices.values()) > 1
+
+    def lines(self) -> list[str]:
+        """The conditions in words, one line for the host and one per device that has any."""
+        out = [f"this host: {self.host.text()}"] if self.host is not None else []
+        for name, d in self.devices.items():
+            host = (
+                [f"this host while it ran: {d.host.text()}"]
+                if d.host is not None and self._per_device
+                else []
+            )
+            parts = host + ([f"at its start {d.start.text()}"] if d.start is not None else [])
+            if parts:
+                out.append(f"{name}: " + "; ".join(parts))
+        return out
+
+    def problems(self) -> list[str]:
+        """What was bad during the run, each with the rule it broke."""
+        out = []
+        loads = [("this host", self.host)]
+        if self._per_device:
+            loads += [(f"this host while {n} ran", d.host) for n, d in self.devices.items()]
+        for where, load in loads:
+            if (
+                load is not None
+                and load.other_cores_mean is not None
+                and load.other_cores_mean > LOADED_CORES
+            ):
+                out.append(f"LOADED: {where}: other processes used {load.other_cores_mean:.2f} cores on average "
+                           f"(over {LOADED_CORES} is loaded): the figures of devices on this host are slowed by it")  # fmt: skip
+        for name, d in self.devices.items():
+            s = d.start
+            if s is None:
+                continue
+            if s.thermal_status is not None and s.thermal_status >= THROTTLED_STATUS:
+                out.append(f"THROTTLED: {name} started at thermal status {s.status_name} ({s.thermal_status}; "
+                           f"{THERMAL_STATUS_NAMES[THROTTLED_STATUS]} or worse is throttling)")  # fmt: skip
+            if s.temp_c is not None and s.temp_c >= HOT_START_C:
+                out.append(f"HOT: {name} started at {s.temp_c:.1f} °C ({HOT_START_C:.0f} °C or more is hot)")
+        return out
+
+
+RULES = (
+    f"loaded: other processes' mean CPU over {LOADED_CORES} cores; runs differ: by more than {DIFFER_CORES} "
+    f"cores, or one loaded; a device started hot at {HOT_START_C:.0f} °C or more, throttled at thermal status "
+    f"{THERMAL_STATUS_NAMES[THROTTLED_STATUS]} or worse; start temperatures differ by more than {DIFFER_START_C:.0f} °C"
+)
+
+
+def _cores(load: HostLoad | None) -> float | None:
+    return None if load is None else load.other_cores_mean
+
+
+def differences(a: RunConditions | None, b: RunConditions | None, names: Sequence[str]) -> list[str]:
+    """How the conditions of two runs (named `names`) differ, by the rules: the host's other-process CPU
+    (the whole run's, and each device's while it ran), a device's start temperature and thermal status;
+    a run that recorded none is said."""
+    if a is None or b is None:
+        missing = [n for n, c in zip(names, (a, b), strict=True) if c is None]
+        return [
+            f"conditions not recorded in {' and '.join(missing)} (an older edgefarm): cannot say whether they differed"
+        ]
+    out = []
+    pairs = [("this host", a.host, b.host)] + [
+        (f"this host while {n} ran", a.devices[n].host, b.devices[n].host)
+        for n in a.devices if n in b.devices
+    ]  # fmt: skip
+    for where, x, y in pairs:
+        cx, cy = _cores(x), _cores(y)
+        if cx is None or cy is None:
+            continue
+        loaded = [cx > LOADED_CORES, cy > LOADED_CORES]
+        if abs(cx - cy) > DIFFER_CORES or loaded[0] != loaded[1]:
+            tag = [" (loaded)" if f else "" for f in loaded]
+            out.append(
+                f"{where}: other processes {cx:.2f} cores{tag[0]} in {names[0]}, {cy:.2f}{tag[1]} in {names[1]}"
+            )
+    for n in a.devices:
+        if n not in b.devices:
+            continue
+        x, y = a.devices[n].start, b.devices[n].start
+        if x is None or y is None:
+            continue
+        if x.temp_c is not None and y.temp_c is not None and abs(x.temp_c - y.temp_c) > DIFFER_START_C:
+            out.append(f"{n}: started at {x.temp_c:.1f} °C in {names[0]}, {y.temp_c:.1f} °C in {names[1]}")
+        if x.thermal_status != y.thermal_status and None not in (x.thermal_status, y.thermal_status):
+            out.append(
+                f"{n}: thermal status at start {x.status_name} in {names[0]}, {y.status_name} in {names[1]}"
+            )
+    return out
