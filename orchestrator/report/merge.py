@@ -15,7 +15,9 @@ from typing import Any
 
 from ..errors import ConfigError
 from ..run.run_json import RunJson
+from ..telemetry.conditions import merged as merged_conditions
 from .combine import build_report
+from .facts import run_conditions
 from .settings import require_same
 from .types import RunReport, SampleRow
 
@@ -96,6 +98,8 @@ def merge_reports(reports: Sequence[RunReport], allow_different: bool = False) -
     }
     hosts = ", ".join(dict.fromkeys(_host(r) for r in reports))
     run["host"] = {"hostname": f"{len(reports)} controllers: {hosts}"}
+    conditions = merged_conditions([(run_conditions(r), renames[i]) for i, r in enumerate(reports)])
+    run["conditions"] = None if conditions is None else conditions.to_dict()  # each controller's, per device
     starts = [str(r.run.get("started_at", "")) for r in reports if r.run.get("started_at")]
     run["started_at"] = min(starts) if starts else ""
     finished = max((r.stamp.finished_at for r in reports if r.stamp.finished_at), default="")

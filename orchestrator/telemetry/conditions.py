@@ -126,9 +126,7 @@ class RunConditions:
         out = [f"this host: {self.host.text()}"] if self.host is not None else []
         for name, d in self.devices.items():
             host = (
-                [f"this host while it ran: {d.host.text()}"]
-                if d.host is not None and self._per_device
-                else []
+                [f"its host while it ran: {d.host.text()}"] if d.host is not None and self._per_device else []
             )
             parts = host + ([f"at its start {d.start.text()}"] if d.start is not None else [])
             if parts:
@@ -140,7 +138,7 @@ class RunConditions:
         out = []
         loads = [("this host", self.host)]
         if self._per_device:
-            loads += [(f"this host while {n} ran", d.host) for n, d in self.devices.items()]
+            loads += [(f"the host while {n} ran", d.host) for n, d in self.devices.items()]
         for where, load in loads:
             if (
                 load is not None
@@ -148,7 +146,7 @@ class RunConditions:
                 and load.other_cores_mean > LOADED_CORES
             ):
                 out.append(f"LOADED: {where}: other processes used {load.other_cores_mean:.2f} cores on average "
-                           f"(over {LOADED_CORES} is loaded): the figures of devices on this host are slowed by it")  # fmt: skip
+                           f"(over {LOADED_CORES} is loaded): the figures of the devices run on that host are slowed by it")  # fmt: skip
         for name, d in self.devices.items():
             s = d.start
             if s is None:
@@ -183,7 +181,7 @@ def differences(a: RunConditions | None, b: RunConditions | None, names: Sequenc
         ]
     out = []
     pairs = [("this host", a.host, b.host)] + [
-        (f"this host while {n} ran", a.devices[n].host, b.devices[n].host)
+        (f"the host while {n} ran", a.devices[n].host, b.devices[n].host)
         for n in a.devices if n in b.devices
     ]  # fmt: skip
     for where, x, y in pairs:
@@ -209,3 +207,17 @@ def differences(a: RunConditions | None, b: RunConditions | None, names: Sequenc
                 f"{n}: thermal status at start {x.status_name} in {names[0]}, {y.status_name} in {names[1]}"
             )
     return out
+
+
+def merged(parts: Sequence[tuple[RunConditions | None, Mapping[str, str]]]) -> RunConditions | None:
+    """The conditions of runs merged into one report (`report --merge`), from each run's conditions and
+    its device names in the merge: each device keeps its own, its controller's host load as its host's
+    (several controllers have no one "this host"); None when no run recorded any."""
+    devices: dict[str, DeviceConditions] = {}
+    for conditions, names in parts:
+        if conditions is None:
+            continue
+        for name, merged_name in names.items():
+            own = conditions.devices.get(name, DeviceConditions())
+            devices[merged_name] = DeviceConditions(own.host or conditions.host, own.start)
+    return RunConditions(None, devices) if devices else None

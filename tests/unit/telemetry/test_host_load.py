@@ -132,3 +132,17 @@ def test_the_record_round_trips_and_an_older_run_has_none():
         "this host: " + c.host.text(),
         "pixel-8: at its start 40.0 °C, thermal status moderate (2)",
     ]
+
+
+def test_merged_runs_keep_each_devices_conditions_with_its_own_controllers_host():
+    """`report --merge` of two controllers' runs: no one "this host"; each device gets its controller's."""
+    from orchestrator.telemetry.conditions import merged
+
+    a, b = _run(0.1, DeviceStart(30.0, 30.0, 0)), _run(1.2)
+    m = merged([(a, {"pixel-8": "pixel-8@site-a"}), (b, {"pixel-8": "pixel-8@site-b"}), (None, {"x": "x"})])
+    assert m.host is None and list(m.devices) == ["pixel-8@site-a", "pixel-8@site-b"]
+    assert m.devices["pixel-8@site-a"] == DeviceConditions(a.host, DeviceStart(30.0, 30.0, 0))
+    assert m.devices["pixel-8@site-b"].host == b.host
+    said = "LOADED: the host while pixel-8@site-b ran: other processes used 1.20 cores on average (over 0.5"
+    assert len(m.problems()) == 1 and m.problems()[0].startswith(said)
+    assert merged([(None, {})]) is None
