@@ -196,6 +196,40 @@ _FIDELITY_FIELDS = frozenset(f.name for f in fields(FidelityScores))
 
 
 @dataclass(frozen=True)
+class Settle:
+    """--settle before a block (docs/conditions.md): the wait until every temperature sensor of the device
+    changed less than `limit_c` over the last `window_s`, at most `max_wait_s`. On the block's first row.
+    `settled` None: no sensor was readable, nothing was gated (a warning says so)."""
+
+    settled: bool | None
+    waited_s: float
+    limit_c: float
+    window_s: float
+    max_wait_s: float
+    span_c: float | None = None  # the largest change of one sensor over the last window (None: none measured)
+    start_c: Mapping[str, float] = field(default_factory=dict)  # sensor -> its first reading
+    end_c: Mapping[str, float] = field(default_factory=dict)  # sensor -> its last reading
+
+    def to_dict(self) -> dict[str, Any]:
+        return {k: (dict(v) if isinstance(v, Mapping) else v) for k, v in vars(self).items()}
+
+    @classmethod
+    def from_dict(cls, d: Mapping[str, Any]) -> Settle:
+        settled = d.get("settled")
+        span = d.get("span_c")
+        return cls(
+            settled=None if settled is None else bool(settled),
+            waited_s=float(d.get("waited_s") or 0.0),
+            limit_c=float(d.get("limit_c") or 0.0),
+            window_s=float(d.get("window_s") or 0.0),
+            max_wait_s=float(d.get("max_wait_s") or 0.0),
+            span_c=None if span is None else float(span),
+            start_c={str(k): float(v) for k, v in (d.get("start_c") or {}).items()},
+            end_c={str(k): float(v) for k, v in (d.get("end_c") or {}).items()},
+        )
+
+
+@dataclass(frozen=True)
 class SampleResult:
     """One finished sample on one device. Units are in the names; None = not measured."""
 
@@ -262,6 +296,7 @@ class SampleResult:
     # from a cold start; later ones reload the model for other engine settings); None outside bench
     engine_load: int | None = None
     fidelity: FidelityScores | None = None  # --fidelity only (None: not asked)
+    settle: Settle | None = None  # --settle: the gate before the block this row opened (None: not its first row)
 
     def to_json(self) -> str:
         """The same text as `json.dumps(asdict(self), ...)`, without asdict's deep copy of every value
@@ -270,6 +305,8 @@ class SampleResult:
         d["turns"] = [vars(t) for t in self.turns]
         if self.fidelity is not None:
             d["fidelity"] = vars(self.fidelity)
+        if self.settle is not None:
+            d["settle"] = self.settle.to_dict()
         return json.dumps(d, ensure_ascii=False, sort_keys=True)
 
     @classmethod
@@ -280,6 +317,8 @@ class SampleResult:
             d["fidelity"] = FidelityScores.from_dict(d["fidelity"])
         elif "fidelity" in d:
             d["fidelity"] = None
+        if "settle" in d:
+            d["settle"] = Settle.from_dict(d["settle"]) if isinstance(d["settle"], Mapping) else None
         return cls(**d)
 
     @classmethod

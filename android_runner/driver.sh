@@ -5,7 +5,7 @@
 #
 #   sh driver.sh native   JOB_DIR RUNNER LIB_DIR   native runner, ONE model load per run
 #   sh driver.sh upstream JOB_DIR BINARY LIB_DIR   litert_lm_advanced_main once per sample
-#   sh driver.sh hook     SAMPLE_DIR before|after  cooldown gate + battery/thermal snapshot
+#   sh driver.sh hook     SAMPLE_DIR before|after  settle + cooldown gates, battery/thermal snapshot
 #   sh driver.sh stop     JOB_DIR                  stop this job's driver and runner, for certain
 #
 # The host renders everything as files, so no prompt, id or dataset text is ever on a command line;
@@ -120,24 +120,145 @@ read_settings() {
       sample_timeout_ms=*) SET_sample_timeout_ms=$v ;;
       cooldown_mc=*) SET_cooldown_mc=$v ;;
       cooldown_max_ms=*) SET_cooldown_max_ms=$v ;;
+      settle_mc=*) SET_settle_mc=$v ;;
+      settle_window_ms=*) SET_settle_window_ms=$v ;;
+      settle_max_ms=*) SET_settle_max_ms=$v ;;
     esac
   done < "$1"
   [ -z "$first" ]
 }
 
-# hook SAMPLE_DIR before|after: before a sample, wait for the cooldown gate (the job's settings:
-# cooldown_mc, empty for none, for at most cooldown_max_ms) and write cooldown_ms; then snapshot battery
-# and thermal state.
+# milli DECIMAL: "36.75" -> 36750 (milli-degrees); false for anything else (a missing sensor's -99.9 too)
+milli() {
+  case "$1" in ''|.*|*[!0-9.]*|*.*.*) return 1 ;; esac
+  i=${1%%.*}
+  f=
+  case "$1" in *.*) f=${1#*.} ;; esac
+  f="${f}000"
+  f=${f%"${f#???}"}
+  while [ "${#i}" -gt 1 ] && [ "${i#0}" != "$i" ]; do i=${i#0}; done
+  while [ "${#f}" -gt 1 ] && [ "${f#0}" != "$f" ]; do f=${f#0}; done
+  [ "${#i}" -le 3 ] && digits "$i" && digits "$f" || return 1
+  echo $((i * 1000 + f))
+}
+
+# settle_sensors: "NAME MILLI_C" per temperature sensor the phone shows without root: the battery
+# (dumpsys battery) and the live HAL sensors of type CPU (0), skin (3) and SoC (13) in dumpsys
+# thermalservice (virtual ones only for skin, as orchestrator/telemetry/android.py reads them).
+settle_sensors() {
+  t=$(battery_tenths)
+  [ -n "$t" ] && echo "battery $((t * 100))"
+  dumpsys thermalservice 2>/dev/null | {
+    live=
+    while IFS= read -r line; do
+      case "$line" in
+        *"Current temperatures from HAL:"*) live=1; continue ;;
+        *"Temperature{"*) [ -n "$live" ] || continue ;;
+        *) live=; continue ;;
+      esac
+      ty=${line#*mType=}; ty=${ty%%,*}
+      case "$ty" in 0|3|13) ;; *) continue ;; esac
+      nm=${line#*mName=}; nm=${nm%%[,\}]*}
+      case "$nm" in ''|*[!A-Za-z0-9_.-]*) continue ;; esac
+      case "$nm" in [Vv][Ii][Rr][Tt][Uu][Aa][Ll]-*) [ "$ty" = 3 ] || continue ;; esac
+      v=${line#*mValue=}; v=${v%%,*}
+      mc=$(milli "$v") || continue
+      echo "$nm $mc"
+    done
+  }
+}
+
+# settle_span LOG FROM: the largest change (max - min, milli-degrees) of any one sensor over the log's
+# readings taken at or after FROM (centiseconds); the log's lines are "CS NAME MILLI_C", ours.
+settle_span() {
+  names=
+  while read -r cs nm mc; do
+    [ "$cs" -ge "$2" ] || continue
+    case " $names " in *" $nm "*) ;; *) names="$names $nm" ;; esac
+  done < "$1"
+  worst=0
+  for nm in $names; do
+    lo=; hi=
+    while read -r cs n mc; do
+      [ "$n" = "$nm" ] && [ "$cs" -ge "$2" ] || continue
+      if [ -z "$lo" ] || [ "$mc" -lt "$lo" ]; then lo=$mc; fi
+      if [ -z "$hi" ] || [ "$mc" -gt "$hi" ]; then hi=$mc; fi
+    done < "$1"
+    [ $((hi - lo)) -gt "$worst" ] && worst=$((hi - lo))
+  done
+  echo "$worst"
+}
+
+# settle_gate SAMPLE_DIR: --settle before the block's first sample: poll every sensor (window/5, 0.1-1 s)
+# until each one changed less than settle_mc over the last settle_window_ms, for at most settle_max_ms;
+# the record in SAMPLE_DIR/settle (settled 1/0, empty when no sensor was readable; the wait; the last
+# window's largest change; every sensor's first and last reading), read by android_snapshots.py.
+settle_gate() {
+  win=$((SET_settle_window_ms / 10))
+  most=$((SET_settle_max_ms / 10))
+  poll=$((SET_settle_window_ms / 5))
+  [ "$poll" -gt 1000 ] && poll=1000
+  [ "$poll" -lt 100 ] && poll=100
+  pause=$((poll / 1000)).$((poll % 1000 / 100))$((poll % 100 / 10))$((poll % 10))
+  log="$1/settle.log"
+  : > "$log"
+  c0=$(now_cs)
+  settled=0
+  span=
+  last=0
+  while :; do
+    now=$(( $(now_cs) - c0 ))
+    settle_sensors | while read -r nm mc; do echo "$now $nm $mc"; done >> "$log"
+    if [ ! -s "$log" ]; then
+      echo "EDGEFARM NOTE warning: no temperature sensor readable, --settle is not applied"
+      settled=
+      break
+    fi
+    last=$now
+    if [ "$now" -ge "$win" ]; then
+      span=$(settle_span "$log" $((now - win)))
+      [ "$span" -lt "$SET_settle_mc" ] && { settled=1; break; }
+    fi
+    [ "$now" -ge "$most" ] && break
+    sleep "$pause"
+  done
+  read -r first _ < "$log" 2>/dev/null
+  {
+    echo "settled=$settled"
+    echo "waited_ms=$((last * 10))"
+    echo "span_mc=$span"
+    echo "limit_mc=$SET_settle_mc"
+    echo "window_ms=$SET_settle_window_ms"
+    echo "max_ms=$SET_settle_max_ms"
+    while read -r cs nm mc; do
+      [ "$cs" = "$first" ] && echo "start $nm $mc"
+      [ "$cs" = "$last" ] && echo "end $nm $mc"
+    done < "$log"
+  } > "$1/settle" 2>/dev/null
+  [ "$settled" = 0 ] &&
+    echo "EDGEFARM NOTE warning: temperatures still changing by $((span / 1000)).$((span % 1000 / 100)) C over $((SET_settle_window_ms / 1000)) s after $((last / 100)) s: measured unsettled"
+  return 0
+}
+
+# hook SAMPLE_DIR before|after: before a sample, the settle gate once per block (the job's settings:
+# settle_mc, empty for none; JOB/settled marks it done, removed when the driver starts), then the
+# cooldown gate (cooldown_mc, empty for none, for at most cooldown_max_ms) writing cooldown_ms; then a
+# snapshot of battery and thermal state.
 hook() {
   S=$1
   PHASE=$2
   [ -d "$S" ] || return 0
   if [ "$PHASE" = before ]; then
-    rm -f "$S/cooldown_ms"
+    rm -f "$S/cooldown_ms" "$S/settle"
     JOBDIR=${S%/samples/*}
-    SET_cooldown_mc=; SET_cooldown_max_ms=
+    SET_cooldown_mc=; SET_cooldown_max_ms=; SET_settle_mc=
     read_settings "$JOBDIR/settings" ||
       echo "EDGEFARM NOTE warning: no readable settings file in the job folder: no cooldown gate"
+    if digits "$SET_settle_mc" && digits "$SET_settle_window_ms" && digits "$SET_settle_max_ms" &&
+      [ ! -f "$JOBDIR/settled" ]; then
+      : > "$JOBDIR/settled"
+      settle_gate "$S"
+    fi
     limit=; max_s=120
     digits "$SET_cooldown_mc" && limit=$((SET_cooldown_mc / 100))  # tenths of a degree, as the battery says
     digits "$SET_cooldown_max_ms" && max_s=$((SET_cooldown_max_ms / 1000))
@@ -256,6 +377,7 @@ start_job() {
   fi
   LOCK="$JOB/driver.pid"
   stop_job "$JOB" "${WORKER_BIN##*/}"
+  rm -f "$JOB/settled"  # a new block: --settle's gate runs before its first sample
   echo "$$" > "$LOCK" || FATAL_RC=3 fatal "cannot write $LOCK (storage full or read-only?)"
   echo "EDGEFARM DRIVER $$"
 }
@@ -266,6 +388,11 @@ run_native() {
   RUNNER=$WORKER_BIN
   set -- --settings "$JOB/settings" --job "$JOB/job.conv" --results "$JOB/results.jsonl" --state-dir "$JOB" \
     --hook "$JOB/../../../driver/driver.sh"
+  # the hook's longest wait: the settle gate once, a cooldown, and the snapshots
+  hook_s=600
+  digits "$SET_settle_max_ms" && hook_s=$((hook_s + SET_settle_max_ms / 1000))
+  digits "$SET_cooldown_max_ms" && hook_s=$((hook_s + SET_cooldown_max_ms / 1000))
+  set -- "$@" --hook-timeout-s "$hook_s"
   [ -n "$(power_current_file)" ] && set -- "$@" --power-dir "$POWER_DIR"
   starts=0
   while :; do

@@ -47,7 +47,7 @@ from .backend import (
     split_lines,
 )
 from .bench import BenchRunner, bench_order
-from .contract import JobItem, SampleResult, TurnFigures, read_results
+from .contract import JobItem, SampleResult, Settle, TurnFigures, read_results
 from .conversation import render, reply_text, unsupported_reason
 from .fidelity import score_fidelity
 from .memory import MemorySampler, sample_peaks_mb
@@ -60,7 +60,7 @@ from .status import (
     TIMEOUT_EXIT,
     Status,
 )
-from .thermal import cool_down, thermal_snapshot, with_clocks
+from .thermal import cool_down, settle, thermal_snapshot, with_clocks
 from .threads import EngineThreads, thread_ids
 
 PROTOCOL_PREFIX = "EDGEFARM"
@@ -501,6 +501,8 @@ def _parser() -> argparse.ArgumentParser:
     ap.add_argument("--sample-interval-ms", type=float, default=5.0)
     ap.add_argument("--exit-on-stdin-eof", action="store_true", help="exit when stdin closes (host gone)")
     ap.add_argument("--stop", action="store_true", help="only stop a runner of this job that is still alive")
+    ap.add_argument("--block-start", action="store_true",
+                    help="the block's first start: the settings' settle gate runs before its first sample")  # fmt: skip
     return ap
 
 
@@ -611,8 +613,19 @@ def main(argv: list[str] | None = None) -> int:
 
             watchdog = Watchdog(settings.sample_timeout_s, record, memory)
             gate = settings.cooldown_c is not None
+            settle_first = args.block_start and settings.settle_c is not None
             for item in pending:
                 emit("BEGIN", item.id)
+                settled = None
+                if settle_first:  # --settle: once, before the block's first sample
+                    settle_first = False
+                    settled = Settle.from_dict(settle(settings.settle_c, settings.settle_window_ms / 1000.0,
+                                                      settings.settle_max_ms / 1000.0))  # fmt: skip
+                    if settled.settled is None:
+                        emit("NOTE", "warning: no temperature sensor readable here, --settle is not applied")
+                    elif not settled.settled:
+                        emit("NOTE", f"warning: temperatures still changing by {settled.span_c:g} C over "
+                                     f"{settled.window_s:g} s after {settled.waited_s:.0f} s: measured unsettled")  # fmt: skip
                 cooled = cool_down(settings.cooldown_c, settings.cooldown_max_s) if gate else None
                 if gate and cooled is None:
                     emit("NOTE", "warning: no thermal sensor is readable here, --cooldown-c is not applied")
@@ -626,6 +639,8 @@ def main(argv: list[str] | None = None) -> int:
                 result = runner.run(item, memory, log)
                 if cooled is not None:
                     result = replace(result, cooldown_s=cooled[0])
+                if settled is not None:
+                    result = replace(result, settle=settled)
                 if watchdog.disarm():
                     record(result)
     finally:

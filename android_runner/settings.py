@@ -9,6 +9,7 @@ edgefarm_runner.c, `read_settings`) and Python read the same text without a JSON
     model=/data/local/tmp/edgefarm/models/0123abcd/m.litertlm
     ...
     cooldown_mc=            (empty: no cooldown gate)
+    settle_mc=2000          (empty: no settle gate)
 
 Every key is written, in the order of the fields below, every value on its own line; whole numbers only
 (sh arithmetic is integer), so times are milliseconds and temperatures milli-degrees C. A reader refuses a
@@ -34,8 +35,14 @@ BOUNDS = {
     "sample_timeout_ms": (1, 86_400_000),  # one day
     "cooldown_mc": (0, 120_000),  # 120 degrees C
     "cooldown_max_ms": (0, 3_600_000),  # one hour
+    "settle_mc": (100, 20_000),  # 0.1 .. 20 degrees C of change over the window
+    "settle_window_ms": (1_000, 600_000),  # 1 s .. 10 min
+    "settle_max_ms": (1_000, 3_600_000),  # one hour
     "allow_runtime": (0, 1),
 }
+
+
+OPTIONAL = frozenset(("cooldown_mc", "settle_mc"))  # empty in the file: that gate is off
 
 
 class SettingsError(ValueError):
@@ -56,6 +63,11 @@ class RunnerSettings:
     sample_timeout_ms: int = 300_000  # a sample running longer is recorded as timeout
     cooldown_mc: int | None = None  # before each sample, wait until the device is at or below this
     cooldown_max_ms: int = 120_000  # ... for at most this long
+    # --settle: before the block's first sample, wait until every temperature sensor changed less than
+    # settle_mc over the last settle_window_ms, for at most settle_max_ms (docs/conditions.md)
+    settle_mc: int | None = None
+    settle_window_ms: int = 60_000
+    settle_max_ms: int = 600_000
     lib: str = ""  # the native runner's LiteRT-LM library on the device ("" for other runners)
     allow_runtime: int = 0  # 1: the native runner runs a library that is not the pinned one
 
@@ -77,7 +89,7 @@ class RunnerSettings:
                 )
         for name, (least, most) in BOUNDS.items():
             value = getattr(self, name)
-            if value is None and name == "cooldown_mc":
+            if value is None and name in OPTIONAL:
                 continue
             if isinstance(value, bool) or not isinstance(value, int) or not least <= value <= most:
                 raise SettingsError(f"{name}: a whole number in {least}..{most}, not {value!r}")
@@ -111,7 +123,7 @@ class RunnerSettings:
             if key in values:
                 raise SettingsError(f"{where}:{no}: {key} given twice")
             if key in BOUNDS:
-                if raw == "" and key == "cooldown_mc":
+                if raw == "" and key in OPTIONAL:
                     values[key] = None
                     continue
                 if not raw.isascii() or not raw.isdigit() or len(raw) > 12:
@@ -140,6 +152,10 @@ class RunnerSettings:
     @property
     def cooldown_max_s(self) -> float:
         return self.cooldown_max_ms / 1000.0
+
+    @property
+    def settle_c(self) -> float | None:
+        return None if self.settle_mc is None else self.settle_mc / 1000.0
 
     def applied(self) -> dict[str, object]:
         """What a runner reports in its READY line as the settings it ran with (the native runner's keys)."""

@@ -77,6 +77,64 @@ def cool_down(
         sleep(min(poll_s, max(0.0, max_wait_s - waited)))
 
 
+def zone_temps(root: str = "/sys/class/thermal") -> dict[str, float]:
+    """Every readable zone's temperature (°C), named by its `type` (a Pi's SoC is `cpu-thermal`), the
+    zone's folder name added when two share a type."""
+    out: dict[str, float] = {}
+    for path in sorted(_files(f"{root}/thermal_zone*/temp")):
+        milli = _read_int(path)
+        if milli is None or not -40_000 < milli < 150_000:
+            continue
+        folder = os.path.dirname(path)
+        try:
+            with open(os.path.join(folder, "type"), encoding="utf-8", errors="replace") as f:
+                name = f.read(64).strip() or os.path.basename(folder)
+        except OSError:
+            name = os.path.basename(folder)
+        out[name if name not in out else f"{name}:{os.path.basename(folder)}"] = milli / 1000.0
+    return out
+
+
+def settle(
+    limit_c: float,
+    window_s: float,
+    max_wait_s: float,
+    *,
+    read: Callable[[], dict[str, float]] = zone_temps,
+    sleep: Callable[[float], None] = time.sleep,
+    clock: Callable[[], float] = time.monotonic,
+) -> dict[str, Any]:
+    """--settle (docs/conditions.md; the phone's twin is driver.sh settle_gate): poll every sensor (every
+    window/5, 0.1-1 s) until each one changed less than limit_c over the last window_s, for at most
+    max_wait_s. Returns the record's fields (android_runner/contract.py Settle); `settled` None when no
+    sensor is readable."""
+    poll = min(1.0, max(0.1, window_s / 5))
+    start = clock()
+    log: list[tuple[float, dict[str, float]]] = []
+    span: float | None = None
+    settled: bool | None = False
+    while True:
+        now = clock() - start
+        temps = read()
+        if not temps and not log:
+            settled = None
+            break
+        log.append((now, temps))
+        if now >= window_s:
+            recent = [t for at, t in log if at >= now - window_s]
+            names = {n for t in recent for n in t}
+            span = max(max(t[n] for t in recent if n in t) - min(t[n] for t in recent if n in t) for n in names)
+            if span < limit_c:
+                settled = True
+                break
+        if now >= max_wait_s:
+            break
+        sleep(poll)
+    return {"settled": settled, "waited_s": round(log[-1][0] if log else 0.0, 3), "limit_c": limit_c,
+            "window_s": window_s, "max_wait_s": max_wait_s, "span_c": None if span is None else round(span, 3),
+            "start_c": log[0][1] if log else {}, "end_c": log[-1][1] if log else {}}  # fmt: skip
+
+
 VCGENCMD = ("measure_temp", "get_throttled", "measure_clock arm")  # a Pi's firmware view
 _which = functools.cache(shutil.which)  # a tool's place, looked up once per process
 

@@ -158,11 +158,13 @@ static char *read_file(const char *path, size_t *len, size_t max_len) {
 typedef struct {
   const char *model, *cache_dir, *backend, *vision, *audio, *lib;
   long threads, max_num_tokens, sample_timeout_ms, cooldown_mc, cooldown_max_ms, allow_runtime;
+  long settle_mc, settle_window_ms, settle_max_ms; /* the hook's settle gate (driver.sh) */
 } run_settings;
 
 static const char *const SETTING_KEYS[] = {"model",           "cache_dir",      "backend",           "vision_backend",
                                            "audio_backend",   "threads",        "max_num_tokens",    "sample_timeout_ms",
-                                           "cooldown_mc",     "cooldown_max_ms", "lib",              "allow_runtime"};
+                                           "cooldown_mc",     "cooldown_max_ms", "settle_mc",        "settle_window_ms",
+                                           "settle_max_ms",   "lib",            "allow_runtime"};
 #define SETTING_COUNT (sizeof SETTING_KEYS / sizeof *SETTING_KEYS)
 #define SETTINGS_MAX_BYTES (64 * 1024) /* android_runner/settings.py MAX_BYTES */
 
@@ -228,12 +230,15 @@ static void read_settings(const char *path, run_settings *out) {
       case 7: out->sample_timeout_ms = setting_long(path, no, "sample_timeout_ms", v, 1, 86400000); break;
       case 8: out->cooldown_mc = *v ? setting_long(path, no, "cooldown_mc", v, 0, 120000) : -1; break; /* the hook's */
       case 9: out->cooldown_max_ms = setting_long(path, no, "cooldown_max_ms", v, 0, 3600000); break; /* the hook's */
-      case 10: out->lib = v; break;
+      case 10: out->settle_mc = *v ? setting_long(path, no, "settle_mc", v, 100, 20000) : -1; break; /* the hook's */
+      case 11: out->settle_window_ms = setting_long(path, no, "settle_window_ms", v, 1000, 600000); break;
+      case 12: out->settle_max_ms = setting_long(path, no, "settle_max_ms", v, 1000, 3600000); break;
+      case 13: out->lib = v; break;
       default: out->allow_runtime = setting_long(path, no, "allow_runtime", v, 0, 1); break;
     }
     if ((k == 2 && !is_backend(v)) || ((k == 3 || k == 4) && *v && !is_backend(v)))
       settings_fatal(path, no, "a backend is cpu, gpu or npu");
-    if ((k == 0 || k == 1 || k == 10) && !*v) settings_fatal(path, no, "an empty path");
+    if ((k == 0 || k == 1 || k == 13) && !*v) settings_fatal(path, no, "an empty path");
   }
   if (no == 0) settings_fatal(path, 1, "an empty file");
   for (size_t k = 0; k < SETTING_COUNT; k++)

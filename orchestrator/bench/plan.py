@@ -27,7 +27,7 @@ from ..run.bounds import MAX_SUSTAIN_PASSES
 from ..run.plan import host_lanes, refuse_on_cluster
 from ..run.run_json import BenchStamp, ModelStamp, RunJson
 from ..run.types import PreviousRun
-from ..runners.base import RunOptions
+from ..runners.base import DEFAULT_SETTLE_C, DEFAULT_SETTLE_MAX_S, DEFAULT_SETTLE_S, RunOptions
 from .bound import bandwidths
 from .grid import MAX_REPETITIONS, Cell, cells, parse_backends, parse_values, refused_shapes
 
@@ -53,6 +53,10 @@ class BenchRequest:
     parallel_local: bool = False
     sustain: int = 1  # --sustain N: the grid N times back to back (each cell once per pass)
     cluster: str | None = None  # --cluster ADDRESS (else the inventory's `cluster:`, if any)
+    settle: bool = True  # --settle (default): before the grid, the temperatures settle (docs/conditions.md)
+    settle_c: float = DEFAULT_SETTLE_C
+    settle_s: float = DEFAULT_SETTLE_S
+    settle_max_s: float = DEFAULT_SETTLE_MAX_S
 
     GRID_KEYS = (
         "prompts",
@@ -65,9 +69,15 @@ class BenchRequest:
         "warmup",
         "sustain",
     )
+    SETTLE_KEYS = ("settle", "settle_c", "settle_s", "settle_max_s")  # run.json's bench.settle, not the grid's
 
     def grid_record(self) -> dict[str, Any]:
         return {k: getattr(self, k) for k in self.GRID_KEYS}
+
+    def settle_record(self) -> dict[str, Any]:
+        """--settle's flags for run.json (beside the grid: a condition of the bench, not part of the
+        results database's comparable configuration)."""
+        return {k: getattr(self, k) for k in self.SETTLE_KEYS}
 
 
 @dataclass(frozen=True)
@@ -93,7 +103,7 @@ class BenchPlan:
             run_id=run_id, started_at=started_at, model=ModelStamp.of(self.model, self.limit),
             devices=tuple(d.name for d in self.devices), host=dict(host),
             unusable=tuple(dataclasses.asdict(u) for u in self.unusable), notes=tuple(self.notes), kind="bench",
-            bench=BenchStamp(request=self.request.grid_record(), token_limit=self.limit,
+            bench=BenchStamp(request=self.request.grid_record(), settle=self.request.settle_record(), token_limit=self.limit,
                              cluster=self.cluster.address if self.cluster else None,  # --resume benches it again
                              cells={name: tuple(c.id for c in g) for name, g in self.grid.items()}),
         )  # fmt: skip
@@ -139,7 +149,9 @@ def plan_bench(
         )
     refuse_shapes_sharing_a_dynamic_cache(model, grid, request)
     base = RunOptions(run_id="", sample_timeout_s=request.sample_timeout_s, max_num_tokens=request.max_num_tokens,
-                      repeat=request.repetitions, sustain=request.sustain)  # fmt: skip
+                      repeat=request.repetitions, sustain=request.sustain,
+                      settle_c=request.settle_c if request.settle else None, settle_s=request.settle_s,
+                      settle_max_s=request.settle_max_s)  # fmt: skip
     options = {d.name: replace(base.for_device(d, None, None), warmup=len(grid[d.name]) if request.warmup else 0)
                for d in selection.devices}  # fmt: skip
     lanes, _sharing = host_lanes(selection.devices, request.parallel_local)

@@ -125,6 +125,8 @@ def ab(
                           where="edgefarm ab --block-s", fix=f"drop --block-s, or {passes_given[0]} from the run flags")  # fmt: skip
     if block_s is None:
         block_s = 0.0 if passes_given else DEFAULT_BLOCK_S
+    if not given & {"--settle", "--no-settle"}:
+        common += ["--settle"]  # each block starts on settled devices (docs/conditions.md); --no-settle opts out
     if "--warmup" not in given:
         # each block is a fresh process whose first sample pays its cold start (lab: 37-579 ms where
         # the others took 10-50 ms), a swing of a whole round's ratio on 8 samples

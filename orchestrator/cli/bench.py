@@ -29,11 +29,12 @@ from ..run.bounds import MAX_SUSTAIN_PASSES
 from ..run.run_json import RunJson
 from ..run.types import PreviousRun
 from ..rundir import read_run_json
-from .options import cluster_option, inventory_option
+from .options import cluster_option, inventory_option, settle_options
 
 GRID_FLAGS = {"prompts": "-p", "gens": "-n", "depths": "-d", "repetitions": "-r", "backends": "--backend",
               "threads": "--threads", "max_num_tokens": "--max-num-tokens", "warmup": "--warmup",
-              "sustain": "--sustain"}  # fmt: skip
+              "sustain": "--sustain", "settle": "--settle", "settle_c": "--settle-c", "settle_s": "--settle-s",
+              "settle_max_s": "--settle-max-s"}  # fmt: skip
 
 
 @click.command("bench")
@@ -83,6 +84,7 @@ GRID_FLAGS = {"prompts": "-p", "gens": "-n", "depths": "-d", "repetitions": "-r"
 @click.option("--sustain", type=click.IntRange(1, MAX_SUSTAIN_PASSES), default=1, show_default=True,
               help="run the grid N times back to back, no cooldown: each pass's speed as % of the first, "
               "heat and the first throttle (each cell once per pass: not with -r)")  # fmt: skip
+@settle_options(default=True)
 @click.option("--db", default=None, metavar="PATH|URL",
               help="record the bench in this results database (SQLite file or postgresql://...; default: "
               "$EDGEFARM_DB, else a file in the user's data folder); `none`: do not record")  # fmt: skip
@@ -101,7 +103,8 @@ def bench(ctx: click.Context, db: str | None, **params) -> None:
         if run.get("kind") != "bench" or not isinstance(run.get("bench"), dict):
             raise ConfigError("not a bench run folder", where=str(Path(params["resume"]) / "run.json"),
                               fix="pass a folder made by `edgefarm bench`; `edgefarm run --resume` continues runs")  # fmt: skip
-        params.update({k: v for k, v in run["bench"]["request"].items() if k in GRID_FLAGS})
+        recorded = {**run["bench"]["request"], **(run["bench"].get("settle") or {})}
+        params.update({k: v for k, v in recorded.items() if k in GRID_FLAGS})
         params["cluster"] = params["cluster"] or run["bench"].get("cluster")  # the recorded --cluster
         previous = PreviousRun.of(RunJson.from_dict(run), params["resume"])
     request = BenchRequest(**{k: v for k, v in params.items() if k != "resume"})

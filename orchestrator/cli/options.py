@@ -33,3 +33,33 @@ def cluster_option(help_text: str):
     """--cluster HEAD:PORT (checked when read), for every command that can work on a Ray cluster."""
     return click.option("--cluster", default=None, metavar="ADDRESS", help=help_text,
                         callback=lambda ctx, param, value: cluster_address(value))  # fmt: skip
+
+
+def settle_options(default: bool):
+    """--settle/--no-settle and its criterion (docs/conditions.md): on by default for `bench` (and `ab`'s
+    blocks), off for `run`. Bounds: the settings file's (android_runner/settings.py BOUNDS), in °C and s."""
+    from android_runner.settings import BOUNDS
+
+    from ..runners.base import DEFAULT_SETTLE_C, DEFAULT_SETTLE_MAX_S, DEFAULT_SETTLE_S
+
+    def bound(key: str) -> click.FloatRange:
+        least, most = BOUNDS[key]
+        return click.FloatRange(least / 1000.0, most / 1000.0)
+
+    def apply(f):
+        for option in reversed((
+            click.option("--settle/--no-settle", default=default, show_default=True,
+                         help="before the measured block, wait until each device's temperatures settle "
+                         "(--settle-c over --settle-s, at most --settle-max-s); the wait is recorded and a "
+                         "device that never settles is measured and flagged"),
+            click.option("--settle-c", type=bound("settle_mc"), default=DEFAULT_SETTLE_C, show_default=True,
+                         help="settled: no sensor changed this much (°C) over --settle-s"),
+            click.option("--settle-s", type=bound("settle_window_ms"), default=DEFAULT_SETTLE_S, show_default=True,
+                         help="the window (s) --settle-c is measured over"),
+            click.option("--settle-max-s", type=bound("settle_max_ms"), default=DEFAULT_SETTLE_MAX_S,
+                         show_default=True, help="the longest settle wait (s); then the block runs, flagged"),
+        )):  # fmt: skip
+            f = option(f)
+        return f
+
+    return apply

@@ -22,7 +22,7 @@ from ..run.plan import plan, read_inputs
 from ..run.types import DEFAULT_FALLBACK_WAIT_S, RunRequest
 from ..rundir import read_run_json
 from ..runners.base import DEFAULT_COOLDOWN_MAX_S
-from .options import cluster_option, inventory_option
+from .options import cluster_option, inventory_option, settle_options
 from .resume import resumed_params
 
 
@@ -111,6 +111,7 @@ from .resume import resumed_params
     show_default=True,
     help="longest wait for --cooldown-c before a sample runs anyway (the row records the wait)",
 )
+@settle_options(default=False)
 @click.option(
     "--sample-timeout",
     "sample_timeout_s",

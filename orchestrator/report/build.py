@@ -22,6 +22,7 @@ from ..run.types import DeviceOutcome
 from ..rundir import device_folder, read_json_file, read_outcome, read_run_record
 from ..stats import Resamples
 from ..sustain import curve as sustain_curve
+from .conditions import settle_records, unsettled_text
 from .combine import as_record, build_report, device_row, sample_rows
 from .media import with_samples
 from .printers import PRINTERS
@@ -87,7 +88,9 @@ def _load_report(run_dir: Path, run: RunJson, settled: Mapping[str, DeviceOutcom
             curves[device.name or name] = passes.to_json()
         over = _figures_over(run, len(results))
         row = device_row(device, outcome, results + stood, report, repeats, over, draws, expected)
-        rows.append(dataclasses.replace(row, folder=dev_dir.name))
+        warm = dev_dir / "warmup.jsonl"  # --settle's record is on the block's first row, a warm-up's too
+        settles = settle_records([*(read_results(str(warm)) if warm.is_file() else ()), *results, *repeats])
+        rows.append(dataclasses.replace(row, folder=dev_dir.name, settle=settles, unsettled=unsettled_text(settles)))
         per_device[device.name or name] = (results, report)
     finished = run.finished_at or _last_outcome_written(run_dir)  # the run's end, unless run.json has it
     report = build_report(run, rows, sample_rows(per_device), run.unusable, run.notes, finished_at=finished)

@@ -120,7 +120,7 @@ def shared_settings(report: RunReport) -> list[tuple[str, str]]:
 def status_text(row: DeviceRow) -> str:
     """The status counts; `interrupted: 100/200` first for a device that did not run every sample."""
     text = status_cell(row) if not row.error else f"failed ({status_cell(row)})"
-    return f"{row.partial}; {text}" if row.partial else text
+    return "; ".join(x for x in (row.partial, row.unsettled, text) if x)
 
 
 def _ci(c: Column, interval: tuple[float, float] | None) -> str:
@@ -145,7 +145,7 @@ def device_table(report: RunReport, wide: bool = False) -> tuple[list[str], list
     cols = [by_field[f] for f in order if f in by_field]
     values = {c.field: [_value(r, c.field, speed) for r in rows] for c in cols}
     cell_marks = run_marks(report, {
-        c.field: [Entry(v, ci, c.render(v), not r.partial and not r.error)
+        c.field: [Entry(v, ci, c.render(v), not r.partial and not r.unsettled and not r.error)
                   for r, (v, ci) in zip(rows, values[c.field], strict=True)]
         for c in cols if c.field in HIGHER_IS_BETTER
     })  # fmt: skip

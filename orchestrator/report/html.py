@@ -11,6 +11,7 @@ from .. import sustain
 from ..catalogue import DRILL, measures
 from .best import BEST, TIED
 from .cells import BEST_NOTE, Cell, device_details, device_table, mod_cell, modalities, shared_settings
+from .conditions import conditions_lines
 from .facts import (
     FIGURES_NOTE,
     INTERVALS_NOTE,
@@ -313,6 +314,9 @@ def render_html(report: RunReport, link_root: str = "") -> str:
     sharing = sharing_text(report)
     if sharing:
         stamp += f"<dt>CPU sharing</dt><dd>{_e(sharing)}</dd>"
+    conditions = conditions_lines(report)
+    if conditions:
+        stamp += "<dt>Conditions</dt><dd id='conditions'>" + "<br>".join(_e(c) for c in conditions) + "</dd>"
     parts = [
         f"<!doctype html><html lang='en'><head><meta charset='utf-8'><meta http-equiv='Content-Security-Policy' content=\"{_CSP}\">",
         f"<title>{title}</title><style>{_CSS}</style></head><body><h1>{title}</h1>",

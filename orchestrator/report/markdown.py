@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from .. import sustain
 from .cells import BEST_NOTE, Cell, device_table, mod_cell, modalities, sample_cell, shared_settings
+from .conditions import conditions_lines
 from .facts import (
     FIGURES_NOTE,
     INTERVALS_NOTE,
@@ -63,6 +64,10 @@ def to_markdown(report: RunReport) -> str:
     for table in (fidelity_table(report), worst_table(report)):  # --fidelity runs only
         if table is not None:
             lines += _md_figure(table)
+    conditions = conditions_lines(report)
+    if conditions:
+        lines += ["", "## Conditions (--settle, docs/conditions.md)", ""]
+        lines += [f"- {c}" for c in conditions]
     card_only = card_only_lines(report)
     if card_only:
         lines += ["", "## Passes by the card's rule that fail the strict content check", ""]

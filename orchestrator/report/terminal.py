@@ -16,6 +16,7 @@ from .. import sustain
 from ..progress import stdout_console
 from .best import BEST, TIED
 from .cells import BEST_NOTE, SETTINGS, Cell, device_table, header, mod_cell, modalities, shared_settings
+from .conditions import conditions_lines
 from .facts import (
     INTERVALS_NOTE,
     card_only_lines,
@@ -146,6 +147,8 @@ def device_tables(report: RunReport, width: int = 160, wide: bool = False) -> Gr
             parts.append(t)
             if fig.note:
                 parts.append(Text(fig.note, style="dim"))
+    for line in conditions_lines(report):
+        parts.append(Text(line, style="yellow" if "NOT settled" in line else ""))
     for line in card_only_lines(report):
         parts.append(Text(line[:300] + ("…" if len(line) > 300 else ""), style="yellow"))
     worst = worst_pair_text(report)

@@ -72,6 +72,10 @@ def _device_events(pid: int, row: DeviceRow, report: RunReport) -> Iterator[dict
     if row.init_ms:
         yield _x(pid, "engine load", "load", t, row.init_ms * US_PER_MS, {"runner": row.runner_kind})
         t += row.init_ms * US_PER_MS
+    for s in row.settle:  # --settle: the gate before the block (its wait moves the timeline)
+        name = "settle" if s.settled else "settle: not applied" if s.settled is None else "settle: NOT settled"
+        yield _mark(pid, name, "wait", t, s.to_dict())
+        t += s.waited_s * 1e6
     cells = [(s.id, s.cells[row.device]) for s in report.samples if row.device in s.cells]
     walls = [c.wall_ms for _, c in cells if c.status == "ok" and c.wall_ms]
     stall_ms = STALL_FACTOR * statistics.median(walls) if walls else None

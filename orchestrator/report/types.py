@@ -7,7 +7,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from android_runner.contract import FidelityScores
+from android_runner.contract import FidelityScores, Settle
 
 from ..catalogue import FIGURE, FIGURES, MEASURES, WIDE, Column, figures, with_fields
 
@@ -76,6 +76,10 @@ class DeviceRow:
     repeat: int | None = None  # --repeat (1: each sample once)
     sample_ms_p50: float | None = None  # the median time per sample (wall, ok samples), for "which device?"
     partial: str = ""  # "interrupted: 100/200" when the device did not run every sample (never marked best)
+    # --settle (docs/conditions.md): each block's gate, and the flag of a device that did not settle
+    # (shown with its status, never marked best)
+    settle: tuple[Settle, ...] = ()
+    unsettled: str = ""
 
 
 COLUMNS: tuple[Column, ...] = (

@@ -131,7 +131,9 @@ def plan(request: RunRequest, inputs: Inputs) -> RunPlan:
     score = scorer_for(dataset.format, request.judge_url, request.judge_model)
     base = RunOptions(run_id="", sample_timeout_s=request.sample_timeout_s, cooldown_c=request.cooldown_c,
                       cooldown_max_s=request.cooldown_max_s, max_num_tokens=request.max_num_tokens,
-                      repeat=request.repeat, warmup=request.warmup, sustain=request.sustain)  # fmt: skip
+                      repeat=request.repeat, warmup=request.warmup, sustain=request.sustain,
+                      settle_c=request.settle_c if request.settle else None, settle_s=request.settle_s,
+                      settle_max_s=request.settle_max_s)  # fmt: skip
     options = {d.name: base.for_device(d, request.backend, request.threads) for d in sel.devices}
     names = [d.name for d in sel.devices]
     shards = None

@@ -156,10 +156,11 @@ class BenchStamp:
     token_limit: int | None = None
     cluster: str | None = None
     cells: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
+    settle: Mapping[str, Any] = field(default_factory=dict)  # --settle's flags (BenchRequest.settle_record)
 
     def to_dict(self) -> dict[str, Any]:
         return {"request": dict(self.request), "token_limit": self.token_limit, "cluster": self.cluster,
-                "cells": {name: list(ids) for name, ids in self.cells.items()}}  # fmt: skip
+                "cells": {name: list(ids) for name, ids in self.cells.items()}, "settle": dict(self.settle)}  # fmt: skip
 
     @classmethod
     def from_dict(cls, data: Any) -> BenchStamp:
@@ -174,6 +175,7 @@ class BenchStamp:
                 for k, v in _mapping(d.get("cells")).items()
                 if isinstance(v, list)
             },
+            settle=_mapping(d.get("settle")),
         )
 
 

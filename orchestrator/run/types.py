@@ -20,7 +20,7 @@ from ..devices.types import DeviceInfo, Inventory, PushStats
 from ..jobs import JobOptions
 from ..models import ModelSummary
 from ..redact import redact, redact_tree
-from ..runners.base import DEFAULT_COOLDOWN_MAX_S, RunOptions
+from ..runners.base import DEFAULT_COOLDOWN_MAX_S, DEFAULT_SETTLE_C, DEFAULT_SETTLE_MAX_S, DEFAULT_SETTLE_S, RunOptions
 from .run_json import DatasetStamp, ModelStamp, RunJson, StandIn
 
 if TYPE_CHECKING:  # records of later modules, named in annotations only
@@ -152,6 +152,10 @@ class RunRequest:
     sample_timeout_s: float = DEFAULT_SAMPLE_TIMEOUT_S
     cooldown_c: float | None = None
     cooldown_max_s: float = DEFAULT_COOLDOWN_MAX_S
+    settle: bool = False  # --settle: before the block, wait until the temperatures settle (docs/conditions.md)
+    settle_c: float = DEFAULT_SETTLE_C
+    settle_s: float = DEFAULT_SETTLE_S
+    settle_max_s: float = DEFAULT_SETTLE_MAX_S
     judge_url: str | None = None
     judge_model: str | None = None
     fallback_boards: tuple[str, ...] = ()
@@ -181,6 +185,10 @@ class RunRequest:
             "sample_timeout_s": self.sample_timeout_s,
             "cooldown_c": self.cooldown_c,
             "cooldown_max_s": self.cooldown_max_s,
+            "settle": self.settle or None,
+            "settle_c": self.settle_c,
+            "settle_s": self.settle_s,
+            "settle_max_s": self.settle_max_s,
             "format": self.fmt,
             "subset": self.subset,
             "judge_model": self.judge_model,

@@ -248,7 +248,8 @@ class AndroidRunner:
         argv = ["sh", str(staged.root / "driver" / "driver.sh"), self.choice.kind, str(staged.job),
                 str(staged.root / "bin" / self.choice.binary.name), str(staged.root / "lib")]  # fmt: skip
         per_sample_s = opts.sample_timeout_s + opts.cooldown_wait_s + 30
-        ex = device.run(argv, timeout_s=120 + len(left) * per_sample_s, on_line=on_line, cancel=halt)
+        ex = device.run(argv, timeout_s=120 + opts.settle_wait_s + len(left) * per_sample_s, on_line=on_line,
+                        cancel=halt)
         if full:  # the phone's storage is full: stop there, keep what finished before it
             self.stop(device, staged)
             self._finish_from_files(device, staged, opts, results, finish)

@@ -35,7 +35,7 @@ from android_runner.threads import ThreadsRan
 
 from ..telemetry.energy import energy_fields, reading_to_json
 from ..telemetry.phases import prefill_ms, ttft_phases
-from .android_snapshots import cooldown_s, dumpsys_power, power_record, thermal_of
+from .android_snapshots import conditions, dumpsys_power, power_record
 from .base import RunOptions
 
 RUNNER_NAME = "edgefarm_runner"
@@ -300,9 +300,7 @@ def with_snapshots(
         error=error,
         exit_code=exit_code,
         backend=verdict.ran or (asked if status == Status.OK else ""),
-        thermal_before=thermal_of(files, "before"),
-        thermal_after=thermal_of(files, "after"),
-        cooldown_s=cooldown_s(files),
+        **conditions(files),
         power=power,
         **energy,
     )

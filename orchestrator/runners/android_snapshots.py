@@ -1,4 +1,4 @@
-"""The driver hook's per-sample snapshot files (`driver.sh hook`): battery, thermal, cooldown wait.
+"""The driver hook's per-sample snapshot files (`driver.sh hook`): battery, thermal, cooldown and settle waits.
 
 Both phone runners (native and upstream) leave the same files in `samples/<n>/`; this reads them
 into the row's thermal fields. Pure.
@@ -10,11 +10,13 @@ from collections.abc import Mapping
 from dataclasses import replace
 from typing import Any
 
+from android_runner.contract import Settle
+
 from ..telemetry import android as tel
 from ..telemetry.energy import PowerReading, reading_from_series, reading_to_json, with_battery
 
 SNAPSHOT_FILES = ("battery_before", "battery_after", "thermal_before", "thermal_after", "cooldown_ms",
-                  "cpufreq_after", "gpufreq_after")  # fmt: skip
+                  "cpufreq_after", "gpufreq_after", "settle")  # fmt: skip
 
 
 def thermal_of(files: Mapping[str, str], phase: str) -> dict[str, Any] | None:
@@ -61,6 +63,38 @@ def power_record(
     around the sample (external power, the coulomb counter's change): energy.py decides trust from it."""
     raw = reading_to_json(power) if isinstance(power, PowerReading) else power
     return with_battery(raw, files.get("battery_before", ""), files.get("battery_after", ""))
+
+
+def conditions(files: Mapping[str, str]) -> dict[str, Any]:
+    """The row's condition fields from the hook's files: thermal state before and after, the cooldown
+    and settle waits (both phone runners' rows take these alike)."""
+    return {"thermal_before": thermal_of(files, "before"), "thermal_after": thermal_of(files, "after"),
+            "cooldown_s": cooldown_s(files), "settle": settle_record(files.get("settle", ""))}  # fmt: skip
+
+
+def settle_record(text: str) -> Settle | None:
+    """The hook's `settle` file (driver.sh settle_gate): `key=value` lines, then `start|end NAME MILLI_C`;
+    None when there is none (not the block's first sample, or no --settle) or it is cut short."""
+    keys: dict[str, str] = {}
+    temps: dict[str, dict[str, float]] = {"start": {}, "end": {}}
+    for line in text.splitlines():
+        key, eq, value = line.partition("=")
+        words = line.split()
+        if eq and " " not in key:
+            keys[key] = value.strip()
+        elif len(words) == 3 and words[0] in temps and words[2].lstrip("-").isdigit():
+            temps[words[0]][words[1]] = int(words[2]) / 1000.0
+    if not all(k in keys for k in ("settled", "waited_ms", "limit_mc", "window_ms", "max_ms")):
+        return None
+
+    def number(key: str) -> float | None:
+        v = keys.get(key, "")
+        return int(v) / 1000.0 if v.lstrip("-").isdigit() else None
+
+    return Settle(settled=None if keys["settled"] == "" else keys["settled"] == "1", waited_s=number("waited_ms") or 0.0,
+                  limit_c=number("limit_mc") or 0.0, window_s=number("window_ms") or 0.0,
+                  max_wait_s=number("max_ms") or 0.0, span_c=number("span_mc"), start_c=temps["start"],
+                  end_c=temps["end"])  # fmt: skip
 
 
 def cooldown_s(files: Mapping[str, str]) -> float | None:

@@ -25,7 +25,7 @@ from android_runner.threads import ThreadsRan
 from ..telemetry.benchmark_output import parse_benchmark_output
 from ..telemetry.energy import energy_fields, parse_power_tsv
 from ..telemetry.phases import ttft_phases
-from .android_snapshots import SNAPSHOT_FILES, cooldown_s, dumpsys_power, power_record, thermal_of
+from .android_snapshots import SNAPSHOT_FILES, conditions, dumpsys_power, power_record
 from .base import RunOptions
 
 RUNNER_NAME = "litert_lm_advanced_main"
@@ -219,9 +219,7 @@ def build_result(
         runner=RUNNER_KIND,
         max_output_tokens=r.max_output_tokens,
         trace=f"samples/{r.n}/trace.tsv",
-        thermal_before=thermal_of(files, "before"),
-        thermal_after=thermal_of(files, "after"),
-        cooldown_s=cooldown_s(files),
+        **conditions(files),
         power=power,
         ttft_phases_ms=ttft_phases(
             bench.ttft_ms, bench.prefill[0].duration_ms if bench.prefill else None, bench.mark_durations_ms

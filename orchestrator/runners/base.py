@@ -22,6 +22,11 @@ from ..models import ModelSummary
 from ..registry import Registry
 
 DEFAULT_COOLDOWN_MAX_S = 120.0  # the longest wait for --cooldown-c before a sample runs anyway
+# --settle (docs/conditions.md): every sensor changed less than this over the window, waited for at most
+# the maximum; 2 °C over 60 s is the gate of the 2026 cross-platform study of sustained phone inference
+DEFAULT_SETTLE_C = 2.0
+DEFAULT_SETTLE_S = 60.0
+DEFAULT_SETTLE_MAX_S = 600.0
 
 
 @dataclass(frozen=True)
@@ -40,6 +45,9 @@ class RunOptions:
     repeat: int = 1  # --repeat: every sample runs this many times (the first run is scored)
     warmup: int = 0  # --warmup: this many runs first, never counted
     sustain: int = 1  # --sustain: the samples this many times back to back, no cooldown
+    settle_c: float | None = None  # --settle: before the block, wait until no sensor changes this much ...
+    settle_s: float = DEFAULT_SETTLE_S  # ... over this window
+    settle_max_s: float = DEFAULT_SETTLE_MAX_S  # ... for at most this long (then measured, flagged)
 
     def for_device(
         self, device: Device, backend_override: str | None, threads_override: int | None
@@ -55,6 +63,11 @@ class RunOptions:
     def cooldown_wait_s(self) -> float:
         """The longest a cooldown can add to one sample (for run deadlines)."""
         return self.cooldown_max_s + 5.0 if self.cooldown_c is not None else 0.0
+
+    @property
+    def settle_wait_s(self) -> float:
+        """The longest the settle gate can add to a block (once, for run deadlines)."""
+        return self.settle_max_s + 5.0 if self.settle_c is not None else 0.0
 
     def runner_settings(
         self,
@@ -80,6 +93,9 @@ class RunOptions:
             sample_timeout_ms=round(self.sample_timeout_s * 1000),
             cooldown_mc=None if self.cooldown_c is None else round(self.cooldown_c * 1000),
             cooldown_max_ms=round(self.cooldown_max_s * 1000),
+            settle_mc=None if self.settle_c is None else round(self.settle_c * 1000),
+            settle_window_ms=round(self.settle_s * 1000),
+            settle_max_ms=round(self.settle_max_s * 1000),
             lib="" if lib is None else str(lib),
             allow_runtime=int(allow_runtime),
         )

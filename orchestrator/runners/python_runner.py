@@ -231,11 +231,13 @@ class PythonRunner:
             "python": self.python,
         }
 
-    def _argv(self, staged: Staged) -> list[str]:
+    def _argv(self, staged: Staged, block_start: bool = False) -> list[str]:
         """The runner's command line: its job folder only; the run's settings are that folder's `settings`
-        file (android_runner/settings.py), written at staging."""
+        file (android_runner/settings.py), written at staging. `--block-start` on the block's first start
+        (the settle gate runs there, not again after a restart)."""
         entry = staged.root / "runner" / "entry.py"
-        return [self.python, str(entry), "--job", str(staged.job), "--exit-on-stdin-eof"]
+        return [self.python, str(entry), "--job", str(staged.job), "--exit-on-stdin-eof",
+                *(["--block-start"] if block_start else [])]  # fmt: skip
 
     def _run_runner(
         self,
@@ -244,9 +246,10 @@ class PythonRunner:
         timeout_s: float,
         events: RunnerEvents,
         on_line: LineSink,
+        block_start: bool = False,
     ) -> Exit:
         """Run the runner to its end."""
-        return device.run(self._argv(staged), timeout_s=timeout_s, on_line=on_line, cancel=events.stop)
+        return device.run(self._argv(staged, block_start), timeout_s=timeout_s, on_line=on_line, cancel=events.stop)
 
     @staticmethod
     def _pull_text(device: Device, remote: PurePosixPath) -> str | None:
@@ -280,13 +283,16 @@ class PythonRunner:
         results = self._device_results(device, staged)
         for r in results.values():
             events.result(r)
+        starts = 0
         while any(i not in results for i in order) and not events.stop.is_set():
             stamp = staged.runner if isinstance(staged.runner, MutableMapping) else None
             state = _RunnerStream(results, events, stamp)
             on_line = state.on_line
             left = sum(1 for i in order if i not in results)
             deadline = INIT_ALLOWANCE_S + left * (opts.sample_timeout_s + opts.cooldown_wait_s + 5.0)
-            ex = self._run_runner(device, staged, deadline, events, on_line)
+            deadline += opts.settle_wait_s if not starts else 0.0
+            ex = self._run_runner(device, staged, deadline, events, on_line, block_start=not starts)
+            starts += 1
             if ex.cancelled or events.stop.is_set():
                 self.stop(device, staged)
                 results.update(self._device_results(device, staged))

@@ -21,7 +21,7 @@ import pytest
 
 from android_runner.native.build import SOURCES, build_host
 
-from .gauge import Gauge, GaugeBank, GaugeSpec, ThermalSpec
+from .gauge import Gauge, GaugeBank, GaugeSpec, TemperatureScript, ThermalSpec
 from .phone import FakePhone
 from .sandbox import GALAXY_S24, LAB_ETC, PIXEL_8, REDMI_NOTE_13, PhoneSpec, build_phone_root, bwrap_argv
 from .server import AdbServer, adb_binary
@@ -136,6 +136,14 @@ class Lab:
                 (root / LAB_ETC.lstrip("/") / "battery.txt").write_text(dumpsys_text)
                 for p, text in kept[label].items():
                     p.write_text(text)
+
+    @contextmanager
+    def temperature(self, label: str, curve, start_when=lambda: True) -> Iterator[TemperatureScript]:
+        """The phone's temperatures follow `curve` for the block (tests/lab/adb/gauge.py TemperatureScript);
+        its `dumpsys battery` and `thermalservice` texts are restored afterwards."""
+        etc = self.phones[label].root / LAB_ETC.lstrip("/")
+        with TemperatureScript(curve, etc / "battery.txt", etc / "thermal.txt", start_when) as script:
+            yield script
 
     @property
     def server_addrs(self) -> list[tuple[str, int]]:

@@ -276,3 +276,44 @@ def _signal(pids: list[int], sig: int) -> None:
             os.kill(pid, sig)
         except OSError:
             pass
+
+
+class TemperatureScript:
+    """A phone whose temperatures follow a script `curve(t) -> °C` (--settle's lab, docs/conditions.md):
+    every 0.1 s the battery's `temperature:` (tenths, `dumpsys battery`) and every live HAL temperature
+    of type CPU (0) or skin (3) in `dumpsys thermalservice` read the curve, the same value everywhere.
+    t is 0 (the curve's start value) until the script starts: `start_when()` true (e.g. a job's settle
+    gate began), then seconds since. Thermal status and clocks are left as the phone's files say."""
+
+    def __init__(self, curve: Callable[[float], float], battery_file: Path, thermal_file: Path,
+                 start_when: Callable[[], bool] = lambda: True) -> None:  # fmt: skip
+        self.curve, self.start_when = curve, start_when
+        self.battery_file, self.thermal_file = battery_file, thermal_file
+        self.battery_template, self.thermal_template = battery_file.read_text(), thermal_file.read_text()
+        self.t0: float | None = None
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._loop, name="lab-temperature", daemon=True)
+
+    def __enter__(self) -> TemperatureScript:
+        self._write(self.curve(0.0))
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self._stop.set()
+        self._thread.join(timeout=5)
+        self.battery_file.write_text(self.battery_template)
+        self.thermal_file.write_text(self.thermal_template)
+
+    def _loop(self) -> None:
+        while not self._stop.wait(TICK_S):
+            if self.t0 is None and self.start_when():
+                self.t0 = time.monotonic()
+            self._write(self.curve(0.0 if self.t0 is None else time.monotonic() - self.t0))
+
+    def _write(self, temp_c: float) -> None:
+        _write(self.battery_file, _fill(self.battery_template, {"temperature": str(round(temp_c * 10))}))
+        text = re.sub(r"(Temperature\{mValue=)[-\d.]+(, mType=[03],)", lambda m: f"{m[1]}{temp_c:.2f}{m[2]}",
+                      self.thermal_template.split("Current temperatures from HAL:")[1])  # fmt: skip
+        _write(self.thermal_file, self.thermal_template.split("Current temperatures from HAL:")[0]
+               + "Current temperatures from HAL:" + text)  # fmt: skip

@@ -12,7 +12,7 @@ from orchestrator.runners.base import RunOptions
 
 FULL = RunnerSettings(model="/d/m b.litertlm", cache_dir="/d/cache", backend="gpu", vision_backend="cpu",
                       audio_backend="", threads=4, max_num_tokens=4096, sample_timeout_ms=1500, cooldown_mc=35_500,
-                      cooldown_max_ms=90_000, lib="/d/lib/liblitert-lm.so", allow_runtime=1)  # fmt: skip
+                      cooldown_max_ms=90_000, settle_mc=2_000, settle_window_ms=5_000, settle_max_ms=30_000, lib="/d/lib/liblitert-lm.so", allow_runtime=1)  # fmt: skip
 
 
 @pytest.mark.parametrize("settings", [FULL, RunnerSettings(model="m", cache_dir=":nocache")])
@@ -26,9 +26,11 @@ def test_every_key_is_written_once_in_field_order_and_no_gate_is_an_empty_value(
     lines = RunnerSettings(model="m", cache_dir="c").render().splitlines()
     assert [ln.partition("=")[0] for ln in lines[1:]] == [
         "model", "cache_dir", "backend", "vision_backend", "audio_backend", "threads", "max_num_tokens",
-        "sample_timeout_ms", "cooldown_mc", "cooldown_max_ms", "lib", "allow_runtime",
+        "sample_timeout_ms", "cooldown_mc", "cooldown_max_ms", "settle_mc", "settle_window_ms", "settle_max_ms",
+        "lib", "allow_runtime",
     ]  # fmt: skip
-    assert "cooldown_mc=" in lines and RunnerSettings.parse("\n".join(lines) + "\n").cooldown_c is None
+    back = RunnerSettings.parse("\n".join(lines) + "\n")
+    assert "cooldown_mc=" in lines and "settle_mc=" in lines and back.cooldown_c is None and back.settle_c is None
 
 
 def test_the_python_runners_units():
@@ -47,6 +49,8 @@ def test_the_python_runners_units():
     ("sample_timeout_ms", 0, "sample_timeout_ms: a whole number in 1..86400000"),
     ("sample_timeout_ms", 86_400_001, "sample_timeout_ms"), ("cooldown_mc", 120_001, "cooldown_mc"),
     ("cooldown_max_ms", 3_600_001, "cooldown_max_ms"), ("allow_runtime", 2, "allow_runtime"),
+    ("settle_mc", 99, "settle_mc: a whole number in 100..20000"), ("settle_window_ms", 999, "settle_window_ms"),
+    ("settle_max_ms", 3_600_001, "settle_max_ms"),
     ("backend", "tpu", "backend: one of cpu, gpu, npu"), ("vision_backend", "x", "vision_backend"),
     ("model", "", "required"), ("model", "a\nb", "a path on one line"), ("lib", "a\0b", "lib: a path"),
     ("cache_dir", "/" + "x" * 4095, "at most 4095 bytes"),
@@ -78,10 +82,10 @@ def _text(**changed: str | None) -> str:
     (_text(threads="9" * 13), "s:7: threads: a whole number"),
     (_text(threads="300"), "s: threads: a whole number in 0..256, not 300"),
     (_text(threads=None), "s: missing threads"),
-    (_text() + "threads=2\n", "s:14: threads given twice"),
-    (_text() + "color=blue\n", "s:14: unknown key 'color'"),
-    (_text() + "no equals sign\n", "s:14: unknown key 'no equals sign'"),
-    (_text().rstrip("\n"), "s:13: the last line has no newline"),
+    (_text() + "threads=2\n", "s:17: threads given twice"),
+    (_text() + "color=blue\n", "s:17: unknown key 'color'"),
+    (_text() + "no equals sign\n", "s:17: unknown key 'no equals sign'"),
+    (_text().rstrip("\n"), "s:16: the last line has no newline"),
     (HEADER + "\n" + "x" * MAX_BYTES, f"s: over {MAX_BYTES} bytes"),
 ])  # fmt: skip
 def test_a_file_this_version_does_not_write_is_refused_naming_its_line(text, said):
