@@ -160,7 +160,8 @@ class BenchStamp:
 
     def to_dict(self) -> dict[str, Any]:
         return {"request": dict(self.request), "token_limit": self.token_limit, "cluster": self.cluster,
-                "cells": {name: list(ids) for name, ids in self.cells.items()}, "settle": dict(self.settle)}  # fmt: skip
+                "cells": {name: list(ids) for name, ids in self.cells.items()},
+                **({"settle": dict(self.settle)} if self.settle else {})}  # fmt: skip
 
     @classmethod
     def from_dict(cls, data: Any) -> BenchStamp:
