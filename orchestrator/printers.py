@@ -107,6 +107,7 @@ for _p in (
     Printer(COMPARISON, "json", f"{_R}.compare_out:to_json"),
     Printer(COMPARISON, "md", f"{_R}.compare_out:to_markdown"),
     Printer(COMPARISON, "csv", f"{_R}.compare_out:to_csv"),
+    Printer(HISTORY, "term", terminal="orchestrator.history.term:to_term"),
     Printer(HISTORY, "md", "orchestrator.history.render:to_md"),
     Printer(HISTORY, "csv", "orchestrator.history.render:to_csv"),
     Printer(HISTORY, "json", "orchestrator.history.render:to_json"),

@@ -14,8 +14,9 @@ from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
+from urllib.parse import quote
 
-from ..errors import HistoryUnavailable
+from ..errors import ConfigError, HistoryUnavailable
 from ..redact import redact
 from .schema import MIGRATIONS, SCHEMA_TABLE, catalogue_columns
 
@@ -23,12 +24,21 @@ ENV = "EDGEFARM_DB"
 POSTGRES_SCHEMES = ("postgresql://", "postgres://")
 BUSY_TIMEOUT_S = 60.0  # SQLite: how long a writer waits for another controller's transaction
 CONNECT_TIMEOUT_S = 10  # PostgreSQL: how long to wait for the server
+# PostgreSQL: how long a statement waits for another session's lock, and runs at most (a run's write
+# once waited 89 s behind another session's open transaction); past them the write is given up whole
+# and the run folder, which keeps everything, is imported later (`edgefarm history import RUN_DIR`)
+LOCK_TIMEOUT_S = 15
+STATEMENT_TIMEOUT_S = 300
 MAX_TARGET_CHARS = 4096
 _LOCK_KEY = 0x6564676566  # PostgreSQL advisory lock taken while migrating ("edgef")
-_FIX = (
-    "check --db / EDGEFARM_DB (a file path, or postgresql://user@host:port/db with the server up); "
-    "the run folders keep everything: `edgefarm history import runs/` loads them later"
-)
+_IMPORT_LATER = "the run folders keep everything: `edgefarm history import runs/` loads them later"
+_FIX = {
+    "postgresql": "check --db / EDGEFARM_DB (postgresql://user@host:port/db with the server up, and no other "
+    f"session holding its tables locked for longer than {LOCK_TIMEOUT_S} s); {_IMPORT_LATER}",
+    "sqlite": "check --db / EDGEFARM_DB: a SQLite file you can read and write on a disk with room; a damaged "
+    'file ("not a database", "malformed"): move it aside and rebuild it from the run folders with '
+    "`edgefarm history import runs/ --db PATH`",
+}
 
 
 def default_path() -> Path:
@@ -60,13 +70,14 @@ class Database:
         self.where = where
 
     @classmethod
-    def open(cls, target: str) -> Database:
-        """Connect and bring the schema up to date (each migration once, whoever else is connecting)."""
+    def open(cls, target: str, create: bool = True) -> Database:
+        """Connect and bring the schema up to date (each migration once, whoever else is connecting).
+        `create` False (reading): a SQLite file that is not there is an error, never a new empty database."""
         where = redact(target)
         if is_postgres(target):
             db = cls(_connect_postgres(target, where), "postgresql", where)
         else:
-            db = cls(_connect_sqlite(Path(target).expanduser(), where), "sqlite", where)
+            db = cls(_connect_sqlite(Path(target).expanduser(), where, create), "sqlite", where)
         try:
             db.migrate()
         except BaseException:
@@ -148,13 +159,13 @@ class Database:
             if not _is_db_error(e):
                 raise
             raise HistoryUnavailable(f"cannot {doing} the results database: {_first_line(e)}",
-                                     where=self.where, fix=_FIX) from e  # fmt: skip
+                                     where=self.where, fix=_FIX[self.dialect]) from e  # fmt: skip
 
 
 @contextmanager
-def opened(target: str) -> Iterator[Database]:
-    """The database `target` (resolve()'s), open for the block, closed after."""
-    db = Database.open(target)
+def opened(target: str, create: bool = True) -> Iterator[Database]:
+    """The database `target` (resolve()'s), open for the block, closed after (`create`: Database.open's)."""
+    db = Database.open(target, create)
     try:
         yield db
     finally:
@@ -178,16 +189,25 @@ def _psycopg_if_loaded() -> Any:
     return sys.modules.get("psycopg")
 
 
-def _connect_sqlite(path: Path, where: str) -> sqlite3.Connection:
+def _connect_sqlite(path: Path, where: str, create: bool) -> sqlite3.Connection:
+    if not create and not path.is_file():
+        raise ConfigError(
+            f"there is no results database at {path}" + (" (it would be a folder)" if path.is_dir() else ""),
+            where=where,
+            fix=f"check the path (--db, else ${ENV}, else {default_path()}); a run records itself at its end "
+            "(`edgefarm run --db PATH`), `edgefarm history import runs/ --db PATH` creates one from run folders",
+        )
     try:
-        path.parent.mkdir(parents=True, exist_ok=True)
+        if create:
+            path.parent.mkdir(parents=True, exist_ok=True)
         # isolation_level=None: the module opens no transaction of its own; Database.transaction does
-        conn = sqlite3.connect(str(path), timeout=BUSY_TIMEOUT_S, isolation_level=None)
+        uri = f"file:{quote(str(path.resolve()))}?mode={'rwc' if create else 'rw'}"
+        conn = sqlite3.connect(uri, uri=True, timeout=BUSY_TIMEOUT_S, isolation_level=None)
         conn.execute("PRAGMA foreign_keys = ON")
         return conn
     except (sqlite3.Error, OSError) as e:
         raise HistoryUnavailable(f"cannot open the results database: {_first_line(e)}", where=where,
-                                 fix=_FIX) from e  # fmt: skip
+                                 fix=_FIX["sqlite"]) from e  # fmt: skip
 
 
 def _connect_postgres(url: str, where: str) -> Any:
@@ -200,7 +220,15 @@ def _connect_postgres(url: str, where: str) -> Any:
             fix="pip install 'edgefarm[postgres]', or use a SQLite file (--db PATH)",
         ) from e
     try:
-        return psycopg.connect(url, autocommit=True, connect_timeout=CONNECT_TIMEOUT_S)
+        conn = psycopg.connect(url, autocommit=True, connect_timeout=CONNECT_TIMEOUT_S)
     except psycopg.Error as e:
         raise HistoryUnavailable(f"cannot connect to the results database: {_first_line(e)}", where=where,
-                                 fix=_FIX) from e  # fmt: skip
+                                 fix=_FIX["postgresql"]) from e  # fmt: skip
+    try:  # every statement of this session: bounded waits for locks, bounded run time
+        conn.execute(f"SET lock_timeout = '{int(LOCK_TIMEOUT_S * 1000)}ms'")
+        conn.execute(f"SET statement_timeout = '{int(STATEMENT_TIMEOUT_S * 1000)}ms'")
+    except psycopg.Error as e:
+        conn.close()
+        raise HistoryUnavailable(f"cannot set up the results database session: {_first_line(e)}", where=where,
+                                 fix=_FIX["postgresql"]) from e  # fmt: skip
+    return conn

@@ -9,8 +9,8 @@ import html
 from pathlib import Path
 
 from ..report import svg
-from .render import MD_FIGURES, config_text
-from .types import Point, Series, figure_spec, shows_change
+from .render import MARKS, MD_FIGURES, NOTE, config_text, legend, mark_key
+from .types import Point, Series, figure_spec, number
 
 _CSP = "default-src 'none'; style-src 'unsafe-inline'; img-src data:"
 _CSS = """body{font-family:system-ui,sans-serif;margin:1.5em 2em;color:#222;max-width:1400px}
@@ -18,8 +18,12 @@ table{border-collapse:collapse;margin:.6em 0}td,th{border:1px solid #ccc;padding
 th{background:#f3f3f3}td:first-child,th:first-child{text-align:left}.charts{display:flex;flex-wrap:wrap;gap:1em}
 figure{margin:0}figcaption{font-weight:600;font-size:.9em}.change{color:#a11}.note{color:#555;font-size:.9em}
 svg{max-width:100%;height:auto}"""
-CHANGED = "#d62728"
+CHANGED = "#d62728"  # a change for the worse
+BETTER = "#2ca02c"  # a change for the better
+OUTLIER = "#ff9f1c"
 NORMAL = "#1f77b4"
+EXCLUDED = "#bbbbbb"
+COLORS = {"worse": CHANGED, "better": BETTER, "outlier": OUTLIER, "excluded": EXCLUDED}
 CHART_W, CHART_H = 4.2, 2.2
 
 
@@ -27,8 +31,9 @@ def _e(x: object) -> str:
     return html.escape(str(x), quote=True)
 
 
-def trend_chart(key: str, points: tuple[Point, ...], figure: str, changed: set[str]) -> str | None:
-    """One figure over the runs: x = the run's place in the series, y = the value with its interval."""
+def trend_chart(key: str, points: tuple[Point, ...], figure: str, marks: dict[str, str]) -> str | None:
+    """One figure over the runs: x = the run's place in the series, y = the value with its interval;
+    `marks`: run id -> its MARKS key (coloured)."""
     spec = figure_spec(figure)
     found = [(i + 1, p.figures[figure], p.run_id) for i, p in enumerate(points) if figure in p.figures]
     if not found:
@@ -46,7 +51,7 @@ def trend_chart(key: str, points: tuple[Point, ...], figure: str, changed: set[s
                   (xlocs[0] - 0.4, xlocs[-1] + 0.4), (ylocs[0], ylocs[-1]))  # fmt: skip
     p.lines("trend", [[(x, f.value) for x, f, _ in found]], "#999999", 0.8)
     for x, f, run_id in found:
-        color = CHANGED if run_id in changed else NORMAL
+        color = COLORS.get(marks.get(run_id, ""), NORMAL)
         if f.lo is not None and f.hi is not None:
             p.lines("interval", [[(x, f.lo), (x, f.hi)]], color, 1.2)
         p.dots("run", [(x, f.value)], color, 5)
@@ -75,26 +80,30 @@ def _section(n: int, s: Series) -> str:
     stab = {x.figure: x for x in s.stability}
     charts = []
     for figure in MD_FIGURES:
-        changed = {c.run_id for c in s.changes if shows_change(c.field, figure)}
-        chart = trend_chart(f"h{n}-{figure}", s.points, figure, changed)
+        js = s.judgements.get(figure, ())
+        marks = {p.run_id: mark_key(j) for p, j in zip(s.points, js, strict=False)}
+        chart = trend_chart(f"h{n}-{figure}", s.points, figure, marks)
         if chart is None:
             continue
         x = stab.get(figure)
-        note = "" if x is None else (f"CV {_num(x.cv_pct, '{:.1f}%')}, p99/p50 {_num(x.p99_p50)}, "
-                                     f"sd {_num(x.rolling_sd)} over {x.runs} runs")  # fmt: skip
+        unit = figure_spec(figure).column.unit
+        note = "" if x is None else (f"CV {_num(x.cv_pct, '{:.1f}%')}, p99/p50 {_num(x.p99_p50, '{:.2f}')}, "
+                                     f"sd {number(x.rolling_sd)} {unit} over {x.runs} runs")  # fmt: skip
         charts.append(f"<figure><figcaption>{_e(figure_spec(figure).column.label)}</figcaption>{chart}"
                       f"<div class=note>{_e(note)}</div></figure>")  # fmt: skip
     parts.append(f"<div class=charts>{''.join(charts)}</div>")
     if s.changes:
         items = "".join(f"<li class=change>{_e(c.text())}</li>" for c in s.changes)
-        parts.append(f"<p>Significant changes against the last comparable run:</p><ul>{items}</ul>")
+        parts.append(
+            f"<p>Changes against the spread between the comparable runs before each:</p><ul>{items}</ul>"
+        )
     else:
-        parts.append("<p class=note>No significant change between consecutive runs.</p>")
+        parts.append("<p class=note>No change called.</p>")
     parts.append(_runs_table(s))
     return "\n".join(parts)
 
 
-def _num(v: float | None, fmt: str = "{:.3g}") -> str:
+def _num(v: float | None, fmt: str) -> str:
     return "–" if v is None else fmt.format(v)
 
 
@@ -103,6 +112,6 @@ def render_page(series: list[Series]) -> str:
     return (f"<!doctype html><html><head><meta charset=utf-8>"
             f'<meta http-equiv="Content-Security-Policy" content="{_CSP}"><title>edgefarm history</title>'
             f"<style>{_CSS}</style></head><body><h1>edgefarm history</h1>"
-            "<p class=note>Each dot is a run's figure with its 95% interval; red: a significant change against "
-            "the run before it (paired on the samples both ran).</p>"
+            f"<p class=note>{_e(NOTE)} {_e('; '.join(legend(set(MARKS))))}. Dots: blue as usual, red a change "
+            "for the worse, green for the better, orange an outlier, grey excluded.</p>"
             f"{body}</body></html>\n")  # fmt: skip

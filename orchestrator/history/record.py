@@ -23,9 +23,11 @@ from ..rundir import device_folder, read_outcome, read_run_json
 from .bench import bench_entry, bench_record_entry
 from .db import Database, opened, resolve
 from .entry import device_identities, run_entry
+from .judge import CHANGE, OUTLIER
 from .regress import changes
-from .store import Filters, read_history, read_samples, write_run
-from .types import Change, RunEntry
+from .series import DEFAULT_WINDOW, judge_series
+from .store import Filters, excluded, read_history, write_run
+from .types import Change, RunEntry, figure_spec
 
 if TYPE_CHECKING:
     from ..bench.record import BenchRecord
@@ -66,18 +68,33 @@ def _bench_entry_of(run_dir: Path, run: Mapping[str, Any]) -> RunEntry:
     return bench_entry(record, rows if isinstance(rows, list) else (), devices, str(Path(run_dir).resolve()))
 
 
-def changes_of(db: Database, entry: RunEntry) -> list[Change]:
-    """Each device of `entry` against its last comparable run recorded before it."""
+def changes_of(db: Database, entry: RunEntry, window: int = DEFAULT_WINDOW) -> tuple[list[Change], list[str]]:
+    """Each device of `entry` judged against its comparable runs recorded before it (history/judge.py):
+    the changes at this run, and what this run settles about the run before it (a change it confirms,
+    or an outlier it comes back from)."""
     rows = read_history(db, Filters(devices=tuple(d.device for d in entry.devices)))
+    why = excluded(db)
     found: list[Change] = []
+    settled: list[str] = []
     for d in entry.devices:
-        series = [r for r in rows if r.device == d.device and r.config_key == d.config_key]
-        at = next((i for i, r in enumerate(series) if r.point.run_id == entry.run_id), None)
-        if not at:  # not recorded, or the first of its configuration
+        points = [r.point for r in rows if r.device == d.device and r.config_key == d.config_key]
+        at = next((i for i, p in enumerate(points) if p.run_id == entry.run_id), None)
+        if at is None:
             continue
-        previous, current = series[at - 1].point, series[at].point
-        found += changes(d.device, previous, current, read_samples(db, previous.run_id, d.device), d.samples)
-    return found
+        points = points[: at + 1]
+        judged = judge_series(d.device, points, window, why)
+        found += [c for c in changes(d.device, points, judged) if c.run_id == entry.run_id]
+        for figure, js in judged.items():
+            before = js[at - 1] if at else None
+            label = figure_spec(figure).column.label
+            if before is not None and before.state == OUTLIER:
+                settled.append(f"{d.device}: {label} of {before.run_id} was an outlier: this run is back in "
+                               "the usual spread")  # fmt: skip
+            elif before is not None and before.state == CHANGE and before.confirmed:
+                settled.append(
+                    f"{d.device}: the change of {label} at {before.run_id} is confirmed by this run"
+                )
+    return found, settled
 
 
 def last_comparable_run(db: Database, run_dir: Path) -> Path:
@@ -116,6 +133,7 @@ class Recorded:
     run_id: str
     status: str  # recorded | replaced | unchanged
     changes: tuple[Change, ...] = ()
+    settled: tuple[str, ...] = ()  # what this run tells of the run before it (changes_of)
 
 
 def record(
@@ -125,7 +143,8 @@ def record(
     folder's files)."""
     entry = bench_record_entry(bench) if bench is not None else entry_of(run_dir, report)
     status = write_run(db, entry)
-    return Recorded(entry.run_id, status, tuple(changes_of(db, entry)))
+    found, settled = changes_of(db, entry)
+    return Recorded(entry.run_id, status, tuple(found), tuple(settled))
 
 
 def record_at_end(
@@ -164,7 +183,9 @@ def remember(
         return
     console.print(f"history: {recorded.status} in {redact(target)}", highlight=False)
     for change in recorded.changes:
-        console.print(f"[bold]history: significant change:[/] {change.text()}", highlight=False)
+        console.print(f"[bold]history: change:[/] {change.text()}", highlight=False)
+    for note in recorded.settled:
+        console.print(f"history: {note}", highlight=False)
 
 
 def run_folders(paths: Sequence[Path]) -> Iterator[Path]:

@@ -1,22 +1,13 @@
-"""A device's run against its last comparable run (pure): the paired statistics `compare` uses
-(report/paired.py: exact McNemar on verdict flips, the paired ratio B/A with its bootstrap interval
-for time per sample, TTFT, prefill, decode and energy), each significant change named with the
-versions that differ between the two runs."""
+"""A device's judged series -> its changes (pure): each run whose figure left the usual band of the
+comparable runs before it (history/judge.py), named with the versions that differ from the last run
+it was judged against."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 
-from ..report.paired import flips_text, pair, ratio_text
-from ..report.types import SampleCell
-from ..stats import ALPHA, Resamples
-from .types import Change, Point
-
-# A figure's change is reported only when its whole interval lies beyond this (as a ratio, 1.05 = 5%),
-# however certain: between two runs the machine itself drifts (a loaded 2-core host moved time per
-# sample 2-4% between identical runs, significant on 6 paired samples), and a regression gate that
-# fires on drift is ignored. docs/history.md.
-MIN_CHANGE_RATIO = 1.05
+from .judge import CHANGE, JUDGED_AGAINST
+from .types import Change, Judgement, Point
 
 
 def _version(p: Point) -> dict[str, str]:
@@ -37,25 +28,18 @@ def versions_text(a: Point, b: Point) -> str:
 
 
 def changes(
-    device: str,
-    previous: Point,
-    current: Point,
-    cells_a: Mapping[str, SampleCell],
-    cells_b: Mapping[str, SampleCell],
-    draws: Resamples | None = None,
+    device: str, points: Sequence[Point], judgements: Mapping[str, Sequence[Judgement | None]]
 ) -> tuple[Change, ...]:
-    """Every significant change of `current` against `previous` on the samples both ran (a figure's: at
-    least MIN_CHANGE_RATIO, its whole interval)."""
-    common = {i: c for i, c in cells_a.items() if i in cells_b}
-    p = pair(device, device, common, {i: cells_b[i] for i in common}, draws)
-    versions = versions_text(previous, current)
+    """Every CHANGE among `judgements` (figure -> one per point), in run order then figure order."""
     out = []
-    if p.p_value < ALPHA and p.a_only != p.b_only:
-        out.append(Change(device, "Pass", "passed", current.run_id, previous.run_id, None, None, None, p.common,
-                          p.a_only > p.b_only, flips_text(p), versions))  # fmt: skip
-    for f in p.figures:
-        if f.significant and (f.lo > MIN_CHANGE_RATIO or f.hi < 1 / MIN_CHANGE_RATIO):
-            worse = (f.ratio > 1) != f.higher_is_better
-            out.append(Change(device, f.label, f.field, current.run_id, previous.run_id, f.ratio, f.lo, f.hi,
-                              f.pairs, worse, ratio_text(f, previous.run_id, device), versions))  # fmt: skip
+    for i, p in enumerate(points):
+        for figure, js in judgements.items():
+            j = js[i]
+            if j is None or j.state != CHANGE or j.value is None or j.mean is None:
+                continue
+            before = next(
+                points[k] for k in range(i - 1, -1, -1) if (b := js[k]) and b.state in JUDGED_AGAINST
+            )
+            out.append(Change(device, figure, p.run_id, before.run_id, j.value, j.mean, j.lo, j.hi, j.runs,
+                              bool(j.worse), j.confirmed, versions_text(before, p)))  # fmt: skip
     return tuple(out)

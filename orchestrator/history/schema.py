@@ -111,6 +111,17 @@ MIGRATIONS: tuple[tuple[str, ...], ...] = (
         # `sample_ms_p50` (its value and interval), no longer the history's own `wall_ms_p50`
         "UPDATE history_figures SET figure = 'sample_ms_p50' WHERE figure = 'wall_ms_p50'",
     ),
+    (
+        # v4: runs someone knows were disturbed (a CPU hog, a phone on a charger): shown, never judged
+        # nor judged against (`edgefarm history exclude RUN --why TEXT`); device '' = every device
+        """CREATE TABLE history_exclusions (
+            run_id TEXT NOT NULL,
+            device TEXT NOT NULL,
+            why TEXT NOT NULL,
+            excluded_at TEXT NOT NULL,
+            PRIMARY KEY (run_id, device)
+        )""",
+    ),
 )
 
 

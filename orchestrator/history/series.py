@@ -1,10 +1,10 @@
-"""The history as series: each device in each comparable configuration over time, with its changes
-between consecutive runs and how stable each figure is (pure; the samples come through a callable).
+"""The history as series: each device in each comparable configuration over time, each run's figures
+judged against the comparable runs before it (history/judge.py), and how stable each figure is (pure;
+the samples come through a callable).
 
 Stability over the last `window` comparable runs (ExecuTorch's benchmark dashboard scores devices the
 same way): the coefficient of variation of the runs' values (sd / mean), p99/p50 of the pooled
 per-sample values (the tail), and the rolling sd (the sd of the last `window` values at each run).
-A 3% change on a device whose runs scatter 8% is noise; the table shows both side by side.
 """
 
 from __future__ import annotations
@@ -13,17 +13,19 @@ import statistics
 from collections.abc import Callable, Mapping, Sequence
 
 from ..report.types import SampleCell
-from ..stats import Resamples, quantile
+from ..stats import quantile
+from .judge import judge_figure
 from .regress import changes
 from .store import DeviceRun
-from .types import FIGURES, Change, Point, Series, Stability, tail_field
+from .types import FIGURES, Judgement, Point, Series, Stability, tail_field
 
-DEFAULT_WINDOW = 5
+DEFAULT_WINDOW = 10
 MAX_WINDOW = 100
 DEFAULT_LAST = 20
 MAX_LAST = 1000
 
 Cells = Callable[[str, str], Mapping[str, SampleCell]]  # (run id, device) -> sample id -> cell
+Excluded = Mapping[tuple[str, str], str]  # (run id, device or "" for every device) -> why
 
 
 def _sd(values: Sequence[float]) -> float | None:
@@ -61,30 +63,35 @@ def stability(
     return tuple(out)
 
 
+def judge_series(
+    device: str, points: Sequence[Point], window: int, excluded: Excluded
+) -> dict[str, tuple[Judgement | None, ...]]:
+    """figure -> each point's judgement, for every figure some point has."""
+    why = {
+        p.run_id: w for p in points if (w := excluded.get((p.run_id, device)) or excluded.get((p.run_id, "")))
+    }
+    return {s.field: judge_figure(points, s.field, s.higher_is_better, window, why)
+            for s in FIGURES if any(s.field in p.figures for p in points)}  # fmt: skip
+
+
 def build_series(rows: Sequence[DeviceRun], cells: Cells, window: int = DEFAULT_WINDOW,
-                 last: int = DEFAULT_LAST) -> list[Series]:  # fmt: skip
-    """Group rows (oldest first) by device and configuration; the last `last` runs of each, each run
-    compared with the one before it (the run before the first shown included)."""
+                 last: int = DEFAULT_LAST, excluded: Excluded | None = None) -> list[Series]:  # fmt: skip
+    """Group rows (oldest first) by device and configuration; every run judged against the runs before
+    it (all of them read, the last `last` shown)."""
     groups: dict[tuple[str, str], list[DeviceRun]] = {}
     for r in rows:
         groups.setdefault((r.device, r.config_key), []).append(r)
     out = []
-    draws = Resamples()
     for (device, key), runs in sorted(groups.items()):
-        shown = runs[-last:]
-        before = runs[-last - 1] if len(runs) > last else None
-        compared = ([before] if before else []) + shown
-        samples = [cells(r.point.run_id, device) for r in compared]
-        found: list[Change] = []
-        for i in range(1, len(compared)):
-            found += changes(
-                device, compared[i - 1].point, compared[i].point, samples[i - 1], samples[i], draws
-            )
-        points = tuple(r.point for r in shown)
-        shown_cells = samples[1:] if before else samples
+        every = [r.point for r in runs]
+        judged = judge_series(device, every, window, excluded or {})
+        points = tuple(every[-last:])
+        shown = {f: js[-last:] for f, js in judged.items()}
+        recent = [cells(p.run_id, device) for p in points[-window:]]
         out.append(Series(
             device=device, hardware=runs[-1].hardware, config=runs[-1].config, config_key=key, points=points,
-            changes=tuple(found), stability=stability(points, shown_cells, window),
+            changes=tuple(c for c in changes(device, every, judged) if c.run_id in {p.run_id for p in points}),
+            stability=stability(points, recent, window), judgements=shown,
             rolling_sd={s.field: rolling_sd(points, s.field, window) for s in FIGURES
                         if any(s.field in p.figures for p in points)},
         ))  # fmt: skip

@@ -198,6 +198,45 @@ def read_bench_rows(db: Database, filters: Filters = Filters()) -> list[dict[str
     return [json.loads(r[4]) for r in sorted(rows, key=lambda r: (r[0], r[1], r[3]))]
 
 
-def recorded_runs(db: Database) -> dict[str, str]:
-    """run id -> its folder, every run in the database."""
-    return dict(db.rows("SELECT run_id, folder FROM history_runs"))
+MAX_WHY_CHARS = 500
+
+
+@dataclass(frozen=True)
+class Exclusion:
+    """A run (on one device, or every device: '') someone knows was disturbed, and why."""
+
+    run_id: str
+    device: str
+    why: str
+    excluded_at: str
+
+
+def exclude(db: Database, exclusion: Exclusion) -> None:
+    """Record `exclusion` (replacing an earlier one of the same run and device)."""
+    with db.transaction():
+        db.execute("DELETE FROM history_exclusions WHERE run_id = ? AND device = ?",
+                   (exclusion.run_id, exclusion.device))  # fmt: skip
+        db.execute(_insert("history_exclusions", ("run_id", "device", "why", "excluded_at")),
+                   (exclusion.run_id, exclusion.device, exclusion.why, exclusion.excluded_at))  # fmt: skip
+
+
+def include(db: Database, run_id: str, device: str) -> int:
+    """Undo `exclude`: how many exclusions were removed."""
+    with db.transaction():
+        return int(db.execute("DELETE FROM history_exclusions WHERE run_id = ? AND device = ?",
+                              (run_id, device)).rowcount)  # fmt: skip
+
+
+def excluded(db: Database) -> dict[tuple[str, str], str]:
+    """(run id, device or '') -> why, what history/series.py judges without."""
+    return {(e.run_id, e.device): e.why for e in exclusions(db)}
+
+
+def exclusions(db: Database) -> list[Exclusion]:
+    return [Exclusion(*r) for r in sorted(db.rows(
+        "SELECT run_id, device, why, excluded_at FROM history_exclusions"))]  # fmt: skip
+
+
+def run_devices(db: Database, run_id: str) -> list[str]:
+    """The devices recorded for `run_id` (none: the run is not in the database)."""
+    return sorted(r[0] for r in db.rows("SELECT device FROM history_devices WHERE run_id = ?", (run_id,)))

@@ -33,15 +33,6 @@ def tail_field(figure: catalogue.Figure) -> str:
     return figure.measure if figure.measure in KEPT_MEASURES else ""
 
 
-def shows_change(change_field: str, figure: str) -> bool:
-    """Whether a change of a paired field (a SampleCell field, or "passed" for verdict flips) is a
-    change of this figure (wall_ms -> sample_ms_p50, passed -> pass_rate_pct)."""
-    if change_field == "passed":
-        return figure == "pass_rate_pct"
-    spec = figure_spec(figure)
-    return spec.measure == change_field and spec.stat == "p50"
-
-
 @dataclass(frozen=True)
 class Figure:
     value: float | None
@@ -122,25 +113,70 @@ class Point:
 
 @dataclass(frozen=True)
 class Change:
-    """A significant difference of a device's run against its last comparable run (paired, on the
-    samples both ran: report/paired.py)."""
+    """A run whose figure left the usual band of the comparable runs before it (history/judge.py)."""
 
     device: str
-    figure: str  # PairedFigure label ("Time per sample", "Decode", ...) or "Pass"
-    field: str  # SampleCell field, or "passed" for verdict flips
+    figure: str  # FIGURES name (sample_ms_p50, ...)
     run_id: str
-    previous_run_id: str
-    ratio: float | None  # B/A (None for flips)
-    lo: float | None
-    hi: float | None
-    pairs: int
+    previous_run_id: str  # the last run it was judged against (the versions are named against it)
+    value: float
+    mean: float  # of the earlier runs judged against
+    lo: float  # their 99% band for one more run
+    hi: float
+    runs: int  # how many earlier runs the judgement rests on
     worse: bool
-    detail: str  # the figure's text (`1.10x (1.09–1.11): ... worse`, `3 pass→fail ...`)
-    versions: str  # what changed between the two runs (`runtime 0.17 → 0.18`), or "same versions"
+    confirmed: bool | None  # the next run stayed there (None: the latest run, the next one will tell)
+    versions: str  # what changed against previous_run_id (`runtime 0.17 → 0.18`), or "same versions"
+
+    @property
+    def ratio(self) -> float:
+        return self.value / self.mean if self.mean else float("nan")
 
     def text(self) -> str:
-        return (f"{self.device}: {self.figure} {'worse' if self.worse else 'better'} in {self.run_id} than in "
-                f"{self.previous_run_id} ({self.versions}): {self.detail}")  # fmt: skip
+        col = figure_spec(self.figure).column
+        unit = f" {col.unit}" if col.unit else ""
+        pending = (
+            "" if self.confirmed else " (the latest run: the next one confirms it or marks it an outlier)"
+        )
+        return (f"{self.device}: {col.label} {'worse' if self.worse else 'better'} in {self.run_id}: "
+                f"{number(self.value)}{unit}, {self.ratio:.2f}x the mean of the {self.runs} comparable runs "
+                f"before it ({number(self.mean)}{unit}; usual {number(self.lo)}–{number(self.hi)}{unit}); "
+                f"{self.versions}{pending}")  # fmt: skip
+
+
+def number(v: float | None) -> str:
+    """A figure for people: 3 significant digits, thousands grouped, never an exponent (1,234; 12.3; 0.123)."""
+    if v is None:
+        return "–"
+    a = abs(v)
+    if a >= 100:
+        return f"{v:,.0f}"
+    if a >= 10:
+        return f"{v:.1f}"
+    if a >= 1:
+        return f"{v:.2f}"
+    return f"{v:.3g}"
+
+
+@dataclass(frozen=True)
+class Judgement:
+    """One figure of one run against the earlier comparable runs."""
+
+    run_id: str
+    figure: str
+    state: str  # one of judge.py's STATES
+    value: float | None
+    runs: int  # the earlier comparable runs the judgement rests on
+    mean: float | None = None  # their mean (None: too few)
+    lo: float | None = None  # the 99% band for one more run like them
+    hi: float | None = None
+    worse: bool | None = None  # CHANGE/OUTLIER: the figure moved the wrong way
+    confirmed: bool | None = None  # CHANGE: the next run stayed (None: the latest run, not yet known)
+    note: str = ""  # EXCLUDED: why; FOLLOWS: the run of the change
+
+    @property
+    def ratio(self) -> float | None:
+        return None if self.value is None or not self.mean else self.value / self.mean
 
 
 @dataclass(frozen=True)
@@ -165,4 +201,6 @@ class Series:
     points: tuple[Point, ...]
     changes: tuple[Change, ...] = ()
     stability: tuple[Stability, ...] = ()
+    # figure -> each shown point's judgement against the runs before it (None: no value); history/judge.py
+    judgements: Mapping[str, tuple[Judgement | None, ...]] = field(default_factory=dict)
     rolling_sd: Mapping[str, tuple[float | None, ...]] = field(default_factory=dict)  # figure -> per point

@@ -47,8 +47,10 @@ def _server_parent() -> Path:
     for candidate in (Path(tempfile.gettempdir()), Path("/tmp")):
         if os.geteuid() != 0 or _reachable_by_others(candidate):
             return candidate
-    raise PermissionError(f"neither {tempfile.gettempdir()} nor /tmp can be reached by `nobody`, who runs "
-                          "the lab's PostgreSQL when the suite runs as root: set TMPDIR to a folder with o+x")
+    raise PermissionError(
+        f"neither {tempfile.gettempdir()} nor /tmp can be reached by `nobody`, who runs "
+        "the lab's PostgreSQL when the suite runs as root: set TMPDIR to a folder with o+x"
+    )
 
 
 def _as_owner(argv: list[str]) -> list[str]:

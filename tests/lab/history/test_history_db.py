@@ -83,3 +83,37 @@ def test_a_controller_killed_while_writing_leaves_no_half_written_run(kind, tmp_
         assert _count(db, f"SELECT count(*) FROM {table}") == 0, table
     if kind == "sqlite":
         assert _count(db, "SELECT count(*) FROM pragma_integrity_check WHERE integrity_check <> 'ok'") == 0
+
+
+def test_a_postgresql_write_behind_another_sessions_lock_gives_up_in_bounded_time(
+    tmp_path, request, monkeypatch
+):
+    """Another session holds history_runs locked (an open transaction): a run's write waits at most
+    LOCK_TIMEOUT_S, then fails whole with the database named and the run folder's import as the fix,
+    and `record_at_end` (what `edgefarm run` calls) reports it instead of raising."""
+    import psycopg
+
+    from orchestrator.history import db as dbmod
+    from orchestrator.history.record import record_at_end
+
+    sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "unit" / "history"))
+    from history_runs import report
+
+    monkeypatch.setattr(dbmod, "LOCK_TIMEOUT_S", 1)
+    url = request.getfixturevalue("postgres").new_database("locked")
+    with opened(url):
+        pass  # migrated
+    holder = psycopg.connect(url, autocommit=False)
+    try:
+        holder.execute("LOCK TABLE history_runs IN ACCESS EXCLUSIVE MODE")  # held until rollback
+        t0 = time.monotonic()
+        recorded, why = record_at_end(url, tmp_path, report("20260101-000000-aaaa", "2026-01-01T00:00:00+00:00",
+                                                              {"pixel-8": 100.0}))  # fmt: skip
+        waited = time.monotonic() - t0
+    finally:
+        holder.rollback()
+        holder.close()
+    assert recorded is None and "lock timeout" in why and "history import" in why, why
+    assert waited < 30, waited  # 1 s lock timeout, the connect and the migration check: never unbounded
+    with opened(url) as store:  # nothing of the run was written
+        assert store.rows("SELECT count(*) FROM history_runs") == [(0,)]

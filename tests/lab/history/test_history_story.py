@@ -1,9 +1,11 @@
 """Issue 35's story on the device lab: ten runs of three lab phones across three runtime "versions"
 (the fixed-time runner, scripts/fixed_time_runner.c, at a speed set per version: 400 ms per sample,
 but 440 ms on galaxy-s24 from the second version on, a 10% slowdown; long enough that a loaded
-host's late wake-ups, a few ms, stay under the 2% noise threshold), each run recording itself in a
-SQLite history at its end. Only the first run of the second version is flagged, on galaxy-s24, for
-its time per sample (and TTFT, which the runner makes half of it), naming runtime 0.17.0 -> 0.18.0.
+host's late wake-ups, a few ms, stay inside the runs' usual spread), each run recording itself in a
+SQLite history at its end and judged against the comparable runs before it (history/judge.py). Only
+the first run of the second version (the fourth: three runs before it to judge against) is flagged, on
+galaxy-s24, for its time per sample (and TTFT p50/p90, which the runner makes half of it), naming
+runtime 0.17.0 -> 0.18.0; the fifth run says it confirms that change.
 `compare --baseline last` finds the run before it. The same runs imported into a real PostgreSQL
 server give the identical `history --format json`."""
 
@@ -74,14 +76,16 @@ def test_ten_runs_flag_the_slowdown_once_and_sqlite_and_postgresql_agree(adb_lab
                       "--sample-timeout", "60", "--db", str(sqlite))  # fmt: skip
         assert p.returncode in (0, 1), p.stderr[-3000:]  # 1: the fixed answer fails the card's verdict
         assert f"history: recorded in {sqlite}" in p.stderr, p.stderr[-3000:]
-        flagged.append([x for x in p.stderr.splitlines() if x.startswith("history: significant change:")])
+        flagged.append([x for x in p.stderr.splitlines() if x.startswith("history: change:")])
+        if i == 4:
+            assert "history: galaxy-s24: the change of Time/sample at" in p.stderr, p.stderr[-3000:]
     # flagged at the first run of the second version only, naming the phone, the figure and the versions
     assert [bool(f) for f in flagged] == [i == 3 for i in range(10)], flagged
     assert all(SLOWED in x and "worse" in x and "runtime 0.17.0 → 0.18.0" in x for x in flagged[3]), flagged[
         3
     ]
-    assert any("Time per sample" in x for x in flagged[3]) and any("TTFT" in x for x in flagged[3])
-    assert len(flagged[3]) == 2, flagged[3]
+    assert any("Time/sample" in x for x in flagged[3]) and any("TTFT" in x for x in flagged[3])
+    assert len(flagged[3]) in (2, 3), flagged[3]  # TTFT p90 over 6 samples: flagged too on most hosts
 
     html = tmp_path / "trends.html"
     p = _edgefarm(env, "history", "--db", str(sqlite), "--format", "json", "--html", str(html))
@@ -93,17 +97,18 @@ def test_ten_runs_flag_the_slowdown_once_and_sqlite_and_postgresql_agree(adb_lab
     assert all(len(s["points"]) == 10 for s in series.values())
     run_ids = [pt["run_id"] for pt in series[SLOWED]["points"]]
     assert [pt["runtime_version"] for pt in series[SLOWED]["points"]] == [VERSIONS[k] for k in RUNS]
-    changes = [(c["device"], c["field"], c["run_id"], c["previous_run_id"]) for s in series.values()
-               for c in s["changes"]]  # fmt: skip
-    assert sorted(changes) == [
-        (SLOWED, "ttft_ms", run_ids[3], run_ids[2]),
-        (SLOWED, "wall_ms", run_ids[3], run_ids[2]),
+    changes = [(c["device"], c["figure"], c["run_id"], c["previous_run_id"], c["runs"], c["confirmed"])
+               for s in series.values() for c in s["changes"]]  # fmt: skip
+    assert sorted(changes)[:2] == [
+        (SLOWED, "sample_ms_p50", run_ids[3], run_ids[2], 3, True),
+        (SLOWED, "ttft_ms_p50", run_ids[3], run_ids[2], 3, True),
     ]
+    assert sorted(changes)[2:] in ([], [(SLOWED, "ttft_ms_p90", run_ids[3], run_ids[2], 3, True)]), changes
     wall = [pt["figures"]["sample_ms_p50"] for pt in series[SLOWED]["points"]]
     assert all(w["lo"] <= w["value"] <= w["hi"] for w in wall)
     assert 1.07 < wall[5]["value"] / wall[1]["value"] < 1.13, wall
     stab = {x["figure"]: x for x in series["pixel-8"]["stability"]}["sample_ms_p50"]
-    assert stab["runs"] == 5 and stab["cv_pct"] < 2.0, stab  # the unchanged phone's runs agree
+    assert stab["runs"] == 10 and stab["cv_pct"] < 2.0, stab  # the unchanged phone's runs agree
     page = html.read_text()
     assert page.count("report.html</a>") == 30 and f"{runs / run_ids[3] / 'report.html'}" in page
 

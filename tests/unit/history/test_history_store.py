@@ -8,12 +8,22 @@ import sqlite3
 import pytest
 from history_runs import report
 
-from orchestrator.errors import HistoryUnavailable
+from orchestrator.errors import ConfigError, HistoryUnavailable
 from orchestrator.history.db import Database, opened, resolve
 from orchestrator.history.entry import run_entry
 from orchestrator.history.record import record_at_end
 from orchestrator.history.schema import MIGRATIONS
-from orchestrator.history.store import Filters, read_history, read_samples, write_run
+from orchestrator.history.store import (
+    Exclusion,
+    Filters,
+    exclude,
+    excluded,
+    include,
+    read_history,
+    read_samples,
+    run_devices,
+    write_run,
+)
 
 
 def _entry(run_id="20260101-000000-aaaa", started="2026-01-01T00:00:00+00:00", **kw):
@@ -120,10 +130,46 @@ def test_a_version_1_database_is_migrated_in_place_keeping_its_runs(tmp_path):
                   "'k', '')")  # fmt: skip
         c.execute("INSERT INTO history_figures VALUES ('r1', 'p', 'wall_ms_p50', 100.0, 90.0, 110.0)")
     with opened(str(path)) as db:
-        assert db.version() == len(MIGRATIONS) == 3
+        assert db.version() == len(MIGRATIONS) == 4
         # v3: the history's own time per sample is the catalogue's one name for it
         assert db.rows("SELECT figure, value FROM history_figures") == [("sample_ms_p50", 100.0)]
         assert db.rows("SELECT run_id, model_size_bytes, quantization FROM history_runs") == [
             ("r1", None, "")
         ]
         assert db.rows("SELECT count(*) FROM history_bench_rows") == [(0,)]
+        assert db.rows("SELECT count(*) FROM history_exclusions") == [(0,)]
+
+
+def test_reading_never_creates_a_database(tmp_path):
+    missing = tmp_path / "typo" / "histroy.sqlite"
+    with pytest.raises(ConfigError, match="there is no results database at") as e:
+        Database.open(str(missing), create=False)
+    assert e.value.exit_code == 2 and "history import runs/" in str(e.value)
+    assert not missing.exists() and not missing.parent.exists()
+    with pytest.raises(ConfigError, match="it would be a folder"):
+        Database.open(str(tmp_path), create=False)
+
+
+def test_a_damaged_sqlite_file_is_named_with_a_fix_for_a_file_not_a_server(tmp_path):
+    path = tmp_path / "h.sqlite"
+    path.write_bytes(b"this is not a database, just some bytes " * 100)
+    with pytest.raises(HistoryUnavailable, match="file is not a database") as e:
+        Database.open(str(path), create=False)
+    assert (
+        "server" not in str(e.value)
+        and "move it aside" in str(e.value)
+        and "history import runs/" in str(e.value)
+    )
+
+
+def test_an_excluded_run_is_recorded_listed_and_undone(tmp_path):
+    with opened(str(tmp_path / "h.sqlite")) as db:
+        entry = _entry()
+        write_run(db, entry)
+        assert run_devices(db, entry.run_id) == ["pixel-8", "s24"] and run_devices(db, "nope") == []
+        exclude(db, Exclusion(entry.run_id, "", "a CPU hog ran beside it", "2026-01-01T00:00:00+00:00"))
+        exclude(db, Exclusion(entry.run_id, "", "a CPU hog", "2026-01-02T00:00:00+00:00"))  # replaces
+        assert excluded(db) == {(entry.run_id, ""): "a CPU hog"}
+        assert (
+            include(db, entry.run_id, "") == 1 and excluded(db) == {} and include(db, entry.run_id, "") == 0
+        )
