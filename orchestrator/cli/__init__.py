@@ -28,8 +28,9 @@ COMMANDS: dict[str, tuple[str, str]] = {
                 "unusable.")),
     "doctor": ("doctor:doctor", ("What each device needs for a run and whether it is there, with the fix for each "
                "missing thing.")),
-    "history": ("history:history", ("Every recorded run: each device's figures over time with their intervals, per "
-                "configuration; significant changes against the last comparable run; each figure's stability.")),
+    "history": ("history:history", ("Every recorded run: each device's figures over time, per configuration; each run "
+                "judged against the spread between the comparable runs before it (changes, outliers, runs too few "
+                "to judge); each figure's stability.")),
     "report": ("report:report", ("Render a run folder's combined report to stdout (rebuilt from the device "
                "folders); with --merge, the runs of several controllers as one report.")),
     "run": ("run:run", ("Run the model over the dataset on every selected device; write and print the combined "
