@@ -25,7 +25,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-INTERVAL_S = 0.5  # between two ticks: a device's runner alive this long is seen; a /proc walk is ~2 ms of CPU
+INTERVAL_S = 0.5  # between two ticks once a run is under way; a /proc walk costs ~2 ms of CPU (131 processes)
+FIRST_INTERVAL_S = 0.1  # the first ticks: a device that runs ~0.5 s (the tiny model) is seen
 
 
 def parse_loadavg(text: str) -> float | None:
@@ -125,7 +126,8 @@ class HostLoad:
         if self.own_cores_mean is not None:
             parts.append(f"edgefarm {self.own_cores_mean:.2f} cores")
         cpus = f" of {self.cpus} CPUs" if self.cpus else ""
-        return ", ".join(parts) + f"{cpus}, over {self.seconds:.0f} s" if parts else "not measured"
+        over = f"{self.seconds:.1f}" if self.seconds < 10 else f"{self.seconds:.0f}"
+        return ", ".join(parts) + f"{cpus}, over {over} s" if parts else "not measured"
 
 
 def summary(ticks: Sequence[Tick], cpus: int | None, hz: float, device: str | None = None) -> HostLoad | None:
@@ -168,7 +170,8 @@ def _read(path: Path) -> str:
 
 
 class HostLoadSampler:
-    """Ticks of this host every `interval_s` from `start()` to `stop()`, in a thread. `runners`: device
+    """Ticks of this host from `start()` to `stop()`, in a thread: every 0.1 s at first, every `interval_s`
+    after the first seconds. `runners`: device
     name -> a text its runner's command line holds (its job folder), for the devices that run on this
     host. Never raises out of a tick: an unreadable /proc gives a tick without that figure."""
 
@@ -207,8 +210,13 @@ class HostLoadSampler:
             self._tick()
 
     def _loop(self) -> None:
-        while not self._stop.wait(self.interval_s):
+        start = self.clock()
+        while not self._stop.wait(self.wait_s(self.clock() - start)):
             self._tick()
+
+    def wait_s(self, elapsed_s: float) -> float:
+        """The wait before the next tick: from FIRST_INTERVAL_S, growing to `interval_s` over the first 8 s."""
+        return min(self.interval_s, max(FIRST_INTERVAL_S, FIRST_INTERVAL_S + elapsed_s / 20))
 
     def _tick(self) -> None:
         with contextlib.suppress(Exception):  # a sampler never takes the run down: the tick is missing

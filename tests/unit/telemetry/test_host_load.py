@@ -52,7 +52,7 @@ def test_summary_counts_other_processes_apart_from_the_runs_own_tree():
     assert summary(ticks, 2, hz, "t1") == load
     assert summary(ticks, 2, hz, "t2") is None and summary(ticks[:1], 2, hz) is None
     assert HostLoad.from_dict(load.to_dict()) == load
-    assert "other processes 1.00 cores" in load.text() and "of 2 CPUs, over 2 s" in load.text()
+    assert "other processes 1.00 cores" in load.text() and "of 2 CPUs, over 2.0 s" in load.text()
 
 
 def test_the_sampler_reads_a_proc_tree_and_finds_its_runners(tmp_path: Path):
@@ -146,3 +146,8 @@ def test_merged_runs_keep_each_devices_conditions_with_its_own_controllers_host(
     said = "LOADED: the host while pixel-8@site-b ran: other processes used 1.20 cores on average (over 0.5"
     assert len(m.problems()) == 1 and m.problems()[0].startswith(said)
     assert merged([(None, {})]) is None
+
+
+def test_ticks_come_fast_at_first_then_every_interval():
+    s = HostLoadSampler()
+    assert [s.wait_s(t) for t in (0.0, 2.0, 8.0, 600.0)] == [0.1, 0.2, 0.5, 0.5]
