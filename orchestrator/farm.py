@@ -67,11 +67,11 @@ def drive(
         futures = [pool.submit(lane_work, lane) for lane in lanes]
         while True:
             for name, st in states.items():
-                bars.update(name, st.done, st.ok, st.failed, st.shown, st.current)
+                bars.update(name, st.done, st.ok, st.failed, st.shown, st.current, earlier=st.earlier)
             if not wait(futures, timeout=0.1).not_done:  # returns the moment the last ends
                 break
         for name, st in states.items():
-            bars.update(name, st.done, st.ok, st.failed, st.shown)
+            bars.update(name, st.done, st.ok, st.failed, st.shown, earlier=st.earlier)
         for f in futures:
             f.result()
     return outcomes
@@ -98,7 +98,7 @@ class LocalFarm:
         stop: threading.Event,
     ) -> list[DeviceOutcome]:
         by_name = {d.name: d for d in devices}
-        states = {d.name: Progress(total=jobs[d.name].runs) for d in devices}
+        states = {d.name: jobs[d.name].progress() for d in devices}
         lanes = [kept for lane in self.lanes or () if (kept := tuple(n for n in lane if n in by_name))]
         lanes += [(n,) for n in by_name if not any(n in lane for lane in lanes)]  # a lane each by default
 

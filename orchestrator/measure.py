@@ -14,8 +14,8 @@ Pure.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from dataclasses import replace
+from collections.abc import Collection, Sequence
+from dataclasses import dataclass, replace
 
 from android_runner.contract import REPEAT_MARK, SUSTAIN_MARK, WARMUP_MARK, SampleResult, sustain_pass
 
@@ -33,6 +33,19 @@ def expand(
     return (*warm, *samples, *passes)
 
 
+def expand_resumed(
+    samples: Sequence[Sample], repeat: int, warmup: int, sustain: int, finished: Collection[str]
+) -> tuple[Sample, ...]:
+    """A resumed session's job: the earlier sessions' warm-ups (finished, kept as rows), then, when any
+    measured run is left, `warmup` NEW warm-ups (a new session starts cold: it warms up again, numbered
+    after the earlier ones), then every pass; the runner skips the ids already finished."""
+    earlier = sum(1 for i in finished if WARMUP_MARK in i)
+    measured = expand(samples, repeat, 0, sustain)
+    left = any(s.id not in finished for s in measured)
+    return (*expand(samples, 1, earlier + (warmup if left else 0))[: earlier + (warmup if left else 0)],
+            *measured)  # fmt: skip
+
+
 def measured_count(samples: int, repeat: int = 1, warmup: int = 0, sustain: int = 1) -> int:
     return warmup + samples * repeat * sustain if samples else 0
 
@@ -40,6 +53,45 @@ def measured_count(samples: int, repeat: int = 1, warmup: int = 0, sustain: int 
 def count_unit(samples: int, runs: int) -> str:
     """What a device's progress counts: "samples", or "runs" when a sample runs more than once."""
     return "samples" if runs == samples else "runs"
+
+
+@dataclass(frozen=True)
+class Tally:
+    """How much of a device's job is finished, in the unit it counts: samples, or runs when a sample
+    runs more than once (--repeat / --sustain). What an interrupted run says and a resume finishes."""
+
+    samples: int
+    passes: int  # runs per sample: repeat x sustain
+    done: int  # measured runs finished (warm-ups not counted)
+    complete: int  # samples with every pass finished
+    warmups: int  # warm-up runs finished (not counted)
+
+    @classmethod
+    def of(cls, samples: Sequence[Sample], repeat: int, sustain: int, finished: Collection[str]) -> Tally:
+        ids = set(finished)
+        runs = {s.id: [c.id for c in expand([s], repeat, 0, sustain)] for s in samples}
+        done = sum(1 for copies in runs.values() for i in copies if i in ids)
+        complete = sum(1 for copies in runs.values() if all(i in ids for i in copies))
+        return cls(len(samples), repeat * sustain, done, complete, sum(1 for i in ids if WARMUP_MARK in i))
+
+    @property
+    def asked(self) -> int:
+        return self.samples * self.passes
+
+    @property
+    def left(self) -> int:
+        return self.asked - self.done
+
+    @property
+    def unit(self) -> str:
+        return count_unit(self.samples, self.asked)
+
+    def text(self) -> str:
+        """`592 of 1,200 runs (40 samples x 30 runs; 12 samples have all 30)`, `20 of 40 samples`."""
+        if self.passes == 1:
+            return f"{self.done:,} of {self.asked:,} samples"
+        return (f"{self.done:,} of {self.asked:,} runs ({self.samples:,} samples x {self.passes} runs; "
+                f"{self.complete:,} samples have all {self.passes})")  # fmt: skip
 
 
 def split(
@@ -80,5 +132,5 @@ def describe(samples: int, repeat: int, warmup: int, sustain: int = 1) -> str:
     return runs + (f"; {warmup} warm-up run(s) not counted" if warmup else "")
 
 
-__all__ = ["REPEAT_MARK", "SUSTAIN_MARK", "WARMUP_MARK", "base_id", "count_unit", "describe", "expand",
-           "measured_count", "split", "sustain_pass"]  # fmt: skip
+__all__ = ["REPEAT_MARK", "SUSTAIN_MARK", "WARMUP_MARK", "Tally", "base_id", "count_unit", "describe", "expand",
+           "expand_resumed", "measured_count", "split", "sustain_pass"]  # fmt: skip

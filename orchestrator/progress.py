@@ -42,6 +42,7 @@ class _State:
     phase: str = ""
     current: str = ""
     first_sample_at: float | None = None  # when the device started running samples (rate, ETA)
+    earlier: int = 0  # of `done`: rows a resumed run's earlier sessions finished (not in the rate)
     stopped_at: float | None = None  # when it stopped (done, failed, interrupted): its rate ends there
     ended: bool = False
     unit: str = "samples"  # what `done` counts: "runs" under --repeat/--warmup/--sustain
@@ -49,11 +50,12 @@ class _State:
 
 def rate_text(st: _State, now: float) -> str:
     """`3.10 samples/s, ETA 52 s` (`runs/s` when a sample runs more than once); '' before the first
-    one is done (pure)."""
+    one is done. The rate counts this session's runs only: a resume's earlier rows are not (pure)."""
     end = st.stopped_at if st.stopped_at is not None else now  # over the device's own running time
-    if st.first_sample_at is None or not st.done or end <= st.first_sample_at:
+    ran = st.done - st.earlier
+    if st.first_sample_at is None or ran <= 0 or end <= st.first_sample_at:
         return ""
-    rate = st.done / (end - st.first_sample_at)
+    rate = ran / (end - st.first_sample_at)
     text = f"{rate:.2f} {st.unit}/s"
     if st.done < st.total and rate > 0:
         text += f", ETA {_duration((st.total - st.done) / rate)}"
@@ -61,8 +63,8 @@ def rate_text(st: _State, now: float) -> str:
 
 
 def plain_line(name: str, st: _State, now: float, width: int = 16) -> str:
-    """`pixel-8  40/200 (ok 38, failed 2) 3.1 samples/s, ETA 52 s, running IMG-040` (pure)."""
-    text = f"{name:<{width}} {st.done}/{st.total} (ok {st.ok}, failed {st.failed})"
+    """`pixel-8  40/200 samples (ok 38, failed 2) 3.1 samples/s, ETA 52 s, running IMG-040` (pure)."""
+    text = f"{name:<{width}} {st.done}/{st.total} {st.unit} (ok {st.ok}, failed {st.failed})"
     rate = rate_text(st, now)
     if rate:
         text += f" {rate}"
@@ -119,6 +121,7 @@ class FarmProgress:
             TextColumn("[bold]{task.fields[device]:<16}"),
             BarColumn(),
             MofNCompleteColumn(),
+            TextColumn("{task.fields[unit]}"),
             TextColumn("[green]ok {task.fields[ok]}[/] [red]failed {task.fields[failed]}[/]"),
             TextColumn("{task.fields[phase]} {task.fields[current]}"),
             TextColumn("{task.fields[rate]}"),
@@ -130,13 +133,25 @@ class FarmProgress:
         self._bars.start()
         for name, st in self.states.items():
             self._tasks[name] = self._bars.add_task(
-                "", total=st.total, device=name[:16], ok=0, failed=0, phase="", current="", rate=""
+                "",
+                total=st.total,
+                device=name[:16],
+                unit=st.unit,
+                ok=0,
+                failed=0,
+                phase="",
+                current="",
+                rate="",
             )
 
-    def update(self, name: str, done: int, ok: int, failed: int, phase: str, current: str = "") -> None:
+    def update(
+        self, name: str, done: int, ok: int, failed: int, phase: str, current: str = "", *, earlier: int = 0
+    ) -> None:
+        """`earlier`: of `done`, the runs a resumed run's earlier sessions finished (replayed first)."""
         st = self.states[name]
         now = self.clock()
-        if st.first_sample_at is None and (phase == "running" or done):
+        st.earlier = earlier
+        if st.first_sample_at is None and (phase == "running" or done > earlier):
             st.first_sample_at = now
         if st.first_sample_at is not None and st.stopped_at is None and phase in _STOPPED:
             st.stopped_at = now  # a device that ran before others end: its rate is not diluted by their time

@@ -16,7 +16,7 @@ from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import TextIO
 
-from android_runner.contract import SampleResult
+from android_runner.contract import SampleResult, read_results
 from android_runner.status import SKIPPED_STATUSES
 
 from .datasets.types import Dataset, Sample
@@ -26,7 +26,7 @@ from .errors import EdgefarmError
 from .fsutil import output_errors, write_json_atomic, write_text_atomic
 from .interrupt import Interrupted, raise_if_set
 from .jobs import JobOptions, write_bundle
-from .measure import expand, split
+from .measure import expand, expand_resumed, split
 from .models import ModelSummary
 from .run.types import DeviceOutcome, Phase, Score
 from .runners.base import RUNNERS, RunnerEvents, RunOptions
@@ -49,12 +49,18 @@ class DeviceJob:
     job_opts: JobOptions
     folder: Path  # the device's folder in the run, on the controller
     earlier: DeviceOutcome | None = None  # --resume: the counted figures of the run's earlier sessions
+    # --resume: ids of the runs earlier sessions finished (finished_ids)
+    finished: frozenset[str] = frozenset()
     # a farm host's job: PID@HOST of the run's controller (devices/lock.controller_id), named in its lock
     controller: str = ""
 
     @property
     def items(self) -> tuple[Sample, ...]:
-        """What the device runs: warm-ups, the samples, and every --repeat / --sustain pass."""
+        """What the device runs: warm-ups, the samples, and every --repeat / --sustain pass (a resumed
+        session: the earlier warm-ups, new ones when a measured run is left, then every pass)."""
+        if self.finished:
+            return expand_resumed(self.samples, self.opts.repeat, self.opts.warmup, self.opts.sustain,
+                                  self.finished)  # fmt: skip
         return expand(self.samples, self.opts.repeat, self.opts.warmup, self.opts.sustain)
 
     @property
@@ -62,12 +68,21 @@ class DeviceJob:
         """The progress total: every run the device makes."""
         return len(self.items)
 
+    @property
+    def kept(self) -> int:
+        """Runs of this job that earlier sessions finished (--resume): the runner replays them first."""
+        return sum(1 for s in self.items if s.id in self.finished) if self.finished else 0
+
+    def progress(self) -> Progress:
+        return Progress(total=self.runs, earlier=self.kept)
+
 
 @dataclass
 class Progress:
     """What the farm's progress display needs; updated from the device's thread."""
 
     total: int
+    earlier: int = 0  # of `total`, the runs earlier sessions finished (--resume): not in the rate
     done: int = 0
     ok: int = 0
     failed: int = 0
@@ -231,6 +246,17 @@ def _keep_measurements(
         if rows:
             write_text_atomic(dev_dir / name, "".join(r.to_json() + "\n" for r in rows))
     return first, repeats
+
+
+def finished_ids(dev_dir: Path) -> frozenset[str]:
+    """The ids of every run a device folder holds: rows (results.jsonl), the other passes
+    (repeats.jsonl), warm-ups (warmup.jsonl) and what streamed in a session that ended without writing
+    them (a killed edgefarm). What a resume keeps and an interrupted run counts."""
+    ids: set[str] = set()
+    for name in ("results.jsonl", "repeats.jsonl", "warmup.jsonl", STREAM_FILE):
+        if (dev_dir / name).is_file():
+            ids.update(r.id for r in read_results(str(dev_dir / name)))
+    return frozenset(ids)
 
 
 def write_results(

@@ -4,10 +4,12 @@ from __future__ import annotations
 
 import importlib
 import sys
+from typing import NoReturn
 
 import click
+from click import exceptions as ce
 
-from ..errors import EdgefarmError
+from ..errors import ConfigError, EdgefarmError
 from ..interrupt import INTERRUPTED_EXIT
 
 # The one list of commands: name -> ("module:attr" in this package, the first sentence of its help).
@@ -48,8 +50,9 @@ def load_command(name: str) -> click.Command:
 
 
 class _Group(click.Group):
-    """Prints EdgefarmError once, without a traceback (`--debug` shows it), and exits with its code.
-    Sub-commands load on first use (COMMANDS)."""
+    """Prints EdgefarmError once, without a traceback (`--debug` shows it), and exits with its code;
+    click's own command-line errors are said the same way (usage.py), exit 2. Sub-commands load on
+    first use (COMMANDS)."""
 
     def list_commands(self, ctx: click.Context) -> list[str]:
         return sorted(set(COMMANDS) | set(self.commands))
@@ -69,19 +72,93 @@ class _Group(click.Group):
         with formatter.section("Commands"):
             formatter.write_dl([(n, c.get_short_help_str(limit)) for n, c in rows])
 
+    def make_context(self, info_name, args, parent=None, **extra) -> click.Context:
+        try:  # the group's own options (`edgefarm --bogus`)
+            return super().make_context(info_name, args, parent=parent, **extra)
+        except click.ClickException as e:
+            _fail(usage_error(e), debug=False)
+
     def invoke(self, ctx: click.Context):
         try:
             return super().invoke(ctx)
+        except click.ClickException as e:  # click's own (a bad choice, a range, a missing argument): ours
+            _fail(usage_error(e), debug=False)
         except EdgefarmError as e:
-            if ctx.obj and ctx.obj.get("debug"):
-                raise
-            click.echo(f"error: {e}", err=True)
-            sys.exit(e.exit_code)
+            _fail(e, debug=bool(ctx.obj and ctx.obj.get("debug")))
         except (
             KeyboardInterrupt
         ):  # a Ctrl-C outside a run's own handling: 130 as a shell says, never click's 1
             click.echo("interrupted", err=True)
             sys.exit(INTERRUPTED_EXIT)
+
+
+def _fail(e: EdgefarmError, *, debug: bool) -> NoReturn:
+    """Every error of every command, printed one way: `error: WHERE: WHAT` and `  fix: ...`."""
+    if debug:
+        raise e
+    click.echo(f"error: {e}", err=True)
+    sys.exit(e.exit_code)
+
+
+# ---- click's own command-line errors in the project's one voice (issue 41): every click.ClickException of
+# every command becomes a ConfigError naming the parameter, with the fix click's parameter knows (its
+# choices, its range, the options close to a mistyped one) and the command's --help; exit 2.
+
+
+def _hint(param: click.Parameter | None, ctx: click.Context | None) -> str:
+    """The parameter as the user types it: `-r/--repetitions`, or an argument's `RUN`."""
+    if param is None:
+        return ""
+    if isinstance(param, click.Option):
+        return "/".join(param.opts)
+    return param.human_readable_name.upper()
+
+
+def _takes(param: click.Parameter | None, flag: str) -> str:
+    """What the parameter takes, from its click type ('' when there is nothing more to say)."""
+    kind = param.type if param is not None else None
+    if isinstance(kind, click.Choice):
+        return f"give {flag} one of: {', '.join(map(str, kind.choices))}"
+    if isinstance(kind, (click.IntRange, click.FloatRange)):
+        low = "" if kind.min is None else f"{'above' if kind.min_open else 'at least'} {kind.min}"
+        high = "" if kind.max is None else f"{'below' if kind.max_open else 'at most'} {kind.max}"
+        whole = "whole " if isinstance(kind, click.IntRange) else ""
+        return f"give {flag} a {whole}number {' and '.join(x for x in (low, high) if x)}"
+    if isinstance(kind, click.Path):
+        return f"give {flag} a path that {'exists' if kind.exists else 'can be written'}"
+    return ""
+
+
+def usage_error(e: click.ClickException) -> ConfigError:
+    """The click error as a ConfigError naming the parameter and the fix (exit 2)."""
+    ctx = getattr(e, "ctx", None)
+    command = ctx.command_path if ctx is not None else "edgefarm"
+    see = f"see `{command} --help`"
+    if isinstance(e, ce.NoSuchOption):
+        close = ", ".join(e.possibilities or ())
+        fix = f"did you mean {close}? ({see})" if close else f"{see} for its options"
+        return ConfigError(f"no such option {e.option_name}", where=command, fix=fix)
+    if isinstance(e, ce.MissingParameter):
+        flag = _hint(e.param, ctx)
+        what = e.format_message().rstrip(".")
+        usage = ctx.get_usage().replace("Usage: ", "") if ctx is not None else ""
+        return ConfigError(_sentence(what), where=flag or command,
+                           fix=f"give {flag or 'it'} ({f'usage: {usage}; ' if usage else ''}{see})")  # fmt: skip
+    if isinstance(e, ce.BadParameter):
+        flag = _hint(e.param, ctx) or (" ".join(e.param_hint) if isinstance(e.param_hint, (list, tuple))
+                                       else str(e.param_hint or ""))  # fmt: skip
+        takes = _takes(e.param, flag)
+        return ConfigError(e.message.rstrip("."), where=flag or command,
+                           fix=f"{takes} ({see})" if takes else see)  # fmt: skip
+    if isinstance(e, ce.FileError):
+        return ConfigError(f"cannot open {e.ui_filename}: {e.message}", where=command,
+                           fix="check the path and its permissions")  # fmt: skip
+    return ConfigError(_sentence(e.format_message().rstrip(".")), where=command, fix=see)
+
+
+def _sentence(text: str) -> str:
+    """Click's capitalised message as the rest of ours read after `where: `."""
+    return text[:1].lower() + text[1:]
 
 
 @click.group(cls=_Group)

@@ -1,8 +1,12 @@
-"""`edgefarm run --resume RUN_DIR`: the selection comes from the run's run.json; flags given again must agree.
+"""`edgefarm run --resume RUN_DIR`: the run's flags come from its run.json; flags given again must agree.
 
-A flag the user typed (click's parameter source is the command line) is compared with the recorded
-value and refused when it differs; every other selection flag takes the recorded value, so
-`edgefarm run --resume runs/<run-id>` alone continues the run exactly as it was asked.
+What a run records and a resume carries is ONE list: RunRequest's recorded fields (run/types.py), each
+with its run.json key. For each, a flag the user typed (click's parameter source is the command line)
+is compared with the recorded value and refused when it differs; every other one takes the recorded
+value, so `edgefarm run --resume runs/<run-id>` alone continues the run exactly as it was asked
+(--repeat, --warmup, --sustain, --fidelity, the token caps, the backend, the threads: all of them).
+A record this edgefarm cannot honour (a flag it does not know, a value its flag does not take, a
+secret run.json did not keep) is refused with the reason, never dropped.
 """
 
 from __future__ import annotations
@@ -18,64 +22,35 @@ from click.core import ParameterSource
 
 from ..errors import ConfigError
 from ..redact import MASK, is_redacted, redact
+from ..run.types import RunRequest
+
+_PATHS = {"inventory", "model"}  # compared as files, not as spellings
 
 
 @dataclass(frozen=True)
-class Recorded:
-    param: str  # click parameter name in `edgefarm run`
-    flag: str  # as the user types it
-    key: str  # key in run.json "flags" (model/dataset: their own sections)
+class Resumed:
+    """The parameters a resume runs with, and what it says of them."""
 
-
-RECORDED = (
-    Recorded("device_spec", "--devices", "devices"),
-    Recorded("cluster", "--cluster", "cluster"),
-    Recorded("inventory", "--inventory", "inventory"),
-    Recorded("model", "--model", "model.path"),
-    Recorded("dataset_spec", "--dataset", "dataset.path"),
-    Recorded("fmt", "--format", "format"),
-    Recorded("subset", "--subset", "subset"),
-    Recorded("limit", "--limit", "limit"),
-    Recorded("per_modality", "--per-modality", "per_modality"),
-    Recorded("modalities", "--modality", "modality"),
-    Recorded("max_output_tokens", "--max-output-tokens", "max_output_tokens"),
-    Recorded("max_num_tokens", "--max-num-tokens", "max_num_tokens"),
-    Recorded("backend", "--backend", "backend"),
-    Recorded("threads", "--threads", "threads"),
-    Recorded("sample_timeout_s", "--sample-timeout", "sample_timeout_s"),
-    Recorded("cooldown_c", "--cooldown-c", "cooldown_c"),
-    Recorded("cooldown_max_s", "--cooldown-max-s", "cooldown_max_s"),
-    Recorded("settle", "--settle", "settle"),
-    Recorded("settle_c", "--settle-c", "settle_c"),
-    Recorded("settle_s", "--settle-s", "settle_s"),
-    Recorded("settle_max_s", "--settle-max-s", "settle_max_s"),
-    Recorded("judge_url", "--judge", "judge_url"),
-    Recorded("judge_model", "--judge-model", "judge_model"),
-    Recorded("fidelity", "--fidelity", "fidelity"),
-    Recorded("reference", "--reference", "reference"),
-)
-_PATHS = {"inventory", "model"}  # compared as files, not as spellings
+    params: dict[str, Any]
+    carried: tuple[str, ...]  # `--repeat 30`: each recorded flag not at its default, as the user types it
+    defaulted: tuple[str, ...]  # flags the record lacks (an older edgefarm wrote it): their defaults
 
 
 def _recorded_value(run: Mapping[str, Any], key: str) -> tuple[bool, Any]:
     """(found, value) of a dotted key in run.json (`flags` for plain keys)."""
     if "." in key:
-        section, field = key.split(".", 1)
+        section, name = key.split(".", 1)
         holder = run.get(section)
     else:
-        holder, field = run.get("flags"), key
-    if not isinstance(holder, Mapping) or field not in holder:
+        holder, name = run.get("flags"), key
+    if not isinstance(holder, Mapping) or name not in holder:
         return False, None
-    return True, holder[field]
+    return True, holder[name]
 
 
-def _same(param: str, given: Any, recorded: Any) -> bool:
-    if param == "modalities":
-        return list(given or ()) == list(recorded or ())
-    if param in _PATHS and given is not None and recorded is not None:
+def _same(name: str, given: Any, recorded: Any) -> bool:
+    if name in _PATHS and given is not None and recorded is not None:
         return Path(str(given)).expanduser().resolve() == Path(str(recorded)).expanduser().resolve()
-    if isinstance(given, Path):
-        given = str(given)
     if isinstance(given, str) and is_redacted(given):
         return redact(given) == recorded  # run.json keeps the value with its secrets masked
     return given == recorded
@@ -86,47 +61,93 @@ def _show(value: Any) -> str:
         return "(not set)"
     if isinstance(value, (list, tuple)):
         return " ".join(map(str, value))
+    if isinstance(value, Path):
+        return str(value)
     return json.dumps(value, ensure_ascii=False) if not isinstance(value, str) else value
 
 
-def resumed_params(ctx: click.Context, run: Mapping[str, Any], where: Path) -> dict[str, Any]:
+def _param(ctx: click.Context, name: str) -> click.Parameter:
+    return next(p for p in ctx.command.params if p.name == name)
+
+
+def _spelling(param: click.Parameter) -> str:
+    """The flag as the user types it (`--devices` for the parameter device_spec)."""
+    return next((o for o in param.opts if o.startswith("--")), param.opts[0])
+
+
+def _typed(ctx: click.Context, name: str) -> bool:
+    return ctx.get_parameter_source(name) == ParameterSource.COMMANDLINE
+
+
+def resumed_params(ctx: click.Context, run: Mapping[str, Any], where: Path) -> Resumed:
     """The run's parameters for a resume: recorded values, with typed flags checked against them."""
-    params = dict(ctx.params)
-    for r in RECORDED:
-        found, recorded = _recorded_value(run, r.key)
-        typed = ctx.get_parameter_source(r.param) == ParameterSource.COMMANDLINE
-        if typed:
-            if found and not _same(r.param, params[r.param], recorded):
+    here = where / "run.json"
+    fields = RunRequest.recorded()
+    known = {f.metadata["key"] for f in fields}
+    flags = run.get("flags") if isinstance(run.get("flags"), Mapping) else {}
+    unknown = [k for k in flags if k not in known]
+    if unknown:
+        raise ConfigError(
+            f"this run recorded flags that this edgefarm cannot carry into a resume: {', '.join(unknown)}",
+            where=f"{here} field 'flags'",
+            fix="resume with the edgefarm that started the run (run.json `versions`), or start a new run",
+        )
+    out = Path(ctx.params["out"]).expanduser().resolve()
+    if _typed(ctx, "out") and out != where.expanduser().resolve().parent:  # never accepted and ignored
+        raise ConfigError(f"--out {ctx.params['out']} is not where this run is: a resume continues in its "
+                          f"own folder {where}", where="--out",
+                          fix="leave --out out, or start a new run without --resume")  # fmt: skip
+    params, carried, defaulted = dict(ctx.params), [], []
+    for f in fields:
+        key, param = f.metadata["key"], _param(ctx, f.name)
+        flag = _spelling(param)
+        found, raw = _recorded_value(run, key)
+        if not found:  # recorded by an older edgefarm: the flag's own default (or what was typed)
+            defaulted.append(flag)
+            continue
+        if isinstance(raw, str) and MASK in raw and not _typed(ctx, f.name):
+            raise ConfigError(
+                f"the recorded {flag} held a secret, which run.json does not keep: {raw}",
+                where=f"{here} field '{key}'",
+                fix=f"pass {flag} again with its full value (the same as the first run's)",
+            )
+        recorded = _checked(ctx, param, flag, key, raw, here) if raw is not None else f.default
+        if _typed(ctx, f.name):
+            given = params[f.name]
+            if not _same(f.name, given, raw if isinstance(raw, str) and MASK in raw else recorded):
                 raise ConfigError(
-                    f"{r.flag} {_show(params[r.param])} differs from this run's recorded "
-                    f"{r.flag} {_show(recorded)}",
-                    where=f"{where / 'run.json'} field '{r.key}'",
-                    fix=f"leave {r.flag} out (the run continues with what it recorded), "
+                    f"{flag} {_show(given)} differs from this run's recorded {flag} {_show(recorded)}",
+                    where=f"{here} field '{key}'",
+                    fix=f"leave {flag} out (the run continues with what it recorded), "
                     "or start a new run without --resume",
                 )
-            continue
-        if not found:
-            continue  # recorded by an older edgefarm: the flag's own default
-        if isinstance(recorded, str) and MASK in recorded:
-            raise ConfigError(
-                f"the recorded {r.flag} held a secret, which run.json does not keep: {recorded}",
-                where=f"{where / 'run.json'} field '{r.key}'",
-                fix=f"pass {r.flag} again with its full value (the same as the first run's)",
-            )
-        params[r.param] = _checked(ctx, r, recorded, where)
-    return params
+            recorded = given
+        params[f.name] = recorded
+        if recorded != f.default and "." not in key:
+            carried.append(f"{flag}" if isinstance(recorded, bool) else f"{flag} {_show(recorded)}")
+    return Resumed(params, tuple(carried), tuple(defaulted))
 
 
-def _checked(ctx: click.Context, r: Recorded, recorded: Any, where: Path) -> Any:
+def _checked(ctx: click.Context, param: click.Parameter, flag: str, key: str, raw: Any, here: Path) -> Any:
     """A recorded value through the flag's own click type (run.json is input like any other)."""
-    param = next(p for p in ctx.command.params if p.name == r.param)
-    if recorded is None:
-        return () if getattr(param, "multiple", False) else None
     try:
-        return param.type_cast_value(ctx, recorded)
+        value = param.type_cast_value(ctx, raw)
     except (click.BadParameter, TypeError, ValueError) as e:
         raise ConfigError(
-            f"recorded {r.flag} {_show(recorded)[:80]} is not a valid value: {getattr(e, 'message', e)}",
-            where=f"{where / 'run.json'} field '{r.key}'",
+            f"recorded {flag} {_show(raw)[:80]} is not a valid value: {getattr(e, 'message', e)}",
+            where=f"{here} field '{key}'",
             fix="resume only folders written by `edgefarm run`, or start a new run",
         ) from None
+    return tuple(value) if isinstance(value, list) else value
+
+
+def describe(resumed: Resumed, run_id: str) -> str:
+    """The line a resume prints first: what it carries from run.json."""
+    flags = " ".join(resumed.carried) or "none beyond the defaults"
+    text = f"resuming run {run_id} with its recorded flags: {flags}"
+    if resumed.defaulted:
+        text += f" (not in its run.json, so at their defaults: {' '.join(resumed.defaulted)})"
+    return text
+
+
+__all__ = ["Resumed", "describe", "resumed_params"]

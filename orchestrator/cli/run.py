@@ -23,7 +23,7 @@ from ..run.types import DEFAULT_FALLBACK_WAIT_S, RunRequest
 from ..rundir import read_run_json
 from ..runners.base import DEFAULT_COOLDOWN_MAX_S
 from .options import cluster_option, inventory_option, settle_options
-from .resume import resumed_params
+from .resume import describe, resumed_params
 
 
 @click.command("run")
@@ -192,20 +192,16 @@ from .resume import resumed_params
 @cluster_option("run on a Ray cluster's farm hosts (HEAD:6379; docs/cluster.md)")
 def run(ctx: click.Context, **params) -> None:
     """Run the model over the dataset on every selected device; write and print the combined report."""
-    if params["sustain"] > 1 and (params["repeat"] > 1 or params["cooldown_c"] is not None):
-        raise click.UsageError("--sustain runs its passes back to back without cooldown: "
-                               "drop --repeat and --cooldown-c, or drop --sustain")  # fmt: skip
     db = params.pop("db")
-    if params["reference"] is not None and not params["fidelity"] and params["resume"] is None:
-        raise click.UsageError("--reference names the device --fidelity measures against: add --fidelity")
     previous = None
     console = stderr_console()
     try:  # reading the inputs, listing the devices, joining a cluster: a Ctrl-C or SIGTERM ends it here
         with interrupts_raise():
-            if params["resume"] is not None:  # the selection comes from run.json; typed flags must agree
+            if params["resume"] is not None:  # the flags come from run.json; typed flags must agree
                 previous = read_run_json(params["resume"], own_folder=True)
-                params = resumed_params(ctx, previous, Path(params["resume"]))
-                params.pop("db", None)  # ctx.params has it again: not a RunRequest field
+                resumed = resumed_params(ctx, previous, Path(params["resume"]))
+                params = {k: v for k, v in resumed.params.items() if k != "db"}  # not a RunRequest field
+                console.print(describe(resumed, str(previous.get("run_id", ""))), highlight=False)
             request = RunRequest(**{k: tuple(v) if isinstance(v, list) else v for k, v in params.items()})
             check_flags(request)  # every count, size and time within its bound (run/bounds.py)
             the_plan = plan(request, read_inputs(request, previous))
@@ -220,6 +216,6 @@ def run(ctx: click.Context, **params) -> None:
             remember(db, record.run_dir, console, record.report)
         click.echo(str(record.paths["html"]))  # the last line: the report's path (README)
     if record.interrupted:
-        console.print(interrupted_note(record, len(the_plan.samples)), highlight=False)
+        console.print(interrupted_note(the_plan, record), highlight=False)
     if record.exit_code:
         sys.exit(record.exit_code)

@@ -32,7 +32,6 @@ from ..models import ModelSummary
 from ..run.types import DeviceOutcome, Phase, Score
 from ..rundir import write_outcome
 from ..session import STREAM_FILE, DeviceJob, write_results
-from ..session import Progress as DeviceProgress
 from .blob import describe
 from .transfer import hand_over
 from .types import Blob, Received, RemoteDevice
@@ -117,7 +116,7 @@ def run_on_cluster(
     first_row: dict[str, float] = {}
     last_row: dict[str, float] = {}
     ended: dict[str, float] = {}  # the device's stream ended (its session's files arrived)
-    states = {d: DeviceProgress(total=jobs[d].runs) for d in names}
+    states = {d: jobs[d].progress() for d in names}
 
     def work(name: str) -> DeviceOutcome:
         host, job = host_of[name], jobs[name]

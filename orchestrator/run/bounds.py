@@ -12,6 +12,7 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Any
 
 from ..datasets.types import Sample
 from ..errors import ConfigError
@@ -55,8 +56,18 @@ FLAG_BOUNDS = (
 )
 
 
-def check_flags(request: object) -> None:
-    """Every bounded flag of a RunRequest within its bound (a ConfigError naming the flag and the fix)."""
+def check_flags(request: Any) -> None:
+    """Every bounded flag of a RunRequest within its bound, and no two flags that contradict each other
+    (a ConfigError naming the flag and the fix)."""
+    if request.sustain > 1 and (request.repeat > 1 or request.cooldown_c is not None):
+        raise ConfigError(
+            "--sustain runs its passes back to back without cooldown; --repeat and --cooldown-c do not",
+            where="--sustain",
+            fix="drop --repeat and --cooldown-c, or drop --sustain",
+        )
+    if request.reference is not None and not request.fidelity:
+        raise ConfigError("--reference names the device --fidelity measures against, without --fidelity",
+                          where="--reference", fix="add --fidelity, or drop --reference")  # fmt: skip
     for b in FLAG_BOUNDS:
         value = getattr(request, b.field)
         if value is None:

@@ -14,9 +14,10 @@ from rich.markup import escape
 
 from ..fallback import run_stand_ins, stood_in_devices
 from ..farm import Farm, LocalFarm
+from ..measure import WARMUP_MARK, Tally
 from ..rundir import device_folder, host_info, new_run_dir, read_outcome, write_run_json
 from ..scoring import RunScoring
-from ..session import DeviceJob
+from ..session import DeviceJob, finished_ids
 from ..shard_merge import merge_shards
 from ..telemetry.conditions import DeviceConditions, DeviceStart, RunConditions
 from ..telemetry.host_load import HostLoadSampler
@@ -43,6 +44,9 @@ def execute(plan: RunPlan, console: Console, stop: threading.Event) -> Execution
     score = RunScoring(plan.score)  # this run's: an answer several devices give is scored once
     farm: Farm = plan.cluster or LocalFarm(plan.lanes)  # the cluster's runs each job on its farm host
     jobs = device_jobs(plan, run_id, run_dir)
+    if plan.previous is not None:  # what the resume finishes, in the unit each device counts
+        for name, job in jobs.items():
+            console.print(resume_line(name, job), highlight=False)
     # this host's load over the run, and over each device's runner here (its command line names its job)
     sampler = HostLoadSampler({d.name: f"/runs/{run_id}/{d.name}/job " for d in plan.devices}).start()
     try:
@@ -103,8 +107,19 @@ def device_jobs(plan: RunPlan, run_id: str, run_dir: Path) -> dict[str, DeviceJo
         folder = device_folder(run_dir, d.name)
         jobs[d.name] = DeviceJob(d.name, plan.dataset, tuple(share.get(d.name, plan.samples)), plan.model,
                                  replace(plan.options[d.name], run_id=run_id), plan.job, folder,
-                                 earlier=read_outcome(folder))  # fmt: skip
+                                 earlier=read_outcome(folder),
+                                 finished=finished_ids(folder) if plan.previous else frozenset())  # fmt: skip
     return jobs
+
+
+def resume_line(name: str, job: DeviceJob) -> str:
+    """`this-host: 592 of 1,200 runs (...) finished; this session runs the 608 left, after 2 warm-up runs`."""
+    tally = Tally.of(job.samples, job.opts.repeat, job.opts.sustain, job.finished)
+    if not tally.left:
+        return f"{name}: {tally.text()} finished; nothing left to run"
+    warm = sum(1 for s in job.items if WARMUP_MARK in s.id and s.id not in job.finished)
+    return (f"{name}: {tally.text()} finished; this session runs the {tally.left:,} {tally.unit} left"
+            + (f", after {warm} warm-up run(s) (not counted)" if warm else ""))  # fmt: skip
 
 
 def _announce(plan: RunPlan, console: Console) -> None:

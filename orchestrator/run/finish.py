@@ -12,11 +12,13 @@ from rich.console import Console
 
 from ..errors import DeviceError, ModelError, OutputError
 from ..interrupt import INTERRUPTED_EXIT
+from ..measure import Tally
 from ..report.build import load_report, write_reports
 from ..report.terminal import print_tables
-from ..rundir import utc_now, versions, write_run_json
+from ..rundir import device_folder, utc_now, versions, write_run_json
 from ..runners.stamp import device_versions
 from ..scoring.evalscope_table import render_table
+from ..session import finished_ids
 from .types import DeviceOutcome, Execution, RunPlan, RunRecord
 
 
@@ -86,9 +88,18 @@ def print_outcomes(outcomes: Sequence[DeviceOutcome], report, model_name: str, c
             console.print(f"[red]{o.name} failed:[/] {o.error}")
 
 
-def interrupted_note(record: RunRecord, samples: int) -> str:
-    done = sum(len(o.results) for o in record.outcomes)
+def interrupted_note(plan: RunPlan, record: RunRecord) -> str:
+    """What an interrupted run kept and what `--resume` will finish, in the unit it counts (runs when a
+    sample runs more than once), read from the device folders as the resume will read them."""
+    share = plan.shards.assignment if plan.shards is not None else {}
+    repeat, sustain = plan.request.repeat, plan.request.sustain
+    tallies = [Tally.of(share.get(o.name, plan.samples), repeat, sustain,
+                        finished_ids(device_folder(record.run_dir, o.name))) for o in record.outcomes]  # fmt: skip
+    total = Tally(sum(t.samples for t in tallies), repeat * sustain, sum(t.done for t in tallies),
+                  sum(t.complete for t in tallies), sum(t.warmups for t in tallies))  # fmt: skip
+    devices = f" on {len(tallies)} devices" if len(tallies) > 1 else ""
     return (
-        f"interrupted: {done} of {samples * len(record.outcomes)} sample runs finished and are kept; "
-        f"continue with: edgefarm run --resume {record.run_dir}"
+        f"interrupted: {total.text()}{devices} finished and are kept; continue with: "
+        f"edgefarm run --resume {record.run_dir} (it runs the {total.left:,} {total.unit} left, with the "
+        "flags this run recorded)"
     )

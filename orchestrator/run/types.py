@@ -20,7 +20,13 @@ from ..devices.types import DeviceInfo, Inventory, PushStats
 from ..jobs import JobOptions
 from ..models import ModelSummary
 from ..redact import redact, redact_tree
-from ..runners.base import DEFAULT_COOLDOWN_MAX_S, DEFAULT_SETTLE_C, DEFAULT_SETTLE_MAX_S, DEFAULT_SETTLE_S, RunOptions
+from ..runners.base import (
+    DEFAULT_COOLDOWN_MAX_S,
+    DEFAULT_SETTLE_C,
+    DEFAULT_SETTLE_MAX_S,
+    DEFAULT_SETTLE_S,
+    RunOptions,
+)
 from .run_json import DatasetStamp, ModelStamp, RunJson, StandIn
 
 if TYPE_CHECKING:  # records of later modules, named in annotations only
@@ -130,78 +136,82 @@ class DeviceOutcome:
         return self
 
 
+def _as(key: str, *, quiet: bool = False) -> dict[str, Any]:
+    """The metadata of a RunRequest field that run.json records under `key` in `flags` (a dotted key:
+    the section that records it, e.g. `model.path`), so `--resume` carries it. `quiet`: written as null
+    at its default (the keys that have always been written that way); null reads back as the default."""
+    return {"key": key, "quiet": quiet}
+
+
 @dataclass(frozen=True)
 class RunRequest:
-    """`edgefarm run`'s flags, as parsed (for --resume: the recorded ones, cli/resume.py)."""
+    """`edgefarm run`'s flags, as parsed (for --resume: the recorded ones, cli/resume.py).
 
-    device_spec: str = "all"
-    inventory: Path | None = None
-    model: Path | None = None
-    dataset_spec: str = ""
-    fmt: str | None = None
-    subset: str | None = None
-    limit: int | None = None
-    per_modality: int | None = None
-    modalities: tuple[str, ...] = ()
+    The one list of what a run records and a resume carries: every field whose metadata is `_as(...)` (its
+    run.json key in the metadata). `out` and `resume` name where this session works, nothing else."""
+
+    device_spec: str = field(default="all", metadata=_as("devices"))
+    inventory: Path | None = field(default=None, metadata=_as("inventory"))
+    # run.json `model` records it (ModelStamp)
+    model: Path | None = field(default=None, metadata=_as("model.path"))
+    # run.json `dataset` records it, a token masked
+    dataset_spec: str = field(default="", metadata=_as("dataset.path"))
+    fmt: str | None = field(default=None, metadata=_as("format"))
+    subset: str | None = field(default=None, metadata=_as("subset"))
+    limit: int | None = field(default=None, metadata=_as("limit"))
+    per_modality: int | None = field(default=None, metadata=_as("per_modality"))
+    modalities: tuple[str, ...] = field(default=(), metadata=_as("modality"))
     out: Path = Path("runs")
     resume: Path | None = None
-    max_output_tokens: int | None = None
-    max_num_tokens: int | None = None
-    backend: str | None = None
-    threads: int | None = None
-    sample_timeout_s: float = DEFAULT_SAMPLE_TIMEOUT_S
-    cooldown_c: float | None = None
-    cooldown_max_s: float = DEFAULT_COOLDOWN_MAX_S
-    settle: bool = False  # --settle: before the block, wait until the temperatures settle (docs/conditions.md)
-    settle_c: float = DEFAULT_SETTLE_C
-    settle_s: float = DEFAULT_SETTLE_S
-    settle_max_s: float = DEFAULT_SETTLE_MAX_S
-    judge_url: str | None = None
-    judge_model: str | None = None
-    fallback_boards: tuple[str, ...] = ()
-    fallback_wait_s: float = DEFAULT_FALLBACK_WAIT_S
-    shard: bool = False
-    repeat: int = 1
-    warmup: int = 0
-    sustain: int = 1  # --sustain: the samples N times back to back, no cooldown (orchestrator/sustain.py)
-    parallel_local: bool = False
-    cluster: str | None = None  # a Ray cluster's head: the devices of its farm hosts (docs/cluster.md)
-    fidelity: bool = False  # --fidelity: each device scores the references too (docs/fidelity.md)
-    reference: str | None = None  # --reference: the device the others' fidelity is measured against
+    max_output_tokens: int | None = field(default=None, metadata=_as("max_output_tokens"))
+    max_num_tokens: int | None = field(default=None, metadata=_as("max_num_tokens"))
+    backend: str | None = field(default=None, metadata=_as("backend"))
+    threads: int | None = field(default=None, metadata=_as("threads"))
+    sample_timeout_s: float = field(default=DEFAULT_SAMPLE_TIMEOUT_S, metadata=_as("sample_timeout_s"))
+    cooldown_c: float | None = field(default=None, metadata=_as("cooldown_c"))
+    cooldown_max_s: float = field(default=DEFAULT_COOLDOWN_MAX_S, metadata=_as("cooldown_max_s"))
+    # --settle: before the block, wait until the temperatures settle (docs/conditions.md)
+    settle: bool = field(default=False, metadata=_as("settle", quiet=True))
+    settle_c: float = field(default=DEFAULT_SETTLE_C, metadata=_as("settle_c"))
+    settle_s: float = field(default=DEFAULT_SETTLE_S, metadata=_as("settle_s"))
+    settle_max_s: float = field(default=DEFAULT_SETTLE_MAX_S, metadata=_as("settle_max_s"))
+    judge_url: str | None = field(default=None, metadata=_as("judge_url"))
+    judge_model: str | None = field(default=None, metadata=_as("judge_model"))
+    fallback_boards: tuple[str, ...] = field(default=(), metadata=_as("fallback", quiet=True))
+    fallback_wait_s: float = field(
+        default=DEFAULT_FALLBACK_WAIT_S, metadata=_as("fallback_wait_s", quiet=True)
+    )
+    shard: bool = field(default=False, metadata=_as("shard", quiet=True))
+    repeat: int = field(default=1, metadata=_as("repeat", quiet=True))
+    warmup: int = field(default=0, metadata=_as("warmup", quiet=True))
+    # --sustain: the samples N times back to back, no cooldown (orchestrator/sustain.py)
+    sustain: int = field(default=1, metadata=_as("sustain", quiet=True))
+    parallel_local: bool = field(default=False, metadata=_as("parallel_local", quiet=True))
+    # a Ray cluster's head: the devices of its farm hosts (docs/cluster.md)
+    cluster: str | None = field(default=None, metadata=_as("cluster"))
+    # --fidelity: each device scores the references too (docs/fidelity.md)
+    fidelity: bool = field(default=False, metadata=_as("fidelity", quiet=True))
+    # --reference: the device the others' fidelity is measured against
+    reference: str | None = field(default=None, metadata=_as("reference"))
+
+    @classmethod
+    def recorded(cls) -> tuple[dataclasses.Field, ...]:
+        """The fields run.json records (its key: `f.metadata["key"]`), in the order it writes them."""
+        return tuple(f for f in fields(cls) if "key" in f.metadata)
 
     def flags(self) -> dict[str, Any]:
-        """run.json `flags` (the keys it has always had; None where a flag was not given)."""
-        asked = {
-            "devices": self.device_spec,
-            "cluster": self.cluster,
-            "inventory": self.inventory,
-            "limit": self.limit,
-            "per_modality": self.per_modality,
-            "modality": list(self.modalities),
-            "max_output_tokens": self.max_output_tokens,
-            "max_num_tokens": self.max_num_tokens,
-            "backend": self.backend,
-            "threads": self.threads,
-            "sample_timeout_s": self.sample_timeout_s,
-            "cooldown_c": self.cooldown_c,
-            "cooldown_max_s": self.cooldown_max_s,
-            "settle": self.settle or None,
-            "settle_c": self.settle_c,
-            "settle_s": self.settle_s,
-            "settle_max_s": self.settle_max_s,
-            "format": self.fmt,
-            "subset": self.subset,
-            "judge_model": self.judge_model,
-            "judge_url": self.judge_url,
-            "shard": self.shard or None,
-            "repeat": self.repeat if self.repeat > 1 else None,
-            "warmup": self.warmup or None,
-            "sustain": self.sustain if self.sustain > 1 else None,
-            "parallel_local": self.parallel_local or None,
-            "fidelity": self.fidelity or None,
-            "reference": self.reference,
-        }
-        return {k: (str(v) if isinstance(v, Path) else v) for k, v in asked.items()}
+        """run.json `flags`: every recorded field whose key is a plain one (None where not given)."""
+        out: dict[str, Any] = {}
+        for f in self.recorded():
+            if "." in f.metadata["key"]:
+                continue
+            value = getattr(self, f.name)
+            if f.metadata["quiet"] and value == f.default:
+                value = None
+            out[f.metadata["key"]] = (
+                str(value) if isinstance(value, Path) else list(value) if isinstance(value, tuple) else value
+            )
+        return out
 
     def job_options(self, refused: Mapping[str, str]) -> JobOptions:
         return JobOptions(

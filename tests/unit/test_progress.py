@@ -36,14 +36,14 @@ def test_plain_lines_at_a_steady_interval_with_rate_and_eta():
     p.update("pi-5", 0, 0, 0, "loading model")
     lines = buf.getvalue().splitlines()
     assert lines == [
-        "pixel-8-pro-long-name 20/100 (ok 19, failed 1) 2.00 samples/s, ETA 40 s, running IMG-021",
-        "pi-5                  0/100 (ok 0, failed 0), staging",
+        "pixel-8-pro-long-name 20/100 samples (ok 19, failed 1) 2.00 samples/s, ETA 40 s, running IMG-021",
+        "pi-5                  0/100 samples (ok 0, failed 0), staging",
     ]  # one unwrapped line per device (console width 40), the run id / path digits not coloured
     clock.t += 3
     p.update("pixel-8-pro-long-name", 26, 25, 1, "running", "IMG-027")
     assert len(buf.getvalue().splitlines()) == 2  # not again before the interval
     p.update("pi-5", 5, 5, 0, "failed")
-    assert buf.getvalue().splitlines()[-1].startswith("pi-5                  5/100 (ok 5, failed 0)")
+    assert buf.getvalue().splitlines()[-1].startswith("pi-5                  5/100 samples (ok 5, failed 0)")
     p.close()
     assert buf.getvalue().splitlines()[-1].startswith("pixel-8-pro-long-name 26/100")
     assert "\x1b[" not in buf.getvalue()
@@ -97,3 +97,18 @@ def test_devices_one_after_another_are_each_rated_over_their_own_running_time():
     p.close()
     out = buf.getvalue()
     assert "2.00 samples/s" in out and "4.00 samples/s" in out and "1.33 samples/s" not in out, out
+
+
+def test_a_resumed_device_counts_its_earlier_runs_but_rates_only_this_sessions():
+    """--resume: the runner first replays the rows an earlier session finished (before it is running);
+    they count in done/total, never in the rate (issue 41: "605/40 ... 7533 samples/s")."""
+    buf, clock = io.StringIO(), Clock()
+    p = FarmProgress(_console(buf), {"pi-5": 1200}, interval_s=10, clock=clock, units={"pi-5": "runs"})
+    p.start()
+    p.update("pi-5", 440, 440, 0, "loading model", earlier=880)  # the replay, half-way
+    clock.t += 1
+    p.update("pi-5", 880, 880, 0, "running", "S-1@r23", earlier=880)
+    clock.t += 10
+    p.update("pi-5", 900, 900, 0, "running", "S-3@r23", earlier=880)
+    assert buf.getvalue().splitlines() == ["pi-5     900/1200 runs (ok 900, failed 0) 2.00 runs/s, ETA 2 min 30 s, "
+                                           "running S-3@r23"]  # fmt: skip

@@ -1,0 +1,49 @@
+"""What a resumed device's job holds and how much of a job is finished, in the unit it counts
+(measure.expand_resumed, measure.Tally): what an interrupted run says and its resume does (issue 41)."""
+
+from __future__ import annotations
+
+from orchestrator.datasets.types import Sample
+from orchestrator.measure import Tally, expand, expand_resumed
+
+
+def _samples(n: int) -> list[Sample]:
+    return [
+        Sample(id=f"T{i}", modality="text", task="qa", turns=(), reference="", references=())
+        for i in range(n)
+    ]
+
+
+def test_a_resumed_job_keeps_every_pass_and_warms_up_again_after_the_earlier_warmups():
+    samples = _samples(2)
+    first = [s.id for s in expand(samples, repeat=3, warmup=2)]
+    finished = set(first[:4])  # both warm-ups, T0 and T1 of pass 1
+    job = [s.id for s in expand_resumed(samples, 3, 2, 1, finished)]
+    assert job == ["T0@warmup1", "T1@warmup2", "T0@warmup3", "T1@warmup4", "T0", "T1", "T0@r2", "T1@r2",
+                   "T0@r3", "T1@r3"]  # fmt: skip
+    left = [i for i in job if i not in finished]
+    assert left == ["T0@warmup3", "T1@warmup4", "T0@r2", "T1@r2", "T0@r3", "T1@r3"]
+
+
+def test_a_resumed_job_with_nothing_left_makes_no_new_warmups():
+    samples = _samples(2)
+    finished = {s.id for s in expand(samples, repeat=2, warmup=1)}
+    job = expand_resumed(samples, 2, 1, 1, finished)
+    assert all(s.id in finished for s in job) and len(job) == len(finished)
+
+
+def test_a_tally_counts_runs_under_repeat_and_samples_without():
+    samples = _samples(20)
+    done = {s.id for s in expand(samples, repeat=1000)[:20]}  # the first pass: 20 runs of 20,000
+    t = Tally.of(samples, 1000, 1, done)
+    assert (t.asked, t.done, t.left, t.complete, t.unit) == (20_000, 20, 19_980, 0, "runs")
+    assert t.text() == "20 of 20,000 runs (20 samples x 1000 runs; 0 samples have all 1000)"
+    plain = Tally.of(samples, 1, 1, {"T0", "T1", "T0@warmup1"})
+    assert (plain.text(), plain.unit, plain.warmups) == ("2 of 20 samples", "samples", 1)
+
+
+def test_a_tally_under_sustain_counts_each_pass():
+    samples = _samples(3)
+    done = {s.id for s in expand(samples, sustain=2)[:4]}
+    t = Tally.of(samples, 1, 2, done)
+    assert (t.asked, t.done, t.complete) == (6, 4, 1)
