@@ -119,17 +119,20 @@ def base_id(row_id: str) -> str:
     return row_id
 
 
-def describe(samples: int, repeat: int, warmup: int, sustain: int = 1) -> str:
-    """What the device's latency figures are over, for the report ('' for the plain one-run case)."""
+def describe(samples: int, repeat: int, warmup: int, sustain: int = 1, runs: int | None = None) -> str:
+    """What the device's latency figures are over, for the report ('' for the plain one-run case).
+    `runs`: the measured runs the device has (an interrupted run's are fewer than were asked: said)."""
     if repeat <= 1 and warmup <= 0 and sustain <= 1:
         return ""
+    asked = samples * max(repeat, sustain)
+    done = f"{runs} of {asked} runs" if runs is not None and runs != asked else f"{asked} runs"
     if sustain > 1:
-        runs = f"{samples * sustain} runs: {samples} samples x {sustain} back-to-back passes, no cooldown (first pass scored)"
+        text = f"{done}: {samples} samples x {sustain} back-to-back passes, no cooldown (first pass scored)"
     elif repeat > 1:
-        runs = f"{samples * repeat} runs: {samples} samples x {repeat} (first run scored)"
+        text = f"{done}: {samples} samples x {repeat} (first run scored)"
     else:
-        runs = f"{samples} runs, one per sample"
-    return runs + (f"; {warmup} warm-up run(s) not counted" if warmup else "")
+        text = f"{done}, one per sample"
+    return text + (f"; {warmup} warm-up run(s) not counted" if warmup else "")
 
 
 __all__ = ["REPEAT_MARK", "SUSTAIN_MARK", "WARMUP_MARK", "Tally", "base_id", "count_unit", "describe", "expand",

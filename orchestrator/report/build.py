@@ -86,7 +86,7 @@ def _load_report(run_dir: Path, run: RunJson, settled: Mapping[str, DeviceOutcom
         repeats = list(read_results(str(extra))) if extra.is_file() else []
         if (passes := sustain_curve(results + repeats)) is not None:  # --sustain
             curves[device.name or name] = passes.to_json()
-        over = _figures_over(run, len(results))
+        over = _figures_over(run, expected or len(results), len(results) + len(repeats))
         row = device_row(device, outcome, results + stood, report, repeats, over, draws, expected)
         warm = dev_dir / "warmup.jsonl"  # --settle's record is on the block's first row, a warm-up's too
         settles = settle_records([*(read_results(str(warm)) if warm.is_file() else ()), *results, *repeats])
@@ -119,11 +119,12 @@ def _last_outcome_written(run_dir: Path) -> str:
     return datetime.fromtimestamp(max(ends), timezone.utc).isoformat(timespec="seconds") if ends else ""
 
 
-def _figures_over(run: RunJson, samples: int) -> str:
-    """--repeat / --warmup of the run (run.json flags): what a device's latency figures are over."""
+def _figures_over(run: RunJson, samples: int, runs: int) -> str:
+    """--repeat / --warmup of the run (run.json flags): what a device's latency figures are over (`runs`:
+    the measured runs it has, fewer than asked when the run was interrupted)."""
     repeat, warmup, sustain = run.int_flag("repeat", 1), run.int_flag("warmup", 0), run.int_flag("sustain", 1)
     ok = repeat is not None and warmup is not None and sustain is not None
-    return describe(samples, repeat, warmup, sustain) if ok else ""
+    return describe(samples, repeat, warmup, sustain, runs) if ok else ""
 
 
 def write_reports(run_dir: Path, report: RunReport, dataset: Dataset | None = None) -> dict[str, Path]:

@@ -4,7 +4,7 @@
 from __future__ import annotations
 
 from orchestrator.datasets.types import Sample
-from orchestrator.measure import Tally, expand, expand_resumed
+from orchestrator.measure import Tally, describe, expand, expand_resumed
 
 
 def _samples(n: int) -> list[Sample]:
@@ -47,3 +47,12 @@ def test_a_tally_under_sustain_counts_each_pass():
     done = {s.id for s in expand(samples, sustain=2)[:4]}
     t = Tally.of(samples, 1, 2, done)
     assert (t.asked, t.done, t.complete) == (6, 4, 1)
+
+
+def test_the_report_says_how_many_of_the_asked_runs_its_figures_are_over():
+    """An interrupted --repeat 1000 run: its figures are over the runs it has, and the report says so
+    (it said "figures over 20000 runs" after 305)."""
+    assert describe(20, 1000, 0, runs=305) == "305 of 20000 runs: 20 samples x 1000 (first run scored)"
+    assert describe(20, 1000, 0, runs=20_000) == "20000 runs: 20 samples x 1000 (first run scored)"
+    assert describe(6, 1, 0, sustain=2, runs=9).startswith("9 of 12 runs: 6 samples x 2 back-to-back passes")
+    assert describe(6, 1, 0) == ""

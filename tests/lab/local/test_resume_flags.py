@@ -125,6 +125,8 @@ def test_ctrl_c_counts_runs_and_the_resume_runs_exactly_what_it_said_was_left(tm
     done = len(_rows(run_dir, "results.jsonl")) + len(_rows(run_dir, "repeats.jsonl"))
     assert line.startswith(f"interrupted: {done} of {LIMIT * 5} runs ({LIMIT} samples x 5 runs; "), line
     assert f"it runs the {LIMIT * 5 - done} runs left" in line, line
+    over = json.loads((run_dir / "report.json").read_text())["devices"][0]["figures_over"]
+    assert over.startswith(f"{done} of {LIMIT * 5} runs: "), over  # the partial report's figures say so
     p = _resume(run_dir)
     assert p.returncode == 0, p.stderr[-3000:]
     assert f"this-host: {done} of {LIMIT * 5} runs" in p.stderr, p.stderr

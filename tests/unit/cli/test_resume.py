@@ -33,7 +33,7 @@ def test_every_recorded_flag_is_carried_into_the_request():
     asked = RunRequest(device_spec="local", limit=6, repeat=20, warmup=3, sustain=1, fidelity=True,
                        reference="this-host", max_output_tokens=64, max_num_tokens=512, backend="cpu",
                        threads=2, shard=True, parallel_local=True, fallback_boards=("pi-5",),
-                       fallback_wait_s=5.0, modalities=("text",), sample_timeout_s=30.0)  # fmt: skip
+                       fallback_wait_s=5.0, modalities=("text",), sample_timeout_s=30.0, settle=True, settle_c=1.0)  # fmt: skip
     record = {"run_id": RUN_DIR.name, "flags": asked.flags(), "model": {"path": "/m/x.litertlm"},
               "dataset": {"path": "/d/set"}}  # fmt: skip
     resumed = _resume(record)
