@@ -16,8 +16,10 @@ from .devices.kinds import KINDS
 from .devices.types import Inventory, clip
 from .errors import ConfigError
 
+NAME_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$"  # a device's name: the schema's, and name_problem's
+_NAME = re.compile(NAME_PATTERN.replace("$", r"\Z"))
 _COMMON = {
-    "name": {"type": "string", "pattern": r"^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$"},
+    "name": {"type": "string", "pattern": NAME_PATTERN},
     "backend": {"enum": list(BACKENDS)},
     "threads": {"type": "integer", "minimum": 1},
     "workdir": {"type": "string", "minLength": 1},
@@ -274,6 +276,15 @@ def workdir_problem(value: str, kind: str) -> str | None:
     if normal != (value.rstrip("/") or "/") or "//" in value:
         return f"{value!r} is not normalised (no '.', '..' or '//' parts); write it as {normal!r}"
     return None
+
+
+def name_problem(value: object) -> str | None:
+    """Why `value` is not a device name devices.yaml would take (pure), or None: for names that reach
+    edgefarm from elsewhere (a run folder imported into the history)."""
+    if isinstance(value, str) and _NAME.match(value):
+        return None
+    return (f"{str(value)[:80]!r} is not a device name (a letter or digit, then at most 63 letters, digits, "
+            "'.', '_' or '-')")  # fmt: skip
 
 
 def host_problem(value: str) -> str | None:

@@ -131,6 +131,6 @@ def bench(ctx: click.Context, db: str | None, **params) -> None:
         said = ("interrupted: " if record.interrupted else "") + (gaps or "every cell measured")
         console.print(f"{said}; continue with: edgefarm bench --resume {record.run_dir}", highlight=False)
     if not record.interrupted:
-        remember(db, record.run_dir, console, bench=record)  # the record in memory: no folder read back
+        remember(db, console, bench=record)  # the record in memory: no folder read back
     if record.exit_code:
         sys.exit(record.exit_code)

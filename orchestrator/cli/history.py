@@ -161,7 +161,7 @@ def exclude_run(
 def import_runs(ctx: click.Context, paths: tuple[Path, ...], db: str | None) -> None:
     """Load run folders (or a folder of them, such as runs/) into the results database; a run already
     there unchanged is left as it is, a resumed one replaced."""
-    from ..history.record import record, run_folders
+    from ..history.record import folder_entry, record, run_folders
 
     target = resolve(db or (ctx.obj or {}).get("db"))
     counts: dict[str, int] = {}
@@ -169,7 +169,7 @@ def import_runs(ctx: click.Context, paths: tuple[Path, ...], db: str | None) -> 
     with opened(target) as store:
         for folder in run_folders(list(paths)):
             try:
-                result = record(store, folder)
+                result = record(store, folder_entry(folder))
             except HistoryUnavailable:
                 raise
             except EdgefarmError as e:  # a damaged run folder: say which, import the others

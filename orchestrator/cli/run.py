@@ -213,7 +213,7 @@ def run(ctx: click.Context, **params) -> None:
     with stop_on_interrupt(lambda message: console.print(f"[yellow]{message}[/]")) as stop:
         record = finish(the_plan, execute(the_plan, console, stop), console, stop)
         if not record.interrupted:
-            remember(db, record.run_dir, console, record.report)
+            remember(db, console, run=record)  # the record in memory: no folder read back
         click.echo(str(record.paths["html"]))  # the last line: the report's path (README)
     if record.interrupted:
         console.print(interrupted_note(the_plan, record), highlight=False)

@@ -1,7 +1,9 @@
-"""Runs into the results database: at the end of `edgefarm run`, and `edgefarm history import`.
+"""Runs into the results database: at the end of `edgefarm run` and `edgefarm bench` from their records
+in memory (RunRecord, BenchRecord), and `edgefarm history import` from run folders (the only reader of
+folders here, through the run's own decoders).
 
 A run never fails because of the database: `record_at_end` says what went wrong and where the run's
-record is (its folder), and a later `edgefarm history import runs/` catches up.
+record is (its folder), and a later `edgefarm history import RUN_DIR` catches up.
 """
 
 from __future__ import annotations
@@ -9,15 +11,15 @@ from __future__ import annotations
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from rich.console import Console
 
+from ..devices_yaml import name_problem
 from ..errors import ConfigError, EdgefarmError
 from ..jsonio import DOCUMENT, read_json
 from ..redact import redact
 from ..report.build import load_report
-from ..report.types import RunReport
 from ..run.run_json import RunJson
 from ..rundir import device_folder, read_outcome, read_run_json
 from .bench import bench_entry, bench_record_entry
@@ -31,27 +33,43 @@ from .types import Change, RunEntry, figure_spec
 
 if TYPE_CHECKING:
     from ..bench.record import BenchRecord
+    from ..run.types import RunRecord
 
 MAX_IMPORT_FOLDERS = 100_000
 
 
-def entry_of(run_dir: Path, report: RunReport | None = None) -> RunEntry:
-    """A run (or bench) folder's record (a run's report rebuilt from the folder unless given)."""
-    if report is None:
-        run = read_run_json(run_dir)
-        if run.get("kind") == "bench":
-            return _bench_entry_of(run_dir, run)
-    report = report or load_report(run_dir)
-    outcomes = {}
+def run_record_entry(run: RunRecord) -> RunEntry:
+    """A finished `edgefarm run` in memory (run/types.py RunRecord: its report and its devices' outcomes):
+    no file of its folder read back."""
+    identities = {o.name: dict(o.runner) if o.runner else {} for o in run.outcomes}
+    return run_entry(
+        run.report, str(Path(run.run_dir).resolve()), device_identities(run.report.run, identities)
+    )
+
+
+def folder_entry(run_dir: Path) -> RunEntry:
+    """A run (or bench) folder's record, for `history import` and `compare --baseline last`: read through
+    the run's own decoders (run.json's RunJson, the report builder, outcome.json's DeviceOutcome), every
+    device name checked as the inventory checks it."""
+    run = RunJson.from_dict(read_run_json(run_dir))
+    where = str(Path(run_dir) / "run.json")
+    for name in run.devices:
+        if problem := name_problem(name):
+            raise ConfigError(f"devices: {problem}", where=where,
+                              fix="a damaged or hand-edited run folder: restore its run.json, or leave the folder out")  # fmt: skip
+    if run.kind == "bench":
+        return _bench_entry_of(run_dir, run)
+    report = load_report(run_dir)
+    identities = {}
     for row in report.devices:
         outcome = read_outcome(
             run_dir / "devices" / row.folder if row.folder else device_folder(run_dir, row.device)
         )
-        outcomes[row.device] = dict(outcome.runner) if outcome and outcome.runner else {}
-    return run_entry(report, str(Path(run_dir).resolve()), device_identities(report.run, outcomes))
+        identities[row.device] = dict(outcome.runner) if outcome and outcome.runner else {}
+    return run_entry(report, str(Path(run_dir).resolve()), device_identities(report.run, identities))
 
 
-def _bench_entry_of(run_dir: Path, run: Mapping[str, Any]) -> RunEntry:
+def _bench_entry_of(run_dir: Path, record: RunJson) -> RunEntry:
     path = run_dir / "bench.json"
     if not path.is_file():
         raise ConfigError("a bench folder without bench.json (the bench did not finish)", where=str(run_dir),
@@ -59,7 +77,6 @@ def _bench_entry_of(run_dir: Path, run: Mapping[str, Any]) -> RunEntry:
     bench = read_json(
         path, DOCUMENT, error=ConfigError, fix=f"finish the bench again: edgefarm bench --resume {run_dir}"
     )
-    record = RunJson.from_dict(run)
     devices = {}
     for name in record.devices:
         info = device_folder(run_dir, name) / "device.json"
@@ -100,7 +117,7 @@ def changes_of(db: Database, entry: RunEntry, window: int = DEFAULT_WINDOW) -> t
 def last_comparable_run(db: Database, run_dir: Path) -> Path:
     """The folder of the latest run recorded before `run_dir`'s run that shares a device and its
     configuration with it (the most such devices first); `compare --baseline last`."""
-    entry = entry_of(run_dir)
+    entry = folder_entry(run_dir)
     keys = {(d.device, d.config_key) for d in entry.devices}
     me = (entry.started_at, entry.finished_at, entry.run_id)
     shared: dict[str, int] = {}
@@ -136,50 +153,45 @@ class Recorded:
     settled: tuple[str, ...] = ()  # what this run tells of the run before it (changes_of)
 
 
-def record(
-    db: Database, run_dir: Path, report: RunReport | None = None, bench: BenchRecord | None = None
-) -> Recorded:
-    """The run into the database: a bench's record in memory (`bench`), else the run's report (or its
-    folder's files)."""
-    entry = bench_record_entry(bench) if bench is not None else entry_of(run_dir, report)
+def record(db: Database, entry: RunEntry) -> Recorded:
+    """The run's record into the database, then judged against the comparable runs before it."""
     status = write_run(db, entry)
     found, settled = changes_of(db, entry)
     return Recorded(entry.run_id, status, tuple(found), tuple(settled))
 
 
-def record_at_end(
-    target: str, run_dir: Path, report: RunReport | None = None, bench: BenchRecord | None = None
-) -> tuple[Recorded | None, str]:
+def record_at_end(target: str, entry: RunEntry) -> tuple[Recorded | None, str]:
     """(what was recorded, '') or (None, why not): never raises an edgefarm error."""
     try:
         with opened(target) as db:
-            return record(db, run_dir, report, bench), ""
+            return record(db, entry), ""
     except EdgefarmError as e:
         return None, str(e)
 
 
 def remember(
-    db: str | None,
-    run_dir: Path,
-    console: Console,
-    report: RunReport | None = None,
-    bench: BenchRecord | None = None,
+    db: str | None, console: Console, *, run: RunRecord | None = None, bench: BenchRecord | None = None
 ) -> None:
-    """The end of `edgefarm run` / `bench`: the run into the results database, and its significant
-    changes against the last comparable run on stderr; a database that cannot be reached is said,
-    never a failed run (`--db none`: nothing recorded)."""
+    """The end of `edgefarm run` (its RunRecord) or `bench` (its BenchRecord): the record in memory into
+    the results database, its changes against the comparable runs before it on stderr; a database that
+    cannot be reached (or a write that waited past its lock timeout) is said with the import that adds
+    the run later, never a failed run (`--db none`: nothing recorded)."""
     if db == "none":
         return
+    if (run is None) == (bench is None):
+        raise ValueError("remember takes a run's record or a bench's")  # a programming error
+    entry = run_record_entry(run) if run is not None else bench_record_entry(bench)  # type: ignore[arg-type]
+    run_dir = Path(entry.folder)
     try:
         target = resolve(db)
     except EdgefarmError as e:
         recorded, why = None, str(e)
     else:
-        recorded, why = record_at_end(target, run_dir, report, bench)
+        recorded, why = record_at_end(target, entry)
     if recorded is None:
         console.print(f"[yellow]history: this run is not in the results database:[/] {why}\n"
-                      f"  the run folder {run_dir} is its record; `edgefarm history import {run_dir.parent}` "
-                      "adds it later", highlight=False)  # fmt: skip
+                      f"  the run folder {run_dir} is its record; `edgefarm history import {run_dir}"
+                      f"{'' if db is None else ' --db ' + redact(db)}` adds it later", highlight=False)  # fmt: skip
         return
     console.print(f"history: {recorded.status} in {redact(target)}", highlight=False)
     for change in recorded.changes:

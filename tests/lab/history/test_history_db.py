@@ -94,6 +94,7 @@ def test_a_postgresql_write_behind_another_sessions_lock_gives_up_in_bounded_tim
     import psycopg
 
     from orchestrator.history import db as dbmod
+    from orchestrator.history.entry import run_entry
     from orchestrator.history.record import record_at_end
 
     sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "unit" / "history"))
@@ -107,8 +108,8 @@ def test_a_postgresql_write_behind_another_sessions_lock_gives_up_in_bounded_tim
     try:
         holder.execute("LOCK TABLE history_runs IN ACCESS EXCLUSIVE MODE")  # held until rollback
         t0 = time.monotonic()
-        recorded, why = record_at_end(url, tmp_path, report("20260101-000000-aaaa", "2026-01-01T00:00:00+00:00",
-                                                              {"pixel-8": 100.0}))  # fmt: skip
+        rep = report("20260101-000000-aaaa", "2026-01-01T00:00:00+00:00", {"pixel-8": 100.0})
+        recorded, why = record_at_end(url, run_entry(rep, str(tmp_path), {}))  # fmt: skip
         waited = time.monotonic() - t0
     finally:
         holder.rollback()

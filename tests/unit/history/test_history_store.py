@@ -103,9 +103,8 @@ def test_an_unreachable_database_is_said_with_its_name_and_no_password(tmp_path)
     with pytest.raises(HistoryUnavailable, match=r"cannot open the results database") as e:
         Database.open(str(blocker / "h.sqlite"))  # a folder that is a file
     assert "history import" in str(e.value)
-    recorded, why = record_at_end(
-        "postgresql://u:hunter2@127.0.0.1:1/db", tmp_path, report("r", "t", {"a": 1.0})
-    )
+    rep = report("r", "t", {"a": 1.0})
+    recorded, why = record_at_end("postgresql://u:hunter2@127.0.0.1:1/db", run_entry(rep, str(tmp_path), {}))
     assert recorded is None and "cannot connect" in why and "hunter2" not in why and "127.0.0.1:1" in why
 
 
