@@ -97,7 +97,7 @@ class Printers:
 _R = "orchestrator.report"
 for _p in (
     Printer(REPORT, "md", f"{_R}.markdown:to_markdown"),
-    Printer(REPORT, "html", f"{_R}.html:render_html"),
+    Printer(REPORT, "html", f"{_R}.html_page:render_html"),
     Printer(REPORT, "json", f"{_R}.printers:to_json"),
     Printer(REPORT, "csv", f"{_R}.tables:to_csv"),
     Printer(REPORT, "jsonl", f"{_R}.tables:to_jsonl"),

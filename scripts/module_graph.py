@@ -150,23 +150,96 @@ def cycles(g: dict[str, set[str]]) -> list[list[str]]:
     return out
 
 
-STAGES = ("orchestrator.cli", "orchestrator.run.plan", "orchestrator.run.execute", "orchestrator.run.finish")
+# The floors, top first: a module may import its own floor's modules and any lower floor's, never a
+# higher one's. A module's floor is its longest entry (`orchestrator.run.plan` before `orchestrator.run`);
+# a module no entry names fails the check (add it where it belongs). An entry ending in `$` names that
+# module alone, one ending in `:` every module that starts with it. The run's stages are floors of their
+# own: cli -> plan -> execute -> finish, each importing only later ones and the records below them.
+FLOORS: tuple[tuple[str, ...], ...] = (
+    ("orchestrator.__main__", "orchestrator.cli"),  # the commands
+    ("orchestrator.history",),  # the results database: takes the run's and bench's records
+    ("orchestrator.bench",),  # edgefarm bench: the run's stages and farm over a grid of cells
+    ("orchestrator.run.plan",),
+    ("orchestrator.run.execute",),
+    ("orchestrator.run.finish",),
+    ("orchestrator.run",),  # the stages' records (types.py), flag bounds, the sample slice
+    ("orchestrator.cluster",),  # the Ray cluster's farm: the farm layer's sessions on farm hosts
+    ("orchestrator.report",),  # the combined report and its printers
+    ("orchestrator.farm",),  # every device's session, the stand-ins, --shard, the run folder, their records
+    ("orchestrator.boards", "orchestrator.runners"),  # a board's setup; the host side of each runner
+    (
+        "orchestrator.inventory",
+        "orchestrator.devices_yaml",
+        "orchestrator.scoring",
+        "orchestrator.jobs",
+        "orchestrator.measure",
+        "orchestrator.sustain",
+        "orchestrator.progress",
+        "orchestrator.interrupt",
+        "orchestrator.models",
+        "orchestrator.decode_bound",
+        "orchestrator.printers",  # the one printer registry (its printers are named, loaded when asked)
+    ),
+    (
+        "orchestrator.devices",
+        "orchestrator.datasets",
+        "orchestrator.telemetry",
+        "orchestrator.model_facts",
+        "orchestrator.bundled",
+        "orchestrator.catalogue",  # the one figure catalogue (it reads telemetry's energy trust)
+    ),
+    (
+        "orchestrator$",  # the package's __init__ alone
+        "orchestrator.errors",
+        "orchestrator.fsutil",
+        "orchestrator.jsonio",
+        "orchestrator.registry",
+        "orchestrator.redact",
+        "orchestrator.stats",
+    ),
+    ("android_runner",),  # what runs on a device: never the host's code
+    ("native:",),  # the native phone runner's C sources
+)
+# Arrows that climb a floor and stay, each with its reason; at most MAX_CLIMBS of them.
+ALLOWED_CLIMBS: dict[tuple[str, str], str] = {
+    ("orchestrator.report.ab_length", "orchestrator.run.bounds"): (
+        "edgefarm ab's block length is the run's --repeat: bounded by the run's own bound"
+    ),
+}
+MAX_CLIMBS = 3
 
 
-def _stage(name: str) -> int | None:
-    for i, prefix in enumerate(STAGES):
-        if name == prefix or name.startswith(prefix + "."):
-            return i
-    return None
+def floor_of(name: str) -> int | None:
+    """The index of `name`'s floor in FLOORS (0 = top), None when no entry names it."""
+    best: tuple[int, int] | None = None  # (entry length, floor)
+    for i, entries in enumerate(FLOORS):
+        for entry in entries:
+            if entry.endswith("$"):
+                hit = name == entry[:-1]
+            elif entry.endswith(":"):
+                hit = name.startswith(entry)
+            else:
+                hit = name == entry or name.startswith(entry + ".")
+            if hit and (best is None or len(entry) > best[0]):
+                best = (len(entry), i)
+    return None if best is None else best[1]
+
+
+def climbs(g: dict[str, set[str]]) -> list[tuple[str, str]]:
+    """Arrows from a module to one on a higher floor."""
+    return sorted(
+        (a, b)
+        for a in g
+        for b in g[a]
+        if (fa := floor_of(a)) is not None and (fb := floor_of(b)) is not None and fb < fa
+    )
 
 
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--root", type=Path, default=REPO, help="the checkout to read (default: this one)")
     ap.add_argument("--arrows", action="store_true", help="list every arrow")
-    ap.add_argument(
-        "--top", action="store_true", help="list arrows from an earlier stage's module to a later one's"
-    )
+    ap.add_argument("--top", action="store_true", help="list the floors, top first")
     args = ap.parse_args()
     g = graph(args.root.resolve())
     found = cycles(g)
@@ -183,20 +256,20 @@ def main() -> int:
         for name in sorted(g):
             for target in sorted(g[name]):
                 print(f"{name} -> {target}")
+    homeless = sorted(name for name in g if floor_of(name) is None)
+    print(f"modules on no floor: {len(homeless)}")
+    for name in homeless:
+        print(f"  {name}: add it to FLOORS in scripts/module_graph.py")
+    up = climbs(g)
+    unexplained = [arrow for arrow in up if arrow not in ALLOWED_CLIMBS]
+    print(f"floors: {len(FLOORS)}; arrows climbing a floor: {len(up)} (allowed: {len(ALLOWED_CLIMBS)}, at most {MAX_CLIMBS})")
+    for a, b in up:
+        print(f"  {a} -> {b}" + (f"  (allowed: {ALLOWED_CLIMBS[(a, b)]})" if (a, b) in ALLOWED_CLIMBS else ""))
     if args.top:
-        upward = [
-            (a, b)
-            for a in g
-            for b in g[a]
-            if (sa := _stage(a)) is not None and (sb := _stage(b)) is not None and sb < sa
-        ]
-        staged = [(a, b) for a in g for b in g[a] if _stage(a) is not None and _stage(b) is not None]
-        print(
-            f"arrows between the stages: {len(staged)}; climbing back up (cli -> plan -> execute -> finish): {len(upward)}"
-        )
-        for a, b in sorted(upward):
-            print(f"  {a} -> {b}")
-    return 1 if found or private else 0
+        for i, entries in enumerate(FLOORS):
+            print(f"  floor {i}: {', '.join(entries)}")
+    bad = found or private or homeless or unexplained or len(ALLOWED_CLIMBS) > MAX_CLIMBS
+    return 1 if bad else 0
 
 
 if __name__ == "__main__":

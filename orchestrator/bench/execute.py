@@ -12,12 +12,12 @@ from pathlib import Path
 from rich.console import Console
 from rich.markup import escape
 
-from ..farm import Farm, LocalFarm
+from ..farm.local import Farm, LocalFarm
+from ..farm.run_json import RunJson
+from ..farm.rundir import device_folder, host_info, new_run_dir, read_outcome, write_run_json
+from ..farm.session import DeviceJob
+from ..farm.types import DeviceOutcome
 from ..jobs import JobOptions
-from ..run.run_json import RunJson
-from ..run.types import DeviceOutcome
-from ..rundir import device_folder, host_info, new_run_dir, read_outcome, write_run_json
-from ..session import DeviceJob
 from .plan import BenchPlan
 
 

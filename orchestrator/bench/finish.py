@@ -11,13 +11,13 @@ from dataclasses import replace
 
 from android_runner.contract import SampleResult, read_results
 
+from ..decode_bound import bound_ts
+from ..farm.rundir import device_folder, utc_now, versions, write_run_json
+from ..farm.types import DeviceOutcome
 from ..fsutil import write_json_atomic, write_text_atomic
 from ..interrupt import INTERRUPTED_EXIT
 from ..printers import BENCH_ROWS, printer
 from ..run.finish import exit_status  # the run's rule: the same exit codes
-from ..run.types import DeviceOutcome
-from ..rundir import device_folder, utc_now, versions, write_run_json
-from .bound import bound_ts
 from .execute import BenchExecution
 from .html import render as render_html
 from .plan import BenchPlan

@@ -18,17 +18,17 @@ from typing import Any
 from android_runner.status import DEFAULT_SAMPLE_TIMEOUT_S
 
 from ..datasets.types import Dataset
+from ..decode_bound import bandwidths
 from ..devices.base import Device
 from ..devices.types import DeviceInfo
 from ..errors import ConfigError
+from ..farm.run_json import BenchStamp, ModelStamp, RunJson
 from ..inventory import load_inventory, select_usable
 from ..models import ModelSummary, inspect_model
 from ..run.bounds import MAX_SUSTAIN_PASSES
 from ..run.plan import host_lanes, refuse_on_cluster
-from ..run.run_json import BenchStamp, ModelStamp, RunJson
 from ..run.types import PreviousRun
 from ..runners.base import DEFAULT_SETTLE_C, DEFAULT_SETTLE_MAX_S, DEFAULT_SETTLE_S, RunOptions
-from .bound import bandwidths
 from .grid import MAX_REPETITIONS, Cell, cells, parse_backends, parse_values, refused_shapes
 
 
@@ -92,7 +92,7 @@ class BenchPlan:
     lanes: tuple[tuple[str, ...], ...]
     previous: PreviousRun | None = None
     limit: int | None = None  # the engine's token limit the shapes were checked against
-    bandwidth_gbs: Mapping[str, float] = field(default_factory=dict)  # devices.yaml's, by device (bound.py)
+    bandwidth_gbs: Mapping[str, float] = field(default_factory=dict)  # devices.yaml's, by device (decode_bound.py)
     dataset: Dataset = field(default=None)  # type: ignore[assignment]  # the farm's work units, made in plan
     cluster: Any = None  # cluster.controller.ClusterFarm with --cluster (it found the devices)
 

@@ -8,8 +8,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from ..run.run_json import RunJson
-from ..run.types import DeviceOutcome
+from ..farm.run_json import RunJson
+from ..farm.types import DeviceOutcome
 from .results import CellResult
 
 BENCH_SCHEMA_VERSION = 1  # bench.json's

@@ -16,8 +16,8 @@ from android_runner.contract import SampleResult
 
 from .. import catalogue
 from ..catalogue import LLAMA_BENCH, OLD_BENCH_JSON, ON_TG, SPEED, Measure, outside_names
+from ..farm.run_json import ModelStamp
 from ..measure import base_id
-from ..run.run_json import ModelStamp
 from ..stats import mean_t_interval
 from .grid import Cell
 
@@ -86,7 +86,7 @@ class CellResult:
     threads_from: str = ""  # how that is known: counted | asked | runtime default
     energy_untrusted: str = ""  # why rows' energy was left out ('' when none was)
     asked: int = 0  # repetitions the bench asked of the cell (-r, or --sustain's passes); 0: not known
-    decode_bound_ts: float | None = None  # the device's memory-bandwidth bound on its decode (bound.py)
+    decode_bound_ts: float | None = None  # the device's memory-bandwidth bound on its decode (decode_bound.py)
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -156,7 +156,7 @@ def llama_rows(result: CellResult, model: ModelStamp, test_time: str) -> list[di
     """llama-bench's rows of one cell: a `pp` row (prefill of n_prompt at depth n_depth) and, when the
     cell decodes, a `tg` row (n_gen decoded after the prompt: at depth n_depth + n_prompt, so its
     n_prompt is 0 and its n_depth that sum, as llama-bench would name it), with its share of the
-    device's memory-bandwidth bound when that is known (bench/bound.py)."""
+    device's memory-bandwidth bound when that is known (decode_bound.py)."""
     c, bound_ts = result.cell, result.decode_bound_ts
     base = {
         "model_filename": model.path, "model_size": model.size_bytes,

@@ -21,14 +21,14 @@ from ..bench.plan import BenchRequest, plan_bench, read_bench_inputs
 from ..bench.sustained import summary
 from ..bundled import BUNDLED_MODEL
 from ..errors import ConfigError
+from ..farm.run_json import RunJson
+from ..farm.rundir import read_run_json
 from ..history.record import remember
 from ..interrupt import stop_on_interrupt
 from ..printers import BENCH_ROWS, formats, printer
 from ..progress import stderr_console
 from ..run.bounds import MAX_SUSTAIN_PASSES
-from ..run.run_json import RunJson
 from ..run.types import PreviousRun
-from ..rundir import read_run_json
 from .options import cluster_option, inventory_option, settle_options
 
 GRID_FLAGS = {"prompts": "-p", "gens": "-n", "depths": "-d", "repetitions": "-r", "backends": "--backend",

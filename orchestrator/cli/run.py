@@ -12,6 +12,7 @@ from android_runner.backend import BACKENDS
 from android_runner.status import DEFAULT_MAX_OUTPUT_TOKENS, DEFAULT_SAMPLE_TIMEOUT_S
 
 from ..bundled import BUNDLED_DATASET, BUNDLED_MODEL
+from ..farm.rundir import read_run_json
 from ..history.record import remember
 from ..interrupt import INTERRUPTED_EXIT, interrupts_raise, stop_on_interrupt
 from ..progress import stderr_console
@@ -20,7 +21,6 @@ from ..run.execute import execute
 from ..run.finish import finish, interrupted_note
 from ..run.plan import plan, read_inputs
 from ..run.types import DEFAULT_FALLBACK_WAIT_S, RunRequest
-from ..rundir import read_run_json
 from ..runners.base import DEFAULT_COOLDOWN_MAX_S
 from .options import cluster_option, inventory_option, settle_options
 from .resume import describe, resumed_params

@@ -10,14 +10,14 @@ import time
 from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 
-from ..bench.bound import bandwidths
+from ..decode_bound import bandwidths
 from ..devices.kinds import KINDS, kind_spec
 from ..devices.types import DeviceInfo
+from ..farm.session import DeviceJob
 from ..fsutil import cache_dir
 from ..inventory import load_inventory, select_usable
 from ..runners.base import Need
 from ..runners.readiness import Readiness, assess, unreachable
-from ..session import DeviceJob
 from .hostcache import CACHE_IN_CACHE_DIR, HostCache
 from .remote_session import localize, run_here
 from .types import Blob, ClusterError, HostDevices, Pins, Received

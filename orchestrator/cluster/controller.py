@@ -17,12 +17,12 @@ from rich.console import Console
 from ..devices.kinds import kind_spec
 from ..devices.types import DeviceInfo, Inventory
 from ..errors import ConfigError
-from ..fallback import stand_in_boards
+from ..farm.fallback import stand_in_boards
+from ..farm.session import DeviceJob
+from ..farm.types import DeviceOutcome, Score
 from ..inventory import Selection
-from ..run.types import DeviceOutcome, Score
 from ..runners.base import Check, Need
 from ..runners.readiness import Readiness, refuse
-from ..session import DeviceJob
 from .connect import Joined, join, listing
 from .farm import run_on_cluster
 from .probe import head_problem

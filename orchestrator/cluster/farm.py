@@ -24,14 +24,14 @@ from android_runner.contract import SampleResult
 from ..datasets.types import Sample
 from ..devices.lock import controller_id
 from ..errors import DeviceLost, EdgefarmError
-from ..farm import drive, job_unit
+from ..farm.local import drive, job_unit
+from ..farm.rundir import write_outcome
+from ..farm.session import STREAM_FILE, DeviceJob, write_results
+from ..farm.types import DeviceOutcome, Phase, Score
 from ..fsutil import make_dir, output_errors, write_bytes_atomic
 from ..interrupt import Interrupted
 from ..jobs import write_bundle
 from ..models import ModelSummary
-from ..run.types import DeviceOutcome, Phase, Score
-from ..rundir import write_outcome
-from ..session import STREAM_FILE, DeviceJob, write_results
 from .blob import describe
 from .transfer import hand_over
 from .types import Blob, Received, RemoteDevice

@@ -21,9 +21,9 @@ from android_runner.contract import SampleResult
 
 from ..datasets.types import Part
 from ..devices.base import Device
+from ..farm.session import DeviceJob, Progress
+from ..farm.worker import run_job
 from ..fsutil import make_dir
-from ..session import DeviceJob, Progress
-from ..worker import run_job
 
 PHASE_POLL_S = 0.5
 NOT_SHIPPED = ("job/media/",)  # the controller places the media itself (write_bundle, hard links)

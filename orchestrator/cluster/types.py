@@ -68,7 +68,7 @@ class Pins:
 
     backend: str = "cpu"
     threads: int | None = None
-    memory_bandwidth_gbs: float | None = None  # `edgefarm bench`'s decode bound (bench/bound.py)
+    memory_bandwidth_gbs: float | None = None  # `edgefarm bench`'s decode bound (decode_bound.py)
 
 
 @dataclass(frozen=True)

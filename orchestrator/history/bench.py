@@ -13,7 +13,7 @@ from dataclasses import asdict
 from pathlib import Path, PurePath
 from typing import TYPE_CHECKING, Any
 
-from ..run.run_json import BenchStamp, RunJson
+from ..farm.run_json import BenchStamp, RunJson
 from .entry import as_int, canonical, sha256_text
 from .types import DeviceEntry, RunEntry
 

@@ -17,11 +17,11 @@ from rich.console import Console
 
 from ..devices_yaml import name_problem
 from ..errors import ConfigError, EdgefarmError
+from ..farm.run_json import RunJson
+from ..farm.rundir import device_folder, read_outcome, read_run_json
 from ..jsonio import DOCUMENT, read_json
 from ..redact import redact
 from ..report.build import load_report
-from ..run.run_json import RunJson
-from ..rundir import device_folder, read_outcome, read_run_json
 from .bench import bench_entry, bench_record_entry
 from .db import Database, opened, resolve
 from .entry import device_identities, run_entry

@@ -15,15 +15,15 @@ from android_runner.contract import SampleResult, read_results
 from ..datasets.types import Dataset
 from ..devices.types import DeviceInfo
 from ..errors import ConfigError
+from ..farm.run_json import RunJson
+from ..farm.rundir import device_folder, read_json_file, read_outcome, read_run_record
+from ..farm.types import DeviceOutcome
 from ..fsutil import write_text_atomic
 from ..measure import base_id, describe
-from ..run.run_json import RunJson
-from ..run.types import DeviceOutcome
-from ..rundir import device_folder, read_json_file, read_outcome, read_run_record
 from ..stats import Resamples
 from ..sustain import curve as sustain_curve
-from .conditions import settle_records, unsettled_text
 from .combine import as_record, build_report, device_row, sample_rows
+from .conditions import settle_records, unsettled_text
 from .media import with_samples
 from .printers import PRINTERS
 from .types import RunReport

@@ -15,8 +15,8 @@ from android_runner.contract import SampleResult
 from ..catalogue import FIGURES, MEASURE, MEASURES, PERCENTILES, Figure
 from ..devices.kinds import kind_spec
 from ..devices.types import DeviceInfo
-from ..run.run_json import RunJson
-from ..run.types import DeviceOutcome
+from ..farm.run_json import RunJson
+from ..farm.types import DeviceOutcome
 from ..stats import Resamples, quantile
 from ..telemetry.energy import mean_current_ma
 from .fidelity import fidelity_report

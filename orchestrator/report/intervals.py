@@ -14,7 +14,7 @@ from typing import Any
 from android_runner.contract import SampleResult
 
 from ..catalogue import BOOTSTRAPPED, MEASURE
-from ..run.run_json import RunJson
+from ..farm.run_json import RunJson
 from ..stats import Resamples, bootstrap_ci, bootstrap_ci_groups, percentile_stat, wilson_interval
 
 

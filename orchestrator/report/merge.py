@@ -14,7 +14,7 @@ from dataclasses import replace
 from typing import Any
 
 from ..errors import ConfigError
-from ..run.run_json import RunJson
+from ..farm.run_json import RunJson
 from ..telemetry.conditions import merged as merged_conditions
 from .combine import build_report
 from .facts import run_conditions

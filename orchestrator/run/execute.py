@@ -12,16 +12,17 @@ from pathlib import Path
 from rich.console import Console
 from rich.markup import escape
 
-from ..fallback import run_stand_ins, stood_in_devices
-from ..farm import Farm, LocalFarm
+from ..farm.fallback import run_stand_ins, stood_in_devices
+from ..farm.local import Farm, LocalFarm
+from ..farm.rundir import device_folder, host_info, new_run_dir, read_outcome, write_run_json
+from ..farm.session import DeviceJob, finished_ids
+from ..farm.shard_merge import merge_shards
+from ..farm.types import DeviceOutcome
 from ..measure import WARMUP_MARK, Tally
-from ..rundir import device_folder, host_info, new_run_dir, read_outcome, write_run_json
 from ..scoring import RunScoring
-from ..session import DeviceJob, finished_ids
-from ..shard_merge import merge_shards
 from ..telemetry.conditions import DeviceConditions, DeviceStart, RunConditions
 from ..telemetry.host_load import HostLoadSampler
-from .types import DeviceOutcome, Execution, RunPlan
+from .types import Execution, RunPlan
 
 
 def execute(plan: RunPlan, console: Console, stop: threading.Event) -> Execution:

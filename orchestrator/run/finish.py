@@ -11,15 +11,16 @@ import click
 from rich.console import Console
 
 from ..errors import DeviceError, ModelError, OutputError
+from ..farm.rundir import device_folder, utc_now, versions, write_run_json
+from ..farm.session import finished_ids
+from ..farm.types import DeviceOutcome
 from ..interrupt import INTERRUPTED_EXIT
 from ..measure import Tally
 from ..report.build import load_report, write_reports
 from ..report.terminal import print_tables
-from ..rundir import device_folder, utc_now, versions, write_run_json
 from ..runners.stamp import device_versions
 from ..scoring.evalscope_table import render_table
-from ..session import finished_ids
-from .types import DeviceOutcome, Execution, RunPlan, RunRecord
+from .types import Execution, RunPlan, RunRecord
 
 
 def finish(plan: RunPlan, ex: Execution, console: Console, stop: threading.Event) -> RunRecord:

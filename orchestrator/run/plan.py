@@ -21,16 +21,16 @@ from ..datasets.types import Dataset
 from ..devices.kinds import kind_spec
 from ..devices.types import DeviceInfo, Inventory
 from ..errors import ConfigError, EdgefarmError
-from ..fallback import absent_named, stand_in_boards
+from ..farm.fallback import absent_named, stand_in_boards
+from ..farm.run_json import RunJson
+from ..farm.shard import plan_shards
 from ..inventory import Selection, load_inventory, select_usable
 from ..models import ModelSummary, inspect_model
 from ..runners.base import RunOptions
 from ..runners.readiness import refuse_unready, run_need
 from ..scoring import SCORERS, ScoreFn  # each scorer imports nltk & co. when it first scores
 from ..scoring.judge import JudgeConfig, add_judge_accuracy, endpoint
-from ..shard import plan_shards
 from .bounds import check_job
-from .run_json import RunJson
 from .selection import dataset_fingerprint, refused_samples, select_samples
 from .types import HostSharing, PreviousRun, RunPlan, RunRequest
 

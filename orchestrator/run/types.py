@@ -1,22 +1,22 @@
 """The records `edgefarm run` passes between its stages: RunRequest (the flags) -> RunPlan (plan.py,
-pure) -> DeviceOutcome per device (execute.py) -> RunRecord (finish.py). DeviceOutcome is also a
-file (outcome.json): its one codec is `to_dict` / `from_dict` below."""
+pure) -> Execution (execute.py: a DeviceOutcome per device, the farm's record, farm/types.py) ->
+RunRecord (finish.py)."""
 
 from __future__ import annotations
 
 import dataclasses
-import enum
-from collections.abc import Callable, Mapping, Sequence
-from dataclasses import asdict, dataclass, field, fields, replace
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field, fields, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from android_runner.contract import SampleResult
 from android_runner.status import DEFAULT_MAX_OUTPUT_TOKENS, DEFAULT_SAMPLE_TIMEOUT_S
 
 from ..datasets.types import Dataset, Sample
 from ..devices.base import Device
-from ..devices.types import DeviceInfo, Inventory, PushStats
+from ..devices.types import DeviceInfo, Inventory
+from ..farm.run_json import DatasetStamp, ModelStamp, RunJson, StandIn
+from ..farm.types import DeviceOutcome
 from ..jobs import JobOptions
 from ..models import ModelSummary
 from ..redact import redact, redact_tree
@@ -27,113 +27,13 @@ from ..runners.base import (
     DEFAULT_SETTLE_S,
     RunOptions,
 )
-from .run_json import DatasetStamp, ModelStamp, RunJson, StandIn
 
-if TYPE_CHECKING:  # records of later modules, named in annotations only
+if TYPE_CHECKING:  # named in annotations only
+    from ..farm.shard import ShardPlan
     from ..report.types import RunReport
-    from ..scoring import ScoreFn, ScoreReport
-    from ..shard import ShardPlan
+    from ..scoring import ScoreFn
 
-PUSH_KEYS = tuple(f.name for f in fields(PushStats))
 DEFAULT_FALLBACK_WAIT_S = 60.0  # how long a lost phone may take to come back before its stand-in runs
-
-
-class Phase(str, enum.Enum):
-    """Where a device's session is (the progress display shows it)."""
-
-    WAITING = "waiting"  # not started: its turn (this host's CPU is shared) or its thread has not begun
-    INFO = "info"
-    STAGING = "staging"
-    LOADING = "loading model"
-    RUNNING = "running"
-    COLLECTING = "collecting"
-    DONE = "done"
-    FAILED = "failed"
-    INTERRUPTED = "interrupted"
-
-
-@dataclass
-class DeviceOutcome:
-    """One device's session: filled while it runs, then written as outcome.json (`to_dict`).
-
-    With --resume the figures a session counts (model loads, wall time, bytes pushed) are added to
-    the ones its earlier sessions recorded (`after`), so they cover the run and all its resumes."""
-
-    name: str
-    kind: str
-    info: DeviceInfo | None = None  # device.json, not in outcome.json
-    results: list[SampleResult] = field(default_factory=list)  # results.jsonl
-    # repeats.jsonl (--repeat, --sustain): the other runs of each sample, not in outcome.json
-    repeats: list[SampleResult] = field(default_factory=list)
-    report: dict[str, Any] | None = None  # report.json
-    error: str = ""
-    error_code: int = 0  # the EdgefarmError's exit code when the device failed
-    model_push: PushStats = field(default_factory=PushStats)
-    other_push: PushStats = field(default_factory=PushStats)
-    wall_s: float | None = None
-    notes: list[str] = field(default_factory=list)
-    runner: dict[str, Any] = field(default_factory=dict)  # which runner and runtime ran (runners/stamp.py)
-    model_loads: int = 0  # engine loads on the device: 1 per runner start that got its engine
-    interrupted: bool = False  # stopped by Ctrl-C before every sample ran
-    sessions: int = 1  # this session and the earlier ones of the run (--resume) it adds up
-    stand_in: dict[str, Any] | None = None  # a phone whose missing samples a board ran (fallback.py)
-
-    FILE_KEYS = ("name", "kind", "error", "error_code", "wall_s", "model_push", "other_push", "notes", "runner",
-                 "model_loads", "interrupted", "sessions", "stand_in")  # fmt: skip
-
-    def to_dict(self) -> dict[str, Any]:
-        """outcome.json."""
-        out = {k: getattr(self, k) for k in self.FILE_KEYS}
-        out["model_push"], out["other_push"] = asdict(self.model_push), asdict(self.other_push)
-        if self.stand_in is None:
-            del out["stand_in"]
-        return out
-
-    @classmethod
-    def from_dict(cls, data: Mapping[str, Any]) -> DeviceOutcome:
-        """outcome.json as `to_dict` writes it (an older edgefarm's too: a missing key takes its
-        default, a value of the wrong type is dropped, never trusted)."""
-
-        def typed(key: str, kind: type | tuple[type, ...], default: Any) -> Any:
-            value = data.get(key)
-            return (
-                value
-                if isinstance(value, kind) and not (isinstance(value, bool) and kind is not bool)
-                else default
-            )
-
-        def pushes(key: str) -> PushStats:
-            value = data.get(key) if isinstance(data.get(key), Mapping) else {}
-            return PushStats(**{k: v for k in PUSH_KEYS if isinstance(v := value.get(k), int)})
-
-        wall = typed("wall_s", (int, float), None)
-        return cls(
-            name=str(data.get("name", "")),
-            kind=str(data.get("kind", "")),
-            error=typed("error", str, ""),
-            error_code=typed("error_code", int, 0),
-            model_push=pushes("model_push"),
-            other_push=pushes("other_push"),
-            wall_s=float(wall) if wall is not None else None,
-            notes=[n for n in typed("notes", list, []) if isinstance(n, str)],
-            runner=typed("runner", dict, {}),
-            model_loads=typed("model_loads", int, 0),
-            interrupted=typed("interrupted", bool, False),
-            sessions=typed("sessions", int, 1),
-            stand_in=typed("stand_in", dict, None),
-        )
-
-    def after(self, earlier: DeviceOutcome | None) -> DeviceOutcome:
-        """This session's outcome with the counted figures of the run's earlier sessions added."""
-        if earlier is None:
-            return self
-        self.model_loads += earlier.model_loads
-        self.model_push = earlier.model_push + self.model_push
-        self.other_push = earlier.other_push + self.other_push
-        if earlier.wall_s is not None:
-            self.wall_s = earlier.wall_s + (self.wall_s or 0.0)
-        self.sessions += earlier.sessions
-        return self
 
 
 def _as(key: str, *, quiet: bool = False) -> dict[str, Any]:
@@ -247,11 +147,6 @@ class PreviousRun:
             sample_ids=run.dataset.sample_ids,
             record=run,
         )
-
-
-# A device's scorer as the sessions call it: the run's `scoring.RunScoring` (the plan holds the
-# format's `ScoreFn`; the execute stage makes the run's RunScoring from it)
-Score = Callable[[Dataset, Mapping[str, "str | None"]], "ScoreReport"]
 
 
 @dataclass(frozen=True)

@@ -21,6 +21,7 @@ from orchestrator.catalogue import (
     outside_names,
 )
 from orchestrator.devices.types import DeviceInfo
+from orchestrator.farm.types import DeviceOutcome
 from orchestrator.history.schema import MIGRATIONS
 from orchestrator.history.types import FIGURES as HISTORY_FIGURES
 from orchestrator.history.types import SAMPLE_FIELDS as KEPT_FIELDS
@@ -29,7 +30,6 @@ from orchestrator.report.combine import device_row, percentile
 from orchestrator.report.paired import PAIRED_FIGURES
 from orchestrator.report.tables import DEVICE_FIGURES
 from orchestrator.report.types import COLUMNS, SAMPLE_FIELDS, DeviceRow, SampleCell
-from orchestrator.run.types import DeviceOutcome
 
 
 def test_each_figure_is_one_row_and_every_reader_takes_it_from_there():

@@ -48,8 +48,8 @@ CHILD = textwrap.dedent(
     from orchestrator.history.store import read_history, read_samples, write_run
     from orchestrator.report.combine import build_report, device_row, sample_rows
     from orchestrator.report.printers import PRINTERS
-    from orchestrator.run.run_json import ModelStamp, RunJson
-    from orchestrator.run.types import DeviceOutcome
+    from orchestrator.farm.run_json import ModelStamp, RunJson
+    from orchestrator.farm.types import DeviceOutcome
 
     RAIL = [float(x) for x in sys.argv[2].split(",")]
     rows = [Row(id=f"s{i}", status="ok", output="yes", ttft_ms=10.0 + i, wall_ms=50.0 + i, decode_tps=20.0,

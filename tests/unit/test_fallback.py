@@ -1,4 +1,4 @@
-"""Which phones get a stand-in board, and for which samples (the pure part of orchestrator/fallback.py)."""
+"""Which phones get a stand-in board, and for which samples (the pure part of orchestrator/farm/fallback.py)."""
 
 from __future__ import annotations
 
@@ -10,8 +10,8 @@ from android_runner.contract import SampleResult
 from orchestrator.devices.types import DeviceInfo
 from orchestrator.devices_yaml import parse_inventory
 from orchestrator.errors import ConfigError
-from orchestrator.fallback import boards_for, needs, stand_in_boards
-from orchestrator.run.types import DeviceOutcome
+from orchestrator.farm.fallback import boards_for, needs, stand_in_boards
+from orchestrator.farm.types import DeviceOutcome
 
 INV = parse_inventory(
     """

@@ -5,10 +5,10 @@ from __future__ import annotations
 from android_runner.contract import SampleResult
 from orchestrator.datasets.types import Sample
 from orchestrator.devices.types import DeviceInfo
+from orchestrator.farm.shard import ShardGroup, ShardPlan, identity
+from orchestrator.farm.shard import split as shard_split
 from orchestrator.measure import base_id, describe, expand, measured_count, split
 from orchestrator.runners.base import RunOptions
-from orchestrator.shard import ShardGroup, ShardPlan, identity
-from orchestrator.shard import split as shard_split
 
 
 def _samples(n: int) -> list[Sample]:

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from orchestrator.bench.bound import decode_bytes_per_token
+from orchestrator.decode_bound import decode_bytes_per_token
 from orchestrator.model_facts import read_model_facts
 
 MODELS = Path(__file__).resolve().parents[2] / "data" / "models"

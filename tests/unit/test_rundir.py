@@ -9,8 +9,8 @@ from pathlib import Path
 import pytest
 
 from orchestrator.errors import ConfigError
-from orchestrator.run.run_json import KNOWN_SCHEMAS, SCHEMA_VERSION
-from orchestrator.rundir import read_run_json
+from orchestrator.farm.run_json import KNOWN_SCHEMAS, SCHEMA_VERSION
+from orchestrator.farm.rundir import read_run_json
 
 RUN_ID = "20260101-120000-abcd"
 

@@ -2,8 +2,8 @@ import io
 import threading
 
 from android_runner.contract import SampleResult
-from orchestrator.run.types import DeviceOutcome, Phase
-from orchestrator.session import Progress, _events, outputs_for_scoring
+from orchestrator.farm.session import Progress, _events, outputs_for_scoring
+from orchestrator.farm.types import DeviceOutcome, Phase
 
 
 def test_outputs_for_scoring_fail_failures_and_skip_unsupported():

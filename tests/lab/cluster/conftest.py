@@ -24,7 +24,7 @@ from pathlib import Path
 
 import pytest
 
-from orchestrator.rundir import device_folder
+from orchestrator.farm.rundir import device_folder
 
 from ..adb.conftest import Lab
 from ..adb.sandbox import GALAXY_S24, PIXEL_8, REDMI_NOTE_13

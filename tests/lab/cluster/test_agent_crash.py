@@ -20,7 +20,7 @@ from pathlib import Path
 import pytest
 
 from android_runner.contract import read_results
-from orchestrator.rundir import device_folder
+from orchestrator.farm.rundir import device_folder
 
 pytestmark = pytest.mark.cluster
 WAIT_S = 240.0

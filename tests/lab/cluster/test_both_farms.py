@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from orchestrator.rundir import device_folder
+from orchestrator.farm.rundir import device_folder
 
 pytestmark = pytest.mark.cluster
 LIMIT, PASSES, PINNED_THREADS = 2, 2, 2

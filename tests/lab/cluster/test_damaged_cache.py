@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from orchestrator.bundled import BUNDLED_MODEL
-from orchestrator.rundir import device_folder
+from orchestrator.farm.rundir import device_folder
 
 pytestmark = pytest.mark.cluster
 COMMON = ("--limit", "2", "--modality", "text", "--max-output-tokens", "8")

@@ -13,8 +13,8 @@ import signal
 
 import pytest
 
+from orchestrator.farm.rundir import device_folder
 from orchestrator.interrupt import INTERRUPTED_EXIT
-from orchestrator.rundir import device_folder
 
 pytestmark = pytest.mark.cluster
 LIMIT = 41  # every text sample of the bundled set, 40 times (~20 samples/s in the lab; stopped by Ctrl-C

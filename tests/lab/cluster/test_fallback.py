@@ -13,7 +13,7 @@ import json
 import pytest
 
 from android_runner.contract import read_results
-from orchestrator.rundir import device_folder
+from orchestrator.farm.rundir import device_folder
 
 from ..ssh.conftest import sshd
 

@@ -9,7 +9,7 @@ import json
 import pytest
 
 from android_runner.contract import read_results
-from orchestrator.rundir import device_folder
+from orchestrator.farm.rundir import device_folder
 
 pytestmark = pytest.mark.cluster
 STREAM_WAIT_S = 240.0

@@ -11,7 +11,7 @@ import json
 import pytest
 
 from android_runner.contract import read_results
-from orchestrator.rundir import device_folder
+from orchestrator.farm.rundir import device_folder
 
 from ..adb.sandbox import REDMI_NOTE_13
 

@@ -11,8 +11,8 @@ import time
 import pytest
 
 from android_runner.contract import read_results
+from orchestrator.farm.rundir import device_folder
 from orchestrator.interrupt import INTERRUPTED_EXIT
-from orchestrator.rundir import device_folder
 
 pytestmark = pytest.mark.cluster
 WAIT_S = 240.0

@@ -12,7 +12,7 @@ import pytest
 
 from android_runner.contract import read_results
 from orchestrator.bundled import BUNDLED_MODEL
-from orchestrator.rundir import device_folder
+from orchestrator.farm.rundir import device_folder
 
 pytestmark = pytest.mark.cluster
 

@@ -19,7 +19,7 @@ from pathlib import Path
 import pytest
 
 from android_runner.contract import read_results
-from orchestrator.rundir import device_folder
+from orchestrator.farm.rundir import device_folder
 
 pytestmark = pytest.mark.cluster
 LIMIT = 30

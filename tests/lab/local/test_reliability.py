@@ -114,7 +114,7 @@ def test_three_first_runs_at_once_on_one_device_one_runs_and_two_are_refused(tmp
 
 
 def test_run_ids_taken_already_get_a_new_one(tmp_path: Path, monkeypatch):
-    from orchestrator import rundir as run_cli
+    from orchestrator.farm import rundir as run_cli
 
     ids = iter(["20260101-000000-aaaa", "20260101-000000-aaaa", "20260101-000000-bbbb"])
     monkeypatch.setattr(run_cli, "new_run_id", lambda now: next(ids))

@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from orchestrator.devices.types import DeviceInfo
-from orchestrator.run.run_json import RunJson
+from orchestrator.farm.run_json import RunJson
 
 from .conftest import FAULTY_RUNNER, MODELS, edgefarm, only_run_dir
 from .test_local_run import canned_dataset
@@ -269,8 +269,8 @@ def _phones_and_host_report(n: int = 200):
     import random
 
     from android_runner.contract import SampleResult
+    from orchestrator.farm.types import DeviceOutcome
     from orchestrator.report.combine import build_report, device_row, sample_rows
-    from orchestrator.run.types import DeviceOutcome
 
     def rows(count: int, ms: float, seed: int, runner: str, fail_every: int = 0) -> list[SampleResult]:
         rng = random.Random(seed)

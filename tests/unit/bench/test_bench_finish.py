@@ -14,10 +14,10 @@ from orchestrator.bench.execute import BenchExecution
 from orchestrator.bench.finish import finish_bench
 from orchestrator.bench.plan import BenchRequest, plan_bench
 from orchestrator.devices.lock import DeviceBusy
+from orchestrator.farm.rundir import device_folder, read_run_record
+from orchestrator.farm.types import DeviceOutcome
 from orchestrator.inventory import Selection
 from orchestrator.models import ModelSummary
-from orchestrator.run.types import DeviceOutcome
-from orchestrator.rundir import device_folder, read_run_record
 
 MODEL = ModelSummary(
     path=Path("m.litertlm"), size_bytes=1, sha256="0" * 64, vision=False, audio=False, max_context_tokens=2048

@@ -16,7 +16,7 @@ from android_runner.contract import SampleResult
 from orchestrator.bench.grid import Cell
 from orchestrator.bench.printers import PRINTERS, SQL_TABLE
 from orchestrator.bench.results import FIELDS, LLAMA_FIELDS, cell_results, llama_rows
-from orchestrator.run.run_json import ModelStamp
+from orchestrator.farm.run_json import ModelStamp
 from orchestrator.stats import mean_t_interval, t_quantile_975
 
 CELL = Cell(64, 16, 128, "cpu", 2)

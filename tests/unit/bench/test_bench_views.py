@@ -12,14 +12,14 @@ import statistics
 import pytest
 
 from android_runner.contract import SampleResult
-from orchestrator.bench.bound import bandwidths, bound_ts, decode_bytes_per_token
 from orchestrator.bench.compare import compare_bench, comparison_text, speed_ratio
 from orchestrator.bench.grid import Cell
 from orchestrator.bench.html import best, cut_short, measured, partial_note, render
 from orchestrator.bench.printers import PRINTERS
 from orchestrator.bench.results import Figure, cell_results, llama_rows
+from orchestrator.decode_bound import bandwidths, bound_ts, decode_bytes_per_token
+from orchestrator.farm.run_json import ModelStamp
 from orchestrator.model_facts import ModelFacts, SectionFacts
-from orchestrator.run.run_json import ModelStamp
 from orchestrator.stats import t_quantile_975
 
 

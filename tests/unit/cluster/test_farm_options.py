@@ -15,12 +15,12 @@ from orchestrator.cluster.types import HostDevices, Pins
 from orchestrator.datasets import BUNDLED_DATASET, load_dataset
 from orchestrator.devices.types import DeviceInfo, Inventory
 from orchestrator.errors import ConfigError
+from orchestrator.farm.session import DeviceJob
 from orchestrator.inventory import Selection
 from orchestrator.jobs import JobOptions
 from orchestrator.models import ModelSummary
 from orchestrator.run.plan import Inputs, plan
 from orchestrator.run.types import RunRequest
-from orchestrator.session import DeviceJob
 
 MODEL = ModelSummary(path=Path("/models/m.litertlm"), size_bytes=10, sha256="a" * 64, vision=True, audio=True,
                      max_context_tokens=4096)  # fmt: skip

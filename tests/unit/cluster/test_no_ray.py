@@ -15,8 +15,8 @@ def test_the_cli_and_a_runs_imports_leave_ray_out():
         "install the cluster extra: pip install -e '.[test,cluster]'"
     )
     code = (
-        "import orchestrator.cli, orchestrator.cli.run, orchestrator.cli.devices, orchestrator.farm\n"
-        "import orchestrator.session, orchestrator.run.plan, orchestrator.run.execute, orchestrator.run.finish\n"
+        "import orchestrator.cli, orchestrator.cli.run, orchestrator.cli.devices, orchestrator.farm.local\n"
+        "import orchestrator.farm.session, orchestrator.run.plan, orchestrator.run.execute, orchestrator.run.finish\n"
         "import orchestrator.cluster, orchestrator.cluster.agent, orchestrator.cluster.types\n"
         "import orchestrator.cluster.hostcache, orchestrator.cluster.blob\n"
         "import sys; print(' '.join(sys.modules))"

@@ -14,7 +14,7 @@ import pytest
 from orchestrator.cluster.agent import FarmHostAgent
 from orchestrator.devices.types import Inventory
 from orchestrator.errors import ConfigError
-from orchestrator.fallback import stand_in_boards
+from orchestrator.farm.fallback import stand_in_boards
 
 
 def _closed_port() -> int:

@@ -7,9 +7,9 @@ import random
 
 from android_runner.contract import SampleResult
 from orchestrator.devices.types import DeviceInfo
+from orchestrator.farm.run_json import RunJson
+from orchestrator.farm.types import DeviceOutcome
 from orchestrator.report.combine import build_report, device_row, sample_rows
-from orchestrator.run.run_json import RunJson
-from orchestrator.run.types import DeviceOutcome
 
 
 def rows(ms: float, n: int = 12, seed: int = 0) -> list[SampleResult]:

@@ -13,10 +13,11 @@ from history_runs import report
 from rich.console import Console
 
 from orchestrator.errors import ConfigError
+from orchestrator.farm.types import DeviceOutcome
 from orchestrator.history.db import opened
 from orchestrator.history.record import folder_entry, remember, run_record_entry
 from orchestrator.history.store import read_history
-from orchestrator.run.types import DeviceOutcome, RunRecord
+from orchestrator.run.types import RunRecord
 
 
 def _record(run_dir, runtime="0.18.0"):

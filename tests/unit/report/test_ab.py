@@ -11,6 +11,8 @@ import pytest
 
 from android_runner.contract import SampleResult
 from orchestrator.devices.types import DeviceInfo
+from orchestrator.farm.run_json import RunJson
+from orchestrator.farm.types import DeviceOutcome
 from orchestrator.report.ab import (
     FAMILY_LEVEL,
     MAX_ROUNDS,
@@ -28,8 +30,6 @@ from orchestrator.report.ab_length import MOST_REPEAT, block_length
 from orchestrator.report.combine import build_report, device_row, sample_rows
 from orchestrator.report.compare_out import to_markdown
 from orchestrator.report.paired import PAIRED_FIGURES
-from orchestrator.run.run_json import RunJson
-from orchestrator.run.types import DeviceOutcome
 from orchestrator.stats import Ratio, paired_ratio_ci, rounds_ratio_ci, t_quantile
 
 RUN = {"run_id": "r", "model": {"sha256": "a"}, "dataset": {"sha256": "b"}}

@@ -14,12 +14,12 @@ import pytest
 
 from android_runner.contract import SampleResult
 from orchestrator.devices.types import DeviceInfo
+from orchestrator.farm.run_json import RunJson
+from orchestrator.farm.types import DeviceOutcome
 from orchestrator.report.cells import MODALITY_ORDER
 from orchestrator.report.charts import render_charts
 from orchestrator.report.combine import build_report, device_row, sample_rows
 from orchestrator.report.svg import FONT_PT, TAB10, TAB20, Canvas, nice_ticks, round_ticks, text_width_in
-from orchestrator.run.run_json import RunJson
-from orchestrator.run.types import DeviceOutcome
 
 RUN = {"run_id": "20260101-000000-abcd", "model": {"path": "m.litertlm"}, "dataset": {"path": "d"}}
 SAMPLES = 40

@@ -4,8 +4,8 @@ import pytest
 
 from android_runner.contract import SampleResult
 from orchestrator.devices.types import DeviceInfo
+from orchestrator.farm.types import DeviceOutcome
 from orchestrator.report.combine import device_row, percentile, sample_rows
-from orchestrator.run.types import DeviceOutcome
 
 
 def test_percentile_matches_linear_interpolation():

@@ -10,11 +10,11 @@ import random
 
 from android_runner.contract import FidelityScores, SampleResult
 from orchestrator.devices.types import DeviceInfo
+from orchestrator.farm.run_json import RunJson
+from orchestrator.farm.types import DeviceOutcome
 from orchestrator.report.combine import build_report, device_row, sample_rows
 from orchestrator.report.fidelity import DIFFERENT, MEAN_NOISE_NATS, SAME, default_reference
 from orchestrator.report.printers import PRINTERS
-from orchestrator.run.run_json import RunJson
-from orchestrator.run.types import DeviceOutcome
 
 RUN = {"run_id": "r", "devices": [], "flags": {"fidelity": True}}
 N, TOKENS = 20, 12

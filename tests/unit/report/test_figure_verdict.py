@@ -11,14 +11,14 @@ import re
 
 from android_runner.contract import SampleResult
 from orchestrator.devices.types import DeviceInfo
+from orchestrator.farm.run_json import RunJson
+from orchestrator.farm.types import DeviceOutcome
 from orchestrator.report.best import BEST, TIED
 from orchestrator.report.cells import BEST_NOTE, device_table
 from orchestrator.report.combine import build_report, device_row, sample_rows
 from orchestrator.report.facts import paired_lines
 from orchestrator.report.printers import PRINTERS
 from orchestrator.report.terminal import to_text
-from orchestrator.run.run_json import RunJson
-from orchestrator.run.types import DeviceOutcome
 
 IDS = [f"s{i:02d}" for i in range(30)]
 RUN = {"run_id": "20260101-000000-abcd", "dataset": {"samples_run": len(IDS)}, "flags": {}}

@@ -8,11 +8,11 @@ from pathlib import Path
 
 from android_runner.contract import SampleResult
 from orchestrator.devices.types import DeviceInfo
+from orchestrator.farm.run_json import RunJson
+from orchestrator.farm.types import DeviceOutcome
 from orchestrator.report.combine import build_report, device_row, sample_rows
 from orchestrator.report.media import with_samples
 from orchestrator.report.printers import PRINTERS
-from orchestrator.run.run_json import RunJson
-from orchestrator.run.types import DeviceOutcome
 
 ODD = "x'; rm -rf ~ $(id) ..png"  # a legal file name a shell would love
 

@@ -7,12 +7,12 @@ import random
 
 from android_runner.contract import SampleResult
 from orchestrator.devices.types import DeviceInfo
+from orchestrator.farm.run_json import RunJson
+from orchestrator.farm.types import DeviceOutcome
 from orchestrator.report.combine import build_report, device_row, sample_rows
 from orchestrator.report.paired import flips_text, pair, ratio_text, speedup
 from orchestrator.report.printers import PRINTERS
 from orchestrator.report.types import SampleCell
-from orchestrator.run.run_json import RunJson
-from orchestrator.run.types import DeviceOutcome
 
 RUN = {"run_id": "r", "model": {"sha256": "a" * 64}, "dataset": {"sha256": "b" * 64}, "flags": {"threads": 4}}
 

@@ -12,13 +12,13 @@ import pytest
 from android_runner.contract import SampleResult
 from orchestrator.devices.types import DeviceInfo
 from orchestrator.errors import ConfigError
+from orchestrator.farm.run_json import RunJson
+from orchestrator.farm.types import DeviceOutcome
 from orchestrator.report.combine import build_report, device_row, sample_rows
 from orchestrator.report.compare import compare_runs
 from orchestrator.report.merge import merge_reports
 from orchestrator.report.printers import PRINTERS
 from orchestrator.report.terminal import to_text
-from orchestrator.run.run_json import RunJson
-from orchestrator.run.types import DeviceOutcome
 
 RUN = {
     "run_id": "20260101-000000-abcd",

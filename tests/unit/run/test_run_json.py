@@ -1,11 +1,11 @@
-"""run.json's record and its one codec (orchestrator/run/run_json.py)."""
+"""run.json's record and its one codec (orchestrator/farm/run_json.py)."""
 
 from __future__ import annotations
 
 import json
 from dataclasses import replace
 
-from orchestrator.run.run_json import DatasetStamp, ModelStamp, RunJson
+from orchestrator.farm.run_json import DatasetStamp, ModelStamp, RunJson
 
 FILE = {
     "schema_version": 1,

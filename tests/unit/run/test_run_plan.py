@@ -12,11 +12,12 @@ from orchestrator.datasets import BUNDLED_DATASET, load_dataset
 from orchestrator.devices.local import LocalDevice
 from orchestrator.devices.types import Inventory, PushStats
 from orchestrator.errors import ConfigError
+from orchestrator.farm.run_json import RunJson
+from orchestrator.farm.types import DeviceOutcome
 from orchestrator.inventory import Selection
 from orchestrator.models import ModelSummary
 from orchestrator.run.plan import Inputs, plan
-from orchestrator.run.run_json import RunJson
-from orchestrator.run.types import DeviceOutcome, PreviousRun, RunRequest
+from orchestrator.run.types import PreviousRun, RunRequest
 
 MODEL = ModelSummary(path=Path("/models/m.litertlm"), size_bytes=10, sha256="a" * 64, vision=True, audio=True,
                      max_context_tokens=4096)  # fmt: skip

@@ -12,12 +12,12 @@ from typing import Any, Protocol
 
 from rich.console import Console
 
-from .errors import EdgefarmError
-from .measure import count_unit
-from .progress import FarmProgress
-from .run.types import DeviceOutcome, Phase, Score
+from ..errors import EdgefarmError
+from ..measure import count_unit
+from ..progress import FarmProgress
 from .rundir import write_outcome
 from .session import DeviceJob, Progress
+from .types import DeviceOutcome, Phase, Score
 from .worker import run_job
 
 

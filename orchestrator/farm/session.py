@@ -19,19 +19,19 @@ from typing import TextIO
 from android_runner.contract import SampleResult, read_results
 from android_runner.status import SKIPPED_STATUSES
 
-from .datasets.types import Dataset, Sample
-from .devices.base import Device
-from .devices.kinds import kind_spec
-from .errors import EdgefarmError
-from .fsutil import output_errors, write_json_atomic, write_text_atomic
-from .interrupt import Interrupted, raise_if_set
-from .jobs import JobOptions, write_bundle
-from .measure import expand, expand_resumed, split
-from .models import ModelSummary
-from .run.types import DeviceOutcome, Phase, Score
-from .runners.base import RUNNERS, RunnerEvents, RunOptions
-from .runners.stamp import effective_info, run_settings, state_span
-from .scoring import report_json, score_safely
+from ..datasets.types import Dataset, Sample
+from ..devices.base import Device
+from ..devices.kinds import kind_spec
+from ..errors import EdgefarmError
+from ..fsutil import output_errors, write_json_atomic, write_text_atomic
+from ..interrupt import Interrupted, raise_if_set
+from ..jobs import JobOptions, write_bundle
+from ..measure import expand, expand_resumed, split
+from ..models import ModelSummary
+from ..runners.base import RUNNERS, RunnerEvents, RunOptions
+from ..runners.stamp import effective_info, run_settings, state_span
+from ..scoring import report_json, score_safely
+from .types import DeviceOutcome, Phase, Score
 
 STREAM_FILE = "results.stream.jsonl"  # results as they arrive; replaced by results.jsonl at the end
 

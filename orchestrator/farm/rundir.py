@@ -14,12 +14,12 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
-from .bundled import REPO_ROOT
-from .errors import ConfigError, OutputError
-from .fsutil import make_new_dir, write_json_atomic
-from .jsonio import DOCUMENT, read_json
-from .run.run_json import KNOWN_SCHEMAS, RunJson
-from .run.types import DeviceOutcome
+from ..bundled import REPO_ROOT
+from ..errors import ConfigError, OutputError
+from ..fsutil import make_new_dir, write_json_atomic
+from ..jsonio import DOCUMENT, read_json
+from .run_json import KNOWN_SCHEMAS, RunJson
+from .types import DeviceOutcome
 
 
 def new_run_id(now: datetime) -> str:

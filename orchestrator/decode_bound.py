@@ -15,7 +15,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from ..model_facts import ModelFacts
+from .model_facts import ModelFacts
 
 SKIPPED_SECTIONS = ("vision", "audio", "embedder")  # model_type words of sections a decode step does not read
 

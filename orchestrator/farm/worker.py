@@ -13,12 +13,12 @@ import traceback
 from collections.abc import Callable
 from pathlib import Path
 
-from .devices.base import Device
-from .devices.lock import held
-from .errors import EdgefarmError
-from .fsutil import make_dir
-from .run.types import DeviceOutcome, Phase, Score
+from ..devices.base import Device
+from ..devices.lock import held
+from ..errors import EdgefarmError
+from ..fsutil import make_dir
 from .session import DeviceJob, Progress, run_device
+from .types import DeviceOutcome, Phase, Score
 
 
 def run_job(

@@ -8,14 +8,14 @@ from collections.abc import Sequence
 from dataclasses import asdict, replace
 from pathlib import Path
 
-from .datasets.types import Dataset, Sample
-from .devices.types import PushStats
-from .errors import EdgefarmError
-from .fsutil import write_json_atomic
-from .run.types import DeviceOutcome, Score
+from ..datasets.types import Dataset, Sample
+from ..devices.types import PushStats
+from ..errors import EdgefarmError
+from ..fsutil import write_json_atomic
 from .rundir import device_folder, write_outcome
 from .session import write_results
 from .shard import ShardPlan
+from .types import DeviceOutcome, Score
 
 
 def merge_shards(

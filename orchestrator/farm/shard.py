@@ -15,11 +15,11 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
-from .datasets.types import Sample
-from .devices.base import Device
-from .devices.kinds import kind_spec
-from .devices.types import DeviceInfo, slug
-from .runners.base import RunOptions
+from ..datasets.types import Sample
+from ..devices.base import Device
+from ..devices.kinds import kind_spec
+from ..devices.types import DeviceInfo, slug
+from ..runners.base import RunOptions
 
 
 @dataclass(frozen=True)

@@ -25,21 +25,21 @@ from rich.console import Console
 
 from android_runner.contract import SampleResult
 
-from .datasets.types import Dataset, Sample
-from .devices.base import Device
-from .devices.kinds import KINDS, kind_spec
-from .devices.types import DeviceInfo
-from .errors import ConfigError, EdgefarmError
-from .farm import Farm
-from .fsutil import write_json_atomic
-from .inventory import Inventory, select_devices
-from .jobs import JobOptions
-from .models import ModelSummary
-from .run.run_json import StandIn
-from .run.types import DeviceOutcome, Score
+from ..datasets.types import Dataset, Sample
+from ..devices.base import Device
+from ..devices.kinds import KINDS, kind_spec
+from ..devices.types import DeviceInfo
+from ..errors import ConfigError, EdgefarmError
+from ..fsutil import write_json_atomic
+from ..inventory import Inventory, select_devices
+from ..jobs import JobOptions
+from ..models import ModelSummary
+from ..runners.base import RunOptions
+from .local import Farm
+from .run_json import StandIn
 from .rundir import device_folder, write_outcome
-from .runners.base import RunOptions
 from .session import DeviceJob, write_results
+from .types import DeviceOutcome, Score
 
 SERVER_PREFIX = "adb-server-"  # how discovery names an adb server that does not answer
 POLL_S = 1.0
