@@ -30,6 +30,7 @@ from android_runner.status import signal_from_shell_status
 
 from ..errors import DeviceError, DeviceLost
 from ..telemetry import android as tel
+from ..telemetry.host_load import START_PROBE, parse_start_probe
 from .files import cached_sha256, parse_sha256sum, push_pairs
 from .types import DeviceInfo, Exit, LineSink, ProgressSink, PushStats
 
@@ -299,6 +300,7 @@ class AdbDevice:
             "dumpsys battery",
             "dumpsys thermalservice",
             "nproc",
+            START_PROBE,  # the phone's background CPU and load before the run (0.2 s)
         ]
         cmd = "; ".join(f"echo {marker}; {p} 2>/dev/null" for p in parts)
         _, out, _ = self.shell(cmd)
@@ -333,6 +335,7 @@ class AdbDevice:
                 "max_temp_c": thermal.max_temp_c,
                 "backend": self.backend,
                 "threads": self.threads,
+                **parse_start_probe(sections[6], int(cores) if cores.isdigit() else None),
             },
         )
 

@@ -19,6 +19,7 @@ from pathlib import PurePosixPath
 from typing import Any
 
 from ..telemetry.android import parse_df_free_mb, parse_meminfo, ram_mb
+from ..telemetry.host_load import START_PROBE, parse_start_probe
 from .types import DeviceInfo
 
 MARKER = "@@EDGEFARM@@"
@@ -38,6 +39,7 @@ PROBES = (
     "compatible",
     "runner",
     "cpu_khz",
+    "start",
 )
 PY_TAG = "EDGEFARM-PY "
 EMPTY_SHA256 = "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855"
@@ -110,6 +112,7 @@ def info_script(workdir: PurePosixPath, pythons: Sequence[str] | str) -> str:
         # the runner's identity: sha256 of its files' `sha256sum` lines, in byte order of their paths
         f"cd {wd}/runner && find . -type f -name '*.py' | LC_ALL=C sort | xargs -r sha256sum | sha256sum",
         "cat /sys/devices/system/cpu/cpu*/cpufreq/scaling_cur_freq",
+        START_PROBE,  # the board's background CPU and load before the run (0.2 s)
     ]
     return "; ".join(f"echo {MARKER}; ( {p} ) 2>/dev/null" for p in parts)
 
@@ -292,6 +295,7 @@ def board_info(
             "litert_lm_version": py.get("litert_lm_version", ""),
             "runner_sha256": runner[0] if runner and len(runner[0]) == 64 else "",
             "shell_machine": sections.get("machine", ""),
+            **parse_start_probe(sections.get("start", ""), int(cores) if cores.isdigit() else None),
             **(extra or {}),
         },
     )

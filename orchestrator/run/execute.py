@@ -93,7 +93,7 @@ def run_conditions(
     devices = dict(earlier.devices) if earlier is not None else {}
     for o in outcomes:
         first = next((r.thermal_before for r in o.results if r.thermal_before), None)
-        now = DeviceConditions(sampler.load(o.name), DeviceStart.of(first))
+        now = DeviceConditions(sampler.load(o.name), DeviceStart.of(first, o.info.extra if o.info else None))
         if now != DeviceConditions() or o.name not in devices:
             devices[o.name] = now
     return RunConditions(sampler.load(), devices)

@@ -30,39 +30,42 @@ def _num(data: Mapping[str, Any], key: str) -> float | None:
 
 @dataclass(frozen=True)
 class DeviceStart:
-    """A device's state before its first sample: the hottest reading (thermal zone or battery), the
-    battery's temperature and Android's thermal status (phones), from the first row's snapshot."""
+    """A device's state before its run: its background CPU in cores and load average (phones and boards:
+    host_load.START_PROBE in its info, before the runner starts), the hottest reading (thermal zone or
+    battery), the battery's temperature and Android's thermal status (its first sample's snapshot)."""
 
     temp_c: float | None = None
     battery_temp_c: float | None = None
     thermal_status: int | None = None
+    background_cores: float | None = None
+    load1: float | None = None
 
     @classmethod
-    def of(cls, snapshot: Mapping[str, Any] | None) -> DeviceStart | None:
-        """From a row's `thermal_before` (driver hook on phones, android_runner/thermal.py elsewhere)."""
-        if not isinstance(snapshot, Mapping):
-            return None
-        temps = [t for t in (_num(snapshot, "max_temp_c"), _num(snapshot, "battery_temp_c")) if t is not None]
-        status = snapshot.get("thermal_status")
-        start = cls(max(temps) if temps else None, _num(snapshot, "battery_temp_c"),
-                    status if isinstance(status, int) and not isinstance(status, bool) else None)  # fmt: skip
+    def of(
+        cls, snapshot: Mapping[str, Any] | None, info: Mapping[str, Any] | None = None
+    ) -> DeviceStart | None:
+        """From a row's `thermal_before` (driver hook on phones, android_runner/thermal.py elsewhere) and
+        the device's info `extra` (background_cores, load1)."""
+        snap = snapshot if isinstance(snapshot, Mapping) else {}
+        extra = info if isinstance(info, Mapping) else {}
+        temps = [t for t in (_num(snap, "max_temp_c"), _num(snap, "battery_temp_c")) if t is not None]
+        status = snap.get("thermal_status")
+        start = cls(max(temps) if temps else None, _num(snap, "battery_temp_c"),
+                    status if isinstance(status, int) and not isinstance(status, bool) else None,
+                    _num(extra, "background_cores"), _num(extra, "load1"))  # fmt: skip
         return start if start != cls() else None
 
     def to_dict(self) -> dict[str, Any]:
-        return {
-            "temp_c": self.temp_c,
-            "battery_temp_c": self.battery_temp_c,
-            "thermal_status": self.thermal_status,
-        }
+        return {"temp_c": self.temp_c, "battery_temp_c": self.battery_temp_c, "thermal_status": self.thermal_status,
+                "background_cores": self.background_cores, "load1": self.load1}  # fmt: skip
 
     @classmethod
     def from_dict(cls, data: Any) -> DeviceStart | None:
         if not isinstance(data, Mapping):
             return None
         status = data.get("thermal_status")
-        return cls(
-            _num(data, "temp_c"), _num(data, "battery_temp_c"), status if isinstance(status, int) else None
-        )
+        return cls(_num(data, "temp_c"), _num(data, "battery_temp_c"), status if isinstance(status, int) else None,
+                   _num(data, "background_cores"), _num(data, "load1"))  # fmt: skip
 
     @property
     def status_name(self) -> str:
@@ -70,8 +73,10 @@ class DeviceStart:
         return THERMAL_STATUS_NAMES[s] if s is not None and 0 <= s < len(THERMAL_STATUS_NAMES) else ""
 
     def text(self) -> str:
-        """`38.5 °C, thermal status light (1)` at the start."""
-        parts = [f"{self.temp_c:.1f} °C" if self.temp_c is not None else ""]
+        """`background CPU 0.12 cores, load average 3.1, 38.5 °C, thermal status light (1)` at the start."""
+        parts = [f"background CPU {self.background_cores:.2f} cores" if self.background_cores is not None else "",
+                 f"load average {self.load1:.1f}" if self.load1 is not None else "",
+                 f"{self.temp_c:.1f} °C" if self.temp_c is not None else ""]  # fmt: skip
         if self.thermal_status is not None:
             parts.append(f"thermal status {self.status_name or '?'} ({self.thermal_status})")
         return ", ".join(p for p in parts if p) or "not read"
@@ -154,14 +159,18 @@ class RunConditions:
             if s.thermal_status is not None and s.thermal_status >= THROTTLED_STATUS:
                 out.append(f"THROTTLED: {name} started at thermal status {s.status_name} ({s.thermal_status}; "
                            f"{THERMAL_STATUS_NAMES[THROTTLED_STATUS]} or worse is throttling)")  # fmt: skip
+            if s.background_cores is not None and s.background_cores > LOADED_CORES:
+                out.append(f"BUSY: {name}: other processes used {s.background_cores:.2f} cores just before its run "
+                           f"(over {LOADED_CORES} is loaded)")  # fmt: skip
             if s.temp_c is not None and s.temp_c >= HOT_START_C:
                 out.append(f"HOT: {name} started at {s.temp_c:.1f} °C ({HOT_START_C:.0f} °C or more is hot)")
         return out
 
 
 RULES = (
-    f"loaded: other processes' mean CPU over {LOADED_CORES} cores; runs differ: by more than {DIFFER_CORES} "
-    f"cores, or one loaded; a device started hot at {HOT_START_C:.0f} °C or more, throttled at thermal status "
+    f"loaded: other processes' mean CPU over {LOADED_CORES} cores (this host over the run; busy: a phone's or "
+    f"board's just before its run); runs differ: by more than {DIFFER_CORES} cores, or one loaded; a device "
+    f"started hot at {HOT_START_C:.0f} °C or more, throttled at thermal status "
     f"{THERMAL_STATUS_NAMES[THROTTLED_STATUS]} or worse; start temperatures differ by more than {DIFFER_START_C:.0f} °C"
 )
 
@@ -202,6 +211,13 @@ def differences(a: RunConditions | None, b: RunConditions | None, names: Sequenc
             continue
         if x.temp_c is not None and y.temp_c is not None and abs(x.temp_c - y.temp_c) > DIFFER_START_C:
             out.append(f"{n}: started at {x.temp_c:.1f} °C in {names[0]}, {y.temp_c:.1f} °C in {names[1]}")
+        bx, by = x.background_cores, y.background_cores
+        if (
+            bx is not None
+            and by is not None
+            and (abs(bx - by) > DIFFER_CORES or (bx > LOADED_CORES) != (by > LOADED_CORES))
+        ):
+            out.append(f"{n}: background CPU at start {bx:.2f} cores in {names[0]}, {by:.2f} in {names[1]}")
         if x.thermal_status != y.thermal_status and None not in (x.thermal_status, y.thermal_status):
             out.append(
                 f"{n}: thermal status at start {x.status_name} in {names[0]}, {y.status_name} in {names[1]}"

@@ -37,22 +37,49 @@ def parse_loadavg(text: str) -> float | None:
         return None
 
 
+def parse_cpu_ticks(line: str) -> tuple[int, int] | None:
+    """One `cpu` line of /proc/stat -> (busy, all) clock ticks of every CPU together: busy is user, nice,
+    system, irq, softirq and steal (every state but idle and iowait; guest time is inside user)."""
+    words = line.split()
+    if not words or words[0] != "cpu":
+        return None
+    try:
+        ticks = [int(w) for w in words[1:9]]
+    except ValueError:
+        return None
+    if len(ticks) < 4:
+        return None
+    ticks += [0] * (8 - len(ticks))
+    user, nice, system, _idle, _iowait, irq, softirq, steal = ticks
+    return user + nice + system + irq + softirq + steal, sum(ticks)
+
+
 def parse_cpu_busy(text: str) -> int | None:
-    """/proc/stat -> the whole host's busy CPU time in clock ticks (user, nice, system, irq, softirq,
-    steal: every state but idle and iowait; guest time is inside user)."""
-    for line in text.splitlines():
-        words = line.split()
-        if words and words[0] == "cpu":
-            try:
-                ticks = [int(w) for w in words[1:9]]
-            except ValueError:
-                return None
-            if len(ticks) < 4:
-                return None
-            ticks += [0] * (8 - len(ticks))
-            user, nice, system, _idle, _iowait, irq, softirq, steal = ticks
-            return user + nice + system + irq + softirq + steal
-    return None
+    """/proc/stat -> the whole host's busy CPU time in clock ticks (parse_cpu_ticks)."""
+    found = next((t for line in text.splitlines() if (t := parse_cpu_ticks(line)) is not None), None)
+    return None if found is None else found[0]
+
+
+# A device's background before a run, in one shell command every device kind has (toybox on phones): the
+# CPU lines 0.2 s apart and the load average. Nothing of edgefarm runs on the device then.
+START_PROBE = "head -n 1 /proc/stat; sleep 0.2; head -n 1 /proc/stat; cat /proc/loadavg"
+
+
+def parse_start_probe(text: str, cores: int | None) -> dict[str, float]:
+    """START_PROBE's reply -> {"background_cores": the CPU busy between its two reads, in cores (needs
+    `cores`), "load1": the 1-minute load average}; what cannot be read is left out."""
+    lines = text.splitlines()
+    ticks = [t for line in lines if (t := parse_cpu_ticks(line)) is not None]
+    out: dict[str, float] = {}
+    if len(ticks) == 2 and cores and ticks[1][1] > ticks[0][1]:
+        busy = (ticks[1][0] - ticks[0][0]) / (ticks[1][1] - ticks[0][1])
+        out["background_cores"] = round(max(0.0, busy) * cores, 2)
+    load = next(
+        (v for line in lines if not line.startswith("cpu") and (v := parse_loadavg(line)) is not None), None
+    )
+    if load is not None:
+        out["load1"] = load
+    return out
 
 
 def parse_pid_stat(text: str) -> tuple[int, int] | None:

@@ -49,6 +49,12 @@ def test_phone_stamp_with_backend_and_threads_from_the_command_line(adb_lab, tmp
     assert runner["runtime_sha256"] == _sha(lib) and runner["runtime_version"].startswith(
         "litert-lm-api 0.18.1"
     )
+    # issue 41: the phone's state before its run, in run.json's conditions: its background CPU (two reads of
+    # its /proc/stat 0.2 s apart in its info, toybox's head and sleep), load average, temperature
+    start = json.loads((run_dir / "run.json").read_text())["conditions"]["devices"]["pixel-8"]["start"]
+    assert start["background_cores"] is not None and 0 <= start["background_cores"] <= (info.get("cores") or 64)
+    assert start["load1"] is not None and start["temp_c"] is not None, start
+    assert (info["background_cores"], info["load1"]) == (start["background_cores"], start["load1"])
     versions = json.loads((run_dir / "run.json").read_text())["device_versions"]["pixel-8"]
     assert versions["runner_sha256"] == _sha(native) and versions["runtime_sha256"] == _sha(lib)
     model = inspect_model(BUNDLED_MODEL)

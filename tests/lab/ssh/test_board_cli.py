@@ -62,6 +62,9 @@ def test_every_modality_runs_on_the_board_with_real_figures(board_run):
     assert "| pi-lab |" in (run_dir / "report.md").read_text()
     first = device_json(run_dir, "outcome.json", "pi-lab")
     assert first["model_push"]["bytes_sent"] > 0 and first["error"] == ""
+    # issue 41: the board's background CPU and load average before its run (its info), in run.json's conditions
+    start = run_json(run_dir, "run.json")["conditions"]["devices"]["pi-lab"]["start"]
+    assert start["background_cores"] is not None and start["background_cores"] >= 0 and start["load1"] is not None
 
 
 def test_file_copies_check_the_host_key_in_the_same_known_hosts_as_commands(board_run):

@@ -23,6 +23,7 @@ from orchestrator.telemetry.host_load import (
     parse_cpu_busy,
     parse_loadavg,
     parse_pid_stat,
+    parse_start_probe,
     summary,
 )
 
@@ -151,3 +152,24 @@ def test_merged_runs_keep_each_devices_conditions_with_its_own_controllers_host(
 def test_ticks_come_fast_at_first_then_every_interval():
     s = HostLoadSampler()
     assert [s.wait_s(t) for t in (0.0, 2.0, 8.0, 600.0)] == [0.1, 0.2, 0.5, 0.5]
+
+
+def test_a_devices_background_before_its_run_from_the_start_probe():
+    """START_PROBE's reply captured on this host (2 CPUs): 39 busy ticks of 41 (2 iowait) in 0.2 s."""
+    text = (PROC / "start_probe").read_text()
+    assert parse_start_probe(text, 2) == {"background_cores": 1.9, "load1": 5.28}
+    assert parse_start_probe(text, None) == {"load1": 5.28}  # cores unknown: no cores figure
+    assert parse_start_probe("cpu  10 0 0 90 0 0 0 0\ncpu  15 0 0 185 0 0 0 0\n", 4) == {"background_cores": 0.2}
+    assert parse_start_probe("", 4) == {} and parse_start_probe("sh: head: not found", 4) == {}
+
+
+def test_a_busy_device_at_start_is_named_and_differs_from_a_quiet_one():
+    busy = DeviceStart.of({"battery_temp_c": 30.0}, {"background_cores": 1.4, "load1": 6.0})
+    assert busy == DeviceStart(30.0, 30.0, None, 1.4, 6.0)
+    assert "background CPU 1.40 cores, load average 6.0, 30.0 °C" in busy.text()
+    assert [p.split(":")[0] for p in _run(0.1, busy).problems()] == ["BUSY"]
+    quiet = DeviceStart(30.0, 30.0, None, 0.1, 0.5)
+    assert differences(_run(0.1, quiet), _run(0.1, busy), ("A", "B")) == [
+        "pixel-8: background CPU at start 0.10 cores in A, 1.40 in B"
+    ]
+    assert DeviceStart.from_dict(busy.to_dict()) == busy
