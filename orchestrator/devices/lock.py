@@ -133,13 +133,15 @@ def _boot_id() -> str:
 
 
 def _start_ticks(pid: int) -> str | None:
-    """Field 22 of /proc/PID/stat (after the parenthesised command name), or None: no such process."""
+    """Field 22 of /proc/PID/stat (after the parenthesised command name), or None: no such process, or
+    a zombie (a SIGKILLed edgefarm whose parent has not reaped it yet holds nothing: `kill -9` then
+    `--resume` at once was refused as busy)."""
     try:
         text = Path(f"/proc/{pid}/stat").read_text()
     except OSError:
         return None
     rest = text.rsplit(")", 1)[-1].split()
-    return rest[19] if len(rest) > 19 else None
+    return rest[19] if len(rest) > 19 and rest[0] != "Z" else None
 
 
 def holder_alive(holder: Holder, age_s: float, me: Holder) -> bool:

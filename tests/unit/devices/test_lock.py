@@ -6,6 +6,8 @@ import os
 import subprocess
 import sys
 import threading
+import time
+from pathlib import Path
 
 import pytest
 
@@ -40,6 +42,26 @@ def test_on_this_host_a_holder_is_alive_only_with_its_pid_and_start_time():
     assert not holder_alive(recycled, age_s=0, me=me)
     rebooted = Holder("r", os.getpid(), me.host, "another-boot", me.start)
     assert holder_alive(rebooted, age_s=0, me=me) and not holder_alive(rebooted, age_s=STALE_S + 1, me=me)
+
+
+def test_a_killed_holder_not_yet_reaped_holds_nothing():
+    """A SIGKILLed edgefarm is a zombie until its parent reaps it: its /proc entry is still there, with
+    its start time, but it runs nothing; `--resume` right after `kill -9` takes its lock over."""
+    me = this_process("20260101-000000-abcd")
+    child = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"])
+    try:
+        stat = Path(f"/proc/{child.pid}/stat")  # state is field 3, the start time field 22
+        holder = Holder("r", child.pid, me.host, me.boot, stat.read_text().rsplit(")", 1)[-1].split()[19])
+        assert holder_alive(holder, age_s=0, me=me)
+        child.kill()
+        deadline = time.monotonic() + 10
+        while stat.read_text().rsplit(")", 1)[-1].split()[0] != "Z":
+            assert time.monotonic() < deadline
+            time.sleep(0.01)
+        assert not holder_alive(holder, age_s=0, me=me)  # a zombie: not reaped (no wait() yet)
+    finally:
+        child.kill()
+        child.wait()
 
 
 def test_on_another_host_the_heartbeat_decides():
