@@ -70,7 +70,8 @@ GRID_FLAGS = {"prompts": "-p", "gens": "-n", "depths": "-d", "repetitions": "-r"
 )
 @click.option("--max-num-tokens", type=click.IntRange(1, 1 << 20), default=None,
               help="the engine's token limit (its KV cache; default: the model's context)")  # fmt: skip
-@click.option("--warmup", is_flag=True, help="run each cell once first and count nothing from it")
+@click.option("--warmup/--no-warmup", default=True, show_default=True,
+              help="run each cell once first and count nothing from it (as llama-bench; docs/bench.md)")  # fmt: skip
 @click.option("-o", "--output", type=click.Choice(formats(BENCH_ROWS)), default="md", show_default=True,
               help="what stdout and bench-rows.<fmt> get (bench.json always holds everything)")  # fmt: skip
 @click.option("--out", type=click.Path(path_type=Path), default=Path("runs"), show_default=True,

@@ -32,7 +32,9 @@ def test_two_phones_bench_with_exact_counts_and_a_fresh_engine_per_repetition(ad
             assert r["prefill_tokens"] == p_ and r["decode_tokens"] == n_
             assert [t["prefill_tokens"] for t in r["turns"][:-1]] == ([d_] if d_ else [])
             assert r["backend"] == "cpu" and (r["threads_ran"], r["threads_from"]) == (4, "counted")
-        assert sorted(r["engine_load"] for r in measured) == list(range(1, 17))  # an engine per repetition
+        warm = _jsonl(folder / "warmup.jsonl")  # the default warm-up: each cell once, first
+        loads = sorted(r["engine_load"] for r in measured + warm)
+        assert len(warm) == 8 and loads == list(range(1, 25))  # an engine per item
         outcome = json.loads((folder / "outcome.json").read_text())
-        assert outcome["error"] == "" and outcome["model_loads"] == 16, outcome
+        assert outcome["error"] == "" and outcome["model_loads"] == 24, outcome
     assert all(r["n_threads"] == 4 for r in rows)  # the runtime's default, counted on the phone

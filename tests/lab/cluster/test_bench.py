@@ -59,8 +59,10 @@ def test_a_bench_across_farm_hosts_with_sustain_and_a_hosts_bandwidth(cluster_la
             assert r["prefill_tokens"] == p_ and r["decode_tokens"] == n_
             assert [t["prefill_tokens"] for t in r["turns"][:-1]] == ([d_] if d_ else [])
         by_load = sorted(measured, key=lambda r: r["engine_load"])  # pass after pass: the loads' order
-        assert [r["engine_load"] for r in by_load] == list(range(1, 9))
+        assert (
+            len({r["engine_load"] for r in by_load}) == 8 and by_load[0]["engine_load"] > 1
+        )  # after a warm-up
         assert [r["sustain_pass"] for r in by_load] == [1] * 4 + [2] * 4
-        assert json.loads((folder / "outcome.json").read_text())["model_loads"] == 8
+        assert json.loads((folder / "outcome.json").read_text())["model_loads"] == 12
         assert [x["sustain_pass"] for x in curves[name]["passes"]] == [1, 2]
         assert curves[name]["passes"][0]["decode_pct_of_first"] == 100.0

@@ -33,7 +33,7 @@ def _rows(run_dir: Path, name: str) -> list[dict]:
 
 def test_every_repetition_processes_exactly_the_tokens_asked(tmp_path, local_inventory):
     p, run_dir = _bench(tmp_path, local_inventory, "-p", "16,40", "-n", "8", "-d", "0,100", "-r", "2",
-                        "--warmup", "-o", "json")  # fmt: skip
+                        "-o", "json")  # fmt: skip
     assert p.returncode == 0, p.stderr[-3000:]
     rows = json.loads(p.stdout)
     assert [(r["test"], r["n_depth"]) for r in rows] == [
@@ -49,7 +49,9 @@ def test_every_repetition_processes_exactly_the_tokens_asked(tmp_path, local_inv
     assert all(r["repetitions"] == 2 and r["errors"] == 0 and len(r["samples_ts"]) == 2 for r in rows)
     assert all(r["avg_ts"] > 0 and r["ci95_hi_ts"] >= r["avg_ts"] for r in rows)
     measured = _rows(run_dir, "results.jsonl") + _rows(run_dir, "repeats.jsonl")
-    assert len(measured) == 8 and len(_rows(run_dir, "warmup.jsonl")) == 4  # --warmup: each cell once
+    assert (
+        len(measured) == 8 and len(_rows(run_dir, "warmup.jsonl")) == 4
+    )  # the default warm-up: each cell once
     for r in measured:  # the runtime's own per-turn counts, checked against the cell's shape
         spec = r["id"].split("@")[0].split("-")
         p_, n_, d_ = (int(s[1:]) for s in spec[:3])
@@ -71,12 +73,12 @@ def test_each_cell_runs_on_an_engine_with_its_own_settings_and_says_its_threads(
     p, run_dir = _bench(tmp_path, local_inventory, "-p", "8", "-n", "4,12", "-r", "1", "--threads", "1,2",
                         "-o", "sql")  # fmt: skip
     assert p.returncode == 0, p.stderr[-3000:]
-    results = _rows(run_dir, "results.jsonl")
-    assert sorted(r["engine_load"] for r in results) == [1, 2, 3, 4]
+    results, warm = _rows(run_dir, "results.jsonl"), _rows(run_dir, "warmup.jsonl")  # warm-up: the default
+    assert len(warm) == 4 and sorted(r["engine_load"] for r in results + warm) == list(range(1, 9))
     for r in results:  # the count asked is the count the engine's pool was seen to run
         assert r["threads_ran"] == r["threads"] and r["threads"] in (1, 2) and r["threads_from"] == "counted"
     outcome = json.loads((run_dir / "devices" / "this-host" / "outcome.json").read_text())
-    assert outcome["model_loads"] == 4
+    assert outcome["model_loads"] == 8
     db = sqlite3.connect(":memory:")
     db.executescript((run_dir / "bench-rows.sql").read_text())
     assert db.execute("SELECT count(*), sum(n_gen) FROM edgefarm_bench WHERE test LIKE 'tg%'").fetchone() == (
@@ -105,12 +107,12 @@ def test_sustain_runs_the_grid_pass_after_pass_and_sets_each_pass_against_the_fi
     measured = _rows(run_dir, "results.jsonl") + _rows(run_dir, "repeats.jsonl")
     assert sorted(r["sustain_pass"] for r in measured) == [1] * 4 + [2] * 4 + [3] * 4
     by_load = sorted(measured, key=lambda r: r["engine_load"])  # a fresh engine per row: the loads' order
-    assert [r["engine_load"] for r in by_load] == list(range(1, 13))
+    assert len({r["engine_load"] for r in by_load}) == 12 and by_load[0]["engine_load"] > 1  # after a warm-up
     assert [r["sustain_pass"] for r in by_load] == [1] * 4 + [2] * 4 + [3] * 4  # pass after pass
     for r in measured:
         assert r["decode_tokens"] == int(r["id"].split("-")[1][1:])
     outcome = json.loads((run_dir / "devices" / "this-host" / "outcome.json").read_text())
-    assert outcome["model_loads"] == 12
+    assert outcome["model_loads"] == 16
     curve = json.loads((run_dir / "bench.json").read_text())["sustain"]["this-host"]
     assert [x["sustain_pass"] for x in curve["passes"]] == [1, 2, 3]
     assert curve["passes"][0]["decode_pct_of_first"] == 100.0 and len(curve["passes"][2]["cells"]) == 4
@@ -134,7 +136,9 @@ def test_resume_takes_the_grid_from_run_json_and_runs_nothing_twice(tmp_path, lo
     assert again.returncode == 0, again.stderr[-3000:]
     assert again.stdout.count("\n") == 3  # header, pp8, tg4
     outcome = json.loads((run_dir / "devices" / "this-host" / "outcome.json").read_text())
-    assert outcome["sessions"] == 2 and outcome["model_loads"] == 2  # the resume had nothing left to run
+    assert (
+        outcome["sessions"] == 2 and outcome["model_loads"] == 3
+    )  # a warm-up and 2 repetitions: nothing left
 
 
 def test_report_html_and_compare_of_two_bench_runs(tmp_path, local_inventory):
