@@ -34,7 +34,9 @@ def execute(plan: RunPlan, console: Console, stop: threading.Event) -> Execution
         run_id, run_dir, started = new_run_dir(plan.request.out)
     record = plan.run_json(run_id, started, host_info())
     write_run_json(run_dir, record)
-    console.print(f"run {run_id}: {len(plan.samples)} samples x {len(plan.devices)} device(s) -> {run_dir}")
+    passes, n = plan.request.repeat * plan.request.sustain, len(plan.samples)  # the unit the progress counts
+    what = f"{n} samples x {passes} runs = {n * passes:,} runs per device" if passes > 1 else f"{n} samples"
+    console.print(f"run {run_id}: {what}, {len(plan.devices)} device(s) -> {run_dir}")
     if plan.host_sharing is not None:
         how = (
             "one after another"
