@@ -1,4 +1,4 @@
-"""run.json's reader refuses a layout it does not know (issue 41): the file, the field and the versions
+"""run.json's reader (farm/rundir.py) refuses a layout it does not know (issue 41): the file, the field and the versions
 it reads are named."""
 
 from __future__ import annotations
