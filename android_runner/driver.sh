@@ -283,8 +283,9 @@ hook() {
   fi
   snapshot battery "$S/battery_$PHASE"
   snapshot thermalservice "$S/thermal_$PHASE"
-  if [ "$PHASE" = after ]; then  # clocks where readable (--sustain follows them): CPU kHz, GPU Hz
+  if [ "$PHASE" = after ]; then  # clocks where readable (--sustain follows them): CPU kHz and its cap, GPU Hz
     first_lines /sys/devices/system/cpu/cpufreq/policy*/scaling_cur_freq > "$S/cpufreq_after" 2>/dev/null
+    first_lines /sys/devices/system/cpu/cpufreq/policy*/scaling_max_freq > "$S/cpucap_after" 2>/dev/null
     first_lines /sys/class/kgsl/kgsl-3d0/gpuclk /sys/class/devfreq/*gpu*/cur_freq > "$S/gpufreq_after" 2>/dev/null
   fi
   return 0

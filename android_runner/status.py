@@ -23,6 +23,9 @@ class Status(str, Enum):
     OOM = "oom"
     KILLED = "killed"  # SIGKILL without evidence of memory pressure (what was seen is on the row)
     UNSUPPORTED = "unsupported"  # the model or runtime cannot take this input: skipped, not failed
+    # the OS stopped the runner for heat: SIGKILL while the phone's thermal status was THERMAL_STOP_STATUS
+    # or worse (Android's thermal service; the heat evidence is on the row), without memory evidence
+    THERMAL_STOP = "thermal_stop"
 
     def __str__(self) -> str:
         return self.value
@@ -58,6 +61,9 @@ OOM_RECORD = re.compile(
     r"Out of memory: Kill(?:ed)? process|invoked oom-killer|oom-kill:"
     r"|lowmemorykiller\b.*\bKill '|\blmkd\b.*\bKill '"
 )
+# Android's thermal status (PowerManager.THERMAL_STATUS_*) at which a SIGKILL counts as the OS stopping the
+# runner for heat: SEVERE (3) and up, where the platform sheds load (CRITICAL 4, EMERGENCY 5, SHUTDOWN 6).
+THERMAL_STOP_STATUS = 3
 # A peak this close to the memory the device had available counts as memory pressure.
 NEAR_AVAILABLE_FRACTION = 0.9
 
@@ -79,20 +85,24 @@ def memory_pressure(
     return ""
 
 
-def classify(exit_code: int | None, signal: int | None, failure: str = "", pressure: str = "") -> Status:
-    """(exit code, signal, the runtime's failure kind, memory evidence) -> the sample's status.
+def classify(
+    exit_code: int | None, signal: int | None, failure: str = "", pressure: str = "", heat: str = ""
+) -> Status:
+    """(exit code, signal, the runtime's failure kind, memory evidence, heat evidence) -> the sample's status.
 
     `failure` is a kind found in the runtime's own words ("oom", "context_overflow", ...; "" when
     it said nothing). A SIGKILL is `oom` only with evidence (`failure == "oom"`, or `pressure` from
     memory_pressure), else `killed`: edgefarm never SIGKILLs a runner except at a deadline (which
-    is TIMEOUT_EXIT), but a user, a watchdog or a vendor's task killer can. Any other signal is a crash.
+    is TIMEOUT_EXIT), but a user, a watchdog or a vendor's task killer can; with `heat` (the phone's
+    thermal status at the kill was THERMAL_STOP_STATUS or worse) and no memory evidence it is
+    `thermal_stop`. Any other signal is a crash.
     """
     if exit_code == TIMEOUT_EXIT:
         return Status.TIMEOUT
     if failure == "oom" or (signal == SIGKILL and pressure):
         return Status.OOM
     if signal == SIGKILL:
-        return Status.KILLED
+        return Status.THERMAL_STOP if heat else Status.KILLED
     if signal is not None:
         return Status.CRASH
     if failure == "crash":

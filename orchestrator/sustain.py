@@ -7,7 +7,10 @@ highest thermal status the hook saw after its samples, and the lowest CPU/GPU cl
 cumulative wall time of the rows in run order (back to back, so it is the time under load).
 - first throttle: the end of the first sample after which the thermal status was THROTTLING_LIGHT
   (1) or higher, or the CPU clock was below 90% of the highest clock seen in pass 1;
-- steady state: the last pass's median decode speed as a fraction of the first pass's.
+- steady state: the last pass's median decode speed as a fraction of the first pass's;
+- ending (issue 45): `os_stop` when the OS stopped the runner for heat (a `thermal_stop` row), else
+  `graceful` when it throttled (above) or its last pass ran below STEADY_MIN of the first's speed, else
+  `steady`.
 """
 
 from __future__ import annotations
@@ -19,7 +22,9 @@ from typing import Any
 
 from android_runner.contract import SampleResult
 
-CLOCK_DROP = 0.9  # a clock below this fraction of pass 1's highest is a throttle
+CLOCK_DROP = 0.9  # a clock (or its cap) below this fraction of pass 1's highest is a throttle
+STEADY_MIN = 0.9  # a last pass below this fraction of the first's decode speed slowed down
+OS_STOP, GRACEFUL, STEADY = "os_stop", "graceful", "steady"
 
 
 @dataclass(frozen=True)
@@ -34,6 +39,8 @@ class PassFigures:
     thermal_status: int | None
     cpu_mhz: float | None
     gpu_mhz: float | None
+    cpu_cap_mhz: float | None = None  # the lowest cap the governor set (scaling_max_freq) after its samples
+    thermal_stops: int = 0  # rows the OS stopped for heat
 
 
 @dataclass(frozen=True)
@@ -42,6 +49,8 @@ class SustainCurve:
     first_throttle_s: float | None  # None: no throttle seen
     throttle_why: str
     steady_fraction: float | None  # last pass's decode speed / first pass's
+    ending: str = STEADY  # os_stop | graceful | steady (the module's docstring)
+    ending_why: str = ""
 
     def to_json(self) -> dict[str, Any]:
         return asdict(self)
@@ -70,12 +79,15 @@ def curve(rows: Sequence[SampleResult]) -> SustainCurve | None:
         return None
     passes, elapsed = [], 0.0
     first_clock = max((c for r in mine if r.sustain_pass == 1 and (c := _after(r, "cpu_mhz"))), default=None)
-    throttle_s, why = None, ""
+    throttle_s, why, stop = None, "", None
     for k in sorted({r.sustain_pass or 0 for r in mine}):
         group = [r for r in mine if r.sustain_pass == k]
         for r in group:
             elapsed += (r.wall_ms or 0.0) / 1000.0
             status, clock = _after(r, "thermal_status"), _after(r, "cpu_mhz")
+            cap = _after(r, "cpu_cap_mhz")
+            if r.status == "thermal_stop" and stop is None:
+                stop = f"the OS stopped the runner for heat in pass {k} (sample {r.id}, after {elapsed:.1f} s)"
             if throttle_s is None and status is not None and status >= 1:
                 throttle_s, why = elapsed, f"thermal status {int(status)} after pass {k}'s sample {r.id}"
             elif throttle_s is None and clock and first_clock and clock < CLOCK_DROP * first_clock:
@@ -83,21 +95,33 @@ def curve(rows: Sequence[SampleResult]) -> SustainCurve | None:
                     elapsed,
                     f"CPU clock {clock:.0f} MHz (pass 1: {first_clock:.0f}) after {r.id}",
                 )
+            elif throttle_s is None and cap and first_clock and cap < CLOCK_DROP * first_clock:
+                throttle_s, why = elapsed, f"CPU capped at {cap:.0f} MHz (pass 1: {first_clock:.0f}) after {r.id}"
         ok = [r for r in group if r.status == "ok"]
         temps = [t for r in group if (t := _temp(r)) is not None]
         statuses = [int(s) for r in group if (s := _after(r, "thermal_status")) is not None]
         cpus = [c for r in group if (c := _after(r, "cpu_mhz")) is not None]
         gpus = [g for r in group if (g := _after(r, "gpu_mhz")) is not None]
+        caps = [c for r in group if (c := _after(r, "cpu_cap_mhz")) is not None]
         passes.append(PassFigures(
             sustain_pass=k, rows=len(group), end_s=round(elapsed, 3),
             wall_ms=_median([r.wall_ms for r in ok]),
             decode_tps=_median([r.decode_tps for r in ok]), prefill_tps=_median([r.prefill_tps for r in ok]),
             max_temp_c=max(temps) if temps else None, thermal_status=max(statuses) if statuses else None,
             cpu_mhz=min(cpus) if cpus else None, gpu_mhz=min(gpus) if gpus else None,
+            cpu_cap_mhz=min(caps) if caps else None, thermal_stops=sum(r.status == "thermal_stop" for r in group),
         ))  # fmt: skip
     first, last = passes[0].decode_tps, passes[-1].decode_tps
     steady = round(last / first, 3) if first and last is not None else None
-    return SustainCurve(tuple(passes), None if throttle_s is None else round(throttle_s, 3), why, steady)
+    if stop is not None:
+        ending, ending_why = OS_STOP, stop
+    elif throttle_s is not None or (steady is not None and steady < STEADY_MIN):
+        slowed = f"last pass at {steady:.0%} of the first's decode speed" if steady is not None else "no speed"
+        ending, ending_why = GRACEFUL, f"slowed without a stop: {why or 'no throttle mark'}; {slowed}"
+    else:
+        ending, ending_why = STEADY, "no throttle, no stop"
+    return SustainCurve(tuple(passes), None if throttle_s is None else round(throttle_s, 3), why, steady,
+                        ending, ending_why)  # fmt: skip
 
 
 def _cell(v: Any, fmt: str = "{:.1f}") -> str:
@@ -126,7 +150,8 @@ def summary(name: str, c: Mapping[str, Any]) -> str:
     speed = (
         f"last pass at {steady:.0%} of the first pass's decode speed" if steady is not None else "no speed"
     )
-    return f"{name}: {throttle}; {speed}"
+    ending = f"; {c['ending']}: {c.get('ending_why', '')}" if c.get("ending") else ""
+    return f"{name}: {throttle}; {speed}{ending}"
 
 
 def markdown(curves: Mapping[str, Mapping[str, Any]]) -> list[str]:

@@ -23,7 +23,7 @@ from ..measure import base_id, describe
 from ..stats import Resamples
 from ..sustain import curve as sustain_curve
 from .combine import as_record, build_report, device_row, sample_rows
-from .conditions import settle_records, unsettled_text
+from .conditions import settle_records, thermal_text, unsettled_text
 from .media import with_samples
 from .printers import PRINTERS
 from .types import RunReport
@@ -90,7 +90,8 @@ def _load_report(run_dir: Path, run: RunJson, settled: Mapping[str, DeviceOutcom
         row = device_row(device, outcome, results + stood, report, repeats, over, draws, expected)
         warm = dev_dir / "warmup.jsonl"  # --settle's record is on the block's first row, a warm-up's too
         settles = settle_records([*(read_results(str(warm)) if warm.is_file() else ()), *results, *repeats])
-        rows.append(dataclasses.replace(row, folder=dev_dir.name, settle=settles, unsettled=unsettled_text(settles)))
+        rows.append(dataclasses.replace(row, folder=dev_dir.name, settle=settles, unsettled=unsettled_text(settles),
+                                        thermal=thermal_text([*results, *repeats])))  # fmt: skip
         per_device[device.name or name] = (results, report)
     finished = run.finished_at or _last_outcome_written(run_dir)  # the run's end, unless run.json has it
     report = build_report(run, rows, sample_rows(per_device), run.unusable, run.notes, finished_at=finished)

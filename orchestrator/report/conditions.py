@@ -1,12 +1,18 @@
 """The conditions a device's figures were measured under (docs/conditions.md), pure: --settle's gate
 before each block, stated per device in every view; a device that did not settle is flagged (its
-status says so and it is never marked best), not mixed in silently."""
+status says so and it is never marked best), not mixed in silently. And its thermal state over the
+run: the OS's thermal status, the clock caps the governor set, samples the OS stopped for heat."""
 
 from __future__ import annotations
 
 from collections.abc import Iterable
 
+from collections.abc import Mapping
+
 from android_runner.contract import SampleResult, Settle
+from android_runner.status import Status
+
+from ..telemetry.android import THERMAL_STATUS_NAMES
 
 from .types import RunReport
 
@@ -41,9 +47,39 @@ def unsettled_text(records: Iterable[Settle]) -> str:
             f"{worst.window_s:g} s")  # fmt: skip
 
 
-def conditions_lines(report: RunReport) -> list[str]:
-    """Per device: each block's settle gate (--settle runs only)."""
+def _reading(r: SampleResult, key: str) -> list[float]:
     out = []
+    for snap in (r.thermal_before, r.thermal_after):
+        v = snap.get(key) if isinstance(snap, Mapping) else None
+        if isinstance(v, (int, float)) and not isinstance(v, bool):
+            out.append(float(v))
+    return out
+
+
+def thermal_text(rows: Iterable[SampleResult]) -> str:
+    """A device's thermal state over its rows, in words ("" when the rows say nothing about it): the
+    highest thermal status the OS reported, the lowest CPU clock cap against the highest clock seen, and
+    the samples the OS stopped for heat."""
+    rows = list(rows)
+    parts = []
+    statuses = [int(v) for r in rows for v in _reading(r, "thermal_status")]
+    if statuses and max(statuses) > 0:
+        top = max(statuses)
+        name = THERMAL_STATUS_NAMES[top] if top < len(THERMAL_STATUS_NAMES) else "?"
+        parts.append(f"thermal status up to {top} ({name})")
+    caps = [v for r in rows for v in _reading(r, "cpu_cap_mhz")]
+    clocks = caps + [v for r in rows for v in _reading(r, "cpu_mhz")]
+    if caps and min(caps) < max(clocks):
+        parts.append(f"CPU capped down to {min(caps):.0f} MHz (highest seen {max(clocks):.0f})")
+    stops = sum(r.status == Status.THERMAL_STOP for r in rows)
+    if stops:
+        parts.append(f"{stops} sample(s) stopped by the OS for heat")
+    return "; ".join(parts)
+
+
+def conditions_lines(report: RunReport) -> list[str]:
+    """Per device: its thermal state, and each block's settle gate (--settle runs only)."""
+    out = [f"{row.device}: {row.thermal}" for row in report.devices if row.thermal]
     for row in report.devices:
         for n, s in enumerate(row.settle, 1):
             block = f" block {n}" if len(row.settle) > 1 else ""

@@ -66,7 +66,7 @@ def to_markdown(report: RunReport) -> str:
             lines += _md_figure(table)
     conditions = conditions_lines(report)
     if conditions:
-        lines += ["", "## Conditions (--settle, docs/conditions.md)", ""]
+        lines += ["", "## Conditions (thermal state, --settle: docs/conditions.md)", ""]
         lines += [f"- {c}" for c in conditions]
     card_only = card_only_lines(report)
     if card_only:

@@ -80,6 +80,7 @@ class DeviceRow:
     # (shown with its status, never marked best)
     settle: tuple[Settle, ...] = ()
     unsettled: str = ""
+    thermal: str = ""  # its thermal state over the run (report/conditions.py thermal_text): status, caps, stops
 
 
 COLUMNS: tuple[Column, ...] = (

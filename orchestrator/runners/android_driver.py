@@ -45,7 +45,7 @@ from .android_choice import (
     version_stamp,
 )
 from .android_files import marked_files, new_marker, read_phone_files
-from .android_kills import available_mb, kill_records
+from .android_kills import available_mb, kill_evidence
 from .android_snapshots import SNAPSHOT_FILES
 from .android_storage import Halt, keep_recorded, refused_sample, refused_write, storage_full
 from .base import Check, Need, RunnerEvents, RunOptions, Staged
@@ -333,7 +333,7 @@ class AndroidRunner:
             item = self.numbers.get(line["n"])
             if item is None or item.id in results or (self.cut is not None and line["n"] >= self.cut):
                 return line["n"]  # a row at or after a refused write is not recorded: it runs again
-            tail = ""
+            tail = heat = ""
             if line.get("status") == native.DIED:
                 tail = "\n".join(self._lines(device, staged.job / "runner.log")[-8:])
                 pid, code = line.get("pid"), line.get("exit_code")  # the driver's own died line
@@ -342,9 +342,10 @@ class AndroidRunner:
                     and signal_from_shell_status(code) == SIGKILL
                     and isinstance(pid, int)
                 ):
-                    tail = "\n".join(x for x in (tail, kill_records(device, pid)) if x)
+                    records, heat = kill_evidence(device, pid)
+                    tail = "\n".join(x for x in (tail, records) if x)
             row = native.line_row(
-                line, item.id, opts, tail, self.available_mb, item.max_output_tokens
+                line, item.id, opts, tail, self.available_mb, item.max_output_tokens, heat
             )  # built once
             results[item.id] = native.with_snapshots(row, line, opts, {})
             self.native_lines[item.id] = (line, row)
@@ -416,7 +417,8 @@ class AndroidRunner:
             files = self._fetch(device, staged.job / "samples" / str(r.n), upstream.SAMPLE_FILES)
             pid = files.get("pid", "").strip()
             if signal_from_shell_status(rc) == SIGKILL and pid.isdigit():  # the phone's record of the kill
-                files = {**files, "logcat": kill_records(device, int(pid))}
+                records, heat = kill_evidence(device, int(pid))
+                files = {**files, "logcat": records, "heat": heat}
             results[r.id] = upstream.build_result(r, rc, wall, files, opts, self.available_mb)
             events.ready(results[r.id].init_ms)  # one model load per sample
             events.result(results[r.id])

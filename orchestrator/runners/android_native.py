@@ -170,6 +170,7 @@ def line_row(
     log_tail: str = "",
     available_mb: float | None = None,
     max_output_tokens: int | None = None,
+    heat: str = "",
 ) -> SampleResult:
     """What the result line alone says (no hook snapshots, no runner log): status, answer, speed,
     memory; the backend as asked when it answered. `with_snapshots` adds the rest.
@@ -181,10 +182,12 @@ def line_row(
         signal = signal_from_shell_status(exit_code)
         peak = _died_peak(line)
         pressure = memory_pressure(peak, available_mb, log_tail)  # oom only with evidence, else killed
-        status = classify(None if signal else exit_code, signal, "", pressure)
+        status = classify(None if signal else exit_code, signal, "", pressure, heat)
         status = Status.ERROR if status == Status.OK else status  # a died line is never an answer
         how = f"signal {signal}" if signal else f"exit status {exit_code}"
-        if status in (Status.OOM, Status.KILLED):
+        if status == Status.THERMAL_STOP:
+            how = f"stopped by the OS for heat, signal {signal}; {heat}"
+        elif status in (Status.OOM, Status.KILLED):
             seen = f"peak {peak:.0f} MB" if peak else "no memory reading"
             seen += f" of {available_mb:.0f} MB available" if available_mb else ""
             how += f"; {pressure}" if pressure else f"; no evidence of memory pressure ({seen})"

@@ -16,7 +16,7 @@ from ..telemetry import android as tel
 from ..telemetry.energy import PowerReading, reading_from_series, reading_to_json, with_battery
 
 SNAPSHOT_FILES = ("battery_before", "battery_after", "thermal_before", "thermal_after", "cooldown_ms",
-                  "cpufreq_after", "gpufreq_after", "settle")  # fmt: skip
+                  "cpufreq_after", "cpucap_after", "gpufreq_after", "settle")  # fmt: skip
 
 
 def thermal_of(files: Mapping[str, str], phase: str) -> dict[str, Any] | None:
@@ -27,11 +27,11 @@ def thermal_of(files: Mapping[str, str], phase: str) -> dict[str, Any] | None:
     b, t = tel.parse_battery(battery_text), tel.parse_thermal(thermal_text)
     out = {"battery_temp_c": b.temperature_c, "battery_pct": b.level_pct, "thermal_status": t.status,
            "max_temp_c": t.max_temp_c}  # fmt: skip
-    cpu, gpu = (
-        clock_mhz(files.get(f"cpufreq_{phase}", ""), 1e-3),
-        clock_mhz(files.get(f"gpufreq_{phase}", ""), 1e-6),
-    )
-    return out | ({"cpu_mhz": cpu} if cpu else {}) | ({"gpu_mhz": gpu} if gpu else {})
+    clocks = {"cpu_mhz": clock_mhz(files.get(f"cpufreq_{phase}", ""), 1e-3),
+              # the highest clock the governor allows now (scaling_max_freq): below the top, a cap
+              "cpu_cap_mhz": clock_mhz(files.get(f"cpucap_{phase}", ""), 1e-3),
+              "gpu_mhz": clock_mhz(files.get(f"gpufreq_{phase}", ""), 1e-6)}  # fmt: skip
+    return out | {k: v for k, v in clocks.items() if v}
 
 
 def clock_mhz(text: str, mhz_per_unit: float) -> float | None:

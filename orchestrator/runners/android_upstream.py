@@ -158,13 +158,16 @@ def build_result(
     pressure = (
         memory_pressure(peak, available_mb, stderr + "\n" + files.get("logcat", "")) if sig == SIGKILL else ""
     )
-    status = classify(None if sig else rc, sig, bench.failure, pressure)
+    heat = files.get("heat", "") if sig == SIGKILL else ""
+    status = classify(None if sig else rc, sig, bench.failure, pressure, heat)
     error = ""
     if status != "ok":
         why = bench.failure or ("timed out" if rc == TIMEOUT_EXIT else f"exit code {rc}")
         if bench.failure and rc != 0:
             why += f" (exit code {rc})"
-        if sig == SIGKILL:
+        if status == "thermal_stop":
+            why += f"; stopped by the OS for heat: {heat}"
+        elif sig == SIGKILL:
             seen = f"peak {peak:.0f} MB" if peak else "no memory reading"
             seen += f" of {available_mb:.0f} MB available" if available_mb else ""
             why += (

@@ -70,3 +70,16 @@ def test_no_sustain_rows_no_curve_and_no_section():
     assert markdown({}) == [] and html({}) == ""
     cool = curve([_row(f"T0@s{k}", k, 20.0, 30.0, 0, 2900) for k in (1, 2)])
     assert cool.first_throttle_s is None and cool.steady_fraction == 1.0
+
+
+def test_the_ending_tells_an_os_stop_from_graceful_slowing_and_a_steady_run():
+    from dataclasses import replace
+
+    steady = [_row(f"T@s{k}", k, 20.0, 35.0, 0, 2900.0) for k in (1, 2, 3)]
+    assert curve(steady).ending == "steady"
+    slowed = [_row(f"T@s{k}", k, 20.0 - 4 * k, 35.0 + k, 0, 2900.0) for k in (1, 2, 3)]
+    got = curve(slowed)
+    assert got.ending == "graceful" and "slowed without a stop" in got.ending_why
+    stop = replace(slowed[1], status="thermal_stop", decode_tps=None)
+    got = curve([slowed[0], stop, slowed[2]])
+    assert got.ending == "os_stop" and "pass 2 (sample T@s2" in got.ending_why and got.passes[1].thermal_stops == 1

@@ -114,7 +114,7 @@ class Lab:
             etc = root / LAB_ETC.lstrip("/")
             cpufreq = root / "cpufreq" / "policy0" / "scaling_cur_freq"
             saved[label] = ({p: p.read_text() for p in battery.iterdir()}, dumpsys.read_text())
-            kept[label] = {p: p.read_text() for p in (etc / "thermal.txt", cpufreq)}
+            kept[label] = {p: p.read_text() for p in (etc / "thermal.txt", cpufreq, cpufreq.with_name("scaling_max_freq"))}
             for p in battery.iterdir():
                 p.unlink()
             phone = self.phones[label]

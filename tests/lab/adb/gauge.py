@@ -66,6 +66,9 @@ class ThermalSpec:
         (34.0, 2_000_000, 1),
         (38.0, 1_200_000, 2),
     )  # (above C, kHz, status)
+    # past this temperature the phone's OS stops the runner for heat (SIGKILL, once), as a vendor's
+    # thermal daemon does at severe status; None: never
+    stop_above: float | None = None
 
 
 def _cpu_by_session() -> dict[int, dict[int, float]]:
@@ -98,6 +101,7 @@ class Gauge:
         self.temp_c = thermal.ambient_c if thermal else 0.0
         self.clock_ratio = 1.0  # the governor's clock / the top clock: the share of time the phone runs
         self.stopped_s = 0.0  # how long the governor has held the phone's processes stopped
+        self.heat_kills: list[int] = []  # runner pids the phone's OS stopped for heat (ThermalSpec.stop_above)
         self.battery_dir = battery_dir
         self.dumpsys_file = dumpsys_file
         self.template = dumpsys_file.read_text()
@@ -167,6 +171,7 @@ class Gauge:
         self.clock_ratio = khz / th.max_khz
         if self.cpufreq_file is not None:
             _write(self.cpufreq_file, f"{khz}\n")
+            _write(self.cpufreq_file.with_name("scaling_max_freq"), f"{khz}\n")  # the governor's cap
         if self.thermal_file is not None:
             text = re.sub(r"Thermal Status: \d+", f"Thermal Status: {status}", self.thermal_template)
             text = re.sub(r"mValue=[-\d.]+(, mType=0,)", f"mValue={self.temp_c:.1f}\\1", text)
@@ -246,9 +251,17 @@ class GaugeBank:
             self._governor.join(timeout=5)
 
     def _govern(self) -> None:
-        """Every 5 ms, stop each throttled phone's processes for the share its lower clock takes away."""
+        """Every 5 ms, stop each throttled phone's processes for the share its lower clock takes away, and
+        past ThermalSpec.stop_above SIGKILL its runner once (the OS stopping it for heat)."""
         period = 0.005
         while not self._stop.is_set():
+            for g in self.gauges.values():
+                th = g.thermal
+                if th is not None and th.stop_above is not None and not g.heat_kills and g.temp_c > th.stop_above:
+                    runners = [pid for pid in g.seen if _is_runner(pid)]
+                    if runners:
+                        g.heat_kills.extend(runners)
+                        _signal(runners, signal.SIGKILL)
             slow = [g for g in self.gauges.values() if g.clock_ratio < 1.0]
             if not slow:
                 time.sleep(period)
@@ -268,6 +281,17 @@ class GaugeBank:
             t = boottime()
             for g in list(self.gauges.values()):
                 g.tick(t, cpu)
+
+
+def _is_runner(pid: int) -> bool:
+    """A phone process that is a model runner (the native runner or the upstream binary), not its driver
+    (whose command line names the runner too)."""
+    try:
+        with open(f"/proc/{pid}/cmdline", "rb") as f:
+            cmd = f.read()
+    except OSError:
+        return False
+    return (b"litert_lm_advanced_main" in cmd or b"edgefarm_runner" in cmd) and b"driver.sh" not in cmd
 
 
 def _signal(pids: list[int], sig: int) -> None:

@@ -49,7 +49,7 @@ def test_settle_waits_for_a_cooling_phone_and_flags_one_that_never_settles(adb_l
     assert devs["google-pixel-8"]["unsettled"] == "" and devs["google-pixel-8"]["settle"][0]["settled"] is True
     assert devs["samsung-sm-s921b"]["unsettled"].startswith("unsettled: 1 block(s)")
     md = (run_dir / "report.md").read_text()
-    assert "## Conditions (--settle" in md and "samsung-sm-s921b: NOT settled after" in md
+    assert "## Conditions (thermal state, --settle" in md and "samsung-sm-s921b: NOT settled after" in md
     assert "google-pixel-8: settled after" in md
     assert "Conditions" in (run_dir / "report.html").read_text()
     trace = json.loads(edgefarm(adb_lab, "report", str(run_dir), "--format", "trace").stdout)["traceEvents"]

@@ -19,17 +19,24 @@ FAULTS = ("local", "tmp", "edgefarm-lab-faults")
 LIMIT = 2  # samples per pass: 10 in all (each pass's median is over 2)
 
 
-def test_sustain_five_passes_show_the_throttle_and_the_steady_state(adb_lab, tmp_path):
-    out = tmp_path / "runs"
-    faults = adb_lab.device_root("pixel8").joinpath(*FAULTS)
+def heated_run(lab, out, spec: ThermalSpec, limit: int, *flags: str):
+    """`edgefarm run` of `limit` text samples on the lab Pixel (upstream stand-in, 0.3 s of CPU work per
+    sample) with a temperature model that follows its load; (the process, the phone's gauge after it)."""
+    faults = lab.device_root("pixel8").joinpath(*FAULTS)
     faults.write_text("work 0.3\n")
     try:
-        with adb_lab.gauges({"pixel8": GaugeSpec(period_s=0.25)}, thermal={"pixel8": HOT}) as bank:
-            p = edgefarm(adb_lab, "run", "--devices", "google-pixel-8", "--modality", "text", "--limit", str(LIMIT),
-                         "--sustain", "5", "--out", str(out), EDGEFARM_PHONE_RUNNER="upstream")  # fmt: skip
-            peak, stopped = bank.gauges["pixel8"].temp_c, bank.gauges["pixel8"].stopped_s
+        with lab.gauges({"pixel8": GaugeSpec(period_s=0.25)}, thermal={"pixel8": spec}) as bank:
+            p = edgefarm(lab, "run", "--devices", "google-pixel-8", "--modality", "text", "--limit", str(limit),
+                         *flags, "--out", str(out), EDGEFARM_PHONE_RUNNER="upstream")  # fmt: skip
+            return p, bank.gauges["pixel8"]
     finally:
         faults.unlink()
+
+
+def test_sustain_five_passes_show_the_throttle_and_the_steady_state(adb_lab, tmp_path):
+    out = tmp_path / "runs"
+    p, gauge = heated_run(adb_lab, out, HOT, LIMIT, "--sustain", "5")
+    peak, stopped = gauge.temp_c, gauge.stopped_s
     assert p.returncode == 0, p.stderr[-3000:]
     (run_dir,) = [d for d in out.iterdir() if d.is_dir()]
     dev = run_dir / "devices" / "google-pixel-8"
@@ -49,6 +56,9 @@ def test_sustain_five_passes_show_the_throttle_and_the_steady_state(adb_lab, tmp
     # effect on the tiny model's ~5 ms of decoding is not asserted: no timing on a shared 2-core box
     assert stopped > 1.0, stopped
     assert curve["steady_fraction"] is not None and "steady" not in curve["throttle_why"]
+    # the clock capped halfway, no stop: graceful slowing (issue 45), the cap read after each sample
+    assert curve["ending"] == "graceful" and "slowed without a stop" in curve["ending_why"], curve
+    assert passes[-1]["cpu_cap_mhz"] < passes[0]["cpu_cap_mhz"] and passes[-1]["thermal_stops"] == 0
     md = (run_dir / "report.md").read_text()
     assert "## Sustained load (--sustain)" in md and "first throttle after" in md and "| google-pixel-8 | 5 |" in md
     html = (run_dir / "report.html").read_text()
