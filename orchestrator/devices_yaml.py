@@ -3,8 +3,6 @@ of its entries, every problem with its line."""
 
 from __future__ import annotations
 
-import ipaddress
-import posixpath
 import re
 from typing import Any
 
@@ -12,6 +10,7 @@ import yaml
 
 from android_runner.backend import BACKENDS
 
+from .devices.entry import CONTROL, address_problem, workdir_problem
 from .devices.kinds import KINDS
 from .devices.types import Inventory, clip
 from .errors import ConfigError
@@ -41,49 +40,17 @@ SCHEMA: dict[str, Any] = {
                 "type": "object",
                 "required": ["name", "kind"],
                 "properties": {"kind": {"enum": list(KINDS)}},  # devices/kinds.py, the one table
-                "allOf": [
+                "allOf": [  # each kind's own fields: its row's (devices/kinds.py)
                     {
-                        "if": {"properties": {"kind": {"const": "local"}}},
+                        "if": {"properties": {"kind": {"const": name}}},
                         "then": {
-                            "properties": {**_COMMON, "kind": {}, "python": {"type": "string"}},
+                            **({"required": list(k.required)} if k.required else {}),
+                            "properties": {**_COMMON, "kind": {}, **k.fields},
                             "additionalProperties": False,
                         },
-                    },
-                    {
-                        "if": {"properties": {"kind": {"const": "adb"}}},
-                        "then": {
-                            "required": ["serial"],
-                            "properties": {
-                                **_COMMON,
-                                "kind": {},
-                                "serial": {"type": "string"},
-                                "server": {"type": "string"},
-                                "runner": {"enum": ["native", "upstream"]},
-                                "runner_path": {"type": "string"},
-                                "native_runner": {"type": "string"},
-                                "runtime_lib": {"type": "string"},
-                                "libs": {"type": "array", "items": {"type": "string"}},
-                            },
-                            "additionalProperties": False,
-                        },
-                    },
-                    {
-                        "if": {"properties": {"kind": {"const": "ssh"}}},
-                        "then": {
-                            "required": ["host"],
-                            "properties": {
-                                **_COMMON,
-                                "kind": {},
-                                "host": {"type": "string"},
-                                "port": {"type": "integer", "minimum": 1, "maximum": 65535},
-                                "user": {"type": "string"},
-                                "identity_file": {"type": "string"},
-                                "known_hosts": {"type": "string"},
-                                "python": {"type": "string"},
-                            },
-                            "additionalProperties": False,
-                        },
-                    },
+                    }
+                    for name in KINDS
+                    if (k := KINDS.get(name))
                 ],
             },
         },
@@ -237,46 +204,6 @@ def _schema_problems(data: Any, node: Any, where: str) -> list[str]:
 
 # ---------------------------------------------------------------- values by what they are (issue 24)
 
-_PATH_CHARS = re.compile(r"[A-Za-z0-9_@%+=:,./~-]+")  # a path that needs no quoting anywhere
-_CONTROL = re.compile(r"[\x00-\x1f\x7f]")
-_HOSTNAME = re.compile(
-    r"(?=.{1,253}\.?\Z)[A-Za-z0-9_](?:[A-Za-z0-9_-]{0,61}[A-Za-z0-9_])?(?:\.[A-Za-z0-9_](?:[A-Za-z0-9_-]{0,61}[A-Za-z0-9_])?)*\.?\Z"
-)
-_USER = re.compile(r"[A-Za-z_][A-Za-z0-9_.-]{0,31}\Z")  # POSIX login names (useradd's rule, upper case too)
-_SERIAL = re.compile(r"[A-Za-z0-9._:-]{1,128}\Z")  # adb serials: R58M..., emulator-5554, 10.0.0.5:5555
-# folders a workdir may not be (the device's files would be deleted, or mixed into the system's)
-SYSTEM_FOLDERS = frozenset((
-    "/", "/bin", "/boot", "/dev", "/etc", "/home", "/lib", "/lib32", "/lib64", "/media", "/mnt", "/opt", "/proc",
-    "/root", "/run", "/sbin", "/srv", "/sys", "/tmp", "/usr", "/var", "/data", "/data/local", "/data/local/tmp",
-    "/sdcard", "/storage", "/system", "/vendor", "/product", "/apex",
-))  # fmt: skip
-_UNDER_SYSTEM = ("/bin/", "/boot/", "/dev/", "/etc/", "/lib/", "/lib64/", "/proc/", "/sbin/", "/sys/", "/usr/",
-                 "/system/", "/vendor/", "/apex/", "/product/")  # fmt: skip
-_OWN = {
-    "adb": "default: /data/local/tmp/edgefarm",
-    "ssh": "default: /home/<user>/edgefarm",
-    "local": "e.g. ~/edgefarm",
-}
-_FILE_FIELDS = ("python", "runner_path", "native_runner", "runtime_lib", "identity_file", "known_hosts")
-
-
-def workdir_problem(value: str, kind: str) -> str | None:
-    """Why `value` cannot be a device's work folder (pure), or None."""
-    if _CONTROL.search(value):
-        return f"{value!r} holds a control character; give a plain absolute path"
-    shown = value[2:] if kind == "local" and value.startswith("~/") else value  # this host expands ~
-    if not shown.startswith("/") and not (kind == "local" and value.startswith("~/")):
-        return f"{value!r} is not an absolute path; give one such as /home/pi/edgefarm"
-    if not _PATH_CHARS.fullmatch(value):
-        bad = sorted({c for c in value if not _PATH_CHARS.fullmatch(c)})
-        return f"{value!r} holds {' '.join(map(repr, bad))}; use letters, digits and _@%+=:,./~- only"
-    normal = posixpath.normpath(value)
-    if normal in SYSTEM_FOLDERS or f"{normal}/".startswith(_UNDER_SYSTEM):
-        return f"{value!r} is a system folder or inside one; give a folder of edgefarm's own ({_OWN[kind]})"
-    if normal != (value.rstrip("/") or "/") or "//" in value:
-        return f"{value!r} is not normalised (no '.', '..' or '//' parts); write it as {normal!r}"
-    return None
-
 
 def name_problem(value: object) -> str | None:
     """Why `value` is not a device name devices.yaml would take (pure), or None: for names that reach
@@ -287,44 +214,20 @@ def name_problem(value: object) -> str | None:
             "'.', '_' or '-')")  # fmt: skip
 
 
-def host_problem(value: str) -> str | None:
-    """Why `value` is not a host name or an IP address (pure), or None."""
-    try:
-        ipaddress.ip_address(value)
-        return None
-    except ValueError:
-        pass
-    if _HOSTNAME.match(value):
-        return None
-    return f"{value!r} is not a host name or an IP address"
-
-
 def _value_problems(data: Any, node: Any, where: str) -> list[str]:
-    """Workdirs, hosts, users, serials and file settings checked by what they are, with their lines."""
+    """Workdirs, file settings and each kind's own fields (its row's `checks`: hosts, users, serials)
+    checked by what they are, with their lines."""
     problems = []
     devices = data.get("devices") if isinstance(data, dict) else None
     for i, entry in enumerate(devices if isinstance(devices, list) else []):
-        kind = entry.get("kind")
-        found: list[tuple[str, str]] = []
+        kind = KINDS.get(entry["kind"])  # the schema took only known kinds
+        found: list[tuple[str, str | None]] = []
         if isinstance(entry.get("workdir"), str):
-            found.append(("workdir", workdir_problem(entry["workdir"], kind)))
-        if kind == "ssh":
-            found.append(("host", host_problem(entry["host"])))
-            if isinstance(entry.get("user"), str) and not _USER.match(entry["user"]):
-                found.append(("user", f"{entry['user']!r} is not a login name (letters, digits, _ . -)"))
-        if kind == "adb":
-            if not _SERIAL.match(entry["serial"]):
-                found.append(
-                    ("serial", f"{entry['serial']!r} is not an adb serial (letters, digits, . _ : -)")
-                )
-            if isinstance(entry.get("server"), str):
-                found.append(("server", address_problem(entry["server"])))
-        for key in _FILE_FIELDS:
-            if isinstance(entry.get(key), str) and _CONTROL.search(entry[key]):
+            found.append(("workdir", workdir_problem(entry["workdir"], kind.workdir, kind.workdir_home)))
+        found += kind.checks(entry)
+        for key in kind.paths:
+            if isinstance(entry.get(key), str) and CONTROL.search(entry[key]):
                 found.append((key, f"{entry[key]!r} holds a control character"))
-        for j, lib in enumerate(entry.get("libs") or []):
-            if isinstance(lib, str) and _CONTROL.search(lib):
-                found.append((f"libs[{j}]", f"{lib!r} holds a control character"))
         for key, why in found:
             if why:
                 path = ["devices", i, key.split("[")[0]]
@@ -344,13 +247,3 @@ def _value_problems(data: Any, node: Any, where: str) -> list[str]:
             line = _line_of(node, ["adb_servers", j]) if node is not None else 1
             problems.append(clip(f"{where}:{line} adb_servers[{j}]: {why}"))
     return problems
-
-
-def address_problem(value: str) -> str | None:
-    """Why `value` is not HOST:PORT with a port in 1..65535 (an adb server, a Ray head), or None."""
-    host, sep, port = value.rpartition(":")
-    if not sep or not port.isascii() or not port.isdigit():
-        return f"{value!r} is not HOST:PORT"
-    if not 0 < int(port) < 65536:
-        return f"{value!r}: port {port} is outside 1..65535"
-    return host_problem(host)

@@ -4,7 +4,7 @@ discovery and the choice of devices for a run."""
 from __future__ import annotations
 
 import os
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
@@ -49,22 +49,6 @@ def load_inventory(path: Path | None) -> Inventory:
     return Inventory(path=path, adb_servers=inv.adb_servers, entries=inv.entries, cluster=inv.cluster)
 
 
-# Discovery functions find attached devices (phones on adb servers, ...): each returns the usable
-# devices and the DeviceInfo of devices found but unusable (unauthorized, offline: with the fix).
-Discovery = Callable[[Inventory], "tuple[list[Device], list[DeviceInfo]]"]
-DISCOVERY: list[Discovery] = []
-
-
-# Phones on the local adb server and every `adb_servers` entry (env read here, at the edge).
-def _discover_phones(inv: Inventory) -> tuple[list[Device], list[DeviceInfo]]:
-    from .devices.adb_discovery import devices_from_inventory
-
-    return devices_from_inventory(inv.adb_servers, inv.entries, os.environ)
-
-
-DISCOVERY.append(_discover_phones)
-
-
 @dataclass(frozen=True)
 class Selection:
     devices: tuple[Device, ...]
@@ -99,10 +83,11 @@ def select_devices(inv: Inventory, spec: str) -> Selection:
         return Selection((local,), (), ())
     found: list[Device] = []
     unusable: list[DeviceInfo] = []
-    for discover in DISCOVERY:
-        devs, bad = discover(inv)
-        found += devs
-        unusable += bad
+    for kind in (KINDS.get(n) for n in KINDS):  # each kind's discovery (devices/kinds.py); env read here
+        if kind.discover is not None:
+            devs, bad = kind.discover(inv, os.environ)
+            found += devs
+            unusable += bad
     found += _declared(inv)
     if spec == "all":
         if not found and not local_entries:

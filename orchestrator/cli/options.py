@@ -7,7 +7,7 @@ from pathlib import Path
 
 import click
 
-from ..devices_yaml import address_problem
+from ..devices.entry import address_problem
 from ..errors import ConfigError
 
 

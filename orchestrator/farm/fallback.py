@@ -27,7 +27,7 @@ from android_runner.contract import SampleResult
 
 from ..datasets.types import Dataset, Sample
 from ..devices.base import Device
-from ..devices.kinds import KINDS, kind_spec
+from ..devices.kinds import KINDS, first_kind, kind_spec
 from ..devices.types import DeviceInfo
 from ..errors import ConfigError, EdgefarmError
 from ..fsutil import write_json_atomic
@@ -275,7 +275,7 @@ def _merge_into_phone(
     dev_dir.mkdir(parents=True, exist_ok=True)
     if outcome is None:  # absent at the start: the phone's folder starts here
         info = next((u for u in unusable if u.name == need.phone), None)
-        kind = info.kind if info is not None else "adb"  # a phone that was never seen: the phone kind's name
+        kind = info.kind if info is not None else first_kind("phone")  # a phone never seen: the phone kind
         outcome = DeviceOutcome(name=need.phone, kind=kind, info=info, error=need.reason)
         if info is not None:
             write_json_atomic(dev_dir / "device.json", dataclasses.asdict(info))
@@ -302,7 +302,7 @@ def _board_folders(done: Sequence[StandIn], run_dir: Path, boards: Mapping[str, 
         if not (board_dir / "outcome.json").exists():  # ran only as a stand-in: its own figures' row
             board_dir.mkdir(parents=True, exist_ok=True)
             dev = boards.get(s.board)
-            write_outcome(board_dir, DeviceOutcome(name=s.board, kind=dev.kind if dev else "ssh"))
+            write_outcome(board_dir, DeviceOutcome(name=s.board, kind=dev.kind if dev else first_kind("board")))
             stand_dir = device_folder(run_dir, s.folder)
             if (stand_dir / "device.json").exists():
                 (board_dir / "device.json").write_bytes((stand_dir / "device.json").read_bytes())

@@ -57,9 +57,10 @@ def state_checks(info: DeviceInfo) -> tuple[Check, ...]:
     if info.state != "device":
         need = {"unauthorized": "authorization", "needs setup": "runtime"}.get(info.state, "reachable")
         return (Check(need, False, f"{info.state}: {info.problem}" if info.problem else info.state),)
-    out = [Check("authorization" if info.kind == "adb" else "reachable", True, "answers")]
+    phone = kind_spec(info.kind).phone  # a phone authorizes this host and says what powers it
+    out = [Check("authorization" if phone else "reachable", True, "answers")]
     extra = info.extra
-    if info.kind == "adb":
+    if phone:
         external = extra.get("external_power") or ("charging" if extra.get("charging") else "")
         out.append(
             Check(
