@@ -171,5 +171,6 @@ def main(ctx: click.Context, debug: bool) -> None:
 
 
 def entry() -> None:
-    """The `edgefarm` console script (and `python -m orchestrator`)."""
-    main()
+    """The `edgefarm` console script (and `python -m orchestrator`, which names itself `edgefarm` too: its
+    usage and fix lines point to `edgefarm run --help`, not `python -m orchestrator run --help`)."""
+    main(prog_name="edgefarm")

@@ -35,3 +35,14 @@ def test_an_error_keeps_its_exit_status_and_message():
     assert p.returncode == ModelError.exit_code == 4, p.stderr
     assert "error: model file not found: /nonexistent/model.litertlm" in p.stderr
     assert "Traceback" not in p.stderr
+
+
+def test_a_click_error_through_the_console_entry_speaks_the_projects_voice():
+    """The real entry (as `edgefarm` and `python -m orchestrator` run it): error + fix, exit 2, and the
+    fix names `edgefarm`, whichever way it was started."""
+    p = _entry("run", "--repeat", "0")
+    assert p.returncode == 2, p.stderr
+    assert p.stderr.splitlines() == [
+        "error: --repeat: 0 is not in the range x>=1",
+        "  fix: give --repeat a whole number at least 1 (see `edgefarm run --help`)",
+    ]
