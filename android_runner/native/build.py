@@ -29,6 +29,7 @@ import zipfile
 from importlib import metadata
 from pathlib import Path
 
+from android_runner.native import settings_header
 from android_runner.runtime_pin import PINNED_VERSION, RUNTIME_DIST, RUNTIME_LIB
 
 HERE = Path(__file__).resolve().parent
@@ -133,25 +134,31 @@ def record_sha256(record_text: str, name: str = RUNTIME_LIB) -> str:
 def compile_runner(cc: str, out: Path, pinned_sha256: str, extra: list[str] | None = None,
                    version: str = PINNED_VERSION) -> Path:  # fmt: skip
     """Compile the runner with `cc` (host, NDK or cross compiler) into `out`, pinned to the library whose
-    sha256 is `pinned_sha256` (the runner refuses another one at start unless --allow-runtime)."""
+    sha256 is `pinned_sha256` (the runner refuses another one at start unless --allow-runtime). Its
+    settings keys, bounds and backends come from settings_gen.h, generated here from the Python record
+    (settings_header.py) into a folder of this build's own."""
     out.parent.mkdir(parents=True, exist_ok=True)
     pins = [f'-DEF_PINNED_SHA256="{pinned_sha256}"', f'-DEF_PINNED_VERSION="{version}"']
     upstream = upstream_header()
     if upstream is not None:
         check_against_upstream(cc, upstream)
-    argv = [
-        cc,
-        *CFLAGS,
-        *pins,
-        *(extra or []),
-        "-o",
-        str(out),
-        *map(str, SOURCES),
-        "-ldl",
-        "-lpthread",
-        "-lm",
-    ]
-    p = subprocess.run(argv, capture_output=True, text=True, check=False)
+    with tempfile.TemporaryDirectory(prefix="edgefarm-generated-") as generated:
+        settings_header.write(Path(generated))
+        argv = [
+            cc,
+            *CFLAGS,
+            *pins,
+            *(extra or []),
+            "-I",
+            generated,
+            "-o",
+            str(out),
+            *map(str, SOURCES),
+            "-ldl",
+            "-lpthread",
+            "-lm",
+        ]
+        p = subprocess.run(argv, capture_output=True, text=True, check=False)
     if p.returncode != 0:
         raise BuildError(f"compiling {SOURCE.name} with {cc} failed:\n{p.stderr[-2000:]}")
     return out

@@ -66,6 +66,7 @@
 #include "pin.h"
 #include "power.h"
 #include "reply.h"
+#include "settings_gen.h" /* generated from android_runner/settings.py at build time (build.py) */
 #include "text.h"
 
 #ifndef EF_PINNED_SHA256
@@ -161,12 +162,8 @@ typedef struct {
   long settle_mc, settle_window_ms, settle_max_ms; /* the hook's settle gate (driver.sh) */
 } run_settings;
 
-static const char *const SETTING_KEYS[] = {"model",           "cache_dir",      "backend",           "vision_backend",
-                                           "audio_backend",   "threads",        "max_num_tokens",    "sample_timeout_ms",
-                                           "cooldown_mc",     "cooldown_max_ms", "settle_mc",        "settle_window_ms",
-                                           "settle_max_ms",   "lib",            "allow_runtime"};
-#define SETTING_COUNT (sizeof SETTING_KEYS / sizeof *SETTING_KEYS)
-#define SETTINGS_MAX_BYTES (64 * 1024) /* android_runner/settings.py MAX_BYTES */
+/* SETTING_KEYS, each SETTING_<KEY>_LEAST/_MOST, SETTINGS_MAX_BYTES, SETTINGS_HEADER and the backends: generated
+ * from android_runner/settings.py at build time (settings_gen.h, android_runner/native/settings_header.py) */
 
 static void settings_fatal(const char *path, long line_no, const char *what) {
   static char why[1200];
@@ -183,8 +180,6 @@ static long setting_long(const char *path, long no, const char *key, const char 
   }
   return out;
 }
-
-static int is_backend(const char *v) { return !strcmp(v, "cpu") || !strcmp(v, "gpu") || !strcmp(v, "npu"); }
 
 static void read_settings(const char *path, run_settings *out) {
   size_t len = 0;
@@ -208,7 +203,7 @@ static void read_settings(const char *path, run_settings *out) {
     char *line = cur;
     cur = nl + 1;
     if (no == 1) {
-      if (strcmp(line, "EFSETTINGS 1") != 0) settings_fatal(path, 1, "not a settings file (no 'EFSETTINGS 1' header)");
+      if (strcmp(line, SETTINGS_HEADER) != 0) settings_fatal(path, 1, "not a settings file (no '" SETTINGS_HEADER "' header)");
       continue;
     }
     char *eq = strchr(line, '=');
@@ -219,26 +214,32 @@ static void read_settings(const char *path, run_settings *out) {
     while (k < SETTING_COUNT && strcmp(line, SETTING_KEYS[k]) != 0) k++;
     if (k == SETTING_COUNT) settings_fatal(path, no, "unknown key");
     if (seen[k]++) settings_fatal(path, no, "a key given twice");
-    switch (k) {
-      case 0: out->model = v; break;
-      case 1: out->cache_dir = v; break;
-      case 2: out->backend = v; break;
-      case 3: out->vision = *v ? v : NULL; break;
-      case 4: out->audio = *v ? v : NULL; break;
-      case 5: out->threads = setting_long(path, no, "threads", v, 0, 256); break;
-      case 6: out->max_num_tokens = setting_long(path, no, "max_num_tokens", v, 0, 10000000); break;
-      case 7: out->sample_timeout_ms = setting_long(path, no, "sample_timeout_ms", v, 1, 86400000); break;
-      case 8: out->cooldown_mc = *v ? setting_long(path, no, "cooldown_mc", v, 0, 120000) : -1; break; /* the hook's */
-      case 9: out->cooldown_max_ms = setting_long(path, no, "cooldown_max_ms", v, 0, 3600000); break; /* the hook's */
-      case 10: out->settle_mc = *v ? setting_long(path, no, "settle_mc", v, 100, 20000) : -1; break; /* the hook's */
-      case 11: out->settle_window_ms = setting_long(path, no, "settle_window_ms", v, 1000, 600000); break;
-      case 12: out->settle_max_ms = setting_long(path, no, "settle_max_ms", v, 1000, 3600000); break;
-      case 13: out->lib = v; break;
-      default: out->allow_runtime = setting_long(path, no, "allow_runtime", v, 0, 1); break;
+#define BOUNDED(KEY) setting_long(path, no, SETTING_KEYS[k], v, KEY##_LEAST, KEY##_MOST)
+#define GATE(KEY) (*v || !KEY##_OPTIONAL ? BOUNDED(KEY) : -1) /* empty: that gate is off */
+    switch ((enum setting_key)k) {
+      case SETTING_MODEL: out->model = v; break;
+      case SETTING_CACHE_DIR: out->cache_dir = v; break;
+      case SETTING_BACKEND: out->backend = v; break;
+      case SETTING_VISION_BACKEND: out->vision = *v ? v : NULL; break;
+      case SETTING_AUDIO_BACKEND: out->audio = *v ? v : NULL; break;
+      case SETTING_THREADS: out->threads = BOUNDED(SETTING_THREADS); break;
+      case SETTING_MAX_NUM_TOKENS: out->max_num_tokens = BOUNDED(SETTING_MAX_NUM_TOKENS); break;
+      case SETTING_SAMPLE_TIMEOUT_MS: out->sample_timeout_ms = BOUNDED(SETTING_SAMPLE_TIMEOUT_MS); break;
+      case SETTING_COOLDOWN_MC: out->cooldown_mc = GATE(SETTING_COOLDOWN_MC); break; /* the hook's */
+      case SETTING_COOLDOWN_MAX_MS: out->cooldown_max_ms = BOUNDED(SETTING_COOLDOWN_MAX_MS); break; /* the hook's */
+      case SETTING_SETTLE_MC: out->settle_mc = GATE(SETTING_SETTLE_MC); break; /* the hook's */
+      case SETTING_SETTLE_WINDOW_MS: out->settle_window_ms = BOUNDED(SETTING_SETTLE_WINDOW_MS); break;
+      case SETTING_SETTLE_MAX_MS: out->settle_max_ms = BOUNDED(SETTING_SETTLE_MAX_MS); break;
+      case SETTING_LIB: out->lib = v; break;
+      case SETTING_ALLOW_RUNTIME: out->allow_runtime = BOUNDED(SETTING_ALLOW_RUNTIME); break;
+      case SETTING_COUNT: break;
     }
-    if ((k == 2 && !is_backend(v)) || ((k == 3 || k == 4) && *v && !is_backend(v)))
-      settings_fatal(path, no, "a backend is cpu, gpu or npu");
-    if ((k == 0 || k == 1 || k == 13) && !*v) settings_fatal(path, no, "an empty path");
+#undef GATE
+#undef BOUNDED
+    if ((k == SETTING_BACKEND && !is_backend(v)) ||
+        ((k == SETTING_VISION_BACKEND || k == SETTING_AUDIO_BACKEND) && *v && !is_backend(v)))
+      settings_fatal(path, no, "a backend is " BACKENDS_TEXT);
+    if ((k == SETTING_MODEL || k == SETTING_CACHE_DIR || k == SETTING_LIB) && !*v) settings_fatal(path, no, "an empty path");
   }
   if (no == 0) settings_fatal(path, 1, "an empty file");
   for (size_t k = 0; k < SETTING_COUNT; k++)

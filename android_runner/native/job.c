@@ -4,6 +4,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "settings_gen.h" /* generated from android_runner/settings.py at build time */
 #include "text.h"
 
 static char *next_line(char **cur, char *end) {
@@ -97,9 +98,11 @@ int parse_job(char *buf, size_t size, sample **out, size_t *count, char *why, si
       for (char *tok = strtok(line + 2, " "); tok && nf < 6; tok = strtok(NULL, " ")) f[nf++] = tok;
       bench_cell *c = &s->bench;
       if (nf != 5 || parse_long(f[0], 1, 131072, &c->n_prompt) || parse_long(f[1], 0, 16384, &c->n_gen) ||
-          parse_long(f[2], 0, 131072, &c->n_depth) || parse_long(f[3], 0, 256, &c->threads) ||
-          (strcmp(f[4], "cpu") && strcmp(f[4], "gpu") && strcmp(f[4], "npu")))
-        return job_error(why, why_n, line_no, "bench line not 'B n_prompt(1..131072) n_gen(0..16384) n_depth(0..131072) threads(0..256) cpu|gpu|npu'", line);
+          parse_long(f[2], 0, 131072, &c->n_depth) ||
+          parse_long(f[3], SETTING_THREADS_LEAST, SETTING_THREADS_MOST, &c->threads) || !is_backend(f[4]))
+        return job_error(why, why_n, line_no,
+                         "bench line not 'B n_prompt(1..131072) n_gen(0..16384) n_depth(0..131072) threads("
+                         SETTING_THREADS_RANGE ") " BACKENDS_BAR "'", line);
       snprintf(c->backend, sizeof c->backend, "%s", f[4]);
       s->is_bench = 1;
     } else if (tag == 'E' && line[1] == 0) {

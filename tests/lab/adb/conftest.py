@@ -19,6 +19,7 @@ from pathlib import Path
 
 import pytest
 
+from android_runner.native import settings_header
 from android_runner.native.build import SOURCES, build_host
 
 from .gauge import Gauge, GaugeBank, GaugeSpec, TemperatureScript, ThermalSpec
@@ -46,6 +47,7 @@ def _native_source_key() -> str:
     digest = hashlib.sha256()
     for f in (*SOURCES, *sorted(SOURCES[0].parent.glob("*.h"))):
         digest.update(f.read_bytes())
+    digest.update(settings_header.render().encode())  # generated from android_runner/settings.py
     return digest.hexdigest()
 
 

@@ -16,6 +16,7 @@ from pathlib import Path
 
 import pytest
 
+from android_runner.native import settings_header
 from android_runner.native.build import API_HEADER, CFLAGS, PINNED_VERSION, SOURCES, check_exports
 
 HERE = Path(__file__).resolve().parent
@@ -50,12 +51,19 @@ def _run(argv: list[str]) -> None:
 
 
 @pytest.fixture(scope="session")
+def cc() -> str:
+    """The host's C compiler (a test fails, naming the package, without one)."""
+    return _cc()
+
+
+@pytest.fixture(scope="session")
 def native_build() -> NativeBuild:
     header = API_HEADER.parent
     digest = hashlib.sha256()
     for f in (*SOURCES, *sorted(SOURCES[0].parent.glob("*.h")), FAKE):
         digest.update(f.read_bytes())
     digest.update(" ".join(CFLAGS + SANITIZE).encode())
+    digest.update(settings_header.render().encode())  # the generated header: a bound changed rebuilds
     out = Path(tempfile.gettempdir()) / f"edgefarm-native-tests-{digest.hexdigest()[:16]}"
     built = NativeBuild(
         out / "edgefarm_runner", out / "lib" / "liblitert-lm.so", out / "other" / "liblitert-lm.so", ""
@@ -89,8 +97,9 @@ def native_build() -> NativeBuild:
         for d in ("lib", "other"):
             (tmp / d / "VERSION").write_text(f"litert-lm-api {PINNED_VERSION} (fake library for tests)\n")
         (tmp / "other" / "liblitert-lm.so").write_bytes(lib.read_bytes() + b"\0")
+        settings_header.write(tmp / "generated")  # as build.py does: from android_runner/settings.py
         _run([cc, *CFLAGS, "-Werror", *SANITIZE, "-DEF_TEST_HOOKS", f'-DEF_PINNED_SHA256="{sha}"',
-              f'-DEF_PINNED_VERSION="{PINNED_VERSION}"', "-o", str(tmp / "edgefarm_runner"),
+              f'-DEF_PINNED_VERSION="{PINNED_VERSION}"', "-I", str(tmp / "generated"), "-o", str(tmp / "edgefarm_runner"),
               *map(str, SOURCES), "-ldl", "-lpthread", "-lm"])  # fmt: skip
         (tmp / "lib.sha256").write_text(sha)
         try:
