@@ -20,7 +20,6 @@ from .render import (
     legend,
     shown_figures,
     stability_text,
-    started,
 )
 from .types import Series
 
@@ -36,15 +35,14 @@ def _series(s: Series) -> Group:
     shown = shown_figures(s)
     table = Table(title=f"{s.device} ({s.hardware or 'unknown hardware'}): {config_text(s.config)}",
                   title_justify="left", header_style="bold")  # fmt: skip
-    table.add_column("Run", no_wrap=True)
-    table.add_column("Started", no_wrap=True)
+    table.add_column("Run (its start)", no_wrap=True)  # a run id is its start time: no Started column
     table.add_column("Runtime")
     for f in shown:
         table.add_column(header(f), justify="right")
-    table.add_column("Judged against")
+    table.add_column("Judged against", min_width=26)
     used: set[str] = set()
     for i, p in enumerate(s.points):
-        row: list[Text | str] = [p.run_id, started(p), p.runtime_version or p.runtime_sha256[:12] or "?"]
+        row: list[Text | str] = [p.run_id, p.runtime_version or p.runtime_sha256[:12] or "?"]
         for f in shown:
             text, key = cell(s, i, f, interval=False)
             used.add(key)
