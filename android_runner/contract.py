@@ -135,12 +135,16 @@ class JobItem:
     # {"n_prompt", "n_gen", "n_depth", "backend", "threads"}; None for a dataset sample
     bench: Mapping[str, Any] | None = None
     fidelity: FidelityAsk | None = None  # --fidelity: the scoring pass after the answer (None: off)
+    # `edgefarm serve`: the messages before the turns (a chat's history as the client sent it), each
+    # (role, parts) with role "user" or "assistant": the conversation starts from them (conversation.py)
+    history: tuple[tuple[str, tuple[JobPart, ...]], ...] = ()
 
     def to_json(self) -> str:
         """The same text as from `asdict`, without its deep copy of every value (a job of 200 samples is
         written once per device: 7.7 -> 1.8 ms)."""
         d = dict(vars(self))
         d["turns"] = [[vars(p) for p in turn] for turn in self.turns]
+        d["history"] = [[role, [vars(p) for p in parts]] for role, parts in self.history]
         if self.fidelity is not None:
             d["fidelity"] = vars(self.fidelity)
         return json.dumps(d, ensure_ascii=False, sort_keys=True)
@@ -150,6 +154,7 @@ class JobItem:
         d = json.loads(line)
         d["turns"] = tuple(tuple(JobPart(**p) for p in turn) for turn in d["turns"])
         d["tools"] = tuple(d.get("tools") or ())
+        d["history"] = tuple((str(role), tuple(JobPart(**p) for p in parts)) for role, parts in d.get("history") or ())
         if d.get("fidelity") is not None:
             f = d["fidelity"]
             d["fidelity"] = FidelityAsk(

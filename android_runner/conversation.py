@@ -46,6 +46,7 @@ class Conversation:
     fidelity: FidelityAsk | None = (
         None  # --fidelity: the scoring pass after the answer (android_runner/fidelity.py)
     )
+    history_json: str | None = None  # `edgefarm serve`: JSON array of the messages before the turns
 
 
 def sampler_of(spec: Mapping[str, Any] | None) -> Sampler:
@@ -58,6 +59,10 @@ def sampler_of(spec: Mapping[str, Any] | None) -> Sampler:
 
 def message_json(turn: Sequence[Any], media_root: str) -> str:
     """One user turn as the runtime's message JSON; media paths made absolute under media_root."""
+    return json.dumps(_message(turn, media_root))
+
+
+def _message(turn: Sequence[Any], media_root: str, role: str = "user") -> dict[str, Any]:
     content: list[dict[str, str]] = []
     for part in turn:
         if part.kind == "text":
@@ -67,7 +72,7 @@ def message_json(turn: Sequence[Any], media_root: str) -> str:
             content.append({"type": part.kind, "path": posixpath.join(media_root, part.path)})
         else:
             raise ValueError(f"the runtime takes no {part.kind} input")
-    return json.dumps({"role": "user", "content": content})
+    return {"role": role, "content": content}
 
 
 def render(item: JobItem, media_root: str) -> Conversation:
@@ -80,12 +85,16 @@ def render(item: JobItem, media_root: str) -> Conversation:
         max_output_tokens=int(item.max_output_tokens),
         messages=tuple(message_json(turn, media_root) for turn in item.turns),
         fidelity=item.fidelity,
+        history_json=json.dumps([_message(parts, media_root, role) for role, parts in item.history])
+        if item.history
+        else None,
     )
 
 
 def unsupported_reason(item: JobItem, *, vision: bool, audio: bool) -> str:
     """Why a model with these encoders cannot take the item ("" when it can): skipped, not failed."""
-    kinds = {p.kind for turn in item.turns for p in turn if p.kind != "text"}
+    turns = (*item.turns, *(parts for _, parts in item.history))
+    kinds = {p.kind for turn in turns for p in turn if p.kind != "text"}
     if kinds - set(MEDIA_KINDS):
         return "the LiteRT-LM runtime takes no video input"
     if "image" in kinds and not vision:

@@ -50,6 +50,7 @@ from .bench import BenchRunner, bench_order
 from .contract import JobItem, SampleResult, Settle, TurnFigures, read_results
 from .conversation import render, reply_text, unsupported_reason
 from .fidelity import score_fidelity
+from .inbox import Inbox
 from .memory import MemorySampler, sample_peaks_mb
 from .power import PowerSampler, find_power_reader
 from .runtime_pin import RUNTIME_DIST, RUNTIME_LIB
@@ -171,6 +172,9 @@ class LiteRtRunner:
         self.media_root = ""  # the job folder (bind_job): media paths in messages are absolute under it
         self.identity: dict[str, str] = {}  # the runtime's facts for the run stamp (load_engine)
         self.power: PowerSampler | None = None  # set by main() when the board has a power sensor
+        # `--serve`: the last turn's answer streams piece by piece to this (id, text) -> False stops it
+        # (the client went away); None: the answer comes whole, as in a run
+        self.pieces: Callable[[str, str], bool] | None = None
         self.backend_name = backend
         # what really ran, from the runtime's own log around engine creation (load_engine)
         self.verdict = BackendVerdict(requested=backend, ran=backend)
@@ -253,6 +257,7 @@ class LiteRtRunner:
             s = conversation.sampler
             tools = json.loads(conversation.tools_json) if conversation.tools_json else []
             conv = self.engine.create_conversation(
+                messages=json.loads(conversation.history_json) if conversation.history_json else None,
                 system_message=conversation.system_message,
                 tools=[_spec_tool(lm, t) for t in tools] or None,
                 automatic_tool_calling=False,
@@ -264,7 +269,12 @@ class LiteRtRunner:
             with conv:
                 for i, message in enumerate(conversation.messages):
                     t0 = time.perf_counter()
-                    reply = conv.send_message(json.loads(message))
+                    if self.pieces is not None and i == len(conversation.messages) - 1:
+                        text, stopped = self._streamed(conv, item.id, json.loads(message))
+                        if stopped:
+                            row.update(status=Status.ERROR, error=f"cancelled: {stopped}")
+                    else:
+                        text = reply_text(conv.send_message(json.loads(message)).to_json())
                     wall_s = time.perf_counter() - t0
                     infer_s += wall_s
                     bench = conv.get_benchmark_info()
@@ -279,7 +289,6 @@ class LiteRtRunner:
                             wall_ms=_round(wall_s * 1000.0),
                         )
                     )
-                    text = reply_text(reply.to_json())
         except Exception as e:  # noqa: BLE001 - the runtime raises generic errors; its real status is on stderr
             detail = log.since(log_at)
             err = f"{type(e).__name__}: {e}"
@@ -294,6 +303,20 @@ class LiteRtRunner:
             )
             self.verdict = self.verdict.merged(said)  # e.g. the GPU sampler is created with the first session
         return self._finish(row, text, turns, ttft_ms, infer_s, t_start, memory)
+
+    def _streamed(self, conv, item_id: str, message: Mapping[str, Any]) -> tuple[str, str]:
+        """`--serve`: the turn's answer as it comes, each piece to `self.pieces`; (answer, why it was
+        stopped or ''). The same engine call as send_message, in the runtime's streaming form."""
+        text, stopped = "", ""
+        for chunk in conv.send_message_async(message):  # after a cancel: drained to the runtime's end
+            if stopped:
+                continue
+            piece = reply_text(chunk.to_json())
+            text += piece
+            if piece and self.pieces is not None and not self.pieces(item_id, piece):
+                conv.cancel_process()
+                stopped = "the client went away"
+        return text, stopped
 
     def _finish(self, row: dict[str, Any], text, turns, ttft_ms, infer_s, t_start, memory) -> SampleResult:
         peaks = memory.peaks()
@@ -501,6 +524,8 @@ def _parser() -> argparse.ArgumentParser:
     ap.add_argument("--sample-interval-ms", type=float, default=5.0)
     ap.add_argument("--exit-on-stdin-eof", action="store_true", help="exit when stdin closes (host gone)")
     ap.add_argument("--stop", action="store_true", help="only stop a runner of this job that is still alive")
+    ap.add_argument("--serve", action="store_true",
+                    help="`edgefarm serve`: stay loaded and run the requests put into JOB/requests (inbox.py)")  # fmt: skip
     ap.add_argument("--block-start", action="store_true",
                     help="the block's first start: the settings' settle gate runs before its first sample")  # fmt: skip
     return ap
@@ -563,10 +588,13 @@ def main(argv: list[str] | None = None) -> int:
     if earlier:
         emit("NOTE", f"stopped an earlier runner of this job (pid {earlier}) that was still running")
 
-    done = {r.id for r in read_results(str(results_path))}
-    with open(job_dir / "job.jsonl", encoding="utf-8") as f:
-        items = [JobItem.from_json(line) for line in f if line.strip()]
-    pending = [it for it in items if it.id not in done]
+    inbox = Inbox(job_dir) if args.serve else None
+    pending: list[JobItem] = []
+    if inbox is None:
+        done = {r.id for r in read_results(str(results_path))}
+        with open(job_dir / "job.jsonl", encoding="utf-8") as f:
+            items = [JobItem.from_json(line) for line in f if line.strip()]
+        pending = [it for it in items if it.id not in done]
 
     runner: LiteRtRunner | BenchRunner
     if pending and all(it.bench for it in pending):  # `edgefarm bench`: a fresh engine per item
@@ -582,6 +610,10 @@ def main(argv: list[str] | None = None) -> int:
             return loaded
         runner = loaded
         runner.bind_job(job_dir)
+        if inbox is not None:  # every answer streams; a cancel mark stops it
+            runner.pieces = lambda item_id, piece: (
+                emit("PIECE", {"id": item_id, "text": piece}) or not inbox.cancelled(item_id)
+            )
         emit(
             "READY",
             {
@@ -614,7 +646,7 @@ def main(argv: list[str] | None = None) -> int:
             watchdog = Watchdog(settings.sample_timeout_s, record, memory)
             gate = settings.cooldown_c is not None
             settle_first = args.block_start and settings.settle_c is not None
-            for item in pending:
+            for item in pending if inbox is None else inbox.items():
                 emit("BEGIN", item.id)
                 settled = None
                 if settle_first:  # --settle: once, before the block's first sample
@@ -643,6 +675,8 @@ def main(argv: list[str] | None = None) -> int:
                     result = replace(result, settle=settled)
                 if watchdog.disarm():
                     record(result)
+                if inbox is not None:
+                    inbox.done(item.id)
     finally:
         if watchdog is not None:
             watchdog.close()
@@ -651,7 +685,7 @@ def main(argv: list[str] | None = None) -> int:
             runner.power.stop()
         if isinstance(runner, BenchRunner):
             runner.close()
-    emit("DONE", {"samples": len(pending)})
+    emit("DONE", {"samples": len(pending) if inbox is None else inbox.taken})
     return 0
 
 

@@ -157,6 +157,7 @@ def cycles(g: dict[str, set[str]]) -> list[list[str]]:
 # own: cli -> plan -> execute -> finish, each importing only later ones and the records below them.
 FLOORS: tuple[tuple[str, ...], ...] = (
     ("orchestrator.__main__", "orchestrator.cli"),  # the commands
+    ("orchestrator.serve",),  # edgefarm serve: the run's runners kept loaded, its records, the database's hook
     ("orchestrator.history",),  # the results database: takes the run's and bench's records
     ("orchestrator.bench",),  # edgefarm bench: the run's stages and farm over a grid of cells
     ("orchestrator.run.plan",),

@@ -38,6 +38,8 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "run": ("run:run", ("Run the model over the dataset on every selected device; write and print the combined "
             "report.")),
     "score": ("score:score", "Score RESULTS (a JSON object: test_id -> raw output string) and write report.json."),
+    "serve": ("serve:serve", ("Serve every selected device as an OpenAI-compatible endpoint: GET /v1/models, POST "
+              "/v1/chat/completions and /v1/completions; each answer says which device answered and how fast.")),
     "setup": ("setup:setup", ("Prepare boards: a Python env in the board's work folder with litert-lm-api, and the "
               "runner.")),
 }  # fmt: skip

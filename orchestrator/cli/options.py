@@ -21,6 +21,19 @@ def inventory_option(f):
     )(f)
 
 
+def devices_option(help_text: str = "all | local | NAME[,NAME...] (see `edgefarm devices`)"):
+    """--devices: which devices a command uses (inventory.py's selection)."""
+    return click.option("--devices", "device_spec", default="all", show_default=True, help=help_text)
+
+
+def model_option(help_text: str = ".litertlm model file"):
+    """--model: the .litertlm file (default: the bundled tiny model)."""
+    from ..bundled import BUNDLED_MODEL
+
+    return click.option("--model", type=click.Path(path_type=Path), default=BUNDLED_MODEL,
+                        show_default="bundled tiny model", help=help_text)  # fmt: skip
+
+
 def cluster_address(value: str | None) -> str | None:
     """--cluster HOST:PORT, checked when the flag is read (a port in 1..65535)."""
     if value is not None and (why := address_problem(value)):

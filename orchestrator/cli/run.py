@@ -11,7 +11,7 @@ import click
 from android_runner.backend import BACKENDS
 from android_runner.status import DEFAULT_MAX_OUTPUT_TOKENS, DEFAULT_SAMPLE_TIMEOUT_S
 
-from ..bundled import BUNDLED_DATASET, BUNDLED_MODEL
+from ..bundled import BUNDLED_DATASET
 from ..farm.rundir import read_run_json
 from ..history.record import remember
 from ..interrupt import INTERRUPTED_EXIT, interrupts_raise, stop_on_interrupt
@@ -22,26 +22,14 @@ from ..run.finish import finish, interrupted_note
 from ..run.plan import plan, read_inputs
 from ..run.types import DEFAULT_FALLBACK_WAIT_S, RunRequest
 from ..runners.base import DEFAULT_COOLDOWN_MAX_S
-from .options import cluster_option, inventory_option, settle_options
+from .options import cluster_option, devices_option, inventory_option, model_option, settle_options
 from .resume import describe, resumed_params
 
 
 @click.command("run")
-@click.option(
-    "--devices",
-    "device_spec",
-    default="all",
-    show_default=True,
-    help="all | local | NAME[,NAME...] (see `edgefarm devices`)",
-)
+@devices_option()
 @inventory_option
-@click.option(
-    "--model",
-    type=click.Path(path_type=Path),
-    default=BUNDLED_MODEL,
-    show_default="bundled tiny model",
-    help=".litertlm model file",
-)
+@model_option()
 @click.option(
     "--dataset",
     "dataset_spec",

@@ -155,6 +155,7 @@ class RunnerEvents:
     begin: Callable[[str], None] = lambda sample_id: None
     result: Callable[[SampleResult], None] = lambda result: None
     note: Callable[[str], None] = lambda message: None
+    piece: Callable[[str, str], None] = lambda sample_id, text: None  # `edgefarm serve`: an answer's piece
     stop: threading.Event = field(default_factory=threading.Event)
 
 

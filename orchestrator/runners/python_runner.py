@@ -48,6 +48,7 @@ RUNNER_FILES = (
     "contract.py",
     "conversation.py",
     "fidelity.py",
+    "inbox.py",
     "status.py",
     "memory.py",
     "power.py",
@@ -60,6 +61,7 @@ PACKAGE_DIR = REPO_ROOT / "android_runner"
 PROTOCOL_PREFIX = "EDGEFARM "
 GLOG_ERROR = re.compile(r"^[EF]\d{4} ")  # glog ERROR/FATAL lines; the status continues on the next lines
 INIT_ALLOWANCE_S = 600.0
+SERVE_LIFE_S = 30 * 86400.0  # `edgefarm serve`: the longest a serving runner lives before it is restarted
 # The run stamp's runtime facts: the runner reports them in its READY (or FATAL) line, as its
 # interpreter sees them (`runtime_identity` in litert_runner.py), so no probe process runs before.
 RUNTIME_KEYS = ("runtime_version", "runtime_lib", "runtime_sha256")
@@ -83,7 +85,7 @@ def runtime_error_excerpt(lines: list[str], max_lines: int = 12) -> str:
     return "\n".join(chosen)
 
 
-class _RunnerStream:
+class RunnerStream:
     """Reads one runner process's protocol lines (READY, FATAL, BEGIN, RESULT) into events.
 
     `identity` is the run stamp (Staged.runner): READY and FATAL carry the runtime's facts, filled
@@ -138,6 +140,8 @@ class _RunnerStream:
         elif kind == "BEGIN":
             self.in_flight = data
             self.events.begin(str(data))
+        elif kind == "PIECE" and isinstance(data, dict):  # `edgefarm serve`: a piece of the answer
+            self.events.piece(str(data.get("id", "")), str(data.get("text", "")))
         elif kind == "RESULT" and isinstance(data, dict):
             r = with_energy(SampleResult.from_dict(data))
             self.results[r.id] = r
@@ -231,6 +235,12 @@ class PythonRunner:
             "python": self.python,
         }
 
+    def serve(self, device: Device, staged: Staged, events: RunnerEvents, on_line: LineSink) -> Exit:
+        """`edgefarm serve`: the runner loaded until `events.stop` (or its stop file), running the requests
+        put into its inbox (android_runner/inbox.py); its lines go to `on_line` (a _RunnerStream's)."""
+        argv = [*self._argv(staged), "--serve"]
+        return device.run(argv, timeout_s=SERVE_LIFE_S, on_line=on_line, cancel=events.stop)
+
     def _argv(self, staged: Staged, block_start: bool = False) -> list[str]:
         """The runner's command line: its job folder only; the run's settings are that folder's `settings`
         file (android_runner/settings.py), written at staging. `--block-start` on the block's first start
@@ -286,7 +296,7 @@ class PythonRunner:
         starts = 0
         while any(i not in results for i in order) and not events.stop.is_set():
             stamp = staged.runner if isinstance(staged.runner, MutableMapping) else None
-            state = _RunnerStream(results, events, stamp)
+            state = RunnerStream(results, events, stamp)
             on_line = state.on_line
             left = sum(1 for i in order if i not in results)
             deadline = INIT_ALLOWANCE_S + left * (opts.sample_timeout_s + opts.cooldown_wait_s + 5.0)

@@ -11,6 +11,9 @@ but dies or hangs on chosen sample ids, as a runtime crash, the OOM killer or a 
                                    on every score run_text_scoring returns, and (sd > 0.05) the greedy
                                    answer departs from its second word on in a share of min(1, 2 sd) of
                                    the samples (seeded by the sample id: the same on every run)
+    EDGEFARM_TEST_FAULTS="KILL_ON=WORD"   the runner is killed (SIGKILL) on a sample whose text has WORD
+    EDGEFARM_TEST_FAULTS="DRIP_ON=WORD,DRIP_S=0.4"   `--serve`: each streamed piece of such a sample's
+                                   answer comes DRIP_S later (a slow phone, so a client can leave mid-answer)
     EDGEFARM_TEST_THERMAL="43,2"   a board at 43 C that cools by 2 C per second (its only sensor);
                                    "none": a board without a readable sensor
 """
@@ -32,7 +35,20 @@ faults = dict(
 real_run = litert_runner.LiteRtRunner.run
 
 
+def _has(item, word: str) -> bool:
+    return any(word in p.text for turn in item.turns for p in turn)
+
+
 def run(self, item, memory, log):
+    if "KILL_ON" in faults and _has(item, faults["KILL_ON"]):
+        os.kill(os.getpid(), signal.SIGKILL)
+    if "DRIP_ON" in faults and _has(item, faults["DRIP_ON"]) and self.pieces is not None:
+        pieces, wait = self.pieces, float(faults.get("DRIP_S", "0.4"))
+        self.pieces = lambda item_id, piece: time.sleep(wait) or pieces(item_id, piece)
+        try:
+            return real_run(self, item, memory, log)
+        finally:
+            self.pieces = pieces
     if "SLOW" in faults:  # SLOW=SECONDS: every sample takes that much longer (a slow board)
         time.sleep(float(faults["SLOW"]))
     for action, sample_id in faults.items():

@@ -1,0 +1,1 @@
+"""`edgefarm serve`: the farm as an OpenAI-compatible endpoint (docs/serve.md)."""

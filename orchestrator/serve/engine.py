@@ -1,0 +1,242 @@
+"""One device (x backend) of `edgefarm serve`: its runner loaded once for the server's life.
+
+The run's own path, kept running: the device's runner adapter stages the model and the runner as for
+`edgefarm run` (an empty job, the run's settings file), then starts the runner in its serve mode
+(android_runner/inbox.py). A request is one job line of the contract, made from the request's Sample by
+jobs.py as in a run, pushed into the runner's inbox with its media; the runner's protocol lines come back
+through the run's RunnerStream (BEGIN, PIECE, RESULT). Requests to one device queue on its lock (at most
+`queue_max` waiting); devices answer in parallel, each on its own thread.
+A runner that dies mid-request fails that request only (its row: crash/killed/oom, as in a run) and is
+started again; a device that is lost is marked down and tried again every `retry_s` until it answers.
+"""
+
+from __future__ import annotations
+
+import queue
+import tempfile
+import threading
+from collections.abc import Callable
+from dataclasses import replace
+from pathlib import Path
+
+from android_runner.contract import JobItem, JobPart, SampleResult
+from android_runner.inbox import CANCEL_SUFFIX, REQUEST_SUFFIX, REQUESTS_DIR
+from android_runner.status import Status, classify
+
+from ..devices.base import Device
+from ..devices.kinds import kind_spec
+from ..devices.types import DeviceInfo
+from ..errors import EdgefarmError
+from ..jobs import JobOptions, job_items
+from ..models import ModelSummary
+from ..runners.base import RUNNERS, RunnerEvents, RunOptions, Staged
+from ..runners.python_runner import RunnerStream
+from ..runners.stamp import effective_info
+from .api import ApiError, Ask
+
+RETRY_S = 5.0  # a device that is down is tried again this often
+QUEUE_MAX = 64  # requests waiting for one device; more are refused (503) until it catches up
+
+
+class Engine:
+    """One device's loaded runner and its request queue."""
+
+    def __init__(self, device: Device, model: ModelSummary, opts: RunOptions, folder: Path,
+                 on_row: Callable[[Engine, SampleResult], None], queue_max: int = QUEUE_MAX) -> None:  # fmt: skip
+        self.device, self.model, self.opts, self.folder = device, model, opts, folder
+        self.on_row = on_row  # each finished request's row (the session's record)
+        self.queue_max = queue_max
+        self.id = f"{device.name}/{opts.backend}"
+        self.state = "loading"  # loading | ready | down | stopped
+        self.reason = ""  # why it is down
+        self.info: DeviceInfo | None = None
+        self.runner: dict = {}  # the run stamp (runner, runtime version...), filled as the runner starts
+        self.init_ms: float | None = None
+        self.loads = 0
+        self.served = 0
+        self.waiting = 0
+        self._lock = threading.Lock()  # one request at a time on the device
+        self._count_lock = threading.Lock()
+        self._stop = threading.Event()
+        self._ready = threading.Event()
+        # the request on the device: its id, where its events go, set once its row (or its loss) is there
+        self._inflight: tuple[str, queue.Queue, threading.Event] | None = None
+        self._staged: Staged | None = None
+        self._adapter = None
+        self._thread = threading.Thread(target=self._life, name=f"serve:{device.name}", daemon=True)
+
+    # ------------------------------------------------------------------ the runner's life
+
+    def start(self) -> None:
+        self._thread.start()
+
+    def _life(self) -> None:
+        """Stage, then keep the runner serving until stopped; a failure marks the device down, retried."""
+        while not self._stop.is_set():
+            try:
+                if self._staged is None:
+                    self._stage()
+                self._serve_once()
+            except EdgefarmError as e:
+                self._down(str(e).splitlines()[0])
+                self._staged = None  # a device that comes back is staged again (its files may be gone)
+            except Exception as e:  # noqa: BLE001 - a bug must not end the server: the device is down
+                self._down(f"{type(e).__name__}: {e}")
+            if not self._stop.is_set() and self.state == "down":
+                self._stop.wait(RETRY_S)
+
+    def _stage(self) -> None:
+        self.state, self.reason = "loading", ""
+        self.info = effective_info(self.device.info(), self.opts)
+        bundle = self.folder / "job"
+        bundle.mkdir(parents=True, exist_ok=True)
+        (bundle / "job.jsonl").write_text("", encoding="utf-8")  # the requests come one by one (inbox)
+        adapter = RUNNERS.get(kind_spec(self.device.kind).runner)(self.device)
+        if not hasattr(adapter, "serve"):  # never tried again: it would not get further
+            self._stop.set()
+            raise EdgefarmError(f"the {adapter.name} runner has no serve mode yet (docs/serve.md, Not built)",
+                                where=self.device.name, fix="serve this host and boards (the Python runner)")  # fmt: skip
+        self._adapter = adapter
+        self._staged = adapter.stage(self.device, bundle, self.model, self.opts)
+        self.runner = dict(self._staged.runner)
+
+    def _serve_once(self) -> None:
+        staged, adapter = self._staged, self._adapter
+        assert staged is not None and adapter is not None
+        results: dict[str, SampleResult] = {}
+        events = RunnerEvents(ready=self._on_ready, result=self._on_result, piece=self._on_piece,
+                              note=lambda text: None, stop=self._stop)  # fmt: skip
+        stream = RunnerStream(results, events, self.runner)
+        ex = adapter.serve(self.device, staged, events, stream.on_line)
+        self._ready.clear()
+        if self._stop.is_set():
+            return
+        how = f"signal {ex.signal}" if ex.signal else f"exit code {ex.code}"
+        if not stream.ready:
+            raise EdgefarmError(f"the runner stopped before its model was ready ({stream.fatal or how})",
+                                where=self.device.name, fix="see runner.log in the device's job folder")  # fmt: skip
+        victim = self._inflight
+        if victim is not None:  # the runner died during this request: its row, and a 503 for it alone
+            row = SampleResult(id=victim[0], status=classify(ex.code, ex.signal) if ex.signal else Status.CRASH,
+                               error=f"runner died during this request ({how})", exit_code=ex.code,
+                               signal=ex.signal, backend=self.opts.backend, runner=self.runner.get("runner", ""))  # fmt: skip
+            self._on_result(row)
+        self.state, self.reason = "loading", f"runner restarted after {how}"
+
+    def _on_ready(self, init_ms: float | None) -> None:
+        self.init_ms, self.loads = init_ms, self.loads + 1
+        self.state, self.reason = "ready", ""
+        self._ready.set()
+
+    def _on_piece(self, request_id: str, text: str) -> None:
+        slot = self._inflight
+        if slot is not None and slot[0] == request_id:
+            slot[1].put(("piece", text))
+
+    def _on_result(self, row: SampleResult) -> None:
+        slot = self._inflight
+        self.on_row(self, row)
+        if slot is not None and slot[0] == row.id:
+            slot[1].put(("result", row))
+            slot[2].set()
+
+    def _down(self, reason: str) -> None:
+        self.state, self.reason = "down", reason
+        self._ready.clear()
+        slot = self._inflight
+        if slot is not None:
+            slot[1].put(("lost", reason))
+            slot[2].set()
+
+    # ------------------------------------------------------------------ requests
+
+    def unavailable(self) -> ApiError | None:
+        """Why a request cannot be taken now (503), or None."""
+        if self.state == "down":
+            return ApiError(503, f"{self.id} is down: {self.reason}; it is tried again every {RETRY_S:g} s and "
+                            "comes back when the device answers", code="device_unavailable")  # fmt: skip
+        if self.state == "stopped":
+            return ApiError(503, "the server is stopping", code="stopping")
+        return None
+
+    def ask(self, ask: Ask, request_dir: Path, events: queue.Queue, cancelled: threading.Event) -> None:
+        """Run one request on the device; its pieces, then ("result", row) or ("lost", why), go to `events`.
+        Blocks while the device answers earlier requests (FIFO on the device's lock)."""
+        with self._count_lock:
+            if self.waiting >= self.queue_max:
+                raise ApiError(503, f"{self.id} has {self.waiting} requests waiting (edgefarm serve --queue-max "
+                               f"{self.queue_max})", code="queue_full")  # fmt: skip
+            self.waiting += 1
+        try:
+            with self._lock:
+                self._ask_locked(ask, request_dir, events, cancelled)
+        finally:
+            with self._count_lock:
+                self.waiting -= 1
+
+    def _ask_locked(
+        self, ask: Ask, request_dir: Path, events: queue.Queue, cancelled: threading.Event
+    ) -> None:
+        while not self._ready.is_set():  # loading or restarting: wait (a down device answers 503)
+            if (err := self.unavailable()) is not None:
+                events.put(("error", err))
+                return
+            if cancelled.is_set():
+                return
+            self._ready.wait(0.2)
+        staged = self._staged
+        assert staged is not None
+        item = self._job_item(ask, request_dir)
+        line = request_dir / f"{item.id}{REQUEST_SUFFIX}"
+        line.write_text(item.to_json() + "\n", encoding="utf-8")
+        done = threading.Event()
+        self._inflight = (item.id, events, done)
+        try:
+            if (request_dir / "media").is_dir():
+                self.device.push(request_dir / "media", staged.job / "media" / item.id)
+            self.device.push(line, staged.job / REQUESTS_DIR / line.name)
+            while not done.wait(0.05):  # a client gone mid-answer: the runner stops it, the device is free
+                if cancelled.is_set():
+                    self._push_mark(staged, item.id + CANCEL_SUFFIX)
+                    done.wait()
+        except EdgefarmError as e:  # the device went away while the request was handed over
+            events.put(("lost", str(e).splitlines()[0]))
+        finally:
+            self._inflight = None
+            self.served += 1
+
+    def _job_item(self, ask: Ask, request_dir: Path) -> JobItem:
+        """The request as the contract's job line, made by jobs.py as in a run; media under the request's id."""
+        opts = JobOptions(max_output_tokens=ask.max_tokens, override=True, sampler=ask.sampler)
+        (item,) = job_items([ask.sample], opts, media_dir=request_dir / "media")
+        rid = ask.sample.id
+
+        def moved(parts: tuple[JobPart, ...]) -> tuple[JobPart, ...]:
+            return tuple(replace(p, path=f"media/{rid}/{Path(p.path).name}") if p.path else p for p in parts)
+
+        turns = tuple(moved(t) for t in item.turns)
+        history = tuple(zip(ask.history_roles, turns[:-1]))
+        return replace(item, turns=turns[-1:], history=history)
+
+    def _push_mark(self, staged: Staged, name: str) -> None:
+        with tempfile.TemporaryDirectory() as tmp:
+            mark = Path(tmp) / name
+            mark.write_text("\n", encoding="utf-8")
+            try:
+                self.device.push(mark, staged.job / REQUESTS_DIR / name)
+            except EdgefarmError:
+                pass
+
+    # ------------------------------------------------------------------ the end
+
+    def stop(self) -> None:
+        """Drain: the request in flight finishes (the lock), then the runner is stopped for certain."""
+        with self._lock:
+            self.state = "stopped"
+            self._stop.set()
+        self._thread.join(timeout=30)
+        if self._staged is not None and self._adapter is not None:
+            try:
+                self._adapter.stop(self.device, self._staged)
+            except EdgefarmError:
+                pass

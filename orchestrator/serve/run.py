@@ -1,0 +1,105 @@
+"""`edgefarm serve` from its request to its end: the devices (the run's selection: inventory.py), one
+engine per device, the session's run folder, the HTTP server; on Ctrl-C uvicorn stops taking requests
+and lets those in flight finish, then every engine drains and its runner is stopped, and the session's
+reports and database row are written (serve/session.py)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+
+from rich.markup import escape
+
+from android_runner.contract import SampleResult
+
+from ..inventory import load_inventory, select_usable
+from ..models import inspect_model
+from ..progress import stderr_console
+from ..runners.base import RunOptions
+from .api import Bounds
+from .app import Farm, build_app
+from .engine import Engine
+from .session import ServeSession
+
+
+@dataclass(frozen=True)
+class ServeRequest:
+    """The flags of `edgefarm serve` (cli/serve.py), checked."""
+
+    device_spec: str = "all"
+    inventory: Path | None = None
+    model: Path = Path()
+    backend: str | None = None
+    threads: int | None = None
+    max_num_tokens: int | None = None
+    host: str = "127.0.0.1"
+    port: int = 8000
+    api_key: str = ""
+    allow_http: bool = False
+    out: Path = Path("runs")
+    db: str | None = None
+    sample_timeout_s: float = 300.0
+    bounds: Bounds = field(default_factory=Bounds)
+    queue_max: int = 64
+
+    def flags(self) -> dict[str, object]:
+        """run.json's flags (the key never written)."""
+        return {"devices": self.device_spec, "inventory": str(self.inventory or ""), "backend": self.backend,
+                "threads": self.threads, "max_num_tokens": self.max_num_tokens, "host": self.host,
+                "port": self.port, "api_key": "***" if self.api_key else None, "allow_http_images": self.allow_http,
+                "sample_timeout_s": self.sample_timeout_s, "queue_max": self.queue_max,
+                "bounds": vars(self.bounds)}  # fmt: skip
+
+
+def run_server(request: ServeRequest) -> int:
+    """Serve until Ctrl-C; the exit status (0: stopped as asked)."""
+    import uvicorn
+
+    console = stderr_console()
+    model = inspect_model(request.model)
+    selection = select_usable(load_inventory(request.inventory), request.device_spec)
+    for note in selection.notes:
+        console.print(f"[yellow]note:[/] {escape(note)}")
+    for u in selection.unusable:
+        console.print(f"[yellow]not used:[/] {u.name} ({u.state}): {escape(u.problem)}")
+    base = RunOptions(
+        run_id="", sample_timeout_s=request.sample_timeout_s, max_num_tokens=request.max_num_tokens
+    )
+    session = ServeSession(request.out, model, tuple(d.name for d in selection.devices), request.flags(),
+                           request.max_num_tokens)  # fmt: skip
+    opts = {d.name: base.for_device(d, request.backend, request.threads) for d in selection.devices}
+
+    def on_row(engine: Engine, row: SampleResult) -> None:
+        session.row(engine, row)
+        figures = f"TTFT {row.ttft_ms:.0f} ms, decode {row.decode_tps or 0:.1f} tok/s" if row.ttft_ms else ""
+        console.print(
+            f"{engine.id} {row.id}: {row.status} {figures} {escape((row.error or '')[:120])}", highlight=False
+        )
+
+    engines = [Engine(d, model, replace(opts[d.name], run_id=session.run_id), session.folder(d.name), on_row,
+                      request.queue_max) for d in selection.devices]  # fmt: skip
+    farm = Farm(
+        {e.id: e for e in engines}, request.bounds, request.api_key, request.allow_http, session.run_id
+    )
+    for e in engines:
+        e.start()
+    console.print(f"serve {session.run_id}: {len(engines)} model(s) at http://{request.host}:{request.port}/v1 "
+                  f"-> {session.run_dir}", highlight=False)  # fmt: skip
+    for e in engines:
+        console.print(f"  {e.id} ({e.device.kind})", highlight=False)
+    console.print("Ctrl-C drains the requests in flight and stops every runner", highlight=False)
+    config = uvicorn.Config(build_app(farm), host=request.host, port=request.port, log_level="warning",
+                            access_log=False, lifespan="off", timeout_graceful_shutdown=request.sample_timeout_s)  # fmt: skip
+    try:
+        try:
+            uvicorn.Server(config).run()
+        except KeyboardInterrupt:  # uvicorn hands Ctrl-C back once it has stopped taking requests: asked for
+            pass
+    finally:
+        console.print("stopping: draining each device and stopping its runner", highlight=False)
+        for e in engines:
+            e.stop()
+        html = session.finish(engines, request.db, console)
+        console.print(f"serve session {session.run_id}: {sum(map(len, session.rows.values()))} request(s) -> "
+                      f"{html or session.run_dir}", highlight=False)  # fmt: skip
+    return 0
