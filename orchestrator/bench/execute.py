@@ -15,7 +15,7 @@ from rich.markup import escape
 from ..farm.local import Farm, LocalFarm
 from ..farm.run_json import RunJson
 from ..farm.rundir import device_folder, host_info, new_run_dir, read_outcome, write_run_json
-from ..farm.session import DeviceJob
+from ..farm.session import DeviceJob, finished_ids
 from ..farm.types import DeviceOutcome
 from ..jobs import JobOptions
 from .plan import BenchPlan
@@ -48,7 +48,8 @@ def execute_bench(plan: BenchPlan, console: Console, stop: threading.Event) -> B
         folder = device_folder(run_dir, d.name)
         jobs[d.name] = DeviceJob(d.name, plan.dataset, tuple(c.sample() for c in plan.grid[d.name]), plan.model,
                                  replace(plan.options[d.name], run_id=run_id), JobOptions(), folder,
-                                 earlier=read_outcome(folder))  # fmt: skip
+                                 earlier=read_outcome(folder),  # the run's resume: what earlier sessions ran
+                                 finished=finished_ids(folder) if plan.previous else frozenset())  # fmt: skip
     farm: Farm = plan.cluster or LocalFarm(plan.lanes)  # the cluster's runs each job on its farm host
     outcomes = farm.run(plan.devices, jobs, console, None, stop)  # no scoring: the rows are the figures
     if plan.cluster:  # what crossed the network to each farm host; a head gone during the bench is said

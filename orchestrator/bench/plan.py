@@ -13,7 +13,7 @@ import dataclasses
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
 from android_runner.status import DEFAULT_SAMPLE_TIMEOUT_S
 
@@ -27,57 +27,62 @@ from ..inventory import load_inventory, select_usable
 from ..models import ModelSummary, inspect_model
 from ..run.bounds import MAX_SUSTAIN_PASSES
 from ..run.plan import host_lanes, refuse_on_cluster
+from ..run.recorded import RecordedRequest, recorded_as
 from ..run.types import PreviousRun
 from ..runners.base import DEFAULT_SETTLE_C, DEFAULT_SETTLE_MAX_S, DEFAULT_SETTLE_S, RunOptions
 from .grid import MAX_REPETITIONS, Cell, cells, parse_backends, parse_values, refused_shapes
 
 
+def _grid(key: str) -> dict[str, Any]:
+    return recorded_as(f"bench.request.{key}")  # run.json `bench.request`: the grid as asked
+
+
+def _settle(key: str) -> dict[str, Any]:
+    return recorded_as(f"bench.settle.{key}")  # run.json `bench.settle`: a condition, not the grid
+
+
 @dataclass(frozen=True)
-class BenchRequest:
-    """`edgefarm bench`'s flags as given (the grid as text: run.json keeps it for --resume)."""
+class BenchRequest(RecordedRequest):
+    """`edgefarm bench`'s flags as given (the grid as text). What run.json records and `bench --resume`
+    carries is the fields with a key (run/recorded.py, the run's one list and resume): the grid in
+    `bench.request`, --settle's in `bench.settle`, the cluster in `bench.cluster`, the rest in `flags`
+    as the run's. `out` and `output` are this session's: where the folder goes, what stdout gets."""
 
-    device_spec: str = "all"
-    inventory: Path | None = None
-    model: Path | None = None
+    KIND: ClassVar[str] = "bench"
+
+    device_spec: str = field(default="all", metadata=recorded_as("devices"))
+    inventory: Path | None = field(default=None, metadata=recorded_as("inventory"))
+    model: Path | None = field(default=None, metadata=recorded_as("model.path"))
     out: Path = Path("runs")
-    prompts: str = "512"
-    gens: str = "128"
-    depths: str = "0"
-    repetitions: int = 5
-    backends: str | None = None  # None: each device's own backend
-    threads: str | None = None  # None: each device's own threads
-    max_num_tokens: int | None = None
-    warmup: bool = False
+    prompts: str = field(default="512", metadata=_grid("prompts"))
+    gens: str = field(default="128", metadata=_grid("gens"))
+    depths: str = field(default="0", metadata=_grid("depths"))
+    repetitions: int = field(default=5, metadata=_grid("repetitions"))
+    backends: str | None = field(default=None, metadata=_grid("backends"))  # None: each device's own backend
+    threads: str | None = field(default=None, metadata=_grid("threads"))  # None: each device's own threads
+    max_num_tokens: int | None = field(default=None, metadata=_grid("max_num_tokens"))
+    warmup: bool = field(default=False, metadata=_grid("warmup"))
     output: str = "md"
-    sample_timeout_s: float = DEFAULT_SAMPLE_TIMEOUT_S
-    parallel_local: bool = False
-    sustain: int = 1  # --sustain N: the grid N times back to back (each cell once per pass)
-    cluster: str | None = None  # --cluster ADDRESS (else the inventory's `cluster:`, if any)
-    settle: bool = True  # --settle (default): before the grid, the temperatures settle (docs/conditions.md)
-    settle_c: float = DEFAULT_SETTLE_C
-    settle_s: float = DEFAULT_SETTLE_S
-    settle_max_s: float = DEFAULT_SETTLE_MAX_S
-
-    GRID_KEYS = (
-        "prompts",
-        "gens",
-        "depths",
-        "repetitions",
-        "backends",
-        "threads",
-        "max_num_tokens",
-        "warmup",
-        "sustain",
-    )
-    SETTLE_KEYS = ("settle", "settle_c", "settle_s", "settle_max_s")  # run.json's bench.settle, not the grid's
+    sample_timeout_s: float = field(default=DEFAULT_SAMPLE_TIMEOUT_S, metadata=recorded_as("sample_timeout_s"))
+    parallel_local: bool = field(default=False, metadata=recorded_as("parallel_local", quiet=True))
+    # --sustain N: the grid N times back to back (each cell once per pass)
+    sustain: int = field(default=1, metadata=_grid("sustain"))
+    # --cluster ADDRESS (else the inventory's `cluster:`, if any); run.json keeps the address benched
+    cluster: str | None = field(default=None, metadata=recorded_as("bench.cluster"))
+    # --settle (default): before the grid, the temperatures settle (docs/conditions.md)
+    settle: bool = field(default=True, metadata=_settle("settle"))
+    settle_c: float = field(default=DEFAULT_SETTLE_C, metadata=_settle("settle_c"))
+    settle_s: float = field(default=DEFAULT_SETTLE_S, metadata=_settle("settle_s"))
+    settle_max_s: float = field(default=DEFAULT_SETTLE_MAX_S, metadata=_settle("settle_max_s"))
 
     def grid_record(self) -> dict[str, Any]:
-        return {k: getattr(self, k) for k in self.GRID_KEYS}
+        """run.json `bench.request` (and the results database's comparable configuration)."""
+        return self.section("bench.request.")
 
     def settle_record(self) -> dict[str, Any]:
         """--settle's flags for run.json (beside the grid: a condition of the bench, not part of the
         results database's comparable configuration)."""
-        return {k: getattr(self, k) for k in self.SETTLE_KEYS}
+        return self.section("bench.settle.")
 
 
 @dataclass(frozen=True)
@@ -101,7 +106,7 @@ class BenchPlan:
         cluster's notes, finish.py the end, each a new record; rundir.write_run_json writes it)."""
         return RunJson(
             run_id=run_id, started_at=started_at, model=ModelStamp.of(self.model, self.limit),
-            devices=tuple(d.name for d in self.devices), host=dict(host),
+            devices=tuple(d.name for d in self.devices), flags=self.request.flags(), host=dict(host),
             unusable=tuple(dataclasses.asdict(u) for u in self.unusable), notes=tuple(self.notes), kind="bench",
             bench=BenchStamp(request=self.request.grid_record(), settle=self.request.settle_record(), token_limit=self.limit,
                              cluster=self.cluster.address if self.cluster else None,  # --resume benches it again

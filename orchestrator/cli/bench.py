@@ -30,11 +30,7 @@ from ..progress import stderr_console
 from ..run.bounds import MAX_SUSTAIN_PASSES
 from ..run.types import PreviousRun
 from .options import cluster_option, inventory_option, settle_options
-
-GRID_FLAGS = {"prompts": "-p", "gens": "-n", "depths": "-d", "repetitions": "-r", "backends": "--backend",
-              "threads": "--threads", "max_num_tokens": "--max-num-tokens", "warmup": "--warmup",
-              "sustain": "--sustain", "settle": "--settle", "settle_c": "--settle-c", "settle_s": "--settle-s",
-              "settle_max_s": "--settle-max-s"}  # fmt: skip
+from .resume import describe, resumed_params
 
 
 @click.command("bench")
@@ -77,7 +73,7 @@ GRID_FLAGS = {"prompts": "-p", "gens": "-n", "depths": "-d", "repetitions": "-r"
 @click.option("--out", type=click.Path(path_type=Path), default=Path("runs"), show_default=True,
               help="folder that receives runs/<run-id>")  # fmt: skip
 @click.option("--resume", type=click.Path(path_type=Path, file_okay=False), default=None,
-              help="continue the bench in this folder (its grid is taken from run.json)")  # fmt: skip
+              help="continue the bench in this folder (its flags are taken from run.json)")  # fmt: skip
 @click.option("--sample-timeout", "sample_timeout_s", type=click.FloatRange(1, 86400), default=DEFAULT_SAMPLE_TIMEOUT_S,
               show_default=True, help="seconds one repetition of a cell may take")  # fmt: skip
 @click.option("--parallel-local", is_flag=True, help="run this host's devices together (they share its CPU)")
@@ -92,24 +88,18 @@ GRID_FLAGS = {"prompts": "-p", "gens": "-n", "depths": "-d", "repetitions": "-r"
 @click.pass_context
 def bench(ctx: click.Context, db: str | None, **params) -> None:
     """Prefill and decode speed at fixed shapes (-p prompt, -n generated, -d depth) on every device."""
-    typed = {key for key in GRID_FLAGS if ctx.get_parameter_source(key) == ParameterSource.COMMANDLINE}
-    if params["sustain"] > 1 and "repetitions" not in typed:
-        params["repetitions"] = 1  # a cell's repetitions are its passes (plan_bench refuses a typed -r)
-    previous = None
-    if params["resume"] is not None:
-        given = [flag for key, flag in GRID_FLAGS.items() if key in typed]
-        if given:
-            raise click.UsageError(f"--resume takes the grid from run.json: drop {', '.join(given)}")
-        run = read_run_json(params["resume"], own_folder=True)
-        if run.get("kind") != "bench" or not isinstance(run.get("bench"), dict):
-            raise ConfigError("not a bench run folder", where=str(Path(params["resume"]) / "run.json"),
-                              fix="pass a folder made by `edgefarm bench`; `edgefarm run --resume` continues runs")  # fmt: skip
-        recorded = {**run["bench"]["request"], **(run["bench"].get("settle") or {})}
-        params.update({k: v for k, v in recorded.items() if k in GRID_FLAGS})
-        params["cluster"] = params["cluster"] or run["bench"].get("cluster")  # the recorded --cluster
-        previous = PreviousRun.of(RunJson.from_dict(run), params["resume"])
-    request = BenchRequest(**{k: v for k, v in params.items() if k != "resume"})
     console = stderr_console()
+    previous = None
+    if params["resume"] is not None:  # the run's resume: the recorded flags, typed ones must agree
+        where = Path(params["resume"])
+        run = read_run_json(where, own_folder=True)
+        resumed = resumed_params(ctx, run, where, BenchRequest)
+        params = {k: v for k, v in resumed.params.items() if k != "db"}  # not a BenchRequest field
+        console.print(describe(resumed, str(run.get("run_id", ""))), highlight=False)
+        previous = PreviousRun.of(RunJson.from_dict(run), where)
+    elif params["sustain"] > 1 and ctx.get_parameter_source("repetitions") != ParameterSource.COMMANDLINE:
+        params["repetitions"] = 1  # a cell's repetitions are its passes (plan_bench refuses a typed -r)
+    request = BenchRequest(**{k: v for k, v in params.items() if k != "resume"})
     inputs = read_bench_inputs(request)
     model = inputs.model
     if previous is not None and previous.model_sha256 != model.sha256:

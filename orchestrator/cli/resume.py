@@ -1,7 +1,8 @@
-"""`edgefarm run --resume RUN_DIR`: the run's flags come from its run.json; flags given again must agree.
+"""`edgefarm run --resume RUN_DIR` and `edgefarm bench --resume RUN_DIR`: the flags come from the
+folder's run.json; flags given again must agree.
 
-What a run records and a resume carries is ONE list: RunRequest's recorded fields (run/types.py), each
-with its run.json key. For each, a flag the user typed (click's parameter source is the command line)
+What a command records and a resume carries is ONE list: its request's recorded fields (run/recorded.py:
+RunRequest, BenchRequest), each with its run.json key. For each, a flag the user typed (click's parameter source is the command line)
 is compared with the recorded value and refused when it differs; every other one takes the recorded
 value, so `edgefarm run --resume runs/<run-id>` alone continues the run exactly as it was asked
 (--repeat, --warmup, --sustain, --fidelity, the token caps, the backend, the threads: all of them).
@@ -22,9 +23,11 @@ from click.core import ParameterSource
 
 from ..errors import ConfigError
 from ..redact import MASK, is_redacted, redact
+from ..run.recorded import RecordedRequest
 from ..run.types import RunRequest
 
 _PATHS = {"inventory", "model"}  # compared as files, not as spellings
+_NAMED = {"model", "dataset_spec"}  # not listed among the carried flags: the run names its model and dataset
 
 
 @dataclass(frozen=True)
@@ -37,15 +40,30 @@ class Resumed:
 
 
 def _recorded_value(run: Mapping[str, Any], key: str) -> tuple[bool, Any]:
-    """(found, value) of a dotted key in run.json (`flags` for plain keys)."""
-    if "." in key:
-        section, name = key.split(".", 1)
-        holder = run.get(section)
-    else:
-        holder, name = run.get("flags"), key
+    """(found, value) of a dotted key in run.json (`bench.request.prompts`; `flags` for plain keys)."""
+    *sections, name = key.split(".") if "." in key else ("flags", key)
+    holder: Any = run
+    for section in sections:
+        holder = holder.get(section) if isinstance(holder, Mapping) else None
     if not isinstance(holder, Mapping) or name not in holder:
         return False, None
     return True, holder[name]
+
+
+COMMANDS = {"run": "edgefarm run", "bench": "edgefarm bench"}  # run.json `kind` -> the command that resumes it
+
+
+def _same_kind(run: Mapping[str, Any], kind: str, where: Path) -> None:
+    """A folder is resumed by the command that made it (run.json `kind`; none: a run)."""
+    found = run.get("kind") or "run"
+    if found != kind:
+        other = COMMANDS.get(str(found))
+        raise ConfigError(
+            f"{where} is {'an `' + other + '` folder' if other else f'a folder of kind {found!r}'}, not one "
+            f"`{COMMANDS[kind]}` made",
+            where=f"{where / 'run.json'} field 'kind'",
+            fix=f"continue it with `{other} --resume {where}`" if other else f"pass a folder `{COMMANDS[kind]}` made",
+        )
 
 
 def _same(name: str, given: Any, recorded: Any) -> bool:
@@ -79,10 +97,14 @@ def _typed(ctx: click.Context, name: str) -> bool:
     return ctx.get_parameter_source(name) == ParameterSource.COMMANDLINE
 
 
-def resumed_params(ctx: click.Context, run: Mapping[str, Any], where: Path) -> Resumed:
-    """The run's parameters for a resume: recorded values, with typed flags checked against them."""
+def resumed_params(
+    ctx: click.Context, run: Mapping[str, Any], where: Path, request: type[RecordedRequest] = RunRequest
+) -> Resumed:
+    """The command's parameters for a resume: recorded values, with typed flags checked against them.
+    `request`: the command's request (its recorded fields and the kind of folder it resumes)."""
     here = where / "run.json"
-    fields = RunRequest.recorded()
+    _same_kind(run, request.KIND, where)
+    fields = request.recorded()
     known = {f.metadata["key"] for f in fields}
     flags = run.get("flags") if isinstance(run.get("flags"), Mapping) else {}
     unknown = [k for k in flags if k not in known]
@@ -123,8 +145,11 @@ def resumed_params(ctx: click.Context, run: Mapping[str, Any], where: Path) -> R
                 )
             recorded = given
         params[f.name] = recorded
-        if recorded != f.default and "." not in key:
-            carried.append(f"{flag}" if isinstance(recorded, bool) else f"{flag} {_show(recorded)}")
+        if recorded != f.default and f.name not in _NAMED:
+            if isinstance(recorded, bool):  # `--no-settle` when a flag on by default was off
+                carried.append(flag if recorded or not param.secondary_opts else param.secondary_opts[0])
+            else:
+                carried.append(f"{flag} {_show(recorded)}")
     return Resumed(params, tuple(carried), tuple(defaulted))
 
 
@@ -136,7 +161,7 @@ def _checked(ctx: click.Context, param: click.Parameter, flag: str, key: str, ra
         raise ConfigError(
             f"recorded {flag} {_show(raw)[:80]} is not a valid value: {getattr(e, 'message', e)}",
             where=f"{here} field '{key}'",
-            fix="resume only folders written by `edgefarm run`, or start a new run",
+            fix="resume only folders edgefarm wrote, untouched, or start a new run",
         ) from None
     return tuple(value) if isinstance(value, list) else value
 
@@ -150,4 +175,4 @@ def describe(resumed: Resumed, run_id: str) -> str:
     return text
 
 
-__all__ = ["Resumed", "describe", "resumed_params"]
+__all__ = ["COMMANDS", "Resumed", "describe", "resumed_params"]

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import dataclasses
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field, fields, replace
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -27,6 +27,7 @@ from ..runners.base import (
     DEFAULT_SETTLE_S,
     RunOptions,
 )
+from .recorded import RecordedRequest, recorded_as
 
 if TYPE_CHECKING:  # named in annotations only
     from ..farm.shard import ShardPlan
@@ -36,82 +37,57 @@ if TYPE_CHECKING:  # named in annotations only
 DEFAULT_FALLBACK_WAIT_S = 60.0  # how long a lost phone may take to come back before its stand-in runs
 
 
-def _as(key: str, *, quiet: bool = False) -> dict[str, Any]:
-    """The metadata of a RunRequest field that run.json records under `key` in `flags` (a dotted key:
-    the section that records it, e.g. `model.path`), so `--resume` carries it. `quiet`: written as null
-    at its default (the keys that have always been written that way); null reads back as the default."""
-    return {"key": key, "quiet": quiet}
-
-
 @dataclass(frozen=True)
-class RunRequest:
+class RunRequest(RecordedRequest):
     """`edgefarm run`'s flags, as parsed (for --resume: the recorded ones, cli/resume.py).
 
-    The one list of what a run records and a resume carries: every field whose metadata is `_as(...)` (its
-    run.json key in the metadata). `out` and `resume` name where this session works, nothing else."""
+    The one list of what a run records and a resume carries: every field whose metadata is
+    `recorded_as(...)` (run/recorded.py: its run.json key). `out` and `resume` name where this session
+    works, nothing else."""
 
-    device_spec: str = field(default="all", metadata=_as("devices"))
-    inventory: Path | None = field(default=None, metadata=_as("inventory"))
+    device_spec: str = field(default="all", metadata=recorded_as("devices"))
+    inventory: Path | None = field(default=None, metadata=recorded_as("inventory"))
     # run.json `model` records it (ModelStamp)
-    model: Path | None = field(default=None, metadata=_as("model.path"))
+    model: Path | None = field(default=None, metadata=recorded_as("model.path"))
     # run.json `dataset` records it, a token masked
-    dataset_spec: str = field(default="", metadata=_as("dataset.path"))
-    fmt: str | None = field(default=None, metadata=_as("format"))
-    subset: str | None = field(default=None, metadata=_as("subset"))
-    limit: int | None = field(default=None, metadata=_as("limit"))
-    per_modality: int | None = field(default=None, metadata=_as("per_modality"))
-    modalities: tuple[str, ...] = field(default=(), metadata=_as("modality"))
+    dataset_spec: str = field(default="", metadata=recorded_as("dataset.path"))
+    fmt: str | None = field(default=None, metadata=recorded_as("format"))
+    subset: str | None = field(default=None, metadata=recorded_as("subset"))
+    limit: int | None = field(default=None, metadata=recorded_as("limit"))
+    per_modality: int | None = field(default=None, metadata=recorded_as("per_modality"))
+    modalities: tuple[str, ...] = field(default=(), metadata=recorded_as("modality"))
     out: Path = Path("runs")
     resume: Path | None = None
-    max_output_tokens: int | None = field(default=None, metadata=_as("max_output_tokens"))
-    max_num_tokens: int | None = field(default=None, metadata=_as("max_num_tokens"))
-    backend: str | None = field(default=None, metadata=_as("backend"))
-    threads: int | None = field(default=None, metadata=_as("threads"))
-    sample_timeout_s: float = field(default=DEFAULT_SAMPLE_TIMEOUT_S, metadata=_as("sample_timeout_s"))
-    cooldown_c: float | None = field(default=None, metadata=_as("cooldown_c"))
-    cooldown_max_s: float = field(default=DEFAULT_COOLDOWN_MAX_S, metadata=_as("cooldown_max_s"))
+    max_output_tokens: int | None = field(default=None, metadata=recorded_as("max_output_tokens"))
+    max_num_tokens: int | None = field(default=None, metadata=recorded_as("max_num_tokens"))
+    backend: str | None = field(default=None, metadata=recorded_as("backend"))
+    threads: int | None = field(default=None, metadata=recorded_as("threads"))
+    sample_timeout_s: float = field(default=DEFAULT_SAMPLE_TIMEOUT_S, metadata=recorded_as("sample_timeout_s"))
+    cooldown_c: float | None = field(default=None, metadata=recorded_as("cooldown_c"))
+    cooldown_max_s: float = field(default=DEFAULT_COOLDOWN_MAX_S, metadata=recorded_as("cooldown_max_s"))
     # --settle: before the block, wait until the temperatures settle (docs/conditions.md)
-    settle: bool = field(default=False, metadata=_as("settle", quiet=True))
-    settle_c: float = field(default=DEFAULT_SETTLE_C, metadata=_as("settle_c"))
-    settle_s: float = field(default=DEFAULT_SETTLE_S, metadata=_as("settle_s"))
-    settle_max_s: float = field(default=DEFAULT_SETTLE_MAX_S, metadata=_as("settle_max_s"))
-    judge_url: str | None = field(default=None, metadata=_as("judge_url"))
-    judge_model: str | None = field(default=None, metadata=_as("judge_model"))
-    fallback_boards: tuple[str, ...] = field(default=(), metadata=_as("fallback", quiet=True))
+    settle: bool = field(default=False, metadata=recorded_as("settle", quiet=True))
+    settle_c: float = field(default=DEFAULT_SETTLE_C, metadata=recorded_as("settle_c"))
+    settle_s: float = field(default=DEFAULT_SETTLE_S, metadata=recorded_as("settle_s"))
+    settle_max_s: float = field(default=DEFAULT_SETTLE_MAX_S, metadata=recorded_as("settle_max_s"))
+    judge_url: str | None = field(default=None, metadata=recorded_as("judge_url"))
+    judge_model: str | None = field(default=None, metadata=recorded_as("judge_model"))
+    fallback_boards: tuple[str, ...] = field(default=(), metadata=recorded_as("fallback", quiet=True))
     fallback_wait_s: float = field(
-        default=DEFAULT_FALLBACK_WAIT_S, metadata=_as("fallback_wait_s", quiet=True)
+        default=DEFAULT_FALLBACK_WAIT_S, metadata=recorded_as("fallback_wait_s", quiet=True)
     )
-    shard: bool = field(default=False, metadata=_as("shard", quiet=True))
-    repeat: int = field(default=1, metadata=_as("repeat", quiet=True))
-    warmup: int = field(default=0, metadata=_as("warmup", quiet=True))
+    shard: bool = field(default=False, metadata=recorded_as("shard", quiet=True))
+    repeat: int = field(default=1, metadata=recorded_as("repeat", quiet=True))
+    warmup: int = field(default=0, metadata=recorded_as("warmup", quiet=True))
     # --sustain: the samples N times back to back, no cooldown (orchestrator/sustain.py)
-    sustain: int = field(default=1, metadata=_as("sustain", quiet=True))
-    parallel_local: bool = field(default=False, metadata=_as("parallel_local", quiet=True))
+    sustain: int = field(default=1, metadata=recorded_as("sustain", quiet=True))
+    parallel_local: bool = field(default=False, metadata=recorded_as("parallel_local", quiet=True))
     # a Ray cluster's head: the devices of its farm hosts (docs/cluster.md)
-    cluster: str | None = field(default=None, metadata=_as("cluster"))
+    cluster: str | None = field(default=None, metadata=recorded_as("cluster"))
     # --fidelity: each device scores the references too (docs/fidelity.md)
-    fidelity: bool = field(default=False, metadata=_as("fidelity", quiet=True))
+    fidelity: bool = field(default=False, metadata=recorded_as("fidelity", quiet=True))
     # --reference: the device the others' fidelity is measured against
-    reference: str | None = field(default=None, metadata=_as("reference"))
-
-    @classmethod
-    def recorded(cls) -> tuple[dataclasses.Field, ...]:
-        """The fields run.json records (its key: `f.metadata["key"]`), in the order it writes them."""
-        return tuple(f for f in fields(cls) if "key" in f.metadata)
-
-    def flags(self) -> dict[str, Any]:
-        """run.json `flags`: every recorded field whose key is a plain one (None where not given)."""
-        out: dict[str, Any] = {}
-        for f in self.recorded():
-            if "." in f.metadata["key"]:
-                continue
-            value = getattr(self, f.name)
-            if f.metadata["quiet"] and value == f.default:
-                value = None
-            out[f.metadata["key"]] = (
-                str(value) if isinstance(value, Path) else list(value) if isinstance(value, tuple) else value
-            )
-        return out
+    reference: str | None = field(default=None, metadata=recorded_as("reference"))
 
     def job_options(self, refused: Mapping[str, str]) -> JobOptions:
         return JobOptions(

@@ -125,20 +125,31 @@ def test_sustain_runs_the_grid_pass_after_pass_and_sets_each_pass_against_the_fi
     assert p.returncode == 2 and "repetitions are its passes" in p.stderr and none is None
 
 
-def test_resume_takes_the_grid_from_run_json_and_runs_nothing_twice(tmp_path, local_inventory):
+def test_resume_takes_every_flag_from_run_json_and_runs_nothing_twice(tmp_path, local_inventory):
+    """The run's resume (cli/resume.py, issue 42): `bench --resume DIR` alone carries the grid, the
+    devices, the inventory and the model; a typed flag that differs is refused; a bench folder is not
+    `run --resume`'s."""
     p, run_dir = _bench(tmp_path, local_inventory, "-p", "8", "-n", "4", "-r", "2")
     assert p.returncode == 0, p.stderr[-3000:]
     again = edgefarm("bench", "--resume", str(run_dir), "-p", "16", "--inventory", str(local_inventory()),
                      "--devices", "local", "--model", str(TINY_TEXT))  # fmt: skip
-    assert again.returncode == 2 and "drop -p" in again.stderr
-    again = edgefarm("bench", "--resume", str(run_dir), "--inventory", str(local_inventory()),
-                     "--devices", "local", "--model", str(TINY_TEXT), "-o", "csv")  # fmt: skip
+    said = " ".join(again.stderr.split())
+    assert again.returncode == 2 and "--n-prompt 16 differs from this run's recorded --n-prompt 8" in said, said
+    other = edgefarm("run", "--resume", str(run_dir))
+    said = " ".join(other.stderr.split())
+    assert other.returncode == 2 and f"continue it with `edgefarm bench --resume {run_dir}`" in said, said
+    again = edgefarm("bench", "--resume", str(run_dir), "-o", "csv")
     assert again.returncode == 0, again.stderr[-3000:]
+    said = " ".join(again.stderr.split())
+    assert f"with its recorded flags: --devices local --inventory {local_inventory()}" in said, said
+    assert "--n-prompt 8 --n-gen 4 --repetitions 2" in said
     assert again.stdout.count("\n") == 3  # header, pp8, tg4
     outcome = json.loads((run_dir / "devices" / "this-host" / "outcome.json").read_text())
     assert (
         outcome["sessions"] == 2 and outcome["model_loads"] == 3
     )  # a warm-up and 2 repetitions: nothing left
+    run = json.loads((run_dir / "run.json").read_text())
+    assert run["flags"]["devices"] == "local" and run["bench"]["request"]["prompts"] == "8"
 
 
 def test_report_html_and_compare_of_two_bench_runs(tmp_path, local_inventory):
