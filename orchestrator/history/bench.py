@@ -9,13 +9,13 @@ the history exports them (llama-bench's `sql` / `jsonl`) rather than flagging ch
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import asdict
 from pathlib import Path, PurePath
 from typing import TYPE_CHECKING, Any
 
+from ..devices.types import DeviceInfo
 from ..farm.run_json import BenchStamp, RunJson
 from .entry import as_int, canonical, sha256_text
-from .types import DeviceEntry, RunEntry
+from .types import DeviceEntry, Identity, RunEntry
 
 if TYPE_CHECKING:
     from ..bench.record import BenchRecord
@@ -32,10 +32,10 @@ def bench_shape(request: Mapping[str, Any]) -> str:
     )
 
 
-def bench_entry(run: RunJson, rows: Sequence[Mapping[str, Any]], devices: Mapping[str, Mapping[str, Any]],
+def bench_entry(run: RunJson, rows: Sequence[Mapping[str, Any]], devices: Mapping[str, DeviceInfo],
                 folder: str) -> RunEntry:  # fmt: skip
     """`run`: run.json's record (kind bench: its `bench` grid and `outcomes`); `rows`: the llama-bench
-    rows; `devices`: device name -> its device.json. In memory at the end of `edgefarm bench`
+    rows; `devices`: device name -> its DeviceInfo (device.json's record). In memory at the end of `edgefarm bench`
     (bench_record_entry), from the folder's files for `history import` (record.py)."""
     grid = run.bench or BenchStamp()
     request = grid.request
@@ -48,17 +48,16 @@ def bench_entry(run: RunJson, rows: Sequence[Mapping[str, Any]], devices: Mappin
     key = sha256_text(canonical(config))[:16]
     entries = []
     for name in run.devices:
-        info, outcome = _mapping(devices.get(name)), _mapping(outcomes.get(name))
-        ident = _mapping(outcome.get("runner"))
+        info, outcome = devices.get(name) or DeviceInfo(name=name, kind=""), _mapping(outcomes.get(name))
+        ident = Identity.from_stamp(_mapping(outcome.get("runner")))
         ran = sorted(
             {str(r.get("backend_ran")) for r in rows if r.get("device") == name and r.get("backend_ran")}
         )
         entries.append(DeviceEntry(
-            device=str(name), kind=str(info.get("kind") or ""), hardware=str(info.get("model") or info.get("cpu") or ""),
-            soc=str(info.get("soc") or ""), backend=",".join(ran), runner=str(ident.get("runner") or ""),
-            runner_sha256=str(ident.get("runner_sha256") or ""), runtime_version=str(ident.get("runtime_version") or ""),
-            runtime_sha256=str(ident.get("runtime_sha256") or ""), config=config, config_key=key,
-            error=str(outcome.get("error") or ""), figures={}, samples={}, context_tokens=grid.token_limit,
+            device=str(name), kind=info.kind, hardware=info.model or info.cpu, soc=info.soc, backend=",".join(ran),
+            runner=ident.runner, runner_sha256=ident.runner_sha256, runtime_version=ident.runtime_version,
+            runtime_sha256=ident.runtime_sha256, config=config, config_key=key, error=str(outcome.get("error") or ""),
+            figures={}, samples={}, context_tokens=grid.token_limit,
         ))  # fmt: skip
     versions = dict(run.versions)
     return RunEntry(
@@ -73,5 +72,5 @@ def bench_entry(run: RunJson, rows: Sequence[Mapping[str, Any]], devices: Mappin
 
 def bench_record_entry(bench: BenchRecord) -> RunEntry:
     """A finished `edgefarm bench` in memory (bench/record.py): no file of its folder read back."""
-    devices = {o.name: asdict(o.info) for o in bench.outcomes if o.info is not None}
+    devices = {o.name: o.info for o in bench.outcomes if o.info is not None}
     return bench_entry(bench.run, bench.rows, devices, str(Path(bench.run_dir).resolve()))

@@ -15,7 +15,7 @@ from pathlib import PurePath
 from typing import Any
 
 from ..report.types import DeviceRow, RunReport, SampleCell
-from .types import FIGURE_NAMES, SAMPLE_FIELDS, DeviceEntry, Figure, RunEntry, kept_cell
+from .types import FIGURE_NAMES, SAMPLE_FIELDS, DeviceEntry, Figure, Identity, RunEntry, kept_cell
 
 
 def sha256_text(text: str) -> str:
@@ -74,19 +74,16 @@ def run_entry(report: RunReport, folder: str, identities: Mapping[str, Mapping[s
     run_shape = shape(len(ids))
     devices = []
     for row in report.devices:
-        ident = identities.get(row.device) or {}
-        settings = ident.get("settings") if isinstance(ident.get("settings"), Mapping) else {}
+        ident = Identity.from_stamp(identities.get(row.device))
         config = device_config(report, row, slice_sha, run_shape)
         cells = _cells(report, row.device)
         devices.append(DeviceEntry(
             device=row.device, kind=row.kind, hardware=row.hardware, soc=row.soc, backend=row.backend,
-            runner=str(ident.get("runner") or row.runner_kind or ""),
-            runner_sha256=str(ident.get("runner_sha256") or ""),
-            runtime_version=str(ident.get("runtime_version") or ""),
-            runtime_sha256=str(ident.get("runtime_sha256") or ""),
+            runner=ident.runner or row.runner_kind or "", runner_sha256=ident.runner_sha256,
+            runtime_version=ident.runtime_version, runtime_sha256=ident.runtime_sha256,
             config=config, config_key=sha256_text(canonical(config))[:16], error=row.error,
             figures=_figures(row), samples={i: kept_cell({f: getattr(c, f) for f in SAMPLE_FIELDS}) for i, c in cells.items()},
-            context_tokens=as_int(settings.get("max_num_tokens")),
+            context_tokens=ident.context_tokens,
         ))  # fmt: skip
     versions = dict(stamp.versions)
     return RunEntry(

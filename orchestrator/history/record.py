@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING
 
 from rich.console import Console
 
+from ..devices.types import DeviceInfo
 from ..devices_yaml import name_problem
 from ..errors import ConfigError, EdgefarmError
 from ..farm.run_json import RunJson
@@ -80,7 +81,8 @@ def _bench_entry_of(run_dir: Path, record: RunJson) -> RunEntry:
     devices = {}
     for name in record.devices:
         info = device_folder(run_dir, name) / "device.json"
-        devices[name] = read_json(info, DOCUMENT, error=ConfigError, fix="") if info.is_file() else {}
+        data = read_json(info, DOCUMENT, error=ConfigError, fix="") if info.is_file() else {}
+        devices[name] = DeviceInfo.from_dict({"name": name, **(data if isinstance(data, Mapping) else {})})
     rows = bench.get("rows") if isinstance(bench, Mapping) else None
     return bench_entry(record, rows if isinstance(rows, list) else (), devices, str(Path(run_dir).resolve()))
 

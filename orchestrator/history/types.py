@@ -41,6 +41,27 @@ class Figure:
 
 
 @dataclass(frozen=True)
+class Identity:
+    """What ran on a device, as the history keeps it: outcome.json's `runner` stamp (runners/stamp.py:
+    the runner's name and sha256, the runtime's version and sha256, its settings' token limit), decoded
+    here once for runs and benches alike."""
+
+    runner: str = ""
+    runner_sha256: str = ""
+    runtime_version: str = ""
+    runtime_sha256: str = ""
+    context_tokens: int | None = None  # settings.max_num_tokens: the runtime's token limit (its KV cache)
+
+    @classmethod
+    def from_stamp(cls, stamp: Mapping[str, Any] | None) -> Identity:
+        stamp = stamp if isinstance(stamp, Mapping) else {}
+        settings = stamp.get("settings") if isinstance(stamp.get("settings"), Mapping) else {}
+        tokens = settings.get("max_num_tokens")
+        return cls(*(str(stamp.get(k) or "") for k in ("runner", "runner_sha256", "runtime_version", "runtime_sha256")),
+                   tokens if isinstance(tokens, int) and not isinstance(tokens, bool) else None)  # fmt: skip
+
+
+@dataclass(frozen=True)
 class DeviceEntry:
     """One device of one run: what it ran with, its figures and every sample's row."""
 
