@@ -141,17 +141,19 @@ class RunConditions:
     def problems(self) -> list[str]:
         """What was bad during the run, each with the rule it broke."""
         out = []
-        loads = [("this host", self.host)]
-        if self._per_device:
-            loads += [(f"the host while {n} ran", d.host) for n, d in self.devices.items()]
-        for where, load in loads:
-            if (
-                load is not None
-                and load.other_cores_mean is not None
-                and load.other_cores_mean > LOADED_CORES
-            ):
-                out.append(f"LOADED: {where}: other processes used {load.other_cores_mean:.2f} cores on average "
-                           f"(over {LOADED_CORES} is loaded): the figures of the devices run on that host are slowed by it")  # fmt: skip
+        slowed = (
+            f"(over {LOADED_CORES} is loaded): the figures of the devices run on that host are slowed by it"
+        )
+        windows = {n: d.host.other_cores_mean for n, d in self.devices.items()
+                   if self._per_device and d.host is not None and d.host.other_cores_mean is not None}  # fmt: skip
+        run = self.host.other_cores_mean if self.host is not None else None
+        if run is not None and run > LOADED_CORES:  # one line, each device's own window in it
+            each = ", ".join(f"{n} {c:.2f}" for n, c in windows.items())
+            out.append(f"LOADED: this host: other processes used {run:.2f} cores on average"
+                       + (f" (while each device ran: {each})" if each else "") + f" {slowed}")  # fmt: skip
+        else:  # a device whose own running time was loaded, the run as a whole not
+            out += [f"LOADED: the host while {n} ran: other processes used {c:.2f} cores on average {slowed}"
+                    for n, c in windows.items() if c > LOADED_CORES]  # fmt: skip
         for name, d in self.devices.items():
             s = d.start
             if s is None:

@@ -173,3 +173,13 @@ def test_a_busy_device_at_start_is_named_and_differs_from_a_quiet_one():
         "pixel-8: background CPU at start 0.10 cores in A, 1.40 in B"
     ]
     assert DeviceStart.from_dict(busy.to_dict()) == busy
+
+
+def test_a_loaded_run_of_several_host_devices_is_one_line_with_each_devices_own_window():
+    def load(cores):
+        return HostLoad(5.0, 11, 2, 1.0, 1.2, cores, cores, 0.5)
+
+    c = RunConditions(load(1.5), {"host-t1": DeviceConditions(load(1.6)), "host-t2": DeviceConditions(load(1.4))})
+    assert len(c.problems()) == 1 and "(while each device ran: host-t1 1.60, host-t2 1.40)" in c.problems()[0]
+    quiet = RunConditions(load(0.3), {"host-t1": DeviceConditions(load(0.1)), "host-t2": DeviceConditions(load(0.6))})
+    assert [p.split(" ran:")[0] for p in quiet.problems()] == ["LOADED: the host while host-t2"]
