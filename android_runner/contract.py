@@ -336,11 +336,6 @@ class SampleResult:
 _RESULT_FIELDS = frozenset(f.name for f in fields(SampleResult))
 
 
-def write_jsonl(path: str, items: Iterable[JobItem]) -> None:
-    with open(path, "w", encoding="utf-8") as f:
-        f.writelines(item.to_json() + "\n" for item in items)
-
-
 def parse_results(lines: Iterable[str]) -> Iterator[SampleResult]:
     """results.jsonl lines -> results; a torn last line (process killed mid-write) is ignored, and so is
     a line over RESULT_LINE_MAX_BYTES or nested deeper than RESULT_LINE_MAX_DEPTH (never parsed)."""

@@ -123,29 +123,6 @@ def backend_lines(runtime_log: str, head: int = 500, tail: int = 200) -> list[st
     return lines if len(lines) <= head + tail else lines[:head] + lines[-tail:]
 
 
-def result_from_line(
-    line: Mapping[str, Any],
-    item_id: str,
-    opts: RunOptions,
-    files: Mapping[str, str],
-    log_tail: str = "",
-    runtime_log: Sequence[str] = (),
-    available_mb: float | None = None,
-    max_output_tokens: int | None = None,
-) -> SampleResult:
-    """One runner (or driver) result line -> the row. `files` are the hook's snapshots; `runtime_log`
-    the runner log's lines (backend_lines): the backend that really ran is read there (android_runner/
-    backend.py), so a GPU that fell back to the CPU is an error row, never a row that says gpu.
-    A died line: `log_tail` is the runner log's last lines and the phone's lmkd/kernel records naming
-    the runner's pid; `available_mb` the phone's MemAvailable at the start of the run (a SIGKILL is
-    `oom` only with evidence: a record, or a peak near it; else `killed`, android_runner/status.py).
-
-    The same as `with_snapshots(line_row(...), ...)`: a phone's row streams in as its `line_row`, and
-    at the end of the run the line's row (built once) gets the snapshots and the runner log."""
-    row = line_row(line, item_id, opts, log_tail, available_mb, max_output_tokens)
-    return with_snapshots(row, line, opts, files, runtime_log)
-
-
 def fidelity_of(value: Any) -> FidelityScores | None:
     """The result line's `fidelity` record (the runner's --fidelity pass), bounded; None when absent."""
     if not isinstance(value, Mapping):

@@ -259,47 +259,6 @@ def ram_mb(meminfo: dict[str, int]) -> float | None:
     return None if total is None else round(total / 1024.0, 1)
 
 
-@dataclass(frozen=True)
-class ProcMemory:
-    """Memory of one process in kB, from /proc/<pid>/status. None = absent or absurd."""
-
-    vm_rss_kb: int | None = None
-    vm_hwm_kb: int | None = None
-    vm_swap_kb: int | None = None
-    rss_anon_kb: int | None = None
-    rss_file_kb: int | None = None
-
-    @property
-    def peak_kb(self) -> int | None:
-        """max(VmHWM, VmRSS + VmSwap): RSS alone misses weights swapped to zram."""
-        cands = [v for v in (self.vm_hwm_kb, (self.vm_rss_kb or 0) + (self.vm_swap_kb or 0)) if v]
-        return max(cands) if cands else None
-
-
-_ABSURD_KB = 1 << 34  # 16 TiB: overflowed fields seen on some kernels
-
-
-def parse_proc_status(text: str) -> ProcMemory:
-    """/proc/<pid>/status -> the few memory fields we use; absurd values become None."""
-    wanted = {
-        "VmRSS": "vm_rss_kb",
-        "VmHWM": "vm_hwm_kb",
-        "VmSwap": "vm_swap_kb",
-        "RssAnon": "rss_anon_kb",
-        "RssFile": "rss_file_kb",
-    }
-    vals: dict[str, int | None] = {}
-    for line in text.splitlines():
-        key, _, rest = line.partition(":")
-        name = wanted.get(key.strip())
-        if not name:
-            continue
-        m = re.match(r"^\s*(\d+)\s*kB", rest)
-        value = int(m.group(1)) if m else None
-        vals[name] = value if value is not None and value < _ABSURD_KB else None
-    return ProcMemory(**vals)
-
-
 # ---------------------------------------------------------------- df
 
 _SIZE = re.compile(r"^(\d+(?:\.\d+)?)([KMGT]?)$", re.IGNORECASE)

@@ -9,7 +9,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from android_runner.contract import JobItem, JobPart, read_results, write_jsonl
+from android_runner.contract import JobItem, JobPart, read_results
 from android_runner.settings import SETTINGS_FILE, RunnerSettings
 from orchestrator.models import BUNDLED_MODEL
 
@@ -22,11 +22,12 @@ def _job(tmp_path: Path) -> Path:
     (job / "media").mkdir(parents=True)
     png = next(IMAGE.rglob("*.png"))
     (job / "media" / "0.png").write_bytes(png.read_bytes())
-    write_jsonl(str(job / "job.jsonl"), [
+    items = [  # job.jsonl as the host writes it (orchestrator/jobs.py write_bundle): a JobItem per line
         JobItem(id="text", turns=((JobPart("text", text="What is the capital of Japan?"),),), max_output_tokens=8),
         JobItem(id="image", turns=((JobPart("image", path="media/0.png"), JobPart("text", text="What is this?")),),
                 max_output_tokens=8),
-    ])  # fmt: skip
+    ]  # fmt: skip
+    (job / "job.jsonl").write_text("".join(item.to_json() + "\n" for item in items))
     return job
 
 

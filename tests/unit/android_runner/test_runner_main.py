@@ -11,7 +11,7 @@ import sys
 from importlib import metadata
 from pathlib import Path
 
-from android_runner.contract import JobItem, JobPart, read_results, write_jsonl
+from android_runner.contract import JobItem, JobPart, read_results
 from android_runner.litert_runner import runtime_identity
 from android_runner.settings import SETTINGS_FILE, RunnerSettings
 from android_runner.status import TIMEOUT_EXIT
@@ -47,7 +47,8 @@ sys.exit(litert_runner.main(sys.argv[1:]))
 def _run(tmp_path: Path, ids: list[str]) -> tuple[subprocess.CompletedProcess, Path]:
     job = tmp_path / "job"
     job.mkdir(exist_ok=True)
-    write_jsonl(str(job / "job.jsonl"), [JobItem(id=i, turns=((JobPart("text", text="hi"),),)) for i in ids])
+    items = [JobItem(id=i, turns=((JobPart("text", text="hi"),),)) for i in ids]
+    (job / "job.jsonl").write_text("".join(item.to_json() + "\n" for item in items))  # as write_bundle does
     script = tmp_path / "stub_runner.py"
     script.write_text(STUB)
     (job / SETTINGS_FILE).write_text(RunnerSettings(model="m.litertlm", cache_dir=str(tmp_path / "cache"),

@@ -1,6 +1,6 @@
 """The Python runner's answer rule (android_runner/answer_text.py) THROUGH android_runner/litert_runner.py,
 against what the native runner makes of the same bytes (its sanitizer build over the fake runtime,
-tests/unit/native/fake_litert_lm.c, read by the host as a phone's row is: android_native.result_from_line).
+tests/unit/native/fake_litert_lm.c, read by the host as a phone's row is: android_native.line_row, then with_snapshots).
 
 The tiny model cannot be made to emit invalid UTF-8 or a 1 MiB answer, so the runtime's text is handed
 to the narrowest seam where it enters the Python runner's row: LiteRtRunner._finish, the real method of a
@@ -22,7 +22,7 @@ from android_runner.litert_runner import LiteRtRunner, StderrLog
 from android_runner.memory import MemorySampler
 from android_runner.status import Status
 from orchestrator.models import BUNDLED_MODEL
-from orchestrator.runners.android_native import result_from_line
+from orchestrator.runners.android_native import line_row, with_snapshots
 from orchestrator.runners.base import RunOptions
 
 # the fake runtime's @badutf8 answer (fake_litert_lm.c): a lone 0xff, a cut 3-byte sequence, a surrogate
@@ -58,7 +58,8 @@ def python_row(python_runner, text):
 def native_row(native_build, tmp_path, prompt: str):
     rc, _lines, rows, _ = run(native_build, tmp_path, job(prompt))
     assert rc == 0 and len(rows) == 1, rows
-    return result_from_line(rows[0], "S", RunOptions(run_id="r"), {})
+    opts = RunOptions(run_id="r")
+    return with_snapshots(line_row(rows[0], "S", opts), rows[0], opts, {})
 
 
 @pytest.mark.parametrize("form", ["bytes", "surrogateescape"])

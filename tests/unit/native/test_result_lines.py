@@ -10,7 +10,7 @@ import pytest
 from android_runner.answer_text import clean_answer, decode_answer
 from android_runner.contract import OUTPUT_MAX_BYTES, RESULT_LINE_MAX_DEPTH
 from orchestrator.runners.android_driver import _json_record
-from orchestrator.runners.android_native import parse_line, result_from_line
+from orchestrator.runners.android_native import line_row, parse_line, with_snapshots
 from orchestrator.runners.base import RunOptions
 
 OPTS = RunOptions(run_id="t")
@@ -19,7 +19,8 @@ REPLY = json.dumps({"role": "assistant", "content": [{"type": "text", "text": "h
 
 def row(**fields):
     line = {"n": 1, "status": "ok", "error": "", "response": REPLY, **fields}
-    return result_from_line(parse_line(json.dumps(line)), "S-1", OPTS, {})
+    parsed = parse_line(json.dumps(line))
+    return with_snapshots(line_row(parsed, "S-1", OPTS), parsed, OPTS, {})
 
 
 def deep(levels: int) -> str:
@@ -84,7 +85,7 @@ def test_each_device_supplied_field_of_the_wrong_type_leaves_the_row_readable(fi
 
 
 def test_a_died_line_with_a_text_exit_code_is_a_row():
-    r = result_from_line({"n": 1, "status": "died", "exit_code": "137"}, "S-1", OPTS, {})
+    r = line_row({"n": 1, "status": "died", "exit_code": "137"}, "S-1", OPTS)
     assert r.status == "error" and r.id == "S-1"
 
 
@@ -131,8 +132,11 @@ def test_a_gpu_that_fell_back_per_the_runner_log_is_an_error_row_that_does_not_s
 
     log = backend_lines((REAL / "lm1448_emulator_gpu_head.log").read_text("utf-8"))
     line = parse_line(json.dumps({"n": 1, "status": "ok", "error": "", "response": REPLY}))
-    r = result_from_line(line, "S-1", replace(OPTS, backend="gpu"), {}, "", log)
+    gpu = replace(OPTS, backend="gpu")
+    r = with_snapshots(line_row(line, "S-1", gpu), line, gpu, {}, log)
     assert r.status == "error" and r.backend == "cpu" and r.backend_requested == "gpu"
     assert "GPU accelerator could not be" in r.error
-    ok = result_from_line(line, "S-1", OPTS, {}, "", log)  # cpu asked: the same log is no fallback
+    ok = with_snapshots(
+        line_row(line, "S-1", OPTS), line, OPTS, {}, log
+    )  # cpu asked: the same log is no fallback
     assert ok.status == "ok" and ok.backend == "cpu"

@@ -4,7 +4,7 @@ import json
 from pathlib import PurePosixPath
 
 from android_runner.contract import JobItem
-from orchestrator.runners.android_native import parse_line, render_job, result_from_line
+from orchestrator.runners.android_native import line_row, parse_line, render_job, with_snapshots
 from orchestrator.runners.base import RunOptions
 
 OPTS = RunOptions(run_id="r", backend="cpu", threads=2)
@@ -16,7 +16,7 @@ def test_ok_line_becomes_a_row_with_mb_peaks_and_summed_tokens():
             "peak_anon_kb": 17552, "peak_file_kb": 57484, "peak_swap_kb": 1024,
             "turns": [{"prefill_tokens": 45, "prefill_tps": 7017.2, "decode_tokens": 6, "decode_tps": 3713.7, "wall_ms": 10.0},
                       {"prefill_tokens": 5, "prefill_tps": 900.0, "decode_tokens": 4, "decode_tps": 3000.0, "wall_ms": 5.2}]}  # fmt: skip
-    r = result_from_line(line, "TXT-1", OPTS, {})
+    r = with_snapshots(line_row(line, "TXT-1", OPTS), line, OPTS, {})
     assert r.status == "ok" and r.output == "Tokyo" and r.exit_code == 0
     assert r.prefill_tokens == 50 and r.decode_tokens == 10 and r.decode_tps == 3000.0 and len(r.turns) == 2
     assert r.peak_rss_mb == round((75036 + 1024) / 1024, 2)  # max(VmHWM, VmRSS + VmSwap)
@@ -24,7 +24,7 @@ def test_ok_line_becomes_a_row_with_mb_peaks_and_summed_tokens():
 
 
 def test_error_and_timeout_lines_keep_the_runtimes_words():
-    err = result_from_line(
+    err = line_row(
         {
             "n": 1,
             "status": "error",
@@ -32,19 +32,14 @@ def test_error_and_timeout_lines_keep_the_runtimes_words():
         },
         "a",
         OPTS,
-        {},
     )
     assert err.status == "error" and "Input token ids are too long" in err.error
-    t = result_from_line(
-        {"n": 1, "status": "timeout", "exit_code": 124, "error": "no answer within 5 s"}, "a", OPTS, {}
-    )
+    t = line_row({"n": 1, "status": "timeout", "exit_code": 124, "error": "no answer within 5 s"}, "a", OPTS)
     assert t.status == "timeout" and t.exit_code == 124
 
 
 def test_a_runner_death_recorded_by_the_driver_is_crash_killed_or_oom():
-    killed = result_from_line(
-        {"n": 2, "status": "died", "exit_code": 137}, "a", OPTS, {}, log_tail="F0000 boom"
-    )
+    killed = line_row({"n": 2, "status": "died", "exit_code": 137}, "a", OPTS, log_tail="F0000 boom")
     assert (
         killed.status == "killed"
         and killed.signal == 9
@@ -52,9 +47,9 @@ def test_a_runner_death_recorded_by_the_driver_is_crash_killed_or_oom():
         and "boom" in killed.error
     )
     lmk = "lowmemorykiller: Kill 'x' (1), uid 1, oom_score_adj 0 to free 1kB rss, 0kB swap"
-    oom = result_from_line({"n": 2, "status": "died", "exit_code": 137}, "a", OPTS, {}, log_tail=lmk)
+    oom = line_row({"n": 2, "status": "died", "exit_code": 137}, "a", OPTS, log_tail=lmk)
     assert oom.status == "oom" and "memory pressure recorded" in oom.error
-    crash = result_from_line({"n": 2, "status": "died", "exit_code": 134}, "a", OPTS, {})
+    crash = line_row({"n": 2, "status": "died", "exit_code": 134}, "a", OPTS)
     assert crash.status == "crash" and crash.signal == 6
 
 
@@ -66,11 +61,11 @@ def test_parse_line_ignores_torn_and_foreign_lines():
 
 def test_a_row_streams_from_its_line_and_gets_the_snapshots_and_the_log_at_the_end():
     """The driver builds a line's row once (line_row) and adds the hook's files and the runner log at
-    the end (with_snapshots): the same row result_from_line gives from everything at once."""
+    the end (with_snapshots): the row in the end has both."""
     from dataclasses import replace
     from pathlib import Path
 
-    from orchestrator.runners.android_native import backend_lines, line_row, with_snapshots
+    from orchestrator.runners.android_native import backend_lines
 
     fixtures = Path(__file__).resolve().parents[1] / "fixtures"
     reply = json.dumps({"role": "assistant", "content": [{"type": "text", "text": "Tokyo"}]})
@@ -85,7 +80,6 @@ def test_a_row_streams_from_its_line_and_gets_the_snapshots_and_the_log_at_the_e
     streamed = with_snapshots(row, line, gpu, {})
     assert streamed.status == "ok" and streamed.backend == "gpu" and streamed.energy_j is None
     end = with_snapshots(row, line, gpu, files, log)
-    assert end == result_from_line(line, "S", gpu, files, "", log)
     assert end.status == "error" and end.backend == "cpu" and "GPU accelerator could not be" in end.error
     assert end.energy_j is not None and end.cooldown_s == 1.5 and end.output == "Tokyo"
 
@@ -95,16 +89,16 @@ def test_a_bench_line_is_its_timed_turns_counts_with_its_cells_backend_and_threa
             "backend": "cpu", "threads": 4, "ttft_ms": 3.0,
             "turns": [{"prefill_tokens": 64, "prefill_tps": 900.0, "wall_ms": 70.0},
                       {"prefill_tokens": 16, "prefill_tps": 800.0, "decode_tokens": 8, "decode_tps": 90.0}]}  # fmt: skip
-    r = result_from_line(line, "p16-n8-d64-cpu-t4", RunOptions(run_id="r", backend="gpu"), {})
+    r = line_row(line, "p16-n8-d64-cpu-t4", RunOptions(run_id="r", backend="gpu"))
     assert (r.prefill_tokens, r.prefill_tps, r.decode_tokens, r.decode_tps) == (16, 800.0, 8, 90.0)
     assert (r.backend, r.backend_requested, r.threads, r.engine_load) == ("cpu", "cpu", 4, 2)
     assert r.ttft_phases_ms is None  # the first turn is the depth fill, not the prompt
     assert (r.threads_ran, r.threads_from) == (4, "asked")  # the runner did not count: the rule
-    r = result_from_line({**line, "threads": 0, "threads_ran": 3}, "c", RunOptions(run_id="r"), {})
+    r = line_row({**line, "threads": 0, "threads_ran": 3}, "c", RunOptions(run_id="r"))
     assert (r.threads, r.threads_ran, r.threads_from) == (None, 3, "counted")  # the runner's count
-    r = result_from_line({**line, "threads": 0}, "c", RunOptions(run_id="r"), {})
+    r = line_row({**line, "threads": 0}, "c", RunOptions(run_id="r"))
     assert (r.threads_ran, r.threads_from) == (4, "runtime default")  # LiteRT-LM's CpuConfig default
-    r = result_from_line({**line, "backend": "gpu", "threads_ran": 3}, "c", RunOptions(run_id="r"), {})
+    r = line_row({**line, "backend": "gpu", "threads_ran": 3}, "c", RunOptions(run_id="r"))
     assert (r.threads_ran, r.threads_from) == (None, "")  # no CPU engine, no thread count
     bench = render_job([(1, JobItem(id="c", turns=(), bench={"n_prompt": 16, "n_gen": 8, "n_depth": 64,
                                                             "backend": "cpu", "threads": None}))], PurePosixPath("/j"))  # fmt: skip

@@ -2,12 +2,12 @@
 
 from pathlib import Path
 
+from android_runner.memory import parse_status
 from orchestrator.telemetry.android import (
     parse_battery,
     parse_df_free_mb,
     parse_getprop,
     parse_meminfo,
-    parse_proc_status,
     parse_thermal,
     ram_mb,
     soc_from_props,
@@ -86,12 +86,12 @@ def test_meminfo_with_vendor_fields():
     assert ram_mb({}) is None
 
 
-def test_proc_status_ignores_overflowed_fields_and_computes_honest_peak():
-    s = parse_proc_status(read("status_runner.txt"))
-    assert s.vm_hwm_kb == 1834256 and s.vm_rss_kb == 1702400 and s.vm_swap_kb == 204800
-    assert s.rss_anon_kb == 612300 and s.rss_file_kb == 1090100
-    assert s.peak_kb == 1702400 + 204800  # swap pushes it past VmHWM
-    assert parse_proc_status("VmRSS:\t18446744073709551615 kB").vm_rss_kb is None
+def test_proc_status_ignores_overflowed_fields():
+    """The one /proc/<pid>/status parser, the runner's (android_runner/memory.py), in MB."""
+    s = parse_status(read("status_runner.txt"))
+    assert s["VmHWM"] == 1834256 / 1024 and s["VmRSS"] == 1702400 / 1024 and s["VmSwap"] == 204800 / 1024
+    assert s["RssAnon"] == 612300 / 1024 and s["RssFile"] == 1090100 / 1024
+    assert "VmRSS" not in parse_status("VmRSS:\t18446744073709551615 kB")
 
 
 def test_df_toybox_and_old_toolbox():
