@@ -12,6 +12,7 @@ from pathlib import Path
 from rich.console import Console
 from rich.markup import escape
 
+from ..farm.conditions import measured
 from ..farm.local import Farm, LocalFarm
 from ..farm.run_json import RunJson
 from ..farm.rundir import device_folder, host_info, new_run_dir, read_outcome, write_run_json
@@ -51,7 +52,9 @@ def execute_bench(plan: BenchPlan, console: Console, stop: threading.Event) -> B
                                  earlier=read_outcome(folder),  # the run's resume: what earlier sessions ran
                                  finished=finished_ids(folder) if plan.previous else frozenset())  # fmt: skip
     farm: Farm = plan.cluster or LocalFarm(plan.lanes)  # the cluster's runs each job on its farm host
-    outcomes = farm.run(plan.devices, jobs, console, None, stop)  # no scoring: the rows are the figures
+    earlier = plan.previous.record.conditions if plan.previous is not None else None  # --resume
+    outcomes, conditions = measured(farm, plan.devices, jobs, console, None, stop, run_id, earlier)  # no scoring
+    record = replace(record, conditions=conditions)  # this host's load, each device's start (farm/conditions.py)
     if plan.cluster:  # what crossed the network to each farm host; a head gone during the bench is said
         record = replace(record, cluster=plan.cluster.record())
         for note in plan.cluster.end():

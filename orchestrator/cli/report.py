@@ -252,7 +252,9 @@ def bench_comparison(run_a: Path, run_b: Path) -> str:
     """Two `edgefarm bench` runs compared cell by cell (bench/compare.py); a bench run against a
     dataset run is refused."""
     from ..bench.compare import compare_bench, comparison_text
+    from ..farm.rundir import read_run_record
     from ..jsonio import DOCUMENT, read_json
+    from ..telemetry.conditions import findings
 
     docs = []
     for run in (run_a, run_b):
@@ -262,7 +264,10 @@ def bench_comparison(run_a: Path, run_b: Path) -> str:
         docs.append(
             read_json(run / "bench.json", DOCUMENT, error=ConfigError, fix="pass a finished bench run folder")
         )
-    return comparison_text(compare_bench(docs[0], docs[1], (str(run_a), str(run_b))))
+    text = comparison_text(compare_bench(docs[0], docs[1], (str(run_a), str(run_b))))
+    runs = [read_run_record(run) for run in (run_a, run_b)]  # their conditions (telemetry/conditions.py)
+    said = findings(runs[0].conditions, runs[1].conditions, [r.run_id for r in runs])
+    return text + ("CONDITIONS: " + "; ".join(said) + "\n" if said else "")
 
 
 def with_baseline(report, name: str):

@@ -19,7 +19,7 @@ from dataclasses import dataclass
 
 from ..errors import ConfigError
 from ..stats import ALPHA
-from ..telemetry.conditions import differences
+from ..telemetry.conditions import findings
 from .facts import run_conditions
 from .fidelity import device_fidelity
 from .paired import flips_text, pair, ratio_text
@@ -135,11 +135,7 @@ def version_differences(a: RunReport, b: RunReport) -> list[str]:
 def condition_findings(a: RunReport, b: RunReport) -> list[str]:
     """The conditions that differed between the runs, then what was bad during each (a loaded host, a
     device that started hot or throttled), by telemetry/conditions.py's rules."""
-    ca, cb = run_conditions(a), run_conditions(b)
-    out = differences(ca, cb, (a.run_id, b.run_id))
-    for run, c in ((a, ca), (b, cb)):
-        out += [f"during {run.run_id}: {p}" for p in (c.problems() if c is not None else [])]
-    return out
+    return findings(run_conditions(a), run_conditions(b), (a.run_id, b.run_id))
 
 
 def compare_runs(

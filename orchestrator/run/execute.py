@@ -5,23 +5,20 @@ files happens here; a device's failure is its outcome, never an exception past t
 from __future__ import annotations
 
 import threading
-from collections.abc import Sequence
 from dataclasses import replace
 from pathlib import Path
 
 from rich.console import Console
 from rich.markup import escape
 
+from ..farm.conditions import measured
 from ..farm.fallback import run_stand_ins, stood_in_devices
 from ..farm.local import Farm, LocalFarm
 from ..farm.rundir import device_folder, host_info, new_run_dir, read_outcome, write_run_json
 from ..farm.session import DeviceJob, finished_ids
 from ..farm.shard_merge import merge_shards
-from ..farm.types import DeviceOutcome
 from ..measure import WARMUP_MARK, Tally
 from ..scoring import RunScoring
-from ..telemetry.conditions import DeviceConditions, DeviceStart, RunConditions
-from ..telemetry.host_load import HostLoadSampler
 from .types import Execution, RunPlan
 
 
@@ -50,12 +47,8 @@ def execute(plan: RunPlan, console: Console, stop: threading.Event) -> Execution
     if plan.previous is not None:  # what the resume finishes, in the unit each device counts
         for name, job in jobs.items():
             console.print(resume_line(name, job), highlight=False)
-    # this host's load over the run, and over each device's runner here (its command line names its job)
-    sampler = HostLoadSampler({d.name: f"/runs/{run_id}/{d.name}/job " for d in plan.devices}).start()
-    try:
-        outcomes = farm.run(plan.devices, jobs, console, score, stop)
-    finally:
-        sampler.stop()
+    earlier = plan.previous.record.conditions if plan.previous is not None else None
+    outcomes, conditions = measured(farm, plan.devices, jobs, console, score, stop, run_id, earlier)
     settled = {o.name: replace(o, results=list(o.results)) for o in outcomes if not o.error}
     if plan.shards is not None:
         merge_shards(plan.shards, outcomes, plan.dataset, plan.samples, run_dir, score)
@@ -79,26 +72,10 @@ def execute(plan: RunPlan, console: Console, stop: threading.Event) -> Execution
         for note in plan.cluster.end():  # a head gone during the run is said
             console.print(f"[yellow]note:[/] {escape(note)}", highlight=False)
             record = record.with_note(note)
-    record = replace(record, conditions=run_conditions(sampler, outcomes, plan))
+    record = replace(record, conditions=conditions)  # this host's load, each device's start (farm/conditions.py)
     if stood_in:  # rundir.write_run_json, the one writer of run.json (here its start, finish.py its end)
         write_run_json(run_dir, record)
     return Execution(run_id, run_dir, record, tuple(outcomes), tuple(stood_in), settled)
-
-
-def run_conditions(
-    sampler: HostLoadSampler, outcomes: Sequence[DeviceOutcome], plan: RunPlan
-) -> RunConditions:
-    """The run's conditions (run.json `conditions`): this host over the run, each device's host load while
-    its runner ran here and its state before its first sample of this session; a device that did not run
-    in this session (--resume) keeps what its earlier session recorded."""
-    earlier = plan.previous.record.conditions if plan.previous is not None else None
-    devices = dict(earlier.devices) if earlier is not None else {}
-    for o in outcomes:
-        first = next((r.thermal_before for r in o.results if r.thermal_before), None)
-        now = DeviceConditions(sampler.load(o.name), DeviceStart.of(first, o.info.extra if o.info else None))
-        if now != DeviceConditions() or o.name not in devices:
-            devices[o.name] = now
-    return RunConditions(sampler.load(), devices)
 
 
 def device_jobs(plan: RunPlan, run_id: str, run_dir: Path) -> dict[str, DeviceJob]:

@@ -239,3 +239,11 @@ def merged(parts: Sequence[tuple[RunConditions | None, Mapping[str, str]]]) -> R
             own = conditions.devices.get(name, DeviceConditions())
             devices[merged_name] = DeviceConditions(own.host or conditions.host, own.start)
     return RunConditions(None, devices) if devices else None
+
+
+def findings(a: RunConditions | None, b: RunConditions | None, names: Sequence[str]) -> list[str]:
+    """What `compare` says of two runs' conditions: how they differed, then what was bad during each."""
+    out = differences(a, b, names)
+    for name, c in zip(names, (a, b), strict=True):
+        out += [f"during {name}: {p}" for p in (c.problems() if c is not None else [])]
+    return out

@@ -166,6 +166,9 @@ def test_report_html_and_compare_of_two_bench_runs(tmp_path, local_inventory):
     assert c.returncode == 0, c.stderr[-2000:]
     assert "| this-host | p16-n8-d0-cpu-t1 vs p16-n8-d0-cpu-t2 | 2/2 |" in c.stdout
     assert c.stdout.count("| this-host |") == 2
+    for run in runs:  # issue 41: a bench records this host's load as a run does (farm/conditions.py)
+        host = json.loads((run / "run.json").read_text())["conditions"]["host"]
+        assert host["ticks"] >= 2 and host["other_cores_mean"] is not None and host["own_cores_mean"] is not None
 
 
 def test_an_interrupted_depth_bench_writes_its_reports_and_resumes_to_the_end(tmp_path, local_inventory):

@@ -183,3 +183,12 @@ def test_a_loaded_run_of_several_host_devices_is_one_line_with_each_devices_own_
     assert len(c.problems()) == 1 and "(while each device ran: host-t1 1.60, host-t2 1.40)" in c.problems()[0]
     quiet = RunConditions(load(0.3), {"host-t1": DeviceConditions(load(0.1)), "host-t2": DeviceConditions(load(0.6))})
     assert [p.split(" ran:")[0] for p in quiet.problems()] == ["LOADED: the host while host-t2"]
+
+
+def test_findings_are_the_differences_then_what_was_bad_during_each_run():
+    from orchestrator.telemetry.conditions import findings
+
+    said = findings(_run(0.1), _run(1.2), ("A", "B"))
+    assert said[0] == "this host: other processes 0.10 cores in A, 1.20 (loaded) in B"
+    assert said[1].startswith("during B: LOADED: this host") and len(said) == 2
+    assert findings(_run(0.1), _run(0.2), ("A", "B")) == []
