@@ -25,7 +25,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-INTERVAL_S = 0.5  # between two ticks once a run is under way; a /proc walk costs ~2 ms of CPU (131 processes)
+INTERVAL_S = 0.5  # between two ticks once a run is under way (what a tick costs: docs/conditions.md)
 FIRST_INTERVAL_S = 0.1  # the first ticks: a device that runs ~0.5 s (the tiny model) is seen
 
 
