@@ -73,7 +73,8 @@ def test_a_paired_difference_the_intervals_cannot_see_is_one_verdict_everywhere(
     assert [next(x for x in md if x.startswith(f"| {d} ")).split(" | ")[col] for d in ("host-t1", "host-t2")] == [
         "155.0 (100.0–205.0)", "**134.8 (87.0–178.3)** ★"]  # fmt: skip
     html = PRINTERS.get("html")(report)
-    assert "134.8" in html and "155.0" in html and "ttft" in html.lower()
+    assert "<td class='best'><span class='v'>134.8 ★</span>" in html  # host-t2's TTFT: best, as in the line
+    assert "<span class='v'>155.0</span>" in html and "155.0<span class='tied'>" not in html
 
 
 def test_the_baseline_is_never_best_against_itself_and_no_difference_is_tied_in_every_view():
