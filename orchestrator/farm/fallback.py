@@ -32,14 +32,11 @@ from ..devices.types import DeviceInfo
 from ..errors import ConfigError, EdgefarmError
 from ..fsutil import write_json_atomic
 from ..inventory import Inventory, select_devices
-from ..jobs import JobOptions
-from ..models import ModelSummary
-from ..runners.base import RunOptions
 from .local import Farm
 from .run_json import StandIn
 from .rundir import device_folder, write_outcome
 from .session import DeviceJob, write_results
-from .types import DeviceOutcome, Score
+from .types import DeviceOutcome, Score, StandIns
 
 SERVER_PREFIX = "adb-server-"  # how discovery names an adb server that does not answer
 POLL_S = 1.0
@@ -137,49 +134,40 @@ def needs(
 
 
 def run_stand_ins(
-    *,
-    inv: Inventory,
-    table: Mapping[str, Sequence[str]],
-    selected: Sequence[Device],
+    run: StandIns,
     outcomes: Sequence[DeviceOutcome],
-    unusable: Sequence[DeviceInfo],
-    dataset: Dataset,
-    samples: Sequence[Sample],
-    model: ModelSummary,
-    run_id: str,
-    options_for: Callable[[Any, str], RunOptions],
-    job_opts: JobOptions,
-    run_dir: Path,
-    wait_s: float,
-    score: Score,
+    *,
+    farm: Farm,
     console: Console,
     stop: threading.Event,
-    farm: Farm,
     clock: Callable[[], float] = time.monotonic,
 ) -> list[StandIn]:
     """Wait for lost phones, then run what is still missing on stand-in boards; returns what was done
     (the caller records it in run.json: `stand_ins`, and `devices`: stood_in_devices). Each
     session is a `DeviceJob` on the run's `farm` (a cluster's runs on the device's farm host), with the
-    options the plan decides for the device (`options_for(device, run_id)`: RunPlan.options_for)."""
+    options the plan decides for the device (`run.options_for(device, run_id)`: RunPlan.options_for)."""
+    dataset, samples, unusable, run_id, run_dir, score = (run.dataset, run.samples, run.unusable, run.run_id,
+                                                          run.run_dir, run.score)  # fmt: skip
 
     def session(device: Any, todo: Sequence[Sample], session_id: str, folder: Path) -> DeviceOutcome:
-        job = DeviceJob(device.name, dataset, tuple(todo), model, options_for(device, session_id), job_opts,
-                        folder)  # fmt: skip
+        job = DeviceJob(device.name, dataset, tuple(todo), run.model, run.options_for(device, session_id),
+                        run.job_opts, folder)  # fmt: skip
         return farm.run([device], {device.name: job}, Console(quiet=True), score, stop)[0]
 
+    table = run.table
     todo = needs(outcomes, unusable, samples, table)
     if not todo:
         return []
-    by_name = {d.name: d for d in selected}
+    by_name = {d.name: d for d in run.selected}
     outcome_of = {o.name: o for o in outcomes}
     by_id = {s.id: s for s in samples}
-    entries = {e["name"]: e for e in inv.entries}
+    entries = {e["name"]: e for e in run.inventory.entries}
     boards: dict[str, Device | None] = {}
     done: list[StandIn] = []
     for need in todo:
         if stop.is_set():
             break
-        if need.lost and _came_back(by_name.get(need.phone), wait_s, clock, stop, console, need.phone):
+        if need.lost and _came_back(by_name.get(need.phone), run.wait_s, clock, stop, console, need.phone):
             phone = by_name[need.phone]
             console.print(f"{need.phone} is back: it finishes its own {len(need.missing)} sample(s)")
             again = session(phone, samples, run_id, device_folder(run_dir, phone.name))

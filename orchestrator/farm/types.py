@@ -6,7 +6,7 @@ above (run/types.py) only collect them."""
 from __future__ import annotations
 
 import enum
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import asdict, dataclass, field, fields
 from typing import TYPE_CHECKING, Any
 
@@ -16,6 +16,14 @@ from ..datasets.types import Dataset
 from ..devices.types import DeviceInfo, PushStats
 
 if TYPE_CHECKING:  # named in annotations only
+    from pathlib import Path
+
+    from ..datasets.types import Sample
+    from ..devices.base import Device
+    from ..devices.types import Inventory
+    from ..jobs import JobOptions
+    from ..models import ModelSummary
+    from ..runners.base import RunOptions
     from ..scoring import ScoreReport
 
 PUSH_KEYS = tuple(f.name for f in fields(PushStats))
@@ -122,3 +130,25 @@ class DeviceOutcome:
 # A device's scorer as the sessions call it: the run's `scoring.RunScoring` (the plan holds the
 # format's `ScoreFn`; the execute stage makes the run's RunScoring from it)
 Score = Callable[[Dataset, Mapping[str, "str | None"]], "ScoreReport"]
+
+
+@dataclass(frozen=True)
+class StandIns:
+    """The run as the stand-in boards need it (fallback.run_stand_ins, --fallback): which boards may
+    stand in for which phones, the devices selected and the phones found unusable, what a session of
+    theirs runs (the run's samples, model, job options, each device's options and the scorer), where,
+    and how long a lost phone may take to come back. execute.py makes it from the plan."""
+
+    inventory: Inventory
+    table: Mapping[str, Sequence[str]]  # phone -> the boards that may stand in for it ("*": any phone)
+    selected: Sequence[Device]  # the run's devices (and a cluster's boards)
+    unusable: Sequence[DeviceInfo]  # phones found but unusable (or, by name, absent)
+    dataset: Dataset
+    samples: Sequence[Sample]
+    model: ModelSummary
+    job_opts: JobOptions
+    options_for: Callable[[Any, str], RunOptions]  # RunPlan.options_for: a device's options in a session
+    score: Score
+    run_id: str
+    run_dir: Path
+    wait_s: float  # --fallback-wait

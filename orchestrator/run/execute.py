@@ -17,6 +17,7 @@ from ..farm.local import Farm, LocalFarm
 from ..farm.rundir import device_folder, host_info, new_run_dir, read_outcome, write_run_json
 from ..farm.session import DeviceJob, finished_ids
 from ..farm.shard_merge import merge_shards
+from ..farm.types import StandIns
 from ..measure import WARMUP_MARK, Tally
 from ..scoring import RunScoring
 from .types import Execution, RunPlan
@@ -56,14 +57,14 @@ def execute(plan: RunPlan, console: Console, stop: threading.Event) -> Execution
     if not stop.is_set():
         request = plan.request
         cluster = plan.cluster  # its boards stand in on their farm hosts
-        stood_in = run_stand_ins(
-            inv=plan.inventory, table=plan.stand_ins, outcomes=outcomes,
-            selected=(*plan.devices, *cluster.boards.values()) if cluster else plan.devices, farm=farm,
+        stand_ins = StandIns(
+            inventory=plan.inventory, table=plan.stand_ins,
+            selected=(*plan.devices, *cluster.boards.values()) if cluster else plan.devices,
             unusable=plan.unusable if request.device_spec == "all" else plan.absent, dataset=plan.dataset,
-            samples=plan.samples, model=plan.model, run_id=run_id, options_for=plan.options_for,
-            job_opts=plan.job, run_dir=run_dir,
-            wait_s=request.fallback_wait_s, score=score, console=console, stop=stop,
+            samples=plan.samples, model=plan.model, job_opts=plan.job, options_for=plan.options_for, score=score,
+            run_id=run_id, run_dir=run_dir, wait_s=request.fallback_wait_s,
         )  # fmt: skip
+        stood_in = run_stand_ins(stand_ins, outcomes, farm=farm, console=console, stop=stop)
     if stood_in:  # the phones they stood in for, and boards that ran only as stand-ins, get rows
         record = replace(record, devices=tuple(dict.fromkeys((*record.devices, *stood_in_devices(stood_in)))),
                          stand_ins=tuple(stood_in))  # fmt: skip
