@@ -3,8 +3,9 @@
 
 from __future__ import annotations
 
+from android_runner.contract import SampleResult
 from orchestrator.datasets.types import Sample
-from orchestrator.measure import Tally, describe, expand, expand_resumed
+from orchestrator.measure import Tally, base_id, describe, expand, expand_resumed, measured_count, split
 
 
 def _samples(n: int) -> list[Sample]:
@@ -56,3 +57,30 @@ def test_the_report_says_how_many_of_the_asked_runs_its_figures_are_over():
     assert describe(20, 1000, 0, runs=20_000) == "20000 runs: 20 samples x 1000 (first run scored)"
     assert describe(6, 1, 0, sustain=2, runs=9).startswith("9 of 12 runs: 6 samples x 2 back-to-back passes")
     assert describe(6, 1, 0) == ""
+
+
+def test_expand_puts_warmups_first_then_passes_and_split_takes_them_apart():
+    samples = _samples(3)
+    job = expand(samples, repeat=2, warmup=4)
+    ids = [s.id for s in job]
+    assert ids == [
+        "T0@warmup1",
+        "T1@warmup2",
+        "T2@warmup3",
+        "T0@warmup4",
+        "T0",
+        "T1",
+        "T2",
+        "T0@r2",
+        "T1@r2",
+        "T2@r2",
+    ]
+    assert len(job) == measured_count(3, 2, 4)
+    rows = [SampleResult(id=i, status="ok") for i in reversed(ids)]
+    first, repeats, warm = split(samples, rows)
+    assert [r.id for r in first] == ["T0", "T1", "T2"]
+    assert sorted(r.id for r in repeats) == ["T0@r2", "T1@r2", "T2@r2"]
+    assert sorted(r.id for r in warm) == ["T0@warmup1", "T0@warmup4", "T1@warmup2", "T2@warmup3"]
+    assert base_id("T1@r2") == "T1" and base_id("T0@warmup4") == "T0" and base_id("a@rb") == "a@rb"
+    assert expand(samples) == tuple(samples) and describe(3, 1, 0) == ""
+    assert describe(3, 2, 4) == "6 runs: 3 samples x 2 (first run scored); 4 warm-up run(s) not counted"

@@ -3,14 +3,13 @@ asked), each device's options, what a resume continues; DeviceOutcome's one code
 
 from __future__ import annotations
 
-from dataclasses import replace
 from pathlib import Path
 
 import pytest
 
 from orchestrator.datasets import BUNDLED_DATASET, load_dataset
 from orchestrator.devices.local import LocalDevice
-from orchestrator.devices.types import Inventory, PushStats
+from orchestrator.devices.types import Inventory
 from orchestrator.errors import ConfigError
 from orchestrator.farm.run_json import RunJson
 from orchestrator.farm.types import DeviceOutcome
@@ -83,23 +82,6 @@ def test_a_resume_keeps_the_devices_of_the_first_run_and_refuses_another_model()
     assert e.value.where == "/runs/20260101-000000-abcd/run.json"
     with pytest.raises(ConfigError, match="sample selection differs"):
         plan(RunRequest(limit=3), _inputs(HOSTS[0], previous=_previous("a" * 64, ids)))
-
-
-def test_device_outcome_round_trips_and_sums_over_sessions():
-    first = DeviceOutcome(name="p", kind="adb", model_loads=2, wall_s=10.0, model_push=PushStats(1, 100),
-                          notes=["warning: hot"], runner={"runner": "native"}, error="lost", error_code=3)  # fmt: skip
-    again = DeviceOutcome.from_dict(first.to_dict())
-    assert again == first and "stand_in" not in first.to_dict()
-    resumed = DeviceOutcome(name="p", kind="adb", wall_s=1.5, model_push=PushStats(0, 0, 1, 100)).after(again)
-    assert (resumed.model_loads, resumed.wall_s, resumed.sessions) == (2, 11.5, 2)
-    assert resumed.model_push == PushStats(1, 100, 1, 100) and resumed.error == ""
-
-
-def test_an_outcome_json_with_wrong_types_is_read_without_trusting_them():
-    data = replace(DeviceOutcome(name="p", kind="adb"), model_loads=1).to_dict()
-    data.update(model_loads="7", wall_s=True, notes=["ok", 3], model_push={"bytes_sent": "x", "files": 2})
-    got = DeviceOutcome.from_dict(data)
-    assert (got.model_loads, got.wall_s, got.notes, got.model_push) == (0, None, ["ok"], PushStats(files=2))
 
 
 def test_the_exit_status_the_outcomes_earn():

@@ -1,13 +1,11 @@
-"""--warmup/--repeat job expansion and --shard's round-robin split and grouping (pure parts)."""
+"""--shard's plan (orchestrator/farm/shard.py, pure): the round-robin split and who is identical."""
 
 from __future__ import annotations
 
-from android_runner.contract import SampleResult
 from orchestrator.datasets.types import Sample
 from orchestrator.devices.types import DeviceInfo
 from orchestrator.farm.shard import ShardGroup, ShardPlan, identity
 from orchestrator.farm.shard import split as shard_split
-from orchestrator.measure import base_id, describe, expand, measured_count, split
 from orchestrator.runners.base import RunOptions
 
 
@@ -16,33 +14,6 @@ def _samples(n: int) -> list[Sample]:
         Sample(id=f"S{i}", modality="text", task="qa", turns=(), reference="", references=())
         for i in range(n)
     ]
-
-
-def test_expand_puts_warmups_first_then_passes_and_split_takes_them_apart():
-    samples = _samples(3)
-    job = expand(samples, repeat=2, warmup=4)
-    ids = [s.id for s in job]
-    assert ids == [
-        "S0@warmup1",
-        "S1@warmup2",
-        "S2@warmup3",
-        "S0@warmup4",
-        "S0",
-        "S1",
-        "S2",
-        "S0@r2",
-        "S1@r2",
-        "S2@r2",
-    ]
-    assert len(job) == measured_count(3, 2, 4)
-    rows = [SampleResult(id=i, status="ok") for i in reversed(ids)]
-    first, repeats, warm = split(samples, rows)
-    assert [r.id for r in first] == ["S0", "S1", "S2"]
-    assert sorted(r.id for r in repeats) == ["S0@r2", "S1@r2", "S2@r2"]
-    assert sorted(r.id for r in warm) == ["S0@warmup1", "S0@warmup4", "S1@warmup2", "S2@warmup3"]
-    assert base_id("S1@r2") == "S1" and base_id("S0@warmup4") == "S0" and base_id("a@rb") == "a@rb"
-    assert expand(samples) == tuple(samples) and describe(3, 1, 0) == ""
-    assert describe(3, 2, 4) == "6 runs: 3 samples x 2 (first run scored); 4 warm-up run(s) not counted"
 
 
 def test_round_robin_split_covers_every_sample_once():
