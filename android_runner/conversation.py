@@ -120,6 +120,8 @@ def job_file_text(numbered: Sequence[tuple[int, Conversation]]) -> bytes:
             field("Y", conv.system_message)
         if conv.tools_json:
             field("T", conv.tools_json)
+        if conv.history_json:  # `edgefarm serve`: the conversation's first messages
+            field("H", conv.history_json)
         s = conv.sampler
         out.extend(f"P {s.top_k} {s.top_p!r} {s.temperature!r} {s.seed}\n".encode())
         out.extend(f"O {conv.max_output_tokens}\n".encode())

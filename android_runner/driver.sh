@@ -4,6 +4,8 @@
 # arithmetic kept small (mksh integers are 32-bit signed).
 #
 #   sh driver.sh native   JOB_DIR RUNNER LIB_DIR   native runner, ONE model load per run
+#   sh driver.sh serve    JOB_DIR RUNNER LIB_DIR   native runner for `edgefarm serve`: requests come one by
+#                                                  one as JOB_DIR/requests/*.job until JOB_DIR/requests/stop
 #   sh driver.sh upstream JOB_DIR BINARY LIB_DIR   litert_lm_advanced_main once per sample
 #   sh driver.sh hook     SAMPLE_DIR before|after  settle + cooldown gates, battery/thermal snapshot
 #   sh driver.sh stop     JOB_DIR                  stop this job's driver and runner, for certain
@@ -387,7 +389,14 @@ start_job() {
 run_native() {
   start_job "$@"
   RUNNER=$WORKER_BIN
-  set -- --settings "$JOB/settings" --job "$JOB/job.conv" --results "$JOB/results.jsonl" --state-dir "$JOB" \
+  source_of_samples="--job"
+  samples="$JOB/job.conv"
+  if [ "$MODE" = serve ]; then
+    source_of_samples="--serve"
+    samples="$JOB/requests"
+    mkdir -p "$samples" && rm -f "$samples/stop"
+  fi
+  set -- --settings "$JOB/settings" "$source_of_samples" "$samples" --results "$JOB/results.jsonl" --state-dir "$JOB" \
     --hook "$JOB/../../../driver/driver.sh"
   # the hook's longest wait: the settle gate once, a cooldown, and the snapshots
   hook_s=600
@@ -510,9 +519,9 @@ run_upstream() {
 }
 
 case "$MODE" in
-  native) shift; run_native "$@" ;;
+  native|serve) shift; run_native "$@" ;;
   upstream) shift; run_upstream "$@" ;;
   hook) shift; hook "$@" ;;
   stop) shift; stop_job "$1" "${2:-.}" ;;
-  *) fatal "usage: driver.sh native|upstream|hook|stop ..." ;;
+  *) fatal "usage: driver.sh native|serve|upstream|hook|stop ..." ;;
 esac

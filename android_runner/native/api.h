@@ -43,6 +43,7 @@ enum {
   X(litert_lm_conversation_config_set_session_config, EF_RUN)                      \
   X(litert_lm_conversation_config_set_system_message, EF_RUN)                      \
   X(litert_lm_conversation_config_set_tools, EF_RUN)                               \
+  X(litert_lm_conversation_config_set_messages, EF_RUN)                            \
   X(litert_lm_conversation_create, EF_RUN)                                         \
   X(litert_lm_conversation_delete, EF_RUN)                                         \
   X(litert_lm_conversation_send_message, EF_RUN)                                   \

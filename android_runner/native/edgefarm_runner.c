@@ -7,6 +7,13 @@
  *   edgefarm_runner --settings SETTINGS --job JOB.conv --results RESULTS.jsonl
  *                   [--hook DRIVER.sh] [--hook-timeout-s S] [--state-dir DIR] [--log-level N]
  *                   [--power-dir DIR]
+ *   edgefarm_runner --settings SETTINGS --serve DIR --results RESULTS.jsonl --state-dir DIR ...
+ *
+ * `--serve DIR` (`edgefarm serve`): no job file; after the engine is loaded, requests come one by one as
+ * job files DIR/<name>.job of one sample each (the oldest name first; complete once they parse), each
+ * deleted when taken and run as a sample of a job, with its media folder media/<n>/ removed afterwards;
+ * DIR/stop ends the loop (exit 0). The Python runner's side of the same folder is android_runner/inbox.py.
+ * No hook runs per request (a request's latency is the answer's, not a shell's).
  *
  * SETTINGS is the run's settings file (android_runner/settings.py renders it, the one channel of the
  * host's settings to every runner: "EFSETTINGS 1", then key=value lines, every key once): the library,
@@ -41,6 +48,7 @@
  * 65 model unloadable, 70 out of memory, 124 sample timeout (the driver restarts the runner).
  */
 #define _GNU_SOURCE
+#include <dirent.h>
 #include <dlfcn.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -426,6 +434,7 @@ static void run_sample(runner *r, LiteRtLmEngine *engine, const sample *s, doubl
     if (s->max_output_tokens > 0) api.litert_lm_session_config_set_max_output_tokens(session, (int)s->max_output_tokens);
     api.litert_lm_conversation_config_set_session_config(config, session);
     if (s->system && *s->system) api.litert_lm_conversation_config_set_system_message(config, s->system);
+    if (s->history && *s->history) api.litert_lm_conversation_config_set_messages(config, s->history);
     if (s->tools && *s->tools) api.litert_lm_conversation_config_set_tools(config, s->tools);
     conv = api.litert_lm_conversation_create(engine, config);
     if (!conv) add_error_text(&error, "the conversation could not be created");
@@ -632,8 +641,102 @@ static double opt_seconds(const char *name, const char *v) {
   return out;
 }
 
+/* One sample of the job (or one request), start to row: the hook around it, its inflight mark. */
+static void run_one(runner *r, LiteRtLmEngine *engine, const hook_cfg *hook, const bench_setup *setup,
+                    const sample *s, const char *inflight, double init_ms) {
+  char small[64];
+  hook_run(hook, s->n, "before");
+  snprintf(small, sizeof small, "%ld\n", s->n);
+  write_file(inflight, small);
+  int k = snprintf(small, sizeof small, "%ld", s->n);
+  emit("BEGIN", small, (size_t)k);
+  int reset = mem_reset_hwm();
+  pthread_mutex_lock(&r->lock);
+  memset(&r->peaks, 0, sizeof r->peaks);
+  r->hwm_reset_ok = reset;
+  r->current_n = s->n;
+  r->finished = 0;
+  r->sample_t0 = now_s();
+  r->deadline = r->sample_t0 + r->timeout_s;
+  power_start(&r->power);
+  pthread_mutex_unlock(&r->lock);
+  if (s->is_bench) run_bench_sample(r, setup, s);
+  else if (engine) run_sample(r, engine, s, init_ms);
+  else fatal(EXIT_USAGE, "a job mixing bench cells and samples", "this is an edgefarm bug: report it with the job file");
+  hook_run(hook, s->n, "after"); /* outside the sample's deadline, under its own */
+  write_file(inflight, ""); /* after the hook: a death in it is still this sample's (its row is kept) */
+}
+
+#define SERVE_TORN_S 30 /* a request file that still does not parse this long after its last write is dropped */
+
+/* `--serve DIR`: the oldest complete DIR/<name>.job, or 0 when there is none (yet); name in best. */
+static int serve_next(const char *dir, char *best, size_t best_n) {
+  DIR *d = opendir(dir);
+  if (!d) return 0;
+  best[0] = 0;
+  struct dirent *e;
+  while ((e = readdir(d)) != NULL) {
+    size_t len = strlen(e->d_name);
+    if (len > 4 && len < best_n && strcmp(e->d_name + len - 4, ".job") == 0 && (!best[0] || strcmp(e->d_name, best) < 0))
+      snprintf(best, best_n, "%s", e->d_name);
+  }
+  closedir(d);
+  return best[0] != 0;
+}
+
+/* `--serve DIR`: run requests until DIR/stop; the number run. */
+static long serve_loop(runner *r, LiteRtLmEngine *engine, const bench_setup *setup, const char *dir,
+                       const char *state_dir, const char *inflight, double init_ms) {
+  static const hook_cfg no_hook = {0};
+  char path[4400], stop[4400], name[256], why[512];
+  snprintf(stop, sizeof stop, "%s/stop", dir);
+  long served = 0;
+  useconds_t idle_us = 1000;
+  while (access(stop, F_OK) != 0) {
+    if (!serve_next(dir, name, sizeof name)) {
+      usleep(idle_us);
+      if (idle_us < 20000) idle_us = idle_us * 3 / 2;
+      continue;
+    }
+    idle_us = 1000;
+    snprintf(path, sizeof path, "%s/%s", dir, name);
+    size_t len = 0;
+    char *text = read_file(path, &len, (size_t)64 << 20);
+    sample *samples = NULL;
+    size_t count = 0;
+    if (!text || parse_job(text, len, &samples, &count, why, sizeof why) != 0) { /* a push under way */
+      struct stat st;
+      if (stat(path, &st) == 0 && time(NULL) - st.st_mtime > SERVE_TORN_S) {
+        note("warning: a request file that never became complete was dropped");
+        unlink(path);
+      }
+      free(text);
+      usleep(1000);
+      continue;
+    }
+    unlink(path);
+    for (size_t i = 0; i < count; i++) {
+      run_one(r, engine, &no_hook, setup, &samples[i], inflight, init_ms);
+      served++;
+      char media[4400];
+      snprintf(media, sizeof media, "%s/media/%ld", state_dir, samples[i].n);
+      pid_t pid = fork(); /* the request's media folder: `rm -rf` as the phone's own toybox does it */
+      if (pid == 0) {
+        execlp("rm", "rm", "-rf", media, (char *)NULL);
+        _exit(127);
+      }
+      if (pid > 0) waitpid(pid, NULL, 0);
+      free(samples[i].messages);
+      free(samples[i].prefill);
+    }
+    free(samples);
+    free(text);
+  }
+  return served;
+}
+
 int main(int argc, char **argv) {
-  const char *settings_path = NULL, *job = NULL, *results = NULL, *state = NULL, *power_dir = NULL;
+  const char *settings_path = NULL, *job = NULL, *results = NULL, *state = NULL, *power_dir = NULL, *serve = NULL;
   long log_level = kLiteRtLmLogSeverityInfo;
   /* static: the watchdog thread reads it until the process is gone, also while exit() runs the runtime's
    * destructors after main has returned (an automatic variable's frame is gone by then: SIGSEGV) */
@@ -652,10 +755,12 @@ int main(int argc, char **argv) {
     else if (OPT("--state-dir")) state = v;
     else if (OPT("--log-level")) log_level = opt_long("--log-level", v, 0, 1000);
     else if (OPT("--power-dir")) power_dir = v;
+    else if (OPT("--serve")) serve = v;
     else usage_fatal("unknown or incomplete option");
 #undef OPT
   }
-  if (!settings_path || !job || !results) usage_fatal("--settings, --job and --results are required");
+  if (!settings_path || !(job || serve) || !results) usage_fatal("--settings, --job (or --serve) and --results are required");
+  if (job && serve) usage_fatal("--job and --serve exclude each other");
   static run_settings set;
   read_settings(settings_path, &set);
   const char *lib = set.lib, *model = set.model, *backend = set.backend, *vision = set.vision, *audio = set.audio;
@@ -666,7 +771,7 @@ int main(int argc, char **argv) {
   signal(SIGPIPE, SIG_IGN); /* a host that went away must not kill a sample mid-write */
   if (state) snprintf(state_dir, sizeof state_dir, "%s", state);
   else {
-    snprintf(state_dir, sizeof state_dir, "%s", job);
+    snprintf(state_dir, sizeof state_dir, "%s", job ? job : serve);
     char *slash = strrchr(state_dir, '/');
     if (slash) *slash = 0;
     else snprintf(state_dir, sizeof state_dir, ".");
@@ -674,7 +779,8 @@ int main(int argc, char **argv) {
   hook.state_dir = state_dir;
   char why[512];
   size_t job_len = 0;
-  char *job_text = read_file(job, &job_len, (size_t)1 << 30);
+  char *job_text = read_file(job ? job : "", &job_len, (size_t)1 << 30);
+  if (serve) job_text = strdup("EFJOB 1\n"), job_len = 8; /* no samples: the requests come one by one */
   if (!job_text) {
     snprintf(why, sizeof why, "cannot read the job file %s (a regular file of at most 1 GiB): %s", job, strerror(errno));
     fatal(EXIT_USAGE, why, "rerun: the host pushes the job file again");
@@ -764,30 +870,9 @@ int main(int argc, char **argv) {
   run_engine_init_ms = init_ms;
   }
 
-  for (size_t i = 0; i < count; i++) {
-    const sample *s = &samples[i];
-    if (done[s->n]) continue;
-    hook_run(&hook, s->n, "before");
-    snprintf(small, sizeof small, "%ld\n", s->n);
-    write_file(inflight, small);
-    k = snprintf(small, sizeof small, "%ld", s->n);
-    emit("BEGIN", small, (size_t)k);
-    int reset = mem_reset_hwm();
-    pthread_mutex_lock(&r.lock);
-    memset(&r.peaks, 0, sizeof r.peaks);
-    r.hwm_reset_ok = reset;
-    r.current_n = s->n;
-    r.finished = 0;
-    r.sample_t0 = now_s();
-    r.deadline = r.sample_t0 + r.timeout_s;
-    power_start(&r.power);
-    pthread_mutex_unlock(&r.lock);
-    if (s->is_bench) run_bench_sample(&r, &setup, s);
-    else if (engine) run_sample(&r, engine, s, run_engine_init_ms);
-    else fatal(EXIT_USAGE, "a job mixing bench cells and samples", "this is an edgefarm bug: report it with the job file");
-    hook_run(&hook, s->n, "after"); /* outside the sample's deadline, under its own */
-    write_file(inflight, ""); /* after the hook: a death in it is still this sample's (its row is kept) */
-  }
+  for (size_t i = 0; i < count; i++)
+    if (!done[samples[i].n]) run_one(&r, engine, &hook, &setup, &samples[i], inflight, run_engine_init_ms);
+  if (serve) pending = serve_loop(&r, engine, &setup, serve, state_dir, inflight, run_engine_init_ms);
   if (engine) api.litert_lm_engine_delete(engine);
   bench_close();
   unlink(inflight);

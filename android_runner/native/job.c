@@ -55,7 +55,7 @@ int parse_job(char *buf, size_t size, sample **out, size_t *count, char *why, si
       return job_error(why, why_n, line_no, "record outside a sample", line);
     } else if (tag == 'K' && line[1] == 0) {
       s->fidelity = 1;
-    } else if (tag == 'Y' || tag == 'T' || tag == 'M' || tag == 'F' || tag == 'R' || tag == 'X') {
+    } else if (tag == 'Y' || tag == 'T' || tag == 'H' || tag == 'M' || tag == 'F' || tag == 'R' || tag == 'X') {
       long len;
       if (parse_long(line + 2, 0, (long)(end - cur) - 1, &len) != 0 || cur[len] != '\n')
         return job_error(why, why_n, line_no, "field length not a number that fits the file", line);
@@ -67,6 +67,7 @@ int parse_job(char *buf, size_t size, sample **out, size_t *count, char *why, si
       if (memchr(data, 0, (size_t)len)) return job_error(why, why_n, line_no, "NUL byte in a field", line);
       if (tag == 'Y') s->system = data;
       else if (tag == 'T') s->tools = data;
+      else if (tag == 'H') s->history = data;
       else if (tag == 'R') s->score_target = data;
       else if (tag == 'X') s->score_skip = data;
       else if (tag == 'F') {

@@ -5,13 +5,13 @@
 #define MAX_SAMPLE_N 1000000L
 
 /* "EFJOB 1\n" then per sample:
- *   S <n>\n  Y <len>\n<system>\n  T <len>\n<tools json>\n  P <top_k> <top_p> <temperature> <seed>\n
+ *   S <n>\n  Y <len>\n<system>\n  T <len>\n<tools json>\n  H <len>\n<history: the messages before, json>\n  P <top_k> <top_p> <temperature> <seed>\n
  *   O <max_output_tokens>\n  M <len>\n<message json>\n (one per turn, any number)
  *   K\n (--fidelity: tokenize the answer), then F <len>\n<prefill text>\n (any number) and R <len>\n<text to
  *   score>\n, or X <len>\n<why nothing is scored>\n (android_runner/fidelity.py does the same)
  *   E\n
  * or, for `edgefarm bench`, S <n>\n B <n_prompt> <n_gen> <n_depth> <threads> <backend>\n E\n
- * Y, T and the fidelity records are optional; byte lengths, so any text goes through untouched. Every number is range-checked;
+ * Y, T, H and the fidelity records are optional; byte lengths, so any text goes through untouched. Every number is range-checked;
  * anything else is the whole job refused (one FATAL line, exit 2): the host wrote it, so it is a bug. */
 /* A bench sample ("B <n_prompt> <n_gen> <n_depth> <threads> <backend>", no M records): the cell it
  * measures (android_runner/native/bench.h); threads 0 = the runtime's default. */
@@ -25,6 +25,7 @@ typedef struct {
   int is_bench;
   bench_cell bench;
   const char *system, *tools;
+  const char *history; /* H (`edgefarm serve`): the conversation's first messages, a JSON array */
   long top_k, seed, max_output_tokens;
   double top_p, temperature;
   size_t turns, cap;

@@ -97,6 +97,7 @@ void litert_lm_conversation_config_set_session_config(LiteRtLmConversationConfig
 void litert_lm_conversation_config_set_system_message(LiteRtLmConversationConfig *config,
                                                       const char *system_message_json);
 void litert_lm_conversation_config_set_tools(LiteRtLmConversationConfig *config, const char *tools_json);
+void litert_lm_conversation_config_set_messages(LiteRtLmConversationConfig *config, const char *messages_json);
 LiteRtLmConversation *litert_lm_conversation_create(LiteRtLmEngine *engine, LiteRtLmConversationConfig *config);
 void litert_lm_conversation_delete(LiteRtLmConversation *conversation);
 LiteRtLmJsonResponse *litert_lm_conversation_send_message(LiteRtLmConversation *conversation,

@@ -33,6 +33,7 @@ from ..models import ModelSummary
 from ..telemetry.energy import settle
 from ..telemetry.pass_energy import pass_energy
 from . import android_native as native
+from . import android_serve
 from . import android_upstream as upstream
 from .android_choice import (
     Phone,
@@ -196,6 +197,17 @@ class AndroidRunner:
             self.choice.binary.name,
         ]
         return device.run(argv, timeout_s=30)
+
+    # ---------------------------------------------------------------- serve
+
+    def serve(self, device: Phone, staged: Staged, opts: RunOptions, events: RunnerEvents) -> Exit:
+        """`edgefarm serve`: the native runner loaded until events.stop (runners/android_serve.py)."""
+        assert self.choice is not None
+        return android_serve.serve(device, staged, self.choice, opts, events, _json_record)
+
+    def serve_request(self, staged: Staged, item: JobItem) -> bytes:
+        """One request as the file the runner takes from its request folder."""
+        return android_serve.request_file(item, staged)
 
     # ---------------------------------------------------------------- execute
 

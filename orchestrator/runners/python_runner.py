@@ -235,11 +235,17 @@ class PythonRunner:
             "python": self.python,
         }
 
-    def serve(self, device: Device, staged: Staged, events: RunnerEvents, on_line: LineSink) -> Exit:
+    def serve(self, device: Device, staged: Staged, opts: RunOptions, events: RunnerEvents) -> Exit:
         """`edgefarm serve`: the runner loaded until `events.stop` (or its stop file), running the requests
-        put into its inbox (android_runner/inbox.py); its lines go to `on_line` (a _RunnerStream's)."""
+        put into its inbox (android_runner/inbox.py); its lines become `events` as in a run."""
+        stream = RunnerStream({}, events, staged.runner if isinstance(staged.runner, MutableMapping) else None)
         argv = [*self._argv(staged), "--serve"]
-        return device.run(argv, timeout_s=SERVE_LIFE_S, on_line=on_line, cancel=events.stop)
+        return device.run(argv, timeout_s=SERVE_LIFE_S, on_line=stream.on_line, cancel=events.stop)
+
+    @staticmethod
+    def serve_request(staged: Staged, item: JobItem) -> bytes:
+        """One request as the file the runner takes from its inbox: the job line."""
+        return (item.to_json() + "\n").encode()
 
     def _argv(self, staged: Staged, block_start: bool = False) -> list[str]:
         """The runner's command line: its job folder only; the run's settings are that folder's `settings`

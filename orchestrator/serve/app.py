@@ -212,12 +212,13 @@ async def _events(farm: Farm, engine: Engine, ask: Ask, rid: str, first: tuple[s
     """Server-sent events: each piece as a chunk, then the last chunk (finish reason, usage, edgefarm)
     and [DONE]; an end without an answer is an `error` event. A client gone stops the answer."""
     cid = f"{'chatcmpl' if ask.chat else 'cmpl'}-{rid}"
-    finished = False
+    finished = pieces = False
     event = first
     try:
         while True:
             kind, value = event
             if kind == "piece":
+                pieces = True
                 yield _sse(chunk_body(cid, engine, ask, value))
             else:
                 try:
@@ -225,6 +226,8 @@ async def _events(farm: Farm, engine: Engine, ask: Ask, rid: str, first: tuple[s
                 except ApiError as e:
                     yield _sse(e.body())
                 else:
+                    if not pieces and row.output:  # a runner that answers whole (the native one): one piece
+                        yield _sse(chunk_body(cid, engine, ask, row.output))
                     yield _sse(chunk_body(cid, engine, ask, None, row, farm.run_id))
                 yield "data: [DONE]\n\n"
                 finished = True

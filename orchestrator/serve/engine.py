@@ -30,12 +30,17 @@ from ..errors import EdgefarmError
 from ..jobs import JobOptions, job_items
 from ..models import ModelSummary
 from ..runners.base import RUNNERS, RunnerEvents, RunOptions, Staged
-from ..runners.python_runner import RunnerStream
 from ..runners.stamp import effective_info
 from .api import ApiError, Ask
 
+NUMBERS = 1_000_000  # the native runner's sample numbers are 1..10^6 (native/job.h MAX_SAMPLE_N)
 RETRY_S = 5.0  # a device that is down is tried again this often
 QUEUE_MAX = 64  # requests waiting for one device; more are refused (503) until it catches up
+
+
+def request_number(request_id: str) -> int:
+    """`req-0000017` -> 17, wrapped into 1..NUMBERS (a request long gone may have had the same number)."""
+    return (int(request_id.rsplit("-", 1)[-1]) - 1) % NUMBERS + 1
 
 
 class Engine:
@@ -59,8 +64,9 @@ class Engine:
         self._count_lock = threading.Lock()
         self._stop = threading.Event()
         self._ready = threading.Event()
-        # the request on the device: its id, where its events go, set once its row (or its loss) is there
-        self._inflight: tuple[str, queue.Queue, threading.Event] | None = None
+        # the request on the device: the runner's id for it, where its events go, set once its row (or its
+        # loss) is there, the request's own id
+        self._inflight: tuple[str, queue.Queue, threading.Event, str] | None = None
         self._staged: Staged | None = None
         self._adapter = None
         self._thread = threading.Thread(target=self._life, name=f"serve:{device.name}", daemon=True)
@@ -98,26 +104,26 @@ class Engine:
                                 where=self.device.name, fix="serve this host and boards (the Python runner)")  # fmt: skip
         self._adapter = adapter
         self._staged = adapter.stage(self.device, bundle, self.model, self.opts)
-        self.runner = dict(self._staged.runner)
+        self.runner = self._staged.runner  # filled in place as the runner starts (READY: runtime version...)
 
     def _serve_once(self) -> None:
         staged, adapter = self._staged, self._adapter
         assert staged is not None and adapter is not None
-        results: dict[str, SampleResult] = {}
+        loads, said = self.loads, []
         events = RunnerEvents(ready=self._on_ready, result=self._on_result, piece=self._on_piece,
-                              note=lambda text: None, stop=self._stop)  # fmt: skip
-        stream = RunnerStream(results, events, self.runner)
-        ex = adapter.serve(self.device, staged, events, stream.on_line)
+                              note=said.append, stop=self._stop)  # fmt: skip
+        ex = adapter.serve(self.device, staged, self.opts, events)
         self._ready.clear()
         if self._stop.is_set():
             return
         how = f"signal {ex.signal}" if ex.signal else f"exit code {ex.code}"
-        if not stream.ready:
-            raise EdgefarmError(f"the runner stopped before its model was ready ({stream.fatal or how})",
+        if self.loads == loads:
+            why = "; ".join([*said[-3:], ex.output_tail.strip()[-300:]]).strip("; ")
+            raise EdgefarmError(f"the runner stopped before its model was ready ({how}){': ' + why if why else ''}",
                                 where=self.device.name, fix="see runner.log in the device's job folder")  # fmt: skip
-        victim = self._inflight
-        if victim is not None:  # the runner died during this request: its row, and a 503 for it alone
-            row = SampleResult(id=victim[0], status=classify(ex.code, ex.signal) if ex.signal else Status.CRASH,
+        slot = self._inflight
+        if slot is not None:  # the runner died during this request: its row, and a 503 for it alone
+            row = SampleResult(id=slot[0], status=classify(ex.code, ex.signal) if ex.signal else Status.CRASH,
                                error=f"runner died during this request ({how})", exit_code=ex.code,
                                signal=ex.signal, backend=self.opts.backend, runner=self.runner.get("runner", ""))  # fmt: skip
             self._on_result(row)
@@ -128,17 +134,20 @@ class Engine:
         self.state, self.reason = "ready", ""
         self._ready.set()
 
-    def _on_piece(self, request_id: str, text: str) -> None:
+    def _on_piece(self, item_id: str, text: str) -> None:
         slot = self._inflight
-        if slot is not None and slot[0] == request_id:
+        if slot is not None and slot[0] == item_id:
             slot[1].put(("piece", text))
 
     def _on_result(self, row: SampleResult) -> None:
+        """A request's row (the runner's id is the request's number): named by its request id."""
         slot = self._inflight
+        if slot is None or slot[0] != row.id:
+            return  # not the request in flight (a stale line after a restart): nobody waits for it
+        row = replace(row, id=slot[3])
         self.on_row(self, row)
-        if slot is not None and slot[0] == row.id:
-            slot[1].put(("result", row))
-            slot[2].set()
+        slot[1].put(("result", row))
+        slot[2].set()
 
     def _down(self, reason: str) -> None:
         self.state, self.reason = "down", reason
@@ -184,13 +193,13 @@ class Engine:
             if cancelled.is_set():
                 return
             self._ready.wait(0.2)
-        staged = self._staged
-        assert staged is not None
+        staged, adapter = self._staged, self._adapter
+        assert staged is not None and adapter is not None
         item = self._job_item(ask, request_dir)
-        line = request_dir / f"{item.id}{REQUEST_SUFFIX}"
-        line.write_text(item.to_json() + "\n", encoding="utf-8")
+        line = request_dir / f"{int(item.id):09d}{REQUEST_SUFFIX}"
+        line.write_bytes(adapter.serve_request(staged, item))
         done = threading.Event()
-        self._inflight = (item.id, events, done)
+        self._inflight = (item.id, events, done, ask.sample.id)
         try:
             if (request_dir / "media").is_dir():
                 self.device.push(request_dir / "media", staged.job / "media" / item.id)
@@ -209,14 +218,14 @@ class Engine:
         """The request as the contract's job line, made by jobs.py as in a run; media under the request's id."""
         opts = JobOptions(max_output_tokens=ask.max_tokens, override=True, sampler=ask.sampler)
         (item,) = job_items([ask.sample], opts, media_dir=request_dir / "media")
-        rid = ask.sample.id
+        rid = str(request_number(ask.sample.id))  # the runner's id: a number (the native runner's `S n`)
 
         def moved(parts: tuple[JobPart, ...]) -> tuple[JobPart, ...]:
             return tuple(replace(p, path=f"media/{rid}/{Path(p.path).name}") if p.path else p for p in parts)
 
         turns = tuple(moved(t) for t in item.turns)
         history = tuple(zip(ask.history_roles, turns[:-1]))
-        return replace(item, turns=turns[-1:], history=history)
+        return replace(item, id=rid, turns=turns[-1:], history=history)
 
     def _push_mark(self, staged: Staged, name: str) -> None:
         with tempfile.TemporaryDirectory() as tmp:

@@ -4,116 +4,41 @@ bundled tiny model; answers equal `edgefarm run`'s on the same samples."""
 
 from __future__ import annotations
 
-import base64
 import json
 import os
-import signal
-import socket
-import subprocess
-import sys
 import time
-import urllib.error
-import urllib.request
 from pathlib import Path
 
 import openai
 import pytest
 
-from .conftest import BUNDLED, REPO, TINY_MM, edgefarm, only_run_dir, python_wrapper, results
+from ..serve_client import Server, as_messages
+from .conftest import BUNDLED, TINY_MM, edgefarm, only_run_dir, python_wrapper, results
 
 MODEL = "this-host/cpu"
-KEY = "lab-key-1"
 FAULTS = "KILL_ON=crash-me,DRIP_ON=drip-me,DRIP_S=0.5"
-FLAGS = (
-    "--api-key",
-    KEY,
-    "--body-max-mb",
-    "0.25",
-    "--messages-max",
-    "6",
-    "--media-max",
-    "2",
-    "--max-tokens-max",
-    "256",
-)
+FLAGS = ("--body-max-mb", "0.25", "--messages-max", "6", "--media-max", "2", "--max-tokens-max", "256")
 
 
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-class Server:
-    """`edgefarm serve` as a user starts it: a child process, stopped with Ctrl-C (SIGINT)."""
-
-    def __init__(self, tmp: Path, *flags: str, faulty: bool = True) -> None:
-        self.tmp, self.port, self.out = tmp, free_port(), tmp / "runs"
-        inv = tmp / "devices.yaml"
-        entry = {"name": "this-host", "kind": "local", "workdir": str(tmp / "work")}
-        if faulty:
-            entry["python"] = python_wrapper(tmp)
-        inv.write_text(json.dumps({"devices": [entry]}))
-        env = {**os.environ, "EDGEFARM_TEST_FAULTS": FAULTS}
-        env.pop("EDGEFARM_API_KEY", None)
-        self.log = open(tmp / "serve.log", "w+")  # noqa: SIM115 - closed in stop()
-        self.proc = subprocess.Popen(
-            [sys.executable, "-m", "orchestrator", "serve", "--devices", "this-host", "--inventory", str(inv),
-             "--port", str(self.port), "--out", str(self.out), "--db", "none", "--model", str(TINY_MM), *flags],
-            cwd=REPO, env=env, stdout=self.log, stderr=subprocess.STDOUT,
-        )  # fmt: skip
-        self.url = f"http://127.0.0.1:{self.port}/v1"
-        self.client = openai.OpenAI(base_url=self.url, api_key=KEY, max_retries=0, timeout=60)
-        self.wait_ready()
-
-    def wait_ready(self, within_s: float = 90.0) -> None:
-        deadline = time.monotonic() + within_s
-        while time.monotonic() < deadline:
-            assert self.proc.poll() is None, self.output()
-            ask = urllib.request.Request(f"{self.url}/models", headers={"Authorization": f"Bearer {KEY}"})
-            try:
-                with urllib.request.urlopen(ask, timeout=2) as r:
-                    models = json.loads(r.read())["data"]
-                if models and all(m["edgefarm"]["state"] == "ready" for m in models):
-                    return
-            except (OSError, KeyError, ValueError):
-                pass
-            time.sleep(0.1)
-        raise AssertionError(f"not ready within {within_s} s:\n{self.output()}")
-
-    def output(self) -> str:
-        if not self.log.closed:
-            self.log.flush()
-        return (self.tmp / "serve.log").read_text()
-
-    def stop(self) -> int:
-        self.proc.send_signal(signal.SIGINT)
-        try:
-            return self.proc.wait(timeout=60)
-        finally:
-            self.log.close()
+def this_host(tmp: Path, *flags: str) -> Server:
+    """The server over this host, its python the faulty runner's."""
+    inv = tmp / "devices.yaml"
+    entry = {
+        "name": "this-host",
+        "kind": "local",
+        "workdir": str(tmp / "work"),
+        "python": python_wrapper(tmp),
+    }
+    inv.write_text(json.dumps({"devices": [entry]}))
+    return Server(tmp, "--inventory", str(inv), *flags, env={**os.environ, "EDGEFARM_TEST_FAULTS": FAULTS})
 
 
 @pytest.fixture(scope="module")
 def server(tmp_path_factory):
-    s = Server(tmp_path_factory.mktemp("serve"), *FLAGS)
+    s = this_host(tmp_path_factory.mktemp("serve"), *FLAGS)
     yield s
     if s.proc.poll() is None:
         s.stop()
-
-
-def data_url(path: Path) -> str:
-    return "data:image/png;base64," + base64.b64encode(path.read_bytes()).decode()
-
-
-def as_messages(item: dict, job: Path) -> list[dict]:
-    """A job line of `edgefarm run` as OpenAI messages: its parts in their order, media as data: URLs."""
-    messages = [{"role": "system", "content": item["system"]}] if item.get("system") else []
-    for turn in item["turns"]:
-        parts = [{"type": "text", "text": p["text"]} if p["kind"] == "text" else
-                 {"type": "image_url", "image_url": {"url": data_url(job / p["path"])}} for p in turn]  # fmt: skip
-        messages.append({"role": "user", "content": parts})
-    return messages
 
 
 def test_models_list_each_device_with_its_facts(server):

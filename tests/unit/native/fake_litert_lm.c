@@ -108,6 +108,7 @@ EXPORT void litert_lm_conversation_config_delete(LiteRtLmConversationConfig *c) 
 EXPORT void litert_lm_conversation_config_set_session_config(LiteRtLmConversationConfig *c, const LiteRtLmSessionConfig *s) { (void)c, (void)s; }
 EXPORT void litert_lm_conversation_config_set_system_message(LiteRtLmConversationConfig *c, const char *m) { (void)c, (void)m; }
 EXPORT void litert_lm_conversation_config_set_tools(LiteRtLmConversationConfig *c, const char *t) { (void)c, (void)t; }
+EXPORT void litert_lm_conversation_config_set_messages(LiteRtLmConversationConfig *c, const char *m) { (void)c, (void)m; }
 EXPORT LiteRtLmConversation *litert_lm_conversation_create(LiteRtLmEngine *e, LiteRtLmConversationConfig *c) {
   (void)e, (void)c;
   return calloc(1, sizeof(LiteRtLmConversation));
