@@ -28,8 +28,8 @@ from ..report.ab import (
     should_stop,
     widest_resolution,
 )
-from ..report.ab_length import DEFAULT_BLOCK_S, MAX_BLOCK_S, block_length
 from ..report.build import load_report, measured_runs
+from ..run.ab_length import DEFAULT_BLOCK_S, MAX_BLOCK_S, block_length
 from .report import REGRESSION_EXIT, print_comparison
 
 # run flags a configuration may not set: ab owns where the blocks go and that each is a fresh run

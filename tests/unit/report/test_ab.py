@@ -26,10 +26,10 @@ from orchestrator.report.ab import (
     should_stop,
     widest_resolution,
 )
-from orchestrator.report.ab_length import MOST_REPEAT, block_length
 from orchestrator.report.combine import build_report, device_row, sample_rows
 from orchestrator.report.compare_out import to_markdown
 from orchestrator.report.paired import PAIRED_FIGURES
+from orchestrator.run.ab_length import MOST_REPEAT, block_length
 from orchestrator.stats import Ratio, paired_ratio_ci, rounds_ratio_ci, t_quantile
 
 RUN = {"run_id": "r", "model": {"sha256": "a"}, "dataset": {"sha256": "b"}}

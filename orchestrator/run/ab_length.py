@@ -17,8 +17,8 @@ import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from ..run.bounds import FLAG_BOUNDS, MAX_RUNS_PER_DEVICE
-from .ab import Block
+from ..report.ab import Block
+from .bounds import FLAG_BOUNDS, MAX_RUNS_PER_DEVICE
 
 DEFAULT_BLOCK_S = 2.0
 MAX_BLOCK_S = 600.0  # ten minutes of measurement per block: 2 x 20 rounds of it is over 13 hours
