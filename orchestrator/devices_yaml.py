@@ -20,6 +20,9 @@ _NAME = re.compile(NAME_PATTERN.replace("$", r"\Z"))
 _COMMON = {
     "name": {"type": "string", "pattern": NAME_PATTERN},
     "backend": {"enum": list(BACKENDS)},
+    # a matrix run (docs/matrix.md): each backend in turn on this device, same samples, same settings
+    "backends": {"type": "array", "items": {"enum": list(BACKENDS)}, "minItems": 1,
+                 "maxItems": len(BACKENDS), "uniqueItems": True},
     "threads": {"type": "integer", "minimum": 1},
     "workdir": {"type": "string", "minLength": 1},
     "fallback_for": {"type": "array", "items": {"type": "string"}},
@@ -225,6 +228,10 @@ def _value_problems(data: Any, node: Any, where: str) -> list[str]:
         if isinstance(entry.get("workdir"), str):
             found.append(("workdir", workdir_problem(entry["workdir"], kind.workdir, kind.workdir_home)))
         found += kind.checks(entry)
+        if "backend" in entry and "backends" in entry:
+            both = ("`backend` and `backends` together: one says the device's backend, the other the backends "
+                    "a run takes in turn; keep one")
+            found.append(("backends", both))
         for key in kind.paths:
             if isinstance(entry.get(key), str) and CONTROL.search(entry[key]):
                 found.append((key, f"{entry[key]!r} holds a control character"))

@@ -283,6 +283,18 @@ def mcnemar_exact(b: int, c: int) -> float:
     return min(1.0, 2.0 * tail)
 
 
+def paired_difference_ci(b: int, c: int, n: int, level: float = LEVEL) -> tuple[float, float] | None:
+    """Interval of the paired difference of two pass rates on the same n samples, (c - b) / n with b the
+    pass->fail and c the fail->pass samples (Wald's, with its paired variance; fractions in [-1, 1]);
+    None for n = 0. The test of it is mcnemar_exact(b, c); this only says how large it is."""
+    if n <= 0:
+        return None
+    z = NormalDist().inv_cdf(1.0 - (1.0 - level) / 2.0)
+    d = (c - b) / n
+    half = z * math.sqrt(max(0.0, (b + c) / n - d * d) / n)
+    return max(-1.0, d - half), min(1.0, d + half)
+
+
 def median_order_ci(values: Sequence[float], level: float = LEVEL) -> tuple[float, float] | None:
     """The median's interval [x_(k), x_(n+1-k)] of the sorted values, k the largest rank whose tail
     P(Binomial(n, 1/2) < k) is at most (1 - level) / 2: coverage at least `level` for any continuous

@@ -15,6 +15,7 @@ from typing import Any
 from android_runner.backend import BACKENDS
 
 from ..datasets.types import Sample
+from ..devices.units import parse_backends as backend_list
 from ..errors import ConfigError
 
 # flag -> (smallest, largest) value; a model's own context bounds the shapes further (plan.py)
@@ -60,11 +61,15 @@ def parse_values(text: str, flag: str) -> tuple[int, ...]:
 
 
 def parse_backends(text: str) -> tuple[str, ...]:
-    names = tuple(dict.fromkeys(x.strip() for x in text.split(",") if x.strip()))
-    bad = [n for n in names if n not in BACKENDS]
-    if bad or not names:
-        raise ConfigError(f"unknown backend {', '.join(bad) or repr(text)}", where=f"--backend {text}",
-                          fix=f"use a comma list of {', '.join(BACKENDS)}")  # fmt: skip
+    """bench's --backend, read as run's (devices/units.parse_backends), an empty list refused."""
+    try:
+        names = backend_list(text)
+    except ValueError as e:
+        names, why = (), str(e)
+    else:
+        why = f"no backend in {text!r}"
+    if not names:
+        raise ConfigError(why, where=f"--backend {text}", fix=f"use a comma list of {', '.join(BACKENDS)}")
     return names
 
 

@@ -12,6 +12,7 @@ from android_runner.backend import BACKENDS
 from android_runner.status import DEFAULT_MAX_OUTPUT_TOKENS, DEFAULT_SAMPLE_TIMEOUT_S
 
 from ..bundled import BUNDLED_DATASET
+from ..devices.units import parse_backends
 from ..farm.rundir import read_run_json
 from ..history.record import remember
 from ..interrupt import INTERRUPTED_EXIT, interrupts_raise, stop_on_interrupt
@@ -24,6 +25,19 @@ from ..run.types import DEFAULT_FALLBACK_WAIT_S, RunRequest
 from ..runners.base import DEFAULT_COOLDOWN_MAX_S
 from .options import cluster_option, devices_option, inventory_option, model_option, settle_options
 from .resume import describe, resumed_params
+
+
+class BackendList(click.ParamType):
+    """`--backend gpu` or `--backend cpu,gpu,npu`: kept as the normalized text (run.json's `backend`)."""
+
+    name = "backend[,backend...]"
+    takes = f"one or more of: {', '.join(BACKENDS)}, comma-separated (cpu,gpu: each device runs both)"
+
+    def convert(self, value, param, ctx):
+        try:
+            return ",".join(parse_backends(str(value))) or None
+        except ValueError as e:
+            self.fail(str(e), param, ctx)
 
 
 @click.command("run")
@@ -73,9 +87,10 @@ from .resume import describe, resumed_params
 )
 @click.option(
     "--backend",
-    type=click.Choice(BACKENDS),
+    type=BackendList(),
     default=None,
-    help="override every device's backend (default: each device's, else cpu)",
+    help=f"override every device's backend (default: each device's, else cpu); several, comma-separated "
+    f"({','.join(BACKENDS)}): each device runs each in turn, the report's backend matrix (docs/matrix.md)",
 )
 @click.option("--threads", type=click.IntRange(min=1), default=None, help="CPU threads for the runtime")
 @click.option(

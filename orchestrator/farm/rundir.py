@@ -27,7 +27,8 @@ def new_run_id(now: datetime) -> str:
 
 
 def device_folder(run_dir: Path, device_name: str) -> Path:
-    safe = re.sub(r"[^A-Za-z0-9._-]", "_", device_name)[:64] or "device"
+    # `@`: a device x backend unit's folder (devices/units.py: pixel-8@gpu)
+    safe = re.sub(r"[^A-Za-z0-9._@-]", "_", device_name)[:72] or "device"
     return run_dir / "devices" / safe
 
 

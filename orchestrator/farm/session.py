@@ -148,7 +148,8 @@ def run_device(
     try:
         progress.at(Phase.INFO)
         # device.json: the report's device, with the backend and threads the run used
-        outcome.info = effective_info(device.info(), opts)
+        # named as the run names it: a backend unit's info is its device's (devices/units.py)
+        outcome.info = replace(effective_info(device.info(), opts), name=device.name)
         write_json_atomic(dev_dir / "device.json", asdict(outcome.info))
         progress.at(Phase.STAGING)
 

@@ -14,6 +14,7 @@ from collections.abc import Mapping
 from pathlib import PurePath
 from typing import Any
 
+from ..devices.units import split_unit
 from ..report.types import DeviceRow, RunReport, SampleCell
 from .types import FIGURE_NAMES, SAMPLE_FIELDS, DeviceEntry, Figure, Identity, RunEntry, kept_cell
 
@@ -44,7 +45,8 @@ def device_config(report: RunReport, row: DeviceRow, slice_sha256: str, run_shap
         "dataset_sha256": report.stamp.dataset_sha256,
         "slice_sha256": slice_sha256,
         "shape": run_shape,
-        "backend": row.backend_requested or str(flags.get("backend") or "") or row.backend,
+        # a matrix run's unit (pixel-8@gpu) asked its own backend, not the run's list (docs/matrix.md)
+        "backend": split_unit(row.device)[1] or row.backend_requested or str(flags.get("backend") or "") or row.backend,
         "threads": row.threads,
         "max_output_tokens": row.max_output_tokens,
         "runner": row.runner_kind,

@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING
 from rich.console import Console
 
 from ..devices.types import DeviceInfo
+from ..devices.units import split_unit
 from ..devices_yaml import name_problem
 from ..errors import ConfigError, EdgefarmError
 from ..farm.run_json import RunJson
@@ -55,7 +56,7 @@ def folder_entry(run_dir: Path) -> RunEntry:
     run = RunJson.from_dict(read_run_json(run_dir))
     where = str(Path(run_dir) / "run.json")
     for name in run.devices:
-        if problem := name_problem(name):
+        if problem := name_problem(split_unit(name)[0]):  # a matrix run's unit: its device's name @ backend
             raise ConfigError(f"devices: {problem}", where=where,
                               fix="a damaged or hand-edited run folder: restore its run.json, or leave the folder out")  # fmt: skip
     if run.kind == "bench":

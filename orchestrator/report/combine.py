@@ -21,6 +21,7 @@ from ..stats import Resamples, quantile
 from ..telemetry.energy import mean_current_ma
 from .fidelity import fidelity_report
 from .intervals import device_intervals, row_settings, run_settings
+from .matrix import backend_matrix
 from .paired import against_baseline
 from .types import (
     DeviceRow,
@@ -369,7 +370,7 @@ def build_report(
     names = [r.device for r in rows if r.samples]  # a device that ran nothing is compared with none
     baseline = baseline if baseline in names else (names[0] if names else "")
     reference = str(run.flag("reference") or "")
-    return RunReport(
+    report = RunReport(
         schema_version=SCHEMA_VERSION,
         run_id=run.run_id,
         run=run.to_dict(),
@@ -384,3 +385,4 @@ def build_report(
         host_sharing=_sharing(run.host_sharing),
         fidelity=fidelity_report(rows, samples, reference if reference in names else ""),
     )
+    return replace(report, matrix=backend_matrix(report))  # over the report's own rows and pairs

@@ -26,6 +26,8 @@ from .facts import (
 )
 from .fidelity_views import fidelity_table, worst_table
 from .figures import ENERGY_NOTE
+from .matrix_views import CSS as MATRIX_CSS
+from .matrix_views import matrix_html
 from .types import RunReport, SampleCell, SampleRow
 
 DRILL_MEASURES = measures(DRILL)  # the drill-down's figure columns (catalogue.MEASURES)
@@ -319,7 +321,7 @@ def render_html(report: RunReport, link_root: str = "") -> str:
         stamp += "<dt>Conditions</dt><dd id='conditions'>" + "<br>".join(_e(c) for c in conditions) + "</dd>"
     parts = [
         f"<!doctype html><html lang='en'><head><meta charset='utf-8'><meta http-equiv='Content-Security-Policy' content=\"{_CSP}\">",
-        f"<title>{title}</title><style>{_CSS}</style></head><body><h1>{title}</h1>",
+        f"<title>{title}</title><style>{_CSS}{MATRIX_CSS}</style></head><body><h1>{title}</h1>",
         "<nav><a href='#devices-h'>Devices</a><a href='#charts'>Charts</a><a href='#disagreements'>Disagreements</a><a href='#drill'>Samples</a></nav>",
         f"<dl id='stamp'>{stamp}</dl>",
         "<h2 id='devices-h'>Which device?</h2>",
@@ -327,6 +329,7 @@ def render_html(report: RunReport, link_root: str = "") -> str:
         _devices(report, link_root),
         f"<p class='note'>{_e(INTERVALS_NOTE)}</p>",
         _paired(report),
+        matrix_html(report),  # a run of several backends per device ('' without)
         _fidelity(report),
         _card_only(report),
     ]

@@ -19,6 +19,7 @@ from .facts import (
 )
 from .fidelity_views import fidelity_table, worst_table
 from .figures import ENERGY_NOTE, energy_table, latency_table, memory_table, over_run_table
+from .matrix_views import matrix_markdown
 from .types import RunReport
 
 
@@ -61,6 +62,7 @@ def to_markdown(report: RunReport) -> str:
     if paired:
         lines += ["", f"## Against the baseline ({report.baseline}), on the same samples", ""]
         lines += [f"- {p}" for p in paired]
+    lines += matrix_markdown(report)  # a run of several backends per device ([] without)
     for table in (fidelity_table(report), worst_table(report)):  # --fidelity runs only
         if table is not None:
             lines += _md_figure(table)

@@ -27,6 +27,7 @@ from .facts import (
     worst_pair_text,
 )
 from .fidelity_views import fidelity_table, worst_table
+from .matrix_views import flip_lines, matrix_table, not_run_lines
 from .types import COLUMNS, RunReport
 
 
@@ -137,6 +138,7 @@ def device_tables(report: RunReport, width: int = 160, wide: bool = False) -> Gr
         parts.append(Text(line, style="yellow"))
     for line in paired_lines(report):
         parts.append(Text(line))
+    parts += matrix_parts(report)  # a run of several backends per device
     for fig in (fidelity_table(report), worst_table(report)):  # --fidelity runs only
         if fig is not None:
             t = Table(title=fig.title, title_justify="left")
@@ -161,6 +163,22 @@ def device_tables(report: RunReport, width: int = 160, wide: bool = False) -> Gr
             Text("samples that could not be scored (counted as failed): " + ", ".join(errors), style="red")
         )
     return Group(*parts)
+
+
+def matrix_parts(report: RunReport) -> list:
+    """The backend matrix (report/matrix_views.py's lines), its flagged flips and the cells that did not run."""
+    fig = matrix_table(report)
+    if fig is None:
+        return []
+    t = Table(title=fig.title, title_justify="left")
+    for h in fig.headers:
+        t.add_column(h, no_wrap=True)
+    for row in fig.rows:
+        t.add_row(*(escape(c) for c in row))
+    parts: list = [t, Text(fig.note, style="dim")]
+    parts += [Text(x, style="red") for x in flip_lines(report.matrix)]
+    parts += [Text(x, style="yellow") for x in not_run_lines(report.matrix)]
+    return parts
 
 
 def _dropped(header: str, c: Cell) -> str:

@@ -323,6 +323,69 @@ class FidelityReport:
     thresholds: Mapping[str, float] = field(default_factory=dict)
 
 
+# ---------------------------------------------------------------- the backend matrix (report/matrix.py)
+
+
+@dataclass(frozen=True)
+class Flip:
+    """A sample whose verdict differs between the CPU and this backend, both answers side by side."""
+
+    id: str
+    cpu_passed: bool
+    passed: bool
+    cpu_output: str
+    output: str
+    first_diff: int | None = None  # first differing answer token (--fidelity), None: not tokenized
+
+
+@dataclass(frozen=True)
+class MatrixCell:
+    device: str
+    backend: str
+    unit: str  # its row of the report (pixel-8@gpu)
+    reason: str = ""  # why it did not run as asked ("" ran): the failure kind, then the words
+    samples: int = 0
+    pass_rate_pct: float | None = None
+    pass_ci: tuple[float, float] | None = None
+    validity_pct: float | None = None  # tool calls / structured outputs that parse (the scorer's)
+    decode_tps_p50: float | None = None
+    sample_ms_p50: float | None = None
+    peak_rss_mb: float | None = None
+    energy_j_p50: float | None = None
+    against: str = ""  # the same device's CPU unit ("" for the CPU itself, or a device without one)
+    common: int = 0  # samples scored on both
+    diff_pts: float | None = None  # paired accuracy difference, percentage points (this - CPU)
+    diff_ci: tuple[float, float] | None = None
+    p_value: float | None = None  # exact McNemar
+    flagged: bool = False  # McNemar rejects: this backend's verdicts differ from the CPU's
+    speed_ratio: float | None = None  # time per sample against the CPU's (paired geometric mean)
+    flips: tuple[Flip, ...] = ()
+    mean_abs_dlogp: float | None = None  # --fidelity against the CPU unit, nats per token
+    fidelity_verdict: str = ""
+    marks: Mapping[str, str] = field(default_factory=dict)  # figure -> best / tied (report/verdict.py)
+
+    @property
+    def ran(self) -> bool:
+        """It answered on the backend asked (a fallback answered too, on another engine: its reason says so)."""
+        return self.samples > 0 and (not self.reason or self.reason.startswith("backend_fallback"))
+
+
+@dataclass(frozen=True)
+class BackendMatrix:
+    devices: tuple[str, ...]
+    backends: tuple[str, ...]
+    cells: tuple[MatrixCell, ...]
+    alpha: float = 0.05  # stats.ALPHA, the McNemar level a cell is flagged at
+
+    def cell(self, device: str, backend: str) -> MatrixCell | None:
+        return next((c for c in self.cells if c.device == device and c.backend == backend), None)
+
+    @property
+    def not_run(self) -> tuple[MatrixCell, ...]:
+        return tuple(c for c in self.cells if not c.ran)
+
+
+
 @dataclass(frozen=True)
 class RunReport:
     schema_version: int
@@ -339,3 +402,4 @@ class RunReport:
     host_sharing: tuple[Mapping[str, Any], ...] = ()  # run.json: devices sharing this host's CPU
     sustain: Mapping[str, Any] = field(default_factory=dict)  # --sustain: device -> curve (sustain.py)
     fidelity: FidelityReport | None = None  # --fidelity runs only (report/fidelity.py)
+    matrix: BackendMatrix | None = None  # a run of several backends per device (report/matrix.py)

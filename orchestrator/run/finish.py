@@ -10,7 +10,7 @@ from dataclasses import replace
 import click
 from rich.console import Console
 
-from ..errors import DeviceError, ModelError, OutputError
+from ..errors import BackendUnavailable, DeviceError, ModelError, OutputError
 from ..farm.rundir import device_folder, utc_now, versions, write_run_json
 from ..farm.session import finished_ids
 from ..farm.types import DeviceOutcome
@@ -58,11 +58,13 @@ def finish(plan: RunPlan, ex: Execution, console: Console, stop: threading.Event
 def exit_status(outcomes: Sequence[DeviceOutcome], covered: set[str] = frozenset()) -> int:
     """0 when every device ran (or a stand-in finished for it); else the failure's own code: the
     output folder's (fix the disk, then --resume) wins, then the model's when it failed on every
-    device, then a device's own code (a backend that is not there keeps its code), else a device error."""
+    device, then a device's own code (a backend that is not there keeps its code), else a device error. Only backends a device does not have (some cells of a matrix run): BackendUnavailable's."""
     failed = [o for o in outcomes if o.error and o.name not in covered]
     if not failed:
         return 0
     codes = {o.error_code for o in failed}
+    if codes == {BackendUnavailable.exit_code}:  # only backends a device does not have: some matrix cells
+        return BackendUnavailable.exit_code  # did not run (docs/matrix.md), the others are in the report
     if OutputError.exit_code in codes:
         return OutputError.exit_code
     if len(failed) == len(outcomes) and codes == {ModelError.exit_code}:

@@ -20,6 +20,7 @@ from ..datasets import load_dataset, require_valid
 from ..datasets.types import Dataset
 from ..devices.kinds import kind_spec
 from ..devices.types import DeviceInfo, Inventory
+from ..devices.units import SEP, as_unit, declared_backends, parse_backends, split_unit
 from ..errors import ConfigError, EdgefarmError
 from ..farm.fallback import absent_named, stand_in_boards
 from ..farm.run_json import RunJson
@@ -134,11 +135,13 @@ def plan(request: RunRequest, inputs: Inputs) -> RunPlan:
                       repeat=request.repeat, warmup=request.warmup, sustain=request.sustain,
                       settle_c=request.settle_c if request.settle else None, settle_s=request.settle_s,
                       settle_max_s=request.settle_max_s)  # fmt: skip
-    options = {d.name: base.for_device(d, request.backend, request.threads) for d in sel.devices}
-    names = [d.name for d in sel.devices]
+    devices = backend_units(sel.devices, request, inputs.inventory.entries, inputs.cluster)
+    options = {d.name: base.for_device(d, d.backend if SEP in d.name else request.backend, request.threads)
+               for d in devices}  # fmt: skip
+    names = [d.name for d in devices]
     shards = None
     if request.shard:  # identical devices share the samples; the report gets one row per group
-        shards = plan_shards(sel.devices, options, samples, inputs.infos)
+        shards = plan_shards(devices, options, samples, inputs.infos)
         names = shards.report_devices(names)
     previous = inputs.previous
     if previous is not None:
@@ -147,7 +150,7 @@ def plan(request: RunRequest, inputs: Inputs) -> RunPlan:
     if request.reference and request.reference not in names:
         raise ConfigError(f"--reference {request.reference!r} is not one of the run's devices",
                           where="--reference", fix=f"name one of: {', '.join(names)}")  # fmt: skip
-    lanes, sharing = host_lanes(sel.devices, request.parallel_local)
+    lanes, sharing = host_lanes(devices, request.parallel_local)
     return RunPlan(
         request=request,
         model=model,
@@ -156,7 +159,7 @@ def plan(request: RunRequest, inputs: Inputs) -> RunPlan:
         dataset_sha=inputs.dataset_sha,
         refused=refused,
         inventory=inputs.inventory,
-        devices=sel.devices,
+        devices=devices,
         unusable=sel.unusable + inputs.absent,
         notes=sel.notes,
         report_devices=tuple(names),
@@ -186,18 +189,42 @@ def refuse_on_cluster(request: RunRequest, cluster: Any) -> None:
         )
 
 
+def backend_units(devices: Sequence[Any], request: RunRequest, entries: Sequence[Mapping[str, Any]],
+                  cluster: Any) -> tuple[Any, ...]:  # fmt: skip
+    """The run's devices, or, when a device is to run more than one backend (`--backend cpu,gpu`, or
+    devices.yaml `backends:`), every device as its device x backend units (devices/units.py: pixel-8@cpu,
+    pixel-8@gpu, ... in the order asked), so the report's matrix has a row per device and a column per
+    backend (docs/matrix.md). A device with one backend in a matrix run is a unit too (pixel-8@cpu)."""
+    asked = parse_backends(request.backend)
+    each = {d.name: asked or declared_backends(entries, d.name) or (d.backend or "cpu",) for d in devices}
+    if all(len(b) == 1 for b in each.values()):
+        return tuple(devices)
+    for flag, on in (("--shard", request.shard), ("--cluster", cluster is not None)):
+        if on:
+            raise ConfigError(f"a backend matrix runs each phone's backends in turn on this controller; {flag} "
+                              "does not take it yet", where=f"--backend {request.backend or ''} {flag}".strip(),
+                              fix=f"run the matrix without {flag}, or give each device one backend")  # fmt: skip
+    return tuple(as_unit(d, b) for d in devices for b in each[d.name])
+
+
 def host_lanes(
     devices: Sequence[Any], parallel: bool
 ) -> tuple[tuple[tuple[str, ...], ...], HostSharing | None]:
     """The farm's lanes (devices one after another within a lane, lanes at the same time) and what
     run.json says of this host's CPU: several `kind: local` devices share it, so they run one after
-    another, each measured alone, unless --parallel-local asks for them together."""
+    another, each measured alone, unless --parallel-local asks for them together. A device's backend
+    units (devices/units.py) are one lane: one phone runs one backend at a time."""
+    lanes: dict[str, tuple[str, ...]] = {}
+    for d in devices:
+        base = split_unit(d.name)[0]
+        lanes[base] = (*lanes.get(base, ()), d.name)
+    shared = [split_unit(d.name)[0] for d in devices if kind_spec(d.kind).shares_host_cpu]
     local = tuple(d.name for d in devices if kind_spec(d.kind).shares_host_cpu)
-    if len(local) < 2:
-        return tuple((d.name,) for d in devices), None
+    if len(set(shared)) < 2:
+        return tuple(lanes.values()), None
     if parallel:
-        return tuple((d.name,) for d in devices), HostSharing(local, PARALLEL)
-    others = tuple((d.name,) for d in devices if not kind_spec(d.kind).shares_host_cpu)
+        return tuple(lanes.values()), HostSharing(local, PARALLEL)
+    others = tuple(lane for base, lane in lanes.items() if base not in shared)
     return (local, *others), HostSharing(local, SEQUENTIAL)
 
 

@@ -15,6 +15,7 @@ from android_runner.status import DEFAULT_MAX_OUTPUT_TOKENS, DEFAULT_SAMPLE_TIME
 from ..datasets.types import Dataset, Sample
 from ..devices.base import Device
 from ..devices.types import DeviceInfo, Inventory
+from ..devices.units import parse_backends
 from ..farm.run_json import DatasetStamp, ModelStamp, RunJson, StandIn
 from ..farm.types import DeviceOutcome
 from ..jobs import JobOptions
@@ -166,8 +167,8 @@ class RunPlan:
     def options_for(self, device: Any, run_id: str) -> RunOptions:
         """A device's options in this run: the plan's for a device it runs, else (a stand-in board) the
         run's with the command line's backend and threads over the board's own, as the plan decides them."""
-        opts = self.options.get(device.name) or self.base.for_device(device, self.request.backend,
-                                                                     self.request.threads)  # fmt: skip
+        backend = next(iter(parse_backends(self.request.backend)), None)  # a matrix run's first backend
+        opts = self.options.get(device.name) or self.base.for_device(device, backend, self.request.threads)
         return replace(opts, run_id=run_id)
 
     def run_json(self, run_id: str, started_at: str, host: Mapping[str, Any]) -> RunJson:

@@ -20,6 +20,7 @@ from dataclasses import replace
 from pathlib import Path, PurePosixPath
 from typing import Any
 
+from android_runner.backend import BACKEND_UNAVAILABLE_KINDS, engine_failure
 from android_runner.contract import JobItem, JobPart, SampleResult, loads_bounded
 from android_runner.conversation import MEDIA_KINDS, unsupported_reason
 from android_runner.settings import SETTINGS_FILE
@@ -28,7 +29,8 @@ from android_runner.status import MODEL_UNLOADABLE_EXIT, SIGABRT, SIGKILL, Statu
 from ..bundled import REPO_ROOT
 from ..devices.files import cached_sha256, push_pairs
 from ..devices.types import DeviceInfo, Exit, PushStats
-from ..errors import DeviceError, ModelError
+from ..devices.units import job_folder
+from ..errors import DeviceError, ModelError, backend_unavailable
 from ..models import ModelSummary
 from ..telemetry.energy import settle
 from ..telemetry.pass_energy import pass_energy
@@ -84,7 +86,7 @@ class AndroidRunner:
         choice = self.choice = choose_runner(device)
         root = PurePosixPath(str(device.workdir))
         model_remote = root / "models" / model.sha256[:16] / model.path.name
-        job = root / "runs" / opts.run_id / "job"
+        job = root / "runs" / opts.run_id / job_folder(device.name)
         cache = root / "cache" / model.sha256[:16]
         bin_remote, lib_dir = runner_places(device, choice)
         items = [
@@ -274,7 +276,7 @@ class AndroidRunner:
         if events.stop.is_set():
             self.stop(device, staged)
         elif ex.code != 0:
-            self._fail(device, staged, ex, fatal)
+            self._fail(device, staged, ex, fatal, opts.backend)
         self._finish_from_files(device, staged, opts, results, finish)  # the phone's files are the truth
         return self._settled(staged, [results[it.id] for it in items if it.id in results])
 
@@ -288,13 +290,10 @@ class AndroidRunner:
             staged.runner["pass_energy"] = whole.to_json()
         return rows
 
-    def _fail(self, device: Phone, staged: Staged, ex: Exit, fatal: list[str]) -> None:
+    def _fail(self, device: Phone, staged: Staged, ex: Exit, fatal: list[str], backend: str) -> None:
         tail = ex.output_tail.strip()[-600:]
-        log = (
-            "\n".join(self._lines(device, staged.job / "runner.log")[-12:])
-            if self.choice.kind == "native"
-            else ""
-        )
+        runtime_log = self._lines(device, staged.job / "runner.log")[-400:] if self.choice.kind == "native" else []
+        log = "\n".join(runtime_log[-12:])
         said = [_json_record(f) for f in fatal]  # the runner's FATAL lines: {"error", "fix", "exit_code"}
         runtime = next((d for d in said if d.get("exit_code") == RUNTIME_EXIT), None)
         if self.choice.kind == "native" and runtime is not None:
@@ -305,6 +304,9 @@ class AndroidRunner:
             ex.code == MODEL_UNLOADABLE_EXIT or signal_from_shell_status(ex.code) == SIGABRT or bool(fatal)
         )
         if self.choice.kind == "native" and unloadable:
+            kind, said = engine_failure("\n".join([*words, *runtime_log]), backend)
+            if kind in BACKEND_UNAVAILABLE_KINDS:  # the backend asked, not the model (as python_runner.py)
+                raise backend_unavailable(backend, kind, said, f"{device.name} (model {staged.model})")
             raise ModelError(
                 "the model could not be loaded on the phone"
                 + (f": {words[-1]}" if words else f" (exit {ex.code})")

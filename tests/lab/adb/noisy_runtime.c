@@ -17,28 +17,16 @@
 #include <string.h>
 
 #include "litert_lm_c_api.h"
+#include "runtime_wrap.h"
 
 #ifndef NOISE_SD
 #error "build with -DNOISE_SD=<nats>"
 #endif
 
-static void *real(const char *name) {
-  void *f = dlsym(RTLD_NEXT, name);
-  if (!f) abort(); /* the lab built this against the real library: a missing function is a lab bug */
-  return f;
-}
-
 static uint64_t fnv(const void *data, size_t n) {
   uint64_t h = 1469598103934665603ull;
   for (size_t i = 0; i < n; i++) h = (h ^ ((const unsigned char *)data)[i]) * 1099511628211ull;
   return h;
-}
-
-static uint64_t next(uint64_t *s) { /* splitmix64 */
-  uint64_t z = (*s += 0x9e3779b97f4a7c15ull);
-  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-  z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-  return z ^ (z >> 31);
 }
 
 static double gauss(uint64_t *s) { /* Box-Muller */

@@ -7,15 +7,13 @@ runner: the native pass and the Python pass give the same numbers on the same li
 from __future__ import annotations
 
 import json
-import os
-import shutil
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
 
-from android_runner.native.build import API_HEADER
+from .runtime_wrap import wrapped_runtime
 
 REPO = Path(__file__).resolve().parents[3]
 NOISY = Path(__file__).resolve().parent / "noisy_runtime.c"
@@ -24,19 +22,7 @@ SAMPLES = 10
 
 def _noisy_runtime(folder: Path, real_lib: Path, sd: float) -> Path:
     """liblitert-lm.so adding noise of sd nats over the real library (beside it as liblitert-lm-real.so)."""
-    folder.mkdir(parents=True)
-    try:
-        os.link(real_lib, folder / "liblitert-lm-real.so")
-    except OSError:
-        shutil.copyfile(real_lib, folder / "liblitert-lm-real.so")
-    shutil.copyfile(real_lib.parent / "VERSION", folder / "VERSION")
-    cc = os.environ.get("CC") or shutil.which("cc") or shutil.which("gcc") or "cc"
-    argv = [cc, "-O1", "-fPIC", "-shared", "-I", str(API_HEADER.parent), f"-DNOISE_SD={sd}", "-o",
-            str(folder / "liblitert-lm.so"), str(NOISY), "-L", str(folder), "-l:liblitert-lm-real.so",
-            "-Wl,-rpath,$ORIGIN", "-ldl", "-lm"]  # fmt: skip
-    p = subprocess.run(argv, capture_output=True, text=True, check=False)
-    assert p.returncode == 0, p.stderr
-    return folder / "liblitert-lm.so"
+    return wrapped_runtime(folder, real_lib, NOISY, f"NOISE_SD={sd}")
 
 
 @pytest.fixture()

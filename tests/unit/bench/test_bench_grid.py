@@ -54,7 +54,7 @@ def test_bad_values_are_refused_naming_the_flag(text, flag, said):
 
 def test_backends_are_checked():
     assert parse_backends("cpu,gpu,cpu") == ("cpu", "gpu")
-    with pytest.raises(ConfigError, match="unknown backend tpu"):
+    with pytest.raises(ConfigError, match="'tpu' is not a backend"):
         parse_backends("cpu,tpu")
 
 

@@ -19,7 +19,7 @@ from orchestrator.cli import main
         (["report", "--format", "xx", "runs/x"], "error: --format: 'xx' is not one of",
          "fix: give --format one of: "),
         (["run", "--repeat", "0"], "error: --repeat: 0 is not in the range", "fix: give --repeat a whole number at least 1"),
-        (["run", "--backend", "tpu"], "error: --backend: 'tpu' is not one of", "fix: give --backend one of: cpu, gpu, npu"),
+        (["run", "--backend", "tpu"], "error: --backend: 'tpu' is not a backend", "fix: give --backend one or more of: cpu, gpu, npu"),
         (["report"], "error: RUN_DIRS: missing argument", "fix: give RUN_DIRS (usage: edgefarm report [OPTIONS]"),
         (["run", "--repet", "3"], "error: edgefarm run: no such option --repet", "fix: did you mean --repeat, --resume"),
         (["history", "--bogus"], "error: edgefarm history: no such option --bogus", "fix: see `edgefarm history --help`"),

@@ -1,0 +1,174 @@
+"""The device x backend matrix on lab phones (issue 44, docs/matrix.md): `edgefarm run --backend cpu,gpu`
+runs each phone's backends in turn through the native runner on this host's REAL liblitert-lm.so.
+
+This host's library has no GPU, so a phone on it shows a phone without one (gpu_unavailable in its cell,
+exit 6). A phone GPU is stood in for by gpu_runtime.c (a library wrapping the real one: the gpu backend
+creates the real CPU engine, then turns a seeded FLIPS of the first 60 replies into a wrong answer; FLIPS=0
+is an unperturbed GPU path). The dataset is 60 of the tiny model's canned text prompts, which the CPU answers
+right every time, so each flipped reply is a verdict that flips."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from .runtime_wrap import wrapped_runtime
+
+REPO = Path(__file__).resolve().parents[3]
+GPU = Path(__file__).resolve().parent / "gpu_runtime.c"
+CANNED = json.loads((REPO / "data" / "models" / "canned.json").read_text())
+SAMPLES = 60
+FLIPS = 20
+
+
+def gpu_runtime(folder: Path, real_lib: Path, flips: int, seed: int) -> Path:
+    """liblitert-lm.so whose gpu backend is the real CPU engine with `flips` of the first 60 replies
+    turned (gpu_runtime.c), over the real library beside it as liblitert-lm-real.so."""
+    return wrapped_runtime(folder, real_lib, GPU, f"FLIPS={flips}", f"OF={SAMPLES}", f"SEED={seed}")
+
+
+def canned_text(root: Path) -> Path:
+    """An EdgeMMEval-format set of 60 rows cycling through the canned single-turn text prompts."""
+    texts = [c for c in CANNED if not c.get("media") and not c.get("history")]
+    split = root / "data" / "test"
+    split.mkdir(parents=True)
+    rows = [{"test_id": f"CAN-{i + 1:03d}", "task": "qa", "modality": "text", "prompt": c["prompt"],
+             "reference": c["answer"], "reference_variants": [c["answer"]]}
+            for i, c in enumerate(texts[i % len(texts)] for i in range(SAMPLES))]  # fmt: skip
+    (split / "metadata.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
+    return root
+
+
+@pytest.fixture(scope="module")
+def matrix_lab(adb_lab, tmp_path_factory):
+    """run(libs, tag): `edgefarm run --backend cpu,gpu` over the three phones, each on the library named
+    (None: the real one, no GPU); the run folder, the process and report.json."""
+    tmp = tmp_path_factory.mktemp("matrix")
+    _, real_lib = adb_lab.native_runner()
+    dataset = canned_text(tmp / "canned")
+    host_b = f"127.0.0.1:{adb_lab.servers[1].port}"
+    phones = (
+        ("pixel-8", "pixel8", ""),
+        ("sm-s921b", "s24", ""),
+        ("redmi", "redmi", f"    server: '{host_b}'\n"),
+    )
+
+    def run(libs: dict[str, Path | None], tag: str, *extra: str):
+        inv = tmp / f"devices-{tag}.yaml"
+        text = f"adb_servers: [{host_b}]\ndevices:\n"
+        for name, label, more in phones:
+            lib = libs.get(name)
+            text += f"  - name: {name}\n    kind: adb\n    serial: '{adb_lab.serials[label]}'\n{more}"
+            if lib is not None:
+                text += f"    runtime_lib: '{lib}'\n    libs: ['{lib.parent / 'liblitert-lm-real.so'}']\n"
+        inv.write_text(text)
+        out = tmp / f"runs-{tag}"
+        env = adb_lab.env(COLUMNS="100", EDGEFARM_ALLOW_RUNTIME="1")  # the stand-in is not the pinned library
+        env.pop("EDGEFARM_INVENTORY", None)
+        p = subprocess.run([sys.executable, "-m", "orchestrator", "run", "--devices", ",".join(n for n, _, _ in phones),
+                            "--inventory", str(inv), "--backend", "cpu,gpu", "--dataset", str(dataset),
+                            "--max-output-tokens", "16", "--out", str(out), "--sample-timeout", "60", *extra],
+                           capture_output=True, text=True, timeout=600, env=env, cwd=REPO, check=False)  # fmt: skip
+        (run_dir,) = [d for d in out.iterdir() if d.is_dir()]
+        report = (
+            json.loads((run_dir / "report.json").read_text()) if (run_dir / "report.json").is_file() else {}
+        )
+        return run_dir, p, report
+
+    flipping = {
+        n: gpu_runtime(tmp / f"gpu20-{n}", real_lib, FLIPS, seed) for seed, (n, _, _) in enumerate(phones)
+    }
+    first = run(flipping, "flips")
+    again = run(flipping, "again")
+    clean = gpu_runtime(tmp / "gpu0", real_lib, 0, 0)
+    mixed = run({"pixel-8": clean, "sm-s921b": None, "redmi": clean}, "mixed")
+    return {"flips": first, "again": again, "mixed": mixed}
+
+
+def _rows(folder: Path) -> dict[str, dict]:
+    rows = [json.loads(x) for x in (folder / "results.jsonl").read_text().splitlines()]
+    return {r["id"]: r for r in rows}
+
+
+def test_each_phone_runs_each_backend_once_on_the_same_samples(matrix_lab, adb_lab):
+    run_dir, p, _ = matrix_lab["flips"]
+    assert p.returncode in (0, 1), p.stderr[-3000:]
+    for name in ("pixel-8", "sm-s921b", "redmi"):
+        cpu, gpu = _rows(run_dir / "devices" / f"{name}@cpu"), _rows(run_dir / "devices" / f"{name}@gpu")
+        assert list(cpu) == list(gpu) and len(cpu) == SAMPLES
+        assert {r["backend"] for r in cpu.values()} == {"cpu"} and {r["backend"] for r in gpu.values()} == {
+            "gpu"
+        }
+        assert all(r["status"] == "ok" for r in (*cpu.values(), *gpu.values()))
+        flipped = [i for i in cpu if cpu[i]["output"] != gpu[i]["output"]]
+        assert len(flipped) == FLIPS and all(gpu[i]["output"] == "drifted" for i in flipped)
+        for backend in ("cpu", "gpu"):  # one model load per device x backend: the runner's READY lines
+            outcome = json.loads((run_dir / "devices" / f"{name}@{backend}" / "outcome.json").read_text())
+            assert outcome["model_loads"] == 1, (name, backend, outcome["model_loads"])
+
+
+def test_the_phone_records_one_engine_load_per_backend(matrix_lab, adb_lab):
+    """The native runner's own loads.tsv on the phone (a line per engine created), per backend's job folder."""
+    run_dir, _, _ = matrix_lab["flips"]
+    run_id = run_dir.name
+    for label in ("pixel8", "s24", "redmi"):
+        runs = adb_lab.device_root(label) / "local" / "tmp" / "edgefarm" / "runs" / run_id
+        for backend in ("cpu", "gpu"):
+            loads = (runs / f"job@{backend}" / "loads.tsv").read_text().splitlines()
+            assert len(loads) == 1, (label, backend, loads)
+
+
+def test_the_second_backend_and_a_rerun_push_no_model_byte(matrix_lab):
+    pushed = {}
+    for tag in ("flips", "again"):
+        run_dir = matrix_lab[tag][0]
+        for folder in sorted((run_dir / "devices").iterdir()):
+            outcome = json.loads((folder / "outcome.json").read_text())
+            pushed[(tag, folder.name)] = outcome["model_push"]["bytes_sent"]
+    assert all(v == 0 for (tag, name), v in pushed.items() if tag == "again" or name.endswith("@gpu")), pushed
+
+
+def test_a_phone_without_a_gpu_is_a_cell_with_its_reason_and_exit_6(matrix_lab):
+    run_dir, p, _ = matrix_lab["mixed"]
+    assert p.returncode == 6, (p.returncode, p.stderr[-3000:])
+    outcome = json.loads((run_dir / "devices" / "sm-s921b@gpu" / "outcome.json").read_text())
+    assert outcome["error_code"] == 6 and "gpu_unavailable" in outcome["error"]
+    assert not (run_dir / "devices" / "sm-s921b@gpu" / "results.jsonl").is_file() or not _rows(
+        run_dir / "devices" / "sm-s921b@gpu"
+    )  # never a silent CPU run
+    for name in ("pixel-8", "redmi"):  # the unperturbed GPU path: the CPU's answers
+        cpu, gpu = _rows(run_dir / "devices" / f"{name}@cpu"), _rows(run_dir / "devices" / f"{name}@gpu")
+        assert all(cpu[i]["output"] == gpu[i]["output"] for i in cpu)
+
+
+def test_the_report_flags_the_flipping_gpu_on_every_phone_with_its_flips(matrix_lab):
+    run_dir, p, report = matrix_lab["flips"]
+    m = report["matrix"]
+    assert m["devices"] == ["pixel-8", "sm-s921b", "redmi"] and m["backends"] == ["cpu", "gpu"]
+    for name in m["devices"]:
+        cpu, gpu = _rows(run_dir / "devices" / f"{name}@cpu"), _rows(run_dir / "devices" / f"{name}@gpu")
+        cell = next(c for c in m["cells"] if c["unit"] == f"{name}@gpu")
+        turned = {i for i in cpu if cpu[i]["output"] != gpu[i]["output"]}
+        assert cell["flagged"] and cell["p_value"] < 1e-5 and cell["diff_pts"] == -33.3
+        assert {f["id"] for f in cell["flips"]} == turned and len(turned) == FLIPS
+        assert all(f["cpu_passed"] and not f["passed"] and f["output"] == "drifted" for f in cell["flips"])
+        assert f"{name}/gpu ⚑ 20 verdict(s) differ from {name}@cpu" in p.stdout
+    md = (run_dir / "report.md").read_text()
+    assert "## Backend matrix" in md and "### Verdicts that flip against the same device's CPU" in md
+    html = (run_dir / "report.html").read_text()
+    assert "<table class='matrix'>" in html and html.count("<details id='flips-") == 3
+
+
+def test_an_unperturbed_gpu_is_not_flagged_and_the_missing_one_is_a_cell_with_its_reason(matrix_lab):
+    _, p, report = matrix_lab["mixed"]
+    cells = {c["unit"]: c for c in report["matrix"]["cells"]}
+    for name in ("pixel-8", "redmi"):
+        gpu = cells[f"{name}@gpu"]
+        assert not gpu["flagged"] and gpu["flips"] == [] and gpu["p_value"] == 1.0
+    missing = cells["sm-s921b@gpu"]
+    assert missing["samples"] == 0 and missing["reason"].startswith("gpu_unavailable: ")
+    assert "sm-s921b/gpu did not run: gpu_unavailable" in p.stdout + p.stderr
