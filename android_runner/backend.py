@@ -131,6 +131,8 @@ FAILURE_PATTERNS: tuple[tuple[str, re.Pattern[str]], ...] = (
             r"|Failed to initialize Dispatch API"
             # RT litert/runtime/dispatch/litert_dispatch.cc:119-120
             r"|No dispatch library found in "
+            # litert-lm-api 0.18.1 litert_lm/interfaces.py:113-131 (the Python API's NPU: OpenVINO on Windows only)
+            r"|NPU is supported only for Intel OpenVINO on Windows"
         ),
     ),
     (

@@ -14,6 +14,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import shutil
 import tempfile
@@ -96,3 +97,64 @@ def pytest_runtest_setup(item: pytest.Item) -> None:
             f"pytest-xdist did not apply this test's group (pytest {pytest.__version__}), so its lab could be "
             "built twice at once\n  fix: reinstall the test extra (`pip install -e '.[test]'`: its pytest pin) "
             "or run with `-n 0`", pytrace=False)  # fmt: skip
+
+
+# ---------------------------------------------------------------- backend matrix reports (docs/matrix.md)
+# Synthetic run reports of device x backend units, for the matrix's statistics (tests/unit/report) and its
+# fit in a terminal and a 1280 px page (tests/lab/local/test_matrix_fits.py).
+MATRIX_SAMPLES = 60
+
+
+@pytest.fixture()
+def matrix_row():
+    from orchestrator.report.types import DeviceRow
+
+    def row(unit: str, cells: dict, error: str = "", backend: str = "") -> DeviceRow:
+        ran = list(cells.values())
+        passed = sum(1 for c in ran if c.passed)
+        return DeviceRow(device=unit, kind="adb", hardware="", soc="", backend=backend or unit.split("@")[1],
+                         samples=len(ran), scored=len(ran), passed=passed,
+                         pass_rate_pct=round(100 * passed / len(ran), 1) if ran else None, verdict="", init_ms=None,
+                         ttft_ms_p50=None, ttft_ms_p90=None, prefill_tps_p50=None, decode_tps_p50=None,
+                         peak_rss_mb=None, peak_anon_mb=None, wall_s=None, error=error)  # fmt: skip
+
+    return row
+
+
+@pytest.fixture()
+def matrix_report(matrix_row):
+    """report(verdicts, errors): unit -> its 60 verdicts (answers 'right' / 'drifted', a time each); unit ->
+    the error of a unit that did not run."""
+    import random
+
+    from orchestrator.report.types import RunReport, SampleCell, SampleRow
+
+    def report(verdicts: dict[str, list[bool]], errors: dict[str, str] | None = None) -> RunReport:
+        rng = random.Random(1)
+        cells = {u: {f"S{i:02d}": SampleCell(status="ok", passed=v[i], score=None, ttft_ms=None, decode_tps=None,
+                                             output="right" if v[i] else "drifted", wall_ms=100 + rng.random())
+                     for i in range(MATRIX_SAMPLES)} for u, v in verdicts.items()}  # fmt: skip
+        rows = [matrix_row(u, cells[u]) for u in verdicts] + [matrix_row(u, {}, e) for u, e in (errors or {}).items()]
+        samples = [SampleRow(f"S{i:02d}", "text", "qa", {u: cells[u][f"S{i:02d}"] for u in verdicts})
+                   for i in range(MATRIX_SAMPLES)]  # fmt: skip
+        return RunReport(schema_version=3, run_id="r", run={}, devices=tuple(rows), samples=tuple(samples))
+
+    return report
+
+
+@pytest.fixture()
+def wide_matrix_report(matrix_report):
+    """4 phones x 3 backends with its matrix: cpu right on all, gpu turning 20 of 60, npu not available on
+    one phone."""
+    from orchestrator.report.matrix import backend_matrix
+
+    verdicts, errors = {}, {}
+    for k, phone in enumerate(("pixel-8-pro", "sm-s921b", "redmi-note-13", "oneplus-12")):
+        verdicts[f"{phone}@cpu"] = [True] * MATRIX_SAMPLES
+        verdicts[f"{phone}@gpu"] = [i % 3 != k % 3 for i in range(MATRIX_SAMPLES)]
+        if k == 1:
+            errors[f"{phone}@npu"] = f"{phone}@npu: the npu backend is not available on this device (npu_context_error)"
+        else:
+            verdicts[f"{phone}@npu"] = [True] * MATRIX_SAMPLES
+    r = matrix_report(verdicts, errors)
+    return dataclasses.replace(r, matrix=backend_matrix(r))

@@ -17,6 +17,9 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from android_runner.backend import BACKEND_UNAVAILABLE_KINDS
+
+from ..devices.units import split_unit
 from ..errors import ConfigError
 from ..stats import ALPHA
 from ..telemetry.conditions import findings
@@ -24,7 +27,7 @@ from .facts import run_conditions
 from .fidelity import device_fidelity
 from .paired import flips_text, pair, ratio_text
 from .settings import require_same, shared
-from .types import DeviceFidelity, Paired, PairedFigure, RunReport, SampleRow
+from .types import DeviceFidelity, DeviceRow, Paired, PairedFigure, RunReport, SampleRow
 
 
 @dataclass(frozen=True)
@@ -83,12 +86,20 @@ def missing(r: RunReport) -> list[str]:
     expected = len(ids) if isinstance(ids, list) else None
     out = [] if r.devices else ["no device recorded in run.json"]
     for d in r.devices:
+        if not_available(d):
+            continue  # a matrix cell whose backend the device does not have: no resume finishes it
         short = expected is not None and d.samples < expected
         cause = d.error.splitlines()[0][:200] if d.error else ""
         if short or (expected is None and cause):
             have = f"{d.samples} of {expected} samples" if expected is not None else f"{d.samples} samples"
             out.append(f"{d.device}: {have}" + (f" ({cause})" if cause else ""))
     return out
+
+
+def not_available(d: DeviceRow) -> bool:
+    """A backend matrix's unit that did not run because its device does not have the backend (docs/matrix.md):
+    the matrix says so in its cell; compare leaves it out instead of calling the run incomplete."""
+    return bool(split_unit(d.device)[1]) and not d.samples and any(k in d.error for k in BACKEND_UNAVAILABLE_KINDS)
 
 
 def require_complete(reports: Sequence[RunReport], command: str, folders: Sequence[str] = ()) -> None:

@@ -34,7 +34,7 @@ def reason_of(row: DeviceRow, backend: str) -> str:
     """Why a unit did not run as asked: its error's failure kind and first words, or a fallback."""
     if row.error:
         kind = next((k for k in (*FAILURE_KINDS, FALLBACK) if k in row.error), "error")
-        said = row.error.split(": ", 1)[-1].strip().splitlines()[0][:200]
+        said = " ".join(row.error.split(": ", 1)[-1].split())[:300]  # the runtime's words are on the next lines
         return f"{kind}: {said}"
     ran = {b for b in row.backend.split(",") if b}
     if ran and ran != {backend}:

@@ -172,7 +172,10 @@ def matrix_html(report: RunReport) -> str:
 
 
 CSS = (
-    "table.matrix td{vertical-align:top;white-space:nowrap;font-size:.85em}"
+    "table.matrix td{vertical-align:top;white-space:nowrap;font-size:.85em;text-align:left}"
     "table.matrix td.flag{background:#fde2e2}table.matrix td.notrun{color:#777;background:#f3f3f3}"
     "table.flips td.ans{max-width:28em;overflow-wrap:anywhere}"
+    # a matrix run has a column per unit in the agreement table (12 for 4 phones x 3 backends): it scrolls
+    # in its own box, the page never sideways
+    "#agreement{display:block;overflow-x:auto;max-width:100%}"
 )

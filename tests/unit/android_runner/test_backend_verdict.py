@@ -28,3 +28,12 @@ def test_registry_warnings_of_other_backends_do_not_touch_a_cpu_run():
     assert (v.ran, v.failure, v.flags) == ("cpu", "", ())
     assert classify_backend(lines, "gpu", answered=False).failure == "gpu_unavailable"
     assert classify_backend(lines, "gpu", answered=True).ran == "cpu"  # answered anyway: on the CPU
+
+
+def test_the_python_apis_npu_refusal_is_a_missing_npu_not_a_broken_model():
+    """litert-lm-api 0.18.1 raises it before any engine off Windows (litert_lm/interfaces.py)."""
+    from android_runner.backend import BACKEND_UNAVAILABLE_KINDS, engine_failure
+
+    said = "RuntimeError: NPU is supported only for Intel OpenVINO on Windows. Current platform is 'linux'."
+    kind, words = engine_failure("", "npu", said)
+    assert kind == "npu_dispatch_missing" and kind in BACKEND_UNAVAILABLE_KINDS and "OpenVINO" in words

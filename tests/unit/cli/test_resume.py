@@ -102,3 +102,12 @@ def test_out_elsewhere_than_the_runs_folder_is_refused_its_own_parent_is_fine():
     with pytest.raises(ConfigError) as e:
         _resume(_record(), "--out", "/elsewhere")
     assert e.value.where == "--out"
+
+
+def test_a_backend_matrix_is_carried_and_a_bad_recorded_backend_refused():
+    """docs/matrix.md: a resumed matrix run runs the same units (run.json flags.backend 'cpu,gpu')."""
+    resumed = _resume(_record(backend="cpu,gpu"))
+    assert resumed.params["backend"] == "cpu,gpu" and "--backend cpu,gpu" in resumed.carried
+    with pytest.raises(ConfigError) as e:
+        _resume(_record(backend="cpu,tpu"))
+    assert "recorded --backend cpu,tpu is not a valid value" in e.value.what

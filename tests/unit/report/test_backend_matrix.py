@@ -8,45 +8,19 @@ from __future__ import annotations
 import random
 
 from orchestrator.report.matrix import backend_matrix
-from orchestrator.report.types import DeviceRow, RunReport, SampleCell, SampleRow
+from orchestrator.report.types import DeviceRow, RunReport
 from orchestrator.stats import paired_difference_ci
 
 N = 60
 
 
-def _row(unit: str, cells: dict[str, SampleCell], error: str = "", backend: str = "") -> DeviceRow:
-    ran = [c for c in cells.values()]
-    passed = sum(1 for c in ran if c.passed)
-    return DeviceRow(device=unit, kind="adb", hardware="", soc="", backend=backend or unit.split("@")[1],
-                     samples=len(ran), scored=len(ran), passed=passed,
-                     pass_rate_pct=round(100 * passed / len(ran), 1) if ran else None, verdict="", init_ms=None,
-                     ttft_ms_p50=None, ttft_ms_p90=None, prefill_tps_p50=None, decode_tps_p50=None, peak_rss_mb=None,
-                     peak_anon_mb=None, wall_s=None, error=error)  # fmt: skip
-
-
-def _cell(passed: bool, output: str, wall: float) -> SampleCell:
-    return SampleCell(status="ok", passed=passed, score=None, ttft_ms=None, decode_tps=None, output=output,
-                      wall_ms=wall)  # fmt: skip
-
-
-def _report(verdicts: dict[str, list[bool]], errors: dict[str, str] = {}) -> RunReport:  # noqa: B006
-    rng = random.Random(1)
-    cells = {u: {f"S{i:02d}": _cell(v[i], "right" if v[i] else "drifted", 100 + rng.random()) for i in range(N)}
-             for u, v in verdicts.items()}  # fmt: skip
-    rows = [_row(u, cells[u]) for u in verdicts] + [_row(u, {}, error=e) for u, e in errors.items()]
-    samples = [
-        SampleRow(f"S{i:02d}", "text", "qa", {u: cells[u][f"S{i:02d}"] for u in verdicts}) for i in range(N)
-    ]
-    return RunReport(schema_version=3, run_id="r", run={}, devices=tuple(rows), samples=tuple(samples))
-
-
-def test_a_gpu_path_turning_20_of_60_is_flagged_with_every_flip_listed_on_every_seed():
+def test_a_gpu_path_turning_20_of_60_is_flagged_with_every_flip_listed_on_every_seed(matrix_report):
     for seed in range(10):
         rng = random.Random(seed)
         cpu = [True] * N
         turned = set(rng.sample(range(N), 20))
         gpu = [i not in turned for i in range(N)]
-        m = backend_matrix(_report({"p@cpu": cpu, "p@gpu": gpu}))
+        m = backend_matrix(matrix_report({"p@cpu": cpu, "p@gpu": gpu}))
         cell = m.cell("p", "gpu")
         assert cell.flagged and cell.p_value < 1e-5 and cell.diff_pts == -33.3
         assert {f.id for f in cell.flips} == {f"S{i:02d}" for i in turned}
@@ -54,75 +28,62 @@ def test_a_gpu_path_turning_20_of_60_is_flagged_with_every_flip_listed_on_every_
         assert not m.cell("p", "cpu").flagged and m.cell("p", "cpu").against == ""
 
 
-def test_an_unperturbed_gpu_path_is_never_flagged_over_10_seeded_reruns():
+def test_an_unperturbed_gpu_path_is_never_flagged_over_10_seeded_reruns(matrix_report):
     false_flags = 0
     for seed in range(10):
         rng = random.Random(seed)
         cpu = [rng.random() < 0.7 for _ in range(N)]
-        same = backend_matrix(_report({"p@cpu": cpu, "p@gpu": list(cpu)})).cell("p", "gpu")
+        same = backend_matrix(matrix_report({"p@cpu": cpu, "p@gpu": list(cpu)})).cell("p", "gpu")
         assert same.p_value == 1.0 and same.flips == () and same.diff_pts == 0.0
         noisy = list(cpu)  # float noise: a near-tie decided the other way, as often one way as the other
         for i in rng.sample(range(N), 2):
             noisy[i] = not noisy[i]
-        false_flags += backend_matrix(_report({"p@cpu": cpu, "p@gpu": noisy})).cell("p", "gpu").flagged
+        false_flags += backend_matrix(matrix_report({"p@cpu": cpu, "p@gpu": noisy})).cell("p", "gpu").flagged
     assert false_flags == 0
 
 
-def test_a_backend_a_phone_cannot_run_is_its_cell_with_the_reason():
+def test_a_backend_a_phone_cannot_run_is_its_cell_with_the_reason(matrix_report):
     err = (
         "s24@gpu (model m): the gpu backend is not available on this device (gpu_unavailable); the runtime "
         "said:\nFailed to initialize WebGPU environment: INTERNAL: No adapters found"
     )
-    m = backend_matrix(_report({"s24@cpu": [True] * N}, errors={"s24@gpu": err}))
+    m = backend_matrix(matrix_report({"s24@cpu": [True] * N}, errors={"s24@gpu": err}))
     cell = m.cell("s24", "gpu")
     assert not cell.ran and cell.reason.startswith("gpu_unavailable: ") and m.not_run == (cell,)
     assert not cell.flagged and cell.p_value is None
 
 
-def test_rows_that_ran_on_the_cpu_when_the_gpu_was_asked_are_a_fallback_not_a_gpu_cell():
-    r = _report({"p@cpu": [True] * N, "p@gpu": [True] * N})
+def test_rows_that_ran_on_the_cpu_when_the_gpu_was_asked_are_a_fallback_not_a_gpu_cell(matrix_report):
+    r = matrix_report({"p@cpu": [True] * N, "p@gpu": [True] * N})
     rows = tuple(row if row.device != "p@gpu" else DeviceRow(**{**row.__dict__, "backend": "cpu"})
                  for row in r.devices)  # fmt: skip
     cell = backend_matrix(RunReport(**{**r.__dict__, "devices": rows})).cell("p", "gpu")
     assert cell.ran and cell.reason == "backend_fallback: asked gpu, the runtime ran cpu"
 
 
-def test_the_best_backend_is_starred_only_when_separated():
+def test_the_best_backend_is_starred_only_when_separated(matrix_report):
     cpu, gpu = [True] * N, [i >= 20 for i in range(N)]
-    m = backend_matrix(_report({"p@cpu": cpu, "p@gpu": gpu}))
+    m = backend_matrix(matrix_report({"p@cpu": cpu, "p@gpu": gpu}))
     assert m.cell("p", "cpu").marks.get("pass_rate_pct") == "best" and not m.cell("p", "gpu").marks
-    m = backend_matrix(_report({"p@cpu": cpu, "p@gpu": list(cpu)}))
+    m = backend_matrix(matrix_report({"p@cpu": cpu, "p@gpu": list(cpu)}))
     assert not any(c.marks.get("pass_rate_pct") for c in m.cells)  # the same verdicts: nothing to star
 
 
-def test_a_run_without_units_has_no_matrix_and_the_paired_interval_is_bounded():
-    r = _report({"p@cpu": [True] * N})
-    assert backend_matrix(RunReport(**{**r.__dict__, "devices": (_row("plain", {}, backend="cpu"),)})) is None
+def test_a_run_without_units_has_no_matrix_and_the_paired_interval_is_bounded(matrix_report, matrix_row):
+    r = matrix_report({"p@cpu": [True] * N})
+    assert (
+        backend_matrix(RunReport(**{**r.__dict__, "devices": (matrix_row("plain", {}, backend="cpu"),)}))
+        is None
+    )
     lo, hi = paired_difference_ci(20, 0, 60)
     assert -0.46 < lo < hi < -0.2 and paired_difference_ci(0, 0, 0) is None
 
 
-def _wide_report() -> RunReport:
-    """4 phones x 3 backends: cpu right on all, gpu turning 20, npu not available on one phone."""
-    verdicts, errors = {}, {}
-    for k, phone in enumerate(("pixel-8-pro", "sm-s921b", "redmi-note-13", "oneplus-12")):
-        verdicts[f"{phone}@cpu"] = [True] * N
-        verdicts[f"{phone}@gpu"] = [i % 3 != k % 3 for i in range(N)]
-        if k == 1:
-            errors[f"{phone}@npu"] = (
-                f"{phone}@npu: the npu backend is not available on this device (npu_context_error)"
-            )
-        else:
-            verdicts[f"{phone}@npu"] = [True] * N
-    return _report(verdicts, errors)
-
-
-def test_the_matrix_of_4_phones_by_3_backends_fits_100_terminal_columns():
+def test_the_matrix_of_4_phones_by_3_backends_fits_100_terminal_columns(wide_matrix_report):
     from orchestrator.report.matrix_views import cell_lines
     from orchestrator.report.terminal import to_text
 
-    r = _wide_report()
-    r = RunReport(**{**r.__dict__, "matrix": backend_matrix(r)})
+    r = wide_matrix_report
     text = to_text(r, width=100)
     table = text.split("Backend matrix", 1)[1].split("Rows: devices", 1)[0]
     assert max(len(line) for line in table.splitlines()) <= 100
@@ -130,3 +91,11 @@ def test_the_matrix_of_4_phones_by_3_backends_fits_100_terminal_columns():
         for line in cell_lines(c):
             assert line in table, (c.unit, line)
     assert text.count("⚑ 20 verdict(s) differ") == 4 and "sm-s921b/npu did not run: npu_context_error" in text
+
+
+def test_compare_leaves_out_a_cell_whose_backend_is_not_there_but_not_a_unit_that_stopped(matrix_report):
+    from orchestrator.report.compare import missing
+
+    err = "s24@gpu (model m): the gpu backend is not available on this device (gpu_unavailable); the runtime said: x"
+    r = matrix_report({"s24@cpu": [True] * N}, errors={"s24@gpu": err, "s24@npu": "s24@npu: device lost"})
+    assert missing(r) == ["s24@npu: 0 samples (s24@npu: device lost)"]
