@@ -1,6 +1,6 @@
 """--settle on lab phones whose temperatures follow a script (tests/lab/adb/gauge.py TemperatureScript):
-the Pixel is hot (45 °C) when the block's gate begins and falls towards 33 °C (time constant 0.8 s), then
-stays flat: its block starts only once no sensor moved 0.5 °C over 2 s, the wait recorded with the
+the Pixel is hot (45 °C) at the block gate's first reading and falls towards 33 °C (time constant
+0.8 s), then stays flat: its block starts only once no sensor moved 0.5 °C over 2 s, the wait recorded with the
 start and end readings. The Galaxy warms 1 °C a second without end: it is measured at the maximum wait
 and flagged in report.json, report.md and its status, never marked best."""
 
@@ -14,17 +14,30 @@ from .test_energy import edgefarm
 WINDOW_S, LIMIT_C, MAX_S = 2.0, 0.5, 10.0
 
 
-def _gate_began(lab, label):
+def _first_reading_taken(lab, label):
+    """The gate's first reading is in its log (job/samples/N/settle.log not empty): the curve starts then,
+    so that reading is the curve's start value however late a loaded host gets to it (the curve starting
+    at the gate's `settled` mark instead had fallen below 42 °C before a slow first reading)."""
     runs = lab.device_root(label) / "local" / "tmp" / "edgefarm" / "runs"
-    return lambda: runs.is_dir() and any(runs.glob("*/job/settled"))
+
+    def taken() -> bool:
+        for log in runs.glob("*/job/samples/*/settle.log") if runs.is_dir() else ():
+            try:
+                if log.stat().st_size > 0:
+                    return True
+            except FileNotFoundError:
+                continue
+        return False
+
+    return taken
 
 
 def test_settle_waits_for_a_cooling_phone_and_flags_one_that_never_settles(adb_lab, tmp_path):
     out = tmp_path / "runs"
     cooling = lambda t: 33.0 + 12.0 * math.exp(-t / 0.8)  # noqa: E731
     warming = lambda t: 30.0 + t  # noqa: E731
-    with adb_lab.temperature("pixel8", cooling, _gate_began(adb_lab, "pixel8")), \
-         adb_lab.temperature("s24", warming, _gate_began(adb_lab, "s24")):  # fmt: skip
+    with adb_lab.temperature("pixel8", cooling, _first_reading_taken(adb_lab, "pixel8")), \
+         adb_lab.temperature("s24", warming, _first_reading_taken(adb_lab, "s24")):  # fmt: skip
         p = edgefarm(adb_lab, "run", "--devices", "google-pixel-8,samsung-sm-s921b", "--modality", "text",
                      "--limit", "2", "--settle", "--settle-c", str(LIMIT_C), "--settle-s", str(WINDOW_S),
                      "--settle-max-s", str(MAX_S), "--out", str(out))  # fmt: skip
