@@ -102,6 +102,8 @@ def device_row(
     metric_rows = [m for m in (score.metrics if score else ()) if m.score is not None]
     several = len({m.subset for m in metric_rows}) > 1
     metrics = {(f"{m.metric}/{m.subset}" if several else m.metric): m.score for m in metric_rows}
+    if (valid := format_valid(score)) is not None:
+        metrics["format_valid"] = valid
     backends = sorted({r.backend for r in results if r.backend})
     runner = _runner_identity(outcome.runner)
     strict = [
@@ -154,6 +156,18 @@ def device_row(
         **{f.field: percentile(_values(f, timed), f.q) for f in PERCENTILES},  # catalogue.FIGURES
         **{f.field: _max(_values(f, results)) for f in FIGURES if f.measure and f.stat == "max"},
     )
+
+
+def format_valid(score: ScoreReport | None) -> float | None:
+    """The share of a device's structured-output and tool-call rows whose answer parses (its format is
+    valid; a call that parses where one is expected), apart from whether it is right: the backend matrix's
+    validity (docs/matrix.md). None when the set has no such row."""
+    checked = [s.detail for s in (score.samples if score else ()) if s.metric in ("structured", "tool_call")
+               and s.status == "scored" and not s.detail.get("expected_refusal")]  # fmt: skip
+    if not checked:
+        return None
+    ok = sum(1 for d in checked if d.get("format_valid") or d.get("parsed_call") is not None)
+    return round(ok / len(checked), 4)
 
 
 def _partial(outcome: DeviceOutcome, rows: Sequence[SampleResult], name: str, expected: int | None) -> str:

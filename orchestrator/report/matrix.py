@@ -43,9 +43,10 @@ def reason_of(row: DeviceRow, backend: str) -> str:
 
 
 def _validity(row: DeviceRow) -> float | None:
-    """The scorer's share of tool calls whose calls parse and match their schema (evalscope's
-    schema_accuracy), as a percentage; None when the set has none."""
-    v = row.metrics.get("schema_accuracy") if row.metrics else None
+    """The share of tool calls / structured outputs that parse, as a percentage: evalscope's function-call
+    schema_accuracy, or the EdgeMMEval rows' (combine.format_valid); None when the set has none."""
+    metrics = row.metrics or {}
+    v = metrics.get("schema_accuracy", metrics.get("format_valid"))
     return round(100.0 * v, 1) if isinstance(v, (int, float)) else None
 
 

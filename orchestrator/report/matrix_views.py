@@ -61,7 +61,7 @@ def cell_lines(c: MatrixCell) -> list[str]:
     if c.energy_j_p50 is not None:
         lines.append(f"{c.energy_j_p50:.3g} J/sample")
     if c.validity_pct is not None:
-        lines.append(f"valid calls {c.validity_pct:.0f}%")
+        lines.append(f"parses {c.validity_pct:.0f}%")
     if c.mean_abs_dlogp is not None:
         lines.append(f"|Δlogp| {c.mean_abs_dlogp:.3g}/tok"[:WIDTH])
     return lines

@@ -83,7 +83,7 @@ def matrix_lab(adb_lab, tmp_path_factory):
         n: gpu_runtime(tmp / f"gpu20-{n}", real_lib, FLIPS, seed) for seed, (n, _, _) in enumerate(phones)
     }
     first = run(flipping, "flips")
-    again = run(flipping, "again")
+    again = run(flipping, "again", "--fidelity")  # the rerun scores the references too (docs/fidelity.md)
     clean = gpu_runtime(tmp / "gpu0", real_lib, 0, 0)
     mixed = run({"pixel-8": clean, "sm-s921b": None, "redmi": clean}, "mixed")
     return {"flips": first, "again": again, "mixed": mixed}
@@ -172,3 +172,14 @@ def test_an_unperturbed_gpu_is_not_flagged_and_the_missing_one_is_a_cell_with_it
     missing = cells["sm-s921b@gpu"]
     assert missing["samples"] == 0 and missing["reason"].startswith("gpu_unavailable: ")
     assert "sm-s921b/gpu did not run: gpu_unavailable" in p.stdout + p.stderr
+
+
+def test_with_fidelity_each_flip_names_its_first_differing_token_and_the_gap_is_measured(matrix_lab):
+    """The stand-in GPU computes with the real CPU engine and only turns the decoded text: the reference
+    answers score the same (|Δ log p| 0 against the CPU unit), the turned answers differ from token 0."""
+    _, p, report = matrix_lab["again"]
+    assert p.returncode in (0, 1), p.stderr[-3000:]
+    for c in report["matrix"]["cells"]:
+        if c["backend"] == "gpu":
+            assert c["flagged"] and len(c["flips"]) == FLIPS and c["mean_abs_dlogp"] == 0.0, c["unit"]
+            assert {f["first_diff"] for f in c["flips"]} == {0}

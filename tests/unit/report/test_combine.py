@@ -68,3 +68,26 @@ def test_sample_rows_put_devices_side_by_side():
     assert [r.id for r in rows] == ["x", "y"]
     assert rows[0].cells["pa"].passed is True and rows[0].cells["pb"].status == "timeout"
     assert "pb" not in rows[1].cells
+
+
+def test_validity_counts_the_structured_and_tool_call_answers_that_parse_right_or_wrong():
+    """docs/matrix.md: the matrix's validity, from the scorer's per-row details (scoring/edgemm._detail)."""
+    from orchestrator.report.combine import format_valid
+    from orchestrator.scoring.types import ScoredSample, ScoreReport, ScoreSummary
+
+    def row(i, metric, **detail):
+        return ScoredSample(id=i, modality="x", metric=metric, score=0.0, passed=False, detail=detail)
+
+    samples = (
+        row("s1", "structured", format_valid=True), row("s2", "structured", format_valid=False),
+        row("t1", "tool_call", parsed_call={"name": "wrong_tool"}, expected_refusal=False),
+        row("t2", "tool_call", parsed_call=None, expected_refusal=False),
+        row("t3", "tool_call", parsed_call=None, expected_refusal=True),  # no call expected: not counted
+        row("b1", "bleu1"),
+    )  # fmt: skip
+    score = ScoreReport("edgemmeval", ScoreSummary(6, 0, 0.0, 0.0), samples=samples)
+    assert format_valid(score) == 0.5 and format_valid(None) is None
+    assert format_valid(ScoreReport("edgemmeval", ScoreSummary(1, 0, 0.0, 0.0), samples=samples[-1:])) is None
+    r = device_row(DeviceInfo.from_dict({"name": "p@gpu", "kind": "adb"}), DeviceOutcome.from_dict({}),
+                   [_r(x.id) for x in samples], score)  # fmt: skip
+    assert r.metrics["format_valid"] == 0.5
