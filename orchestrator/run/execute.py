@@ -11,6 +11,7 @@ from pathlib import Path
 from rich.console import Console
 from rich.markup import escape
 
+from ..devices.units import split_unit
 from ..farm.conditions import measured
 from ..farm.fallback import run_stand_ins, stood_in_devices
 from ..farm.local import Farm, LocalFarm
@@ -34,7 +35,7 @@ def execute(plan: RunPlan, console: Console, stop: threading.Event) -> Execution
     write_run_json(run_dir, record)
     passes, n = plan.request.repeat * plan.request.sustain, len(plan.samples)  # the unit the progress counts
     what = f"{n} samples x {passes} runs = {n * passes:,} runs per device" if passes > 1 else f"{n} samples"
-    console.print(f"run {run_id}: {what}, {len(plan.devices)} device(s) -> {run_dir}")
+    console.print(f"run {run_id}: {what}, {units_text(plan.devices)} -> {run_dir}")
     if plan.host_sharing is not None:
         how = (
             "one after another"
@@ -77,6 +78,14 @@ def execute(plan: RunPlan, console: Console, stop: threading.Event) -> Execution
     if stood_in:  # rundir.write_run_json, the one writer of run.json (here its start, finish.py its end)
         write_run_json(run_dir, record)
     return Execution(run_id, run_dir, record, tuple(outcomes), tuple(stood_in), settled)
+
+
+def units_text(devices) -> str:
+    """`3 device(s)`, or for a backend matrix `3 device(s) x backends = 6 units (docs/matrix.md)`."""
+    phones = {split_unit(d.name)[0] for d in devices}
+    if len(phones) == len(devices):
+        return f"{len(devices)} device(s)"
+    return f"{len(phones)} device(s) x backends = {len(devices)} units (docs/matrix.md)"
 
 
 def device_jobs(plan: RunPlan, run_id: str, run_dir: Path) -> dict[str, DeviceJob]:

@@ -97,6 +97,7 @@ def _rows(folder: Path) -> dict[str, dict]:
 def test_each_phone_runs_each_backend_once_on_the_same_samples(matrix_lab, adb_lab):
     run_dir, p, _ = matrix_lab["flips"]
     assert p.returncode in (0, 1), p.stderr[-3000:]
+    assert "60 samples, 3 device(s) x backends = 6 units" in p.stdout + p.stderr
     for name in ("pixel-8", "sm-s921b", "redmi"):
         cpu, gpu = _rows(run_dir / "devices" / f"{name}@cpu"), _rows(run_dir / "devices" / f"{name}@gpu")
         assert list(cpu) == list(gpu) and len(cpu) == SAMPLES
