@@ -145,6 +145,12 @@ class BackendList(click.ParamType):
     "the report shows them as one row listing their serials",
 )
 @click.option(
+    "--units",
+    is_flag=True,
+    help="identical devices (the groups --shard forms) each run every sample; the report gives each figure's "
+    "spread between the units beside the spread within one, and names a unit that stands out",
+)
+@click.option(
     "--repeat",
     type=click.IntRange(min=1),
     default=1,

@@ -20,7 +20,7 @@ if TYPE_CHECKING:
 
 SCHEMA_VERSION = 1
 KNOWN_SCHEMAS = tuple(range(1, SCHEMA_VERSION + 1))  # the layouts this edgefarm reads (rundir refuses others)
-_OPTIONAL = ("bench", "host_sharing", "shards", "stand_ins", "cluster", "finished_at", "device_versions",
+_OPTIONAL = ("bench", "host_sharing", "shards", "units", "stand_ins", "cluster", "finished_at", "device_versions",
              "outcomes", "conditions")  # fmt: skip
 _RECORDS = ("bench", "conditions")  # optional parts kept as records (their to_dict / from_dict)
 
@@ -197,6 +197,7 @@ class RunJson:
     notes: tuple[str, ...] = ()
     host_sharing: Any = None  # HostSharing.to_dict (a merged or older run: a list of them)
     shards: Mapping[str, Any] | None = None  # ShardPlan.record
+    units: Mapping[str, Any] | None = None  # --units: group name -> its identical devices (farm/shard.py)
     stand_ins: tuple[StandIn, ...] | None = None  # the boards that stood in for phones (fallback.py)
     cluster: Mapping[str, Any] | None = None  # what crossed the network to each farm host
     finished_at: str | None = None
@@ -262,6 +263,7 @@ class RunJson:
             notes=tuple(str(n) for n in data.get("notes") or ()),
             host_sharing=data.get("host_sharing"),
             shards=data.get("shards") if isinstance(data.get("shards"), Mapping) else None,
+            units=data.get("units") if isinstance(data.get("units"), Mapping) else None,
             stand_ins=tuple(StandIn.from_dict(s) for s in stand_ins if isinstance(s, Mapping))
             if isinstance(stand_ins, list)
             else None,

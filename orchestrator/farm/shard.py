@@ -8,6 +8,9 @@ merged rows in dataset order (each row's `ran_on` names the phone that ran it), 
 samples, and the members' serials. run.json lists the group under `devices` and its members under
 `shards`, so the report has one row per phone model. A device alone in its group runs everything.
 The plan is pure (this module); the merge after the run is shard_merge.py.
+
+`edgefarm run --units` forms the same groups (`identical_groups`) but splits nothing: every unit runs
+every sample in its own row, and the report compares the units (report/units.py).
 """
 
 from __future__ import annotations
@@ -61,20 +64,18 @@ def split(samples: Sequence[Sample], k: int) -> list[tuple[Sample, ...]]:
     return [tuple(samples[j::k]) for j in range(k)]
 
 
-def plan_shards(
-    devices: Sequence[Device],
-    opts: Mapping[str, RunOptions],
-    samples: Sequence[Sample],
-    infos: Mapping[str, DeviceInfo | None],
-) -> ShardPlan:
-    """Group the identical devices (pure: `infos` were read before the plan, read_inputs); a device
-    whose info could not be read (None) runs alone (its session reports the error)."""
+def identical_groups(
+    devices: Sequence[Device], opts: Mapping[str, RunOptions], infos: Mapping[str, DeviceInfo | None]
+) -> list[ShardGroup]:
+    """The groups of two or more identical devices (pure: `infos` were read before the plan, read_inputs),
+    each named by its model and count (`pixel-8-x3`); a device whose info could not be read (None) is
+    in none (its session reports the error)."""
     by_key: dict[tuple[str, ...], list[Device]] = {}
     for d in devices:
-        info = infos[d.name]
+        info = infos.get(d.name)
         key = identity(info, d, opts[d.name]) if info is not None else ("alone", d.name)
         by_key.setdefault(key, []).append(d)
-    groups, assignment = [], {d.name: tuple(samples) for d in devices}
+    groups = []
     taken = {d.name for d in devices}
     for members in by_key.values():
         if len(members) < 2:
@@ -87,6 +88,19 @@ def plan_shards(
         taken.add(name)
         groups.append(ShardGroup(name, tuple(m.name for m in members),
                                  tuple(infos[m.name].serial or m.name for m in members)))  # fmt: skip
-        for m, share in zip(members, split(samples, len(members)), strict=True):
-            assignment[m.name] = share
+    return groups
+
+
+def plan_shards(
+    devices: Sequence[Device],
+    opts: Mapping[str, RunOptions],
+    samples: Sequence[Sample],
+    infos: Mapping[str, DeviceInfo | None],
+) -> ShardPlan:
+    """Group the identical devices and split the samples between each group's members."""
+    groups = identical_groups(devices, opts, infos)
+    assignment = {d.name: tuple(samples) for d in devices}
+    for g in groups:
+        for m, share in zip(g.members, split(samples, len(g.members)), strict=True):
+            assignment[m] = share
     return ShardPlan(tuple(groups), assignment, {k: v for k, v in infos.items() if v is not None})

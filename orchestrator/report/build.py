@@ -25,6 +25,7 @@ from ..sustain import curve as sustain_curve
 from .combine import as_record, build_report, device_row, sample_rows
 from .conditions import settle_records, thermal_text, unsettled_text
 from .media import with_samples
+from .units import unit_groups
 from .printers import PRINTERS
 from .types import RunReport
 
@@ -95,7 +96,8 @@ def _load_report(run_dir: Path, run: RunJson, settled: Mapping[str, DeviceOutcom
         per_device[device.name or name] = (results, report)
     finished = run.finished_at or _last_outcome_written(run_dir)  # the run's end, unless run.json has it
     report = build_report(run, rows, sample_rows(per_device), run.unusable, run.notes, finished_at=finished)
-    return dataclasses.replace(report, sustain=curves) if curves else report
+    report = dataclasses.replace(report, sustain=curves) if curves else report
+    return dataclasses.replace(report, units=unit_groups(run.units, report)) if run.units else report
 
 
 def measured_runs(run_dir: Path) -> dict[str, dict[str, tuple[SampleResult, ...]]]:

@@ -12,6 +12,7 @@ from ..catalogue import DRILL, measures
 from .best import BEST, TIED
 from .cells import BEST_NOTE, Cell, device_details, device_table, mod_cell, modalities, shared_settings
 from .conditions import conditions_lines
+from .units import UNITS_NOTE, units_table
 from .facts import (
     FIGURES_NOTE,
     INTERVALS_NOTE,
@@ -228,6 +229,20 @@ def _fidelity(report: RunReport) -> str:
     return "".join(out)
 
 
+def _units(report: RunReport) -> str:
+    """--units: each group's table (between- and within-unit spread, each unit's level) and outliers."""
+    out = []
+    for g in report.units:
+        headers, rows = units_table(g)
+        out.append(f"<h3 id='units-{_e(g.name)}'>Units of {_e(g.name)} (--units)</h3>" + _table(headers, rows))
+        out.append(f"<p class='note'>{_e(UNITS_NOTE)}</p>")
+        if g.outliers:
+            out.append("<ul class='outliers'>" + "".join(f"<li>{_e(o)}</li>" for o in g.outliers) + "</ul>")
+        else:
+            out.append("<p class='note'>No unit stands out.</p>")
+    return "".join(out)
+
+
 def _card_only(report: RunReport) -> str:
     lines = card_only_lines(report)
     if not lines:
@@ -331,6 +346,7 @@ def render_html(report: RunReport, link_root: str = "") -> str:
         _paired(report),
         matrix_html(report),  # a run of several backends per device ('' without)
         _fidelity(report),
+        _units(report),
         _card_only(report),
     ]
     if mods:

@@ -5,6 +5,7 @@ from __future__ import annotations
 from .. import sustain
 from .cells import BEST_NOTE, Cell, device_table, mod_cell, modalities, sample_cell, shared_settings
 from .conditions import conditions_lines
+from .units import UNITS_NOTE, units_table
 from .facts import (
     FIGURES_NOTE,
     INTERVALS_NOTE,
@@ -70,6 +71,10 @@ def to_markdown(report: RunReport) -> str:
     if conditions:
         lines += ["", "## Conditions (thermal state, --settle: docs/conditions.md)", ""]
         lines += [f"- {c}" for c in conditions]
+    for g in report.units:  # --units
+        lines += ["", f"## Units of {g.name} (--units)", ""]
+        lines += _md_table(*units_table(g))
+        lines += ["", UNITS_NOTE] + [f"- {o}" for o in g.outliers]
     card_only = card_only_lines(report)
     if card_only:
         lines += ["", "## Passes by the card's rule that fail the strict content check", ""]

@@ -149,6 +149,9 @@ def device_tables(report: RunReport, width: int = 160, wide: bool = False) -> Gr
             parts.append(t)
             if fig.note:
                 parts.append(Text(fig.note, style="dim"))
+    for g in report.units:  # --units: the outliers (report.html has the table)
+        for line in g.outliers or (f"units of {g.name}: no unit stands out",):
+            parts.append(Text(line, style="yellow" if g.outliers else ""))
     for line in conditions_lines(report):
         parts.append(Text(line, style="yellow" if "NOT settled" in line else ""))
     for line in card_only_lines(report):

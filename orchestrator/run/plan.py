@@ -24,7 +24,7 @@ from ..devices.units import SEP, as_unit, declared_backends, parse_backends, spl
 from ..errors import ConfigError, EdgefarmError
 from ..farm.fallback import absent_named, stand_in_boards
 from ..farm.run_json import RunJson
-from ..farm.shard import plan_shards
+from ..farm.shard import identical_groups, plan_shards
 from ..inventory import Selection, load_inventory, select_usable
 from ..models import ModelSummary, inspect_model
 from ..runners.base import RunOptions
@@ -53,7 +53,7 @@ class Inputs:
     cluster: Any = None  # cluster.controller.ClusterFarm with --cluster (it found the devices)
     infos: Mapping[str, DeviceInfo | None] = field(
         default_factory=dict
-    )  # --shard: each device's (None: unreadable)
+    )  # --shard, --units: each device's (None: unreadable)
 
 
 def read_inputs(request: RunRequest, previous: Mapping[str, Any] | None = None) -> Inputs:
@@ -88,7 +88,7 @@ def read_inputs(request: RunRequest, previous: Mapping[str, Any] | None = None) 
         named, absent = absent_named(inventory, request.device_spec, table)
         selection = refuse_unready(select_usable(inventory, named), need, os.environ)
     return Inputs(
-        infos=device_infos(selection) if request.shard else {},
+        infos=device_infos(selection) if request.shard or request.units else {},
         model=model,
         inventory=inventory,
         dataset=dataset,
@@ -139,10 +139,19 @@ def plan(request: RunRequest, inputs: Inputs) -> RunPlan:
     options = {d.name: base.for_device(d, d.backend if SEP in d.name else request.backend, request.threads)
                for d in devices}  # fmt: skip
     names = [d.name for d in devices]
-    shards = None
+    shards, units = None, ()
+    if request.shard and request.units:
+        raise ConfigError("--shard splits the samples between identical devices, --units runs them all on each",
+                          where="--shard --units", fix="pass one of them")  # fmt: skip
     if request.shard:  # identical devices share the samples; the report gets one row per group
         shards = plan_shards(devices, options, samples, inputs.infos)
         names = shards.report_devices(names)
+    if request.units:  # identical devices each run every sample, compared unit against unit
+        units = tuple(identical_groups(devices, options, inputs.infos))
+        if not units:
+            raise ConfigError("--units found no two identical devices (same phone model, SoC, ABI, runner, backend "
+                              "and threads)", where="--units",
+                              fix="select two or more identical devices (`edgefarm devices` lists them), or drop --units")  # fmt: skip
     previous = inputs.previous
     if previous is not None:
         check_resumable(previous, model.sha256, inputs.dataset_sha, [s.id for s in samples])
@@ -172,6 +181,7 @@ def plan(request: RunRequest, inputs: Inputs) -> RunPlan:
         absent=inputs.absent,
         score=score,
         shards=shards,
+        units=units,
         previous=previous,
         cluster=inputs.cluster,
     )

@@ -31,7 +31,7 @@ from ..runners.base import (
 from .recorded import RecordedRequest, recorded_as
 
 if TYPE_CHECKING:  # named in annotations only
-    from ..farm.shard import ShardPlan
+    from ..farm.shard import ShardGroup, ShardPlan
     from ..report.types import RunReport
     from ..scoring import ScoreFn
 
@@ -78,6 +78,8 @@ class RunRequest(RecordedRequest):
         default=DEFAULT_FALLBACK_WAIT_S, metadata=recorded_as("fallback_wait_s", quiet=True)
     )
     shard: bool = field(default=False, metadata=recorded_as("shard", quiet=True))
+    # --units: identical devices each run every sample; the report compares the units (report/units.py)
+    units: bool = field(default=False, metadata=recorded_as("units", quiet=True))
     repeat: int = field(default=1, metadata=recorded_as("repeat", quiet=True))
     warmup: int = field(default=0, metadata=recorded_as("warmup", quiet=True))
     # --sustain: the samples N times back to back, no cooldown (orchestrator/sustain.py)
@@ -161,6 +163,7 @@ class RunPlan:
     absent: tuple[DeviceInfo, ...]  # named phones not attached, with a stand-in
     score: ScoreFn  # the format's scorer (plan.scorer_for); execute() makes the run's RunScoring of it
     shards: ShardPlan | None = None  # --shard
+    units: tuple[ShardGroup, ...] = ()  # --units: the groups of identical devices, each running every sample
     previous: PreviousRun | None = None  # --resume
     cluster: Any = None  # cluster.controller.ClusterFarm with --cluster: its devices run on their farm hosts
 
@@ -195,6 +198,7 @@ class RunPlan:
             notes=tuple(plan.notes),
             host_sharing=plan.host_sharing.to_dict() if plan.host_sharing is not None else None,
             shards=plan.shards.record() if plan.shards is not None else None,
+            units={g.name: list(g.members) for g in plan.units} if plan.request.units else None,
         )
 
 
