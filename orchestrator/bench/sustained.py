@@ -42,6 +42,8 @@ class BenchSustain:
     throttle_why: str
     steady_prefill_pct: float | None  # the last pass's prefill_pct_of_first
     steady_decode_pct: float | None
+    ending: str = ""  # orchestrator/sustain.py: os_stop | graceful | steady, from the same rows
+    ending_why: str = ""
 
     def to_json(self) -> dict[str, Any]:
         return asdict(self)
@@ -81,7 +83,7 @@ def sustained(grid: Sequence[Cell], rows: Sequence[SampleResult]) -> dict[str, A
         ))  # fmt: skip
     last = passes[-1]
     return BenchSustain(tuple(passes), heat.first_throttle_s, heat.throttle_why, last.prefill_pct_of_first,
-                        last.decode_pct_of_first).to_json()  # fmt: skip
+                        last.decode_pct_of_first, heat.ending, heat.ending_why).to_json()  # fmt: skip
 
 
 def summary(device: str, s: Mapping[str, Any]) -> str:
@@ -91,7 +93,8 @@ def summary(device: str, s: Mapping[str, Any]) -> str:
     figures = [f"{what} {s[key]:.0f}%" for what, key in (("prefill", "steady_prefill_pct"),
                ("decode", "steady_decode_pct")) if s.get(key) is not None]  # fmt: skip
     last = f"pass {len(s['passes'])} at " + " and ".join(figures) + " of pass 1" if figures else "no speed"
-    return f"{device}: {throttle}; {last} (median over the cells)"
+    ending = f"; {s['ending']}: {s.get('ending_why', '')}" if s.get("ending") else ""
+    return f"{device}: {throttle}; {last} (median over the cells){ending}"
 
 
 HEADERS = ("Device", "Pass", "Time (s)", "Prefill % of pass 1", "Decode % of pass 1", "Temp (C)",

@@ -73,6 +73,7 @@ def test_each_pass_is_the_median_over_cells_of_the_cell_against_its_own_first_pa
     assert s["first_throttle_s"] == pytest.approx(5.0)  # the first row of pass 3 reported status 2
     line = summary("pixel", s)
     assert "first throttle after 5.0 s" in line and "pass 3 at prefill 62% and decode 55% of pass 1" in line
+    assert s["ending"] == "graceful" and line.endswith(f"graceful: {s['ending_why']}")  # slowed, no OS stop
     assert [r[:5] for r in table({"pixel": s})][1] == ["pixel", "2", "4.0", "95.0", "92.5"]
     page = render({"run_id": "x", "model": {}, "cells": [], "sustain": {"pixel": s}})
     assert "<section id='sustain'>" in page and "<td>92.5</td>" in page
