@@ -80,6 +80,7 @@ class Ask:
     stream: bool = False
     chat: bool = True  # False: /v1/completions (a plain prompt)
     include_usage: bool = False  # stream_options.include_usage: a last chunk with the usage
+    fidelity: bool = False  # the run's --fidelity pass on the sample's reference (the lm-eval plugin's scores)
 
 
 def _int(body: Mapping[str, Any], name: str, low: int, high: int, flag: str = "") -> int | None:

@@ -216,7 +216,7 @@ class Engine:
 
     def _job_item(self, ask: Ask, request_dir: Path) -> JobItem:
         """The request as the contract's job line, made by jobs.py as in a run; media under the request's id."""
-        opts = JobOptions(max_output_tokens=ask.max_tokens, override=True, sampler=ask.sampler)
+        opts = JobOptions(max_output_tokens=ask.max_tokens, override=True, sampler=ask.sampler, fidelity=ask.fidelity)
         (item,) = job_items([ask.sample], opts, media_dir=request_dir / "media")
         rid = str(request_number(ask.sample.id))  # the runner's id: a number (the native runner's `S n`)
 
