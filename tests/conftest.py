@@ -116,7 +116,8 @@ def matrix_row():
                          samples=len(ran), scored=len(ran), passed=passed,
                          pass_rate_pct=round(100 * passed / len(ran), 1) if ran else None, verdict="", init_ms=None,
                          ttft_ms_p50=None, ttft_ms_p90=None, prefill_tps_p50=None, decode_tps_p50=None,
-                         peak_rss_mb=None, peak_anon_mb=None, wall_s=None, error=error)  # fmt: skip
+                         peak_rss_mb=None, peak_anon_mb=None, wall_s=None, error=error,
+                         status_counts={"ok": len(ran)} if ran else {})  # fmt: skip
 
     return row
 

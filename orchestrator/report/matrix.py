@@ -39,7 +39,14 @@ def reason_of(row: DeviceRow, backend: str) -> str:
     ran = {b for b in row.backend.split(",") if b}
     if ran and ran != {backend}:
         return f"{FALLBACK}: asked {backend}, the runtime ran {','.join(sorted(ran))}"
+    if row.samples and not row.status_counts.get("ok"):
+        return "no answer: " + ", ".join(f"{n} {k}" for k, n in sorted(row.status_counts.items()))
     return ""
+
+
+def answered(row: DeviceRow) -> bool:
+    """The unit answered on some sample: it did not fail, and not every row is an error (a fallback's)."""
+    return row.samples > 0 and not row.error and bool(row.status_counts.get("ok"))
 
 
 def _validity(row: DeviceRow) -> float | None:
@@ -79,7 +86,7 @@ def _marks(
     report: RunReport, rows: Sequence[DeviceRow], cpu: str, pairs: Sequence[Paired]
 ) -> dict[str, dict]:
     """unit -> figure -> best/tied among one device's backends (verdict.py on that device alone)."""
-    ran = [r for r in rows if r.samples and not r.error]
+    ran = [r for r in rows if answered(r)]
     if len(ran) < 2:
         return {}
     sub = replace(report, devices=tuple(ran), baseline=cpu if any(r.device == cpu for r in ran) else ran[0].device,
@@ -105,16 +112,16 @@ def backend_matrix(report: RunReport) -> BackendMatrix | None:
     for device in devices:
         rows = {b: r for (d, b), r in units if d == device}
         cpu = rows.get("cpu")
-        cpu_ok = cpu is not None and cpu.samples > 0 and not cpu.error
+        cpu_ok = cpu is not None and answered(cpu)
         mine: list[MatrixCell] = []
         pairs = []
         for backend, r in rows.items():
             cell = MatrixCell(
                 device, backend, r.device, reason_of(r, backend), r.samples, r.pass_rate_pct,
                 r.intervals.get("pass_rate_pct"), _validity(r), r.decode_tps_p50, r.sample_ms_p50, r.peak_rss_mb,
-                r.energy_j_p50,
+                r.energy_j_p50, ran=answered(r),
             )  # fmt: skip
-            if cpu_ok and backend != "cpu" and r.samples and not r.error:
+            if cpu_ok and backend != "cpu" and cell.ran:
                 p = pair(cpu.device, r.device, _cells(report, cpu.device), _cells(report, r.device))
                 pairs.append(p)
                 cell = _against(cell, report, cpu.device, p)

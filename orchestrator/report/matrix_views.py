@@ -41,7 +41,7 @@ def cell_lines(c: MatrixCell) -> list[str]:
     lines = [f"pass {_pct(c.pass_rate_pct)}{star('pass_rate_pct')}"]
     if c.pass_ci is not None:
         lines.append(f"({c.pass_ci[0]:.1f}–{c.pass_ci[1]:.1f})")
-    if c.reason:  # a fallback: it answered, on another engine than asked
+    if c.reason:  # a fallback on some rows: those answered on another engine than asked
         lines.append(f"FELL BACK to {c.reason.rsplit(' ', 1)[-1]}"[:WIDTH])
     if c.against and c.diff_pts is not None and c.p_value is not None:
         lines.append(f"{FLAG + ' ' if c.flagged else ''}Δ{c.diff_pts:+.1f}pt {_p(c.p_value)}"[:WIDTH])

@@ -364,10 +364,9 @@ class MatrixCell:
     fidelity_verdict: str = ""
     marks: Mapping[str, str] = field(default_factory=dict)  # figure -> best / tied (report/verdict.py)
 
-    @property
-    def ran(self) -> bool:
-        """It answered on the backend asked (a fallback answered too, on another engine: its reason says so)."""
-        return self.samples > 0 and (not self.reason or self.reason.startswith("backend_fallback"))
+    # it answered: a unit that failed, and one whose every row is the runtime's fallback (the runners
+    # record a row that ran on another engine than asked as an error with the runtime's words), did not
+    ran: bool = True
 
 
 @dataclass(frozen=True)

@@ -57,7 +57,7 @@ def matrix_lab(adb_lab, tmp_path_factory):
         ("redmi", "redmi", f"    server: '{host_b}'\n"),
     )
 
-    def run(libs: dict[str, Path | None], tag: str, *extra: str):
+    def run(libs: dict[str, Path | None], tag: str, *extra: str, backends: str = "cpu,gpu"):
         inv = tmp / f"devices-{tag}.yaml"
         text = f"adb_servers: [{host_b}]\ndevices:\n"
         for name, label, more in phones:
@@ -70,7 +70,7 @@ def matrix_lab(adb_lab, tmp_path_factory):
         env = adb_lab.env(COLUMNS="100", EDGEFARM_ALLOW_RUNTIME="1")  # the stand-in is not the pinned library
         env.pop("EDGEFARM_INVENTORY", None)
         p = subprocess.run([sys.executable, "-m", "orchestrator", "run", "--devices", ",".join(n for n, _, _ in phones),
-                            "--inventory", str(inv), "--backend", "cpu,gpu", "--dataset", str(dataset),
+                            "--inventory", str(inv), "--backend", backends, "--dataset", str(dataset),
                             "--max-output-tokens", "16", "--out", str(out), "--sample-timeout", "60", *extra],
                            capture_output=True, text=True, timeout=600, env=env, cwd=REPO, check=False)  # fmt: skip
         (run_dir,) = [d for d in out.iterdir() if d.is_dir()]
@@ -85,7 +85,7 @@ def matrix_lab(adb_lab, tmp_path_factory):
     first = run(flipping, "flips")
     again = run(flipping, "again", "--fidelity")  # the rerun scores the references too (docs/fidelity.md)
     clean = gpu_runtime(tmp / "gpu0", real_lib, 0, 0)
-    mixed = run({"pixel-8": clean, "sm-s921b": None, "redmi": clean}, "mixed")
+    mixed = run({"pixel-8": clean, "sm-s921b": None, "redmi": clean}, "mixed", backends="cpu,gpu,npu")
     return {"flips": first, "again": again, "mixed": mixed}
 
 
@@ -184,3 +184,14 @@ def test_with_fidelity_each_flip_names_its_first_differing_token_and_the_gap_is_
         if c["backend"] == "gpu":
             assert c["flagged"] and len(c["flips"]) == FLIPS and c["mean_abs_dlogp"] == 0.0, c["unit"]
             assert {f["first_diff"] for f in c["flips"]} == {0}
+
+
+def test_an_npu_this_hosts_library_cannot_give_is_never_a_silent_cpu_run(matrix_lab):
+    """The x86 library has no NPU: each phone's npu cell did not run and says why, or, had the runtime
+    answered on its CPU, says it fell back; it never shows CPU figures as the NPU's."""
+    _, _, report = matrix_lab["mixed"]
+    npu = [c for c in report["matrix"]["cells"] if c["backend"] == "npu"]
+    assert len(npu) == 3
+    for c in npu:  # the runtime's generic NPU path ran on the CPU: each row an error with its words
+        assert not c["ran"] and not c["flagged"] and c["flips"] == [], c
+        assert c["reason"].startswith(("backend_fallback: asked npu", "npu_")), c

@@ -99,3 +99,18 @@ def test_compare_leaves_out_a_cell_whose_backend_is_not_there_but_not_a_unit_tha
     err = "s24@gpu (model m): the gpu backend is not available on this device (gpu_unavailable); the runtime said: x"
     r = matrix_report({"s24@cpu": [True] * N}, errors={"s24@gpu": err, "s24@npu": "s24@npu: device lost"})
     assert missing(r) == ["s24@npu: 0 samples (s24@npu: device lost)"]
+
+
+def test_a_unit_whose_every_row_is_the_runtimes_fallback_did_not_run_and_is_not_flagged(matrix_report):
+    """The runners record a row that ran on another engine than asked as an error (lab: the x86 library's
+    npu): not a flagged cell of wrong answers, a cell that did not run, saying it fell back."""
+    r = matrix_report({"p@cpu": [True] * N, "p@npu": [False] * N})
+    rows = tuple(
+        row
+        if row.device != "p@npu"
+        else DeviceRow(**{**row.__dict__, "backend": "cpu", "status_counts": {"error": N}})
+        for row in r.devices
+    )
+    cell = backend_matrix(RunReport(**{**r.__dict__, "devices": rows})).cell("p", "npu")
+    assert not cell.ran and not cell.flagged and cell.flips == () and cell.p_value is None
+    assert cell.reason == "backend_fallback: asked npu, the runtime ran cpu"
