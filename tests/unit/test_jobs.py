@@ -1,7 +1,11 @@
+import threading
 from pathlib import Path
+
+import pytest
 
 from android_runner.contract import JobItem
 from orchestrator.datasets.types import Part, Sample, Turn
+from orchestrator.interrupt import Interrupted
 from orchestrator.jobs import JobOptions, job_items, write_bundle
 
 
@@ -76,3 +80,27 @@ def test_fidelity_asks_each_text_sample_to_score_its_reference_and_says_why_not_
         assert json.loads(it.to_json()) == json.loads(json.dumps(asdict(it)))
         assert JobItem.from_json(it.to_json()) == it
     assert all(it.fidelity is None for it in job_items(samples[:3], JobOptions()))
+
+
+class _StopAfter(threading.Event):
+    """A stop that a Ctrl-C sets once `calls` checks have passed (the items made: one check each)."""
+
+    def __init__(self, calls: int) -> None:
+        super().__init__()
+        self.calls = calls
+
+    def is_set(self) -> bool:
+        self.calls -= 1
+        if self.calls < 0:
+            self.set()
+        return super().is_set()
+
+
+def test_a_stop_after_the_items_are_made_ends_the_bundle_before_its_lines_are_written(tmp_path: Path):
+    samples = [_sample(tmp_path, f"IMG-{n:03d}", f"{n}.png") for n in range(3)]
+    stop = _StopAfter(len(samples))
+    with pytest.raises(Interrupted):
+        write_bundle(samples, tmp_path / "job", JobOptions(max_output_tokens=16), stop)
+    assert stop.calls < 0 and not (tmp_path / "job" / "job.jsonl").exists()
+    done = write_bundle(samples, tmp_path / "job", JobOptions(max_output_tokens=16), _StopAfter(10**6))
+    assert len((tmp_path / "job" / "job.jsonl").read_text().splitlines()) == len(done) == 3
