@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -137,18 +138,22 @@ def test_resolve_stops_adding_rounds_once_the_interval_is_that_narrow_and_says_s
     assert proc.returncode == 0, stderr[-3000:]
     data = json.loads(stdout)
     wall = data["devices"][0]["figures"]["wall_ms"]
-    half = (wall["hi"] / wall["lo"]) ** 0.5 - 1
+    # the json's bounds are rounded to 4 decimals, the note's resolution is of the exact interval: the
+    # half-width the json allows is a range (a recomputed 172.4% against a printed 172.5% failed)
+    ulp = 0.5e-4
+    least = ((wall["hi"] - ulp) / (wall["lo"] + ulp)) ** 0.5 - 1
+    most = ((wall["hi"] + ulp) / (wall["lo"] - ulp)) ** 0.5 - 1
     note = data["drift_note"].splitlines()
     ran = int(note[0].split()[0])
     print("resolve 50:", wall, *note)
     assert wall["pairs"] == ran * 8 and "each block as the run flags say" in note[0], note
-    if half <= 0.5 and ran == 4:
-        assert note[1] == "--resolve 50%: reached after 4 of at most 6 rounds", note
+    said = {"reached" if least <= 0.5 else None, "NOT reached" if most > 0.5 else None} - {None}
+    if ran == 4:
+        assert "reached" in said and note[1] == "--resolve 50%: reached after 4 of at most 6 rounds", note
     else:
-        assert ran == 6 and note[1].startswith(
-            "--resolve 50%: " + ("reached" if half <= 0.5 else "NOT reached")
-        ), note
-    assert note[-1].endswith(f"; resolves ±{100 * half:.1f}% (half the interval)"), note
+        assert ran == 6 and any(note[1].startswith(f"--resolve 50%: {w} ") for w in said), note
+    printed = re.fullmatch(r".*; resolves ±([\d.]+)% \(half the interval\)", note[-1])
+    assert printed and 100 * least - 0.05 <= float(printed[1]) <= 100 * most + 0.05, (note, least, most)
     assert stderr.count("block ") == 2 + 2 * ran  # two warm-ups, then only the rounds it needed
 
 
