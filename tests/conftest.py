@@ -115,8 +115,10 @@ def matrix_row():
         return DeviceRow(device=unit, kind="adb", hardware="", soc="", backend=backend or unit.split("@")[1],
                          samples=len(ran), scored=len(ran), passed=passed,
                          pass_rate_pct=round(100 * passed / len(ran), 1) if ran else None, verdict="", init_ms=None,
-                         ttft_ms_p50=None, ttft_ms_p90=None, prefill_tps_p50=None, decode_tps_p50=None,
-                         peak_rss_mb=None, peak_anon_mb=None, wall_s=None, error=error,
+                         ttft_ms_p50=None, ttft_ms_p90=None, prefill_tps_p50=None,
+                         decode_tps_p50=12345.6 if ran else None, peak_rss_mb=12345.6 if ran else None,
+                         sample_ms_p50=123456.7 if ran else None, energy_j_p50=1234.56 if ran else None,
+                         peak_anon_mb=None, wall_s=None, error=error,
                          status_counts={"ok": len(ran)} if ran else {})  # fmt: skip
 
     return row

@@ -27,6 +27,8 @@ from .verdict import figure_marks
 
 FALLBACK = "backend_fallback"  # android_runner/backend.py's failure for rows that ran on another engine
 
+# the catalogue's figures a cell shows beside its pass rate (labels, units, formats: catalogue.FIGURE)
+MATRIX_FIGURES = ("sample_ms_p50", "decode_tps_p50", "peak_rss_mb", "energy_j_p50")
 MARKED = ("pass_rate_pct", "sample_ms_p50")  # the figures ★ is decided on, each by its paired test
 
 
@@ -118,8 +120,8 @@ def backend_matrix(report: RunReport) -> BackendMatrix | None:
         for backend, r in rows.items():
             cell = MatrixCell(
                 device, backend, r.device, reason_of(r, backend), r.samples, r.pass_rate_pct,
-                r.intervals.get("pass_rate_pct"), _validity(r), r.decode_tps_p50, r.sample_ms_p50, r.peak_rss_mb,
-                r.energy_j_p50, ran=answered(r),
+                r.intervals.get("pass_rate_pct"), _validity(r), {f: getattr(r, f) for f in MATRIX_FIGURES},
+                ran=answered(r),
             )  # fmt: skip
             if cpu_ok and backend != "cpu" and cell.ran:
                 p = pair(cpu.device, r.device, _cells(report, cpu.device), _cells(report, r.device))

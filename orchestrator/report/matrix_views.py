@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import html
 
+from ..catalogue import FIGURE
 from ..stats import ALPHA
 from .figures import Table
 from .types import BackendMatrix, MatrixCell, RunReport
@@ -32,6 +33,15 @@ def _pct(v: float | None) -> str:
     return "—" if v is None else f"{v:.1f}%"
 
 
+def _figure(c: MatrixCell, field: str) -> str | None:
+    """A figure of the cell as the catalogue writes it (`7 tok/s`), None when the unit has none."""
+    v = c.figures.get(field)
+    if v is None:
+        return None
+    col = FIGURE[field].column
+    return f"{col.render(v)} {col.unit}".strip()
+
+
 def cell_lines(c: MatrixCell) -> list[str]:
     """A cell as short lines (at most WIDTH characters each)."""
     if not c.ran:
@@ -48,18 +58,15 @@ def cell_lines(c: MatrixCell) -> list[str]:
         if c.diff_ci is not None:
             lines.append(f"  ({c.diff_ci[0]:+.1f}…{c.diff_ci[1]:+.1f})")
         lines.append(f"{len(c.flips)} flip(s) vs cpu")
-    if c.speed_ratio is not None:
+    if c.speed_ratio is not None:  # time per sample, paired against the CPU's
         lines.append(f"time {c.speed_ratio:.2f}x cpu{star('sample_ms_p50')}"[:WIDTH])
-    elif c.sample_ms_p50 is not None:
-        lines.append(f"{c.sample_ms_p50:.0f} ms/sample{star('sample_ms_p50')}")
-    speed = " · ".join(x for x in (
-        f"{c.decode_tps_p50:.0f} tok/s" if c.decode_tps_p50 is not None else "",
-        f"{c.peak_rss_mb:.0f} MB" if c.peak_rss_mb is not None else "",
-    ) if x)  # fmt: skip
+    elif (t := _figure(c, "sample_ms_p50")) is not None:
+        lines.append(f"{t}/sample{star('sample_ms_p50')}")
+    speed = " · ".join(x for x in (_figure(c, "decode_tps_p50"), _figure(c, "peak_rss_mb")) if x)
     if speed:
         lines.append(speed[:WIDTH])
-    if c.energy_j_p50 is not None:
-        lines.append(f"{c.energy_j_p50:.3g} J/sample")
+    if (energy := _figure(c, "energy_j_p50")) is not None:
+        lines.append(f"{energy}/sample")
     if c.validity_pct is not None:
         lines.append(f"parses {c.validity_pct:.0f}%")
     if c.mean_abs_dlogp is not None:

@@ -348,10 +348,8 @@ class MatrixCell:
     pass_rate_pct: float | None = None
     pass_ci: tuple[float, float] | None = None
     validity_pct: float | None = None  # tool calls / structured outputs that parse (the scorer's)
-    decode_tps_p50: float | None = None
-    sample_ms_p50: float | None = None
-    peak_rss_mb: float | None = None
-    energy_j_p50: float | None = None
+    # the device row's figures the matrix shows (report/matrix.MATRIX_FIGURES, catalogue fields)
+    figures: Mapping[str, float | None] = field(default_factory=dict)
     against: str = ""  # the same device's CPU unit ("" for the CPU itself, or a device without one)
     common: int = 0  # samples scored on both
     diff_pts: float | None = None  # paired accuracy difference, percentage points (this - CPU)
