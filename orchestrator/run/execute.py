@@ -55,7 +55,8 @@ def execute(plan: RunPlan, console: Console, stop: threading.Event) -> Execution
     if plan.shards is not None:
         merge_shards(plan.shards, outcomes, plan.dataset, plan.samples, run_dir, score)
     stood_in = []
-    if not stop.is_set():
+    # a backend matrix has no stand-ins: a board's CPU would answer for a phone's gpu or npu (docs/matrix.md)
+    if not stop.is_set() and not any(split_unit(d.name)[1] for d in plan.devices):
         request = plan.request
         cluster = plan.cluster  # its boards stand in on their farm hosts
         stand_ins = StandIns(
