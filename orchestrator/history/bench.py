@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any
 
 from ..devices.types import DeviceInfo
 from ..farm.run_json import BenchStamp, RunJson
-from .entry import as_int, canonical, sha256_text
+from .entry import as_int, canonical, conditions_json, sha256_text
 from .types import DeviceEntry, Identity, RunEntry
 
 if TYPE_CHECKING:
@@ -67,6 +67,7 @@ def bench_entry(run: RunJson, rows: Sequence[Mapping[str, Any]], devices: Mappin
         model_name=model_name, model_sha256=run.model.sha256, dataset_path="", dataset_sha256="",
         slice_sha256="", samples=len(rows), shape=shape, flags=dict(request), versions=versions,
         devices=tuple(entries), model_size_bytes=as_int(run.model.size_bytes), bench_rows=rows,
+        conditions=conditions_json(run.conditions),
     )  # fmt: skip
 
 

@@ -10,12 +10,15 @@ from __future__ import annotations
 
 import hashlib
 import json
+import re
 from collections.abc import Mapping
 from pathlib import PurePath
 from typing import Any
 
 from ..devices.units import split_unit
+from ..report.facts import run_conditions
 from ..report.types import DeviceRow, RunReport, SampleCell
+from ..telemetry.conditions import RunConditions
 from .types import FIGURE_NAMES, SAMPLE_FIELDS, DeviceEntry, Figure, Identity, RunEntry, kept_cell
 
 
@@ -46,7 +49,10 @@ def device_config(report: RunReport, row: DeviceRow, slice_sha256: str, run_shap
         "slice_sha256": slice_sha256,
         "shape": run_shape,
         # a matrix run's unit (pixel-8@gpu) asked its own backend, not the run's list (docs/matrix.md)
-        "backend": split_unit(row.device)[1] or row.backend_requested or str(flags.get("backend") or "") or row.backend,
+        "backend": split_unit(row.device)[1]
+        or row.backend_requested
+        or str(flags.get("backend") or "")
+        or row.backend,
         "threads": row.threads,
         "max_output_tokens": row.max_output_tokens,
         "runner": row.runner_kind,
@@ -96,7 +102,25 @@ def run_entry(report: RunReport, folder: str, identities: Mapping[str, Mapping[s
         slice_sha256=slice_sha, samples=len(ids), shape=run_shape, flags=dict(stamp.flags), versions=versions,
         devices=tuple(devices), model_size_bytes=as_int(stamp.model_size_bytes),
         quantization=next((r.quantization for r in report.devices if r.quantization), ""),
+        conditions=conditions_json(run_conditions(report)),
     )  # fmt: skip
+
+
+def conditions_json(conditions: RunConditions | None) -> str:
+    return "" if conditions is None else canonical(conditions.to_dict())
+
+
+def condition_problems(stored: str, device: str) -> tuple[str, ...]:
+    """The problems of a run's conditions (RunConditions.problems, their rules) that concern `device`:
+    this host's load, and what names the device; '' (not recorded): none."""
+    if not stored:
+        return ()
+    conditions = RunConditions.from_dict(json.loads(stored))
+    if conditions is None:
+        return ()
+    return tuple(
+        p for p in conditions.problems() if "this host" in p or re.search(rf"\b{re.escape(device)}\b", p)
+    )
 
 
 def record_sha256(entry: RunEntry) -> str:

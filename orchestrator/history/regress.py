@@ -41,5 +41,5 @@ def changes(
                 points[k] for k in range(i - 1, -1, -1) if (b := js[k]) and b.state in JUDGED_AGAINST
             )
             out.append(Change(device, figure, p.run_id, before.run_id, j.value, j.mean, j.lo, j.hi, j.runs,
-                              bool(j.worse), j.confirmed, versions_text(before, p)))  # fmt: skip
+                              bool(j.worse), j.confirmed, versions_text(before, p), p.conditions))  # fmt: skip
     return tuple(out)

@@ -62,6 +62,17 @@ def judged_on(s: Series, i: int) -> str:
     return f"{runs} runs"
 
 
+def condition_tags(p: Point) -> str:
+    """What was bad during the run, by rule name (`LOADED`, `HOT`: telemetry/conditions.py), or ''."""
+    return ", ".join(sorted({c.split(":")[0] for c in p.conditions}))
+
+
+CONDITIONS_NOTE = (
+    "Conditions: what was bad during the run (docs/conditions.md): LOADED, the host busy with other "
+    "work; HOT, THROTTLED, BUSY, a device at its start; its report says how much."
+)
+
+
 def header(figure: str) -> str:
     return figure_spec(figure).column.header
 
@@ -147,11 +158,18 @@ def to_md(series: Sequence[Series]) -> str:
     for s in series:
         shown = shown_figures(s)
         lines += [f"## {s.device} ({s.hardware or 'unknown hardware'}): {config_text(s.config)}", ""]
-        head = ["Run", "Started", "Runtime"] + [header(f) for f in shown] + ["Judged against"]
+        conditions = any(p.conditions for p in s.points)
+        head = (
+            ["Run", "Started", "Runtime"]
+            + (["Conditions"] if conditions else [])
+            + [header(f) for f in shown]
+        )
+        head += ["Judged against"]
         lines += ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
         used: set[str] = set()
         for i, p in enumerate(s.points):
             cells = [p.run_id, started(p), p.runtime_version or p.runtime_sha256[:12] or "?"]
+            cells += [condition_tags(p) or "–"] if conditions else []
             for f in shown:
                 text, key = cell(s, i, f)
                 used.add(key)
@@ -160,7 +178,7 @@ def to_md(series: Sequence[Series]) -> str:
             cells.append(judged_on(s, i))
             lines.append("| " + " | ".join(cells) + " |")
         lines += ["", NOTE]
-        lines += [f"- {x}" for x in legend(used)]
+        lines += [f"- {x}" for x in legend(used)] + ([f"- {CONDITIONS_NOTE}"] if conditions else [])
         stab = [x for x in s.stability if x.figure in shown]
         if stab:
             lines += ["", f"Stability over the last {max(x.runs for x in stab)} runs: "

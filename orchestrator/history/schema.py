@@ -122,6 +122,12 @@ MIGRATIONS: tuple[tuple[str, ...], ...] = (
             PRIMARY KEY (run_id, device)
         )""",
     ),
+    (
+        # v5: the run's conditions (run.json `conditions`, telemetry/conditions.py: this host's load, each
+        # device's start), kept whole as JSON ('' for a run that did not record them): `history` names a
+        # loaded or hot run beside its figures
+        "ALTER TABLE history_runs ADD COLUMN conditions TEXT NOT NULL DEFAULT ''",
+    ),
 )
 
 

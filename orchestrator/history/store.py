@@ -15,12 +15,12 @@ from typing import Any
 
 from ..report.types import SampleCell
 from .db import Database
-from .entry import canonical, record_sha256
+from .entry import canonical, condition_problems, record_sha256
 from .types import SAMPLE_FIELDS, DeviceEntry, Figure, Point, RunEntry, kept_cell
 
 _RUN_COLUMNS = ("run_id", "kind", "started_at", "finished_at", "folder", "host", "edgefarm_version",
                 "edgefarm_git", "model_name", "model_sha256", "dataset_path", "dataset_sha256", "slice_sha256",
-                "samples", "shape", "flags", "versions", "record_sha256", "model_size_bytes", "quantization")  # fmt: skip
+                "samples", "shape", "flags", "versions", "record_sha256", "model_size_bytes", "quantization", "conditions")  # fmt: skip
 _DEVICE_COLUMNS = ("run_id", "device", "kind", "hardware", "soc", "backend", "runner", "runner_sha256",
                    "runtime_version", "runtime_sha256", "config", "config_key", "error", "context_tokens")  # fmt: skip
 _BENCH_COLUMNS = ("run_id", "device", "row_index", "test", "n_prompt", "n_gen", "n_depth", "avg_ts", "stddev_ts",
@@ -146,7 +146,7 @@ def read_history(db: Database, filters: Filters = Filters()) -> list[DeviceRun]:
     rows = db.rows(
         "SELECT r.run_id, r.started_at, r.finished_at, r.folder, r.model_sha256, r.edgefarm_version, d.device, "
         "d.hardware, d.backend, d.runner_sha256, d.runtime_version, d.runtime_sha256, d.config, d.config_key, "
-        "d.context_tokens, r.model_name, r.model_size_bytes, r.quantization "
+        "d.context_tokens, r.model_name, r.model_size_bytes, r.quantization, r.conditions "
         f"FROM history_runs r JOIN history_devices d ON d.run_id = r.run_id{where}",
         params,
     )
@@ -161,11 +161,12 @@ def read_history(db: Database, filters: Filters = Filters()) -> list[DeviceRun]:
             figures.setdefault((run_id, device), {})[name] = Figure(value, lo, hi)
     out = []
     for (run_id, started, finished, folder, model_sha, ef_version, device, hardware, backend, runner_sha,
-         runtime_version, runtime_sha, config, config_key, context, model_name, model_size, quantization) in sorted(
+         runtime_version, runtime_sha, config, config_key, context, model_name, model_size, quantization,
+         conditions) in sorted(
             rows, key=lambda r: (r[1], r[2], r[0], r[6])):  # fmt: skip
         point = Point(run_id, started, finished, folder, model_sha, runtime_version, runtime_sha, runner_sha, ef_version,
                       backend, dict(sorted(figures.get((run_id, device), {}).items())), context, model_name,
-                      model_size, quantization or "")  # fmt: skip
+                      model_size, quantization or "", condition_problems(conditions or "", device))  # fmt: skip
         out.append(DeviceRun(device, hardware, json.loads(config), config_key, point))
     return out
 

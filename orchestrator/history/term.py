@@ -12,8 +12,10 @@ from rich.table import Table
 from rich.text import Text
 
 from .render import (
+    CONDITIONS_NOTE,
     MARKS,
     cell,
+    condition_tags,
     config_text,
     header,
     judged_on,
@@ -37,12 +39,16 @@ def _series(s: Series) -> Group:
                   title_justify="left", header_style="bold")  # fmt: skip
     table.add_column("Run (its start)", no_wrap=True)  # a run id is its start time: no Started column
     table.add_column("Runtime")
+    conditions = any(p.conditions for p in s.points)
+    if conditions:
+        table.add_column("Conditions", style="yellow")
     for f in shown:
         table.add_column(header(f), justify="right")
     table.add_column("Judged against", min_width=26)
     used: set[str] = set()
     for i, p in enumerate(s.points):
         row: list[Text | str] = [p.run_id, p.runtime_version or p.runtime_sha256[:12] or "?"]
+        row += [condition_tags(p) or "–"] if conditions else []
         for f in shown:
             text, key = cell(s, i, f, interval=False)
             used.add(key)
@@ -51,6 +57,7 @@ def _series(s: Series) -> Group:
         table.add_row(*row)
     parts: list = [table, Text(TERM_NOTE, style="dim")]
     parts += [Text(x, style=STYLES[k]) for k in MARKS if k in used for x in legend({k})]
+    parts += [Text(CONDITIONS_NOTE, style="yellow")] if conditions else []
     stab = [x for x in s.stability if x.figure in shown]
     if stab:
         parts.append(Text(f"Stability over the last {max(x.runs for x in stab)} runs: "

@@ -106,6 +106,7 @@ class RunEntry:
     devices: tuple[DeviceEntry, ...]
     model_size_bytes: int | None = None
     quantization: str = ""  # the model's largest section's (run.json model facts)
+    conditions: str = ""  # run.json `conditions` as canonical JSON ('' when not recorded)
     bench_rows: tuple[
         Mapping[str, Any], ...
     ] = ()  # `edgefarm bench`: its llama-bench rows (bench/results.py)
@@ -130,6 +131,7 @@ class Point:
     model_name: str = ""
     model_size_bytes: int | None = None
     quantization: str = ""
+    conditions: tuple[str, ...] = ()  # what was bad during the run for this device (entry.condition_problems)
 
 
 @dataclass(frozen=True)
@@ -148,6 +150,9 @@ class Change:
     worse: bool
     confirmed: bool | None  # the next run stayed there (None: the latest run, the next one will tell)
     versions: str  # what changed against previous_run_id (`runtime 0.17 → 0.18`), or "same versions"
+    conditions: tuple[
+        str, ...
+    ] = ()  # what was bad during this run (Point.conditions): a reason to exclude it
 
     @property
     def ratio(self) -> float:
@@ -159,6 +164,9 @@ class Change:
         pending = (
             "" if self.confirmed else " (the latest run: the next one confirms it or marks it an outlier)"
         )
+        if self.conditions:
+            tags = ", ".join(sorted({c.split(":")[0] for c in self.conditions}))
+            pending += f"; this run was {tags} (its report says how): if that disturbed it, `history exclude`"
         return (f"{self.device}: {col.label} {'worse' if self.worse else 'better'} in {self.run_id}: "
                 f"{number(self.value)}{unit}, {self.ratio:.2f}x the mean of the {self.runs} comparable runs "
                 f"before it ({number(self.mean)}{unit}; usual {number(self.lo)}–{number(self.hi)}{unit}); "

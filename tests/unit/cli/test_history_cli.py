@@ -3,6 +3,7 @@ exits 8 on a change at the latest run only; `history exclude` records, shows and
 
 from __future__ import annotations
 
+import json
 import sys
 from pathlib import Path
 
@@ -79,3 +80,20 @@ def test_an_excluded_run_is_shown_marked_and_not_judged_against(tmp_path):
     r = _history("exclude", "20260102-000000-001a", "--undo", "--db", db)
     assert r.exit_code == 0 and "judged again" in r.output
     assert "✗" not in _history("--db", db, "--format", "md").output
+
+
+def test_a_loaded_run_is_named_beside_its_figures_and_in_its_change(tmp_path):
+    path = tmp_path / "h.sqlite"
+    with opened(str(path)) as db:
+        for i, (ms, cores) in enumerate([(120.0, 0.1), (120.0, 0.1), (120.0, 0.2), (180.0, 1.6)]):
+            rep = report(f"2026010{i + 1}-000000-00{i}a", f"2026-01-0{i + 1}T00:00:00+00:00", {"s24": ms}, seed=i,
+                         other_cores=cores)  # fmt: skip
+            write_run(db, run_entry(rep, f"/runs/{rep.run_id}", rep.run["device_versions"]))
+    md = _history("--db", str(path), "--format", "md").output
+    rows = [x for x in md.splitlines() if x.startswith("| 2026")]
+    assert [x.split(" | ")[3] for x in rows] == ["–", "–", "–", "LOADED"], rows
+    assert "- Conditions: what was bad during the run" in md
+    assert "this run was LOADED (its report says how): if that disturbed it, `history exclude`" in md
+    data = json.loads(_history("--db", str(path), "--format", "json").output)
+    (point,) = [p for p in data["series"][0]["points"] if p["run_id"] == "20260104-000000-003a"]
+    assert point["conditions"][0].startswith("LOADED: this host: other processes used 1.60 cores")

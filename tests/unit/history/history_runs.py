@@ -20,7 +20,7 @@ def rows(ms: float, n: int = 12, seed: int = 0) -> list[SampleResult]:
 
 
 def report(run_id: str, started: str, per_device: dict[str, float], runtime: str = "0.17.0", seed: int = 0,
-           model_sha: str = "a" * 64):  # fmt: skip
+           model_sha: str = "a" * 64, other_cores: float | None = None):  # fmt: skip
     """A run of these devices (name -> ms per sample), each on runtime `runtime`."""
     run = {
         "run_id": run_id, "started_at": started, "finished_at": started,
@@ -30,6 +30,12 @@ def report(run_id: str, started: str, per_device: dict[str, float], runtime: str
         "device_versions": {n: {"runner": "native", "runner_sha256": "c" * 64, "runtime_version": runtime,
                                 "runtime_sha256": runtime.replace(".", "") * 8} for n in per_device},
     }  # fmt: skip
+    if (
+        other_cores is not None
+    ):  # run.json `conditions` (telemetry/conditions.py): this host's load over the run
+        run["conditions"] = {
+            "host": {"seconds": 5.0, "ticks": 10, "cpus": 2, "other_cores_mean": other_cores}
+        }
     per = {n: (rows(ms, seed=seed + i), None) for i, (n, ms) in enumerate(per_device.items())}
     devs = [device_row(DeviceInfo.from_dict({"name": n, "model": "Pixel"}), DeviceOutcome(name=n, kind="adb"), r, rep)
             for n, (r, rep) in per.items()]  # fmt: skip

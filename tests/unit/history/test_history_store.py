@@ -129,7 +129,7 @@ def test_a_version_1_database_is_migrated_in_place_keeping_its_runs(tmp_path):
                   "'k', '')")  # fmt: skip
         c.execute("INSERT INTO history_figures VALUES ('r1', 'p', 'wall_ms_p50', 100.0, 90.0, 110.0)")
     with opened(str(path)) as db:
-        assert db.version() == len(MIGRATIONS) == 4
+        assert db.version() == len(MIGRATIONS) == 5
         # v3: the history's own time per sample is the catalogue's one name for it
         assert db.rows("SELECT figure, value FROM history_figures") == [("sample_ms_p50", 100.0)]
         assert db.rows("SELECT run_id, model_size_bytes, quantization FROM history_runs") == [
