@@ -150,9 +150,8 @@ class Change:
     worse: bool
     confirmed: bool | None  # the next run stayed there (None: the latest run, the next one will tell)
     versions: str  # what changed against previous_run_id (`runtime 0.17 → 0.18`), or "same versions"
-    conditions: tuple[
-        str, ...
-    ] = ()  # what was bad during this run (Point.conditions): a reason to exclude it
+    # what was bad during this run (Point.conditions): a reason to exclude it
+    conditions: tuple[str, ...] = ()
 
     @property
     def ratio(self) -> float:
@@ -167,8 +166,9 @@ class Change:
         if self.conditions:
             tags = ", ".join(sorted({c.split(":")[0] for c in self.conditions}))
             pending += f"; this run was {tags} (its report says how): if that disturbed it, `history exclude`"
+        times = f"{self.ratio:.2f}x" if self.mean else "against 0 for"  # a pass rate that was 0 every run
         return (f"{self.device}: {col.label} {'worse' if self.worse else 'better'} in {self.run_id}: "
-                f"{number(self.value)}{unit}, {self.ratio:.2f}x the mean of the {self.runs} comparable runs "
+                f"{number(self.value)}{unit}, {times} the mean of the {self.runs} comparable runs "
                 f"before it ({number(self.mean)}{unit}; usual {number(self.lo)}–{number(self.hi)}{unit}); "
                 f"{self.versions}{pending}")  # fmt: skip
 

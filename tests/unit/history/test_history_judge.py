@@ -128,3 +128,14 @@ def _t_cdf(t: float, df: int) -> float:
 @pytest.mark.parametrize("df", [2, 3, 4, 5, 9, 15, 30, 31, 60, 99])
 def test_the_t_quantile_is_student_s(df):
     assert _t_cdf(t995(df), df) == pytest.approx(0.995, abs=2e-5)
+
+
+def test_a_pass_rate_that_was_0_every_run_is_called_when_it_moves_and_said_without_a_ratio():
+    from orchestrator.history.regress import changes
+
+    ps = [Point(f"r{i + 1}", "", "", "", "", "", "", "", "", "cpu", {"pass_rate_pct": Figure(v)})
+          for i, v in enumerate([0.0, 0.0, 0.0, 0.0, 25.0])]  # fmt: skip
+    js = judge_figure(ps, "pass_rate_pct", True, 10)
+    assert [j.state for j in js] == [FEW, FEW, FEW, USUAL, CHANGE] and js[-1].worse is False
+    (c,) = changes("d", ps, {"pass_rate_pct": js})
+    assert "25.0 %, against 0 for the mean of the 4 comparable runs before it (0 %;" in c.text(), c.text()
