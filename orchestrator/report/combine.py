@@ -15,6 +15,7 @@ from android_runner.contract import SampleResult
 from ..catalogue import FIGURES, MEASURE, MEASURES, PERCENTILES, Figure
 from ..devices.kinds import kind_spec
 from ..devices.types import DeviceInfo
+from ..devices.units import split_unit
 from ..farm.run_json import RunJson
 from ..farm.types import DeviceOutcome
 from ..stats import Resamples, quantile
@@ -368,6 +369,8 @@ def with_run_settings(row: DeviceRow, run: RunJson) -> DeviceRow:
     """The run's flags (threads, --repeat, quantization; the token cap and backend asked when the
     rows do not carry their own) on a device row."""
     settings = run_settings(run)
+    if unit_backend := split_unit(row.device)[1]:  # a matrix run's unit asked its own backend, not the list
+        settings["backend_requested"] = unit_backend
     return replace(row, **{k: v for k, v in settings.items() if getattr(row, k) in (None, "")})
 
 

@@ -114,3 +114,12 @@ def test_a_unit_whose_every_row_is_the_runtimes_fallback_did_not_run_and_is_not_
     cell = backend_matrix(RunReport(**{**r.__dict__, "devices": rows})).cell("p", "npu")
     assert not cell.ran and not cell.flagged and cell.flips == () and cell.p_value is None
     assert cell.reason == "backend_fallback: asked npu, the runtime ran cpu"
+
+
+def test_a_units_row_says_the_backend_it_asked_not_the_runs_list(matrix_row):
+    from orchestrator.farm.run_json import RunJson
+    from orchestrator.report.combine import with_run_settings
+
+    run = RunJson.from_dict({"run_id": "r", "flags": {"backend": "cpu,gpu"}})
+    assert with_run_settings(matrix_row("p@gpu", {}, error="lost"), run).backend_requested == "gpu"
+    assert with_run_settings(matrix_row("plain", {}, backend="cpu"), run).backend_requested == "cpu,gpu"
