@@ -25,7 +25,7 @@ REQUEST_SUFFIX = ".job"
 CANCEL_SUFFIX = ".cancel"
 REQUEST_MAX_BYTES = 64 * 2**20  # one job line; the host's own bounds keep a request far below it
 TORN_AFTER_S = 30.0  # a request file still incomplete this long after its last write is dropped
-POLL_MIN_S, POLL_MAX_S = 0.001, 0.02  # poll fast just after a request, slower when idle
+POLL_MIN_S, POLL_MAX_S = 0.0005, 0.02  # poll fast just after a request, slower when idle
 
 
 class Inbox:

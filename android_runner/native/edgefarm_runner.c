@@ -691,14 +691,14 @@ static long serve_loop(runner *r, LiteRtLmEngine *engine, const bench_setup *set
   char path[4400], stop[4400], name[256], why[512];
   snprintf(stop, sizeof stop, "%s/stop", dir);
   long served = 0;
-  useconds_t idle_us = 1000;
+  useconds_t idle_us = 500;
   while (access(stop, F_OK) != 0) {
     if (!serve_next(dir, name, sizeof name)) {
       usleep(idle_us);
       if (idle_us < 20000) idle_us = idle_us * 3 / 2;
       continue;
     }
-    idle_us = 1000;
+    idle_us = 500;
     snprintf(path, sizeof path, "%s/%s", dir, name);
     size_t len = 0;
     char *text = read_file(path, &len, (size_t)64 << 20);

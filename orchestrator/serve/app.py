@@ -3,10 +3,11 @@
 
 from __future__ import annotations
 
+import asyncio
 import hmac
 import itertools
 import json
-import queue
+import os
 import shutil
 import tempfile
 import threading
@@ -136,7 +137,7 @@ async def _answer(farm: Farm, request: Request, chat: bool) -> Response:
     body = await read_body(request, farm.bounds)
     engine = farm.engine(body.get("model"))
     rid = farm.next_id()
-    folder = Path(tempfile.mkdtemp(prefix=f"edgefarm-serve-{rid}-"))
+    folder = Path(tempfile.gettempdir()) / f"edgefarm-serve-{os.getpid()}-{rid}"  # made only for media
     handed = False
     try:
         if chat:
@@ -147,7 +148,7 @@ async def _answer(farm: Farm, request: Request, chat: bool) -> Response:
             ask = parse_completion(body, farm.bounds, rid)
         if (err := engine.unavailable()) is not None:
             raise err
-        events: queue.Queue = queue.Queue()
+        events = _Events()
         cancelled = threading.Event()
         worker = threading.Thread(target=_ask, args=(engine, ask, folder, events, cancelled), daemon=True,
                                   name=f"request:{rid}")  # fmt: skip
@@ -170,7 +171,7 @@ async def _answer(farm: Farm, request: Request, chat: bool) -> Response:
             shutil.rmtree(folder, ignore_errors=True)
 
 
-def _ask(engine: Engine, ask: Ask, folder: Path, events: queue.Queue, cancelled: threading.Event) -> None:
+def _ask(engine: Engine, ask: Ask, folder: Path, events: _Events, cancelled: threading.Event) -> None:
     """The request on its device (a thread: the device's queue blocks); its folder goes afterwards."""
     try:
         engine.ask(ask, folder, events, cancelled)
@@ -183,12 +184,23 @@ def _ask(engine: Engine, ask: Ask, folder: Path, events: queue.Queue, cancelled:
         shutil.rmtree(folder, ignore_errors=True)
 
 
-async def _next(events: queue.Queue) -> tuple[str, Any]:
-    while True:
-        try:
-            return events.get_nowait()
-        except queue.Empty:
-            await anyio.sleep(0.003)
+class _Events:
+    """A request's events from the device's thread to the request's task: `put` from any thread, `get`
+    awaited on the server's loop (no polling: the event wakes the task)."""
+
+    def __init__(self) -> None:
+        self._loop = asyncio.get_running_loop()
+        self._queue: asyncio.Queue[tuple[str, Any]] = asyncio.Queue()
+
+    def put(self, event: tuple[str, Any]) -> None:
+        self._loop.call_soon_threadsafe(self._queue.put_nowait, event)
+
+    async def get(self) -> tuple[str, Any]:
+        return await self._queue.get()
+
+
+async def _next(events: _Events) -> tuple[str, Any]:
+    return await events.get()
 
 
 def _end(engine: Engine, event: tuple[str, Any]) -> SampleResult:
@@ -207,7 +219,7 @@ def _end(engine: Engine, event: tuple[str, Any]) -> SampleResult:
     raise ApiError(500, "edgefarm serve: the request ended without an answer")
 
 
-async def _events(farm: Farm, engine: Engine, ask: Ask, rid: str, first: tuple[str, Any], events: queue.Queue,
+async def _events(farm: Farm, engine: Engine, ask: Ask, rid: str, first: tuple[str, Any], events: _Events,
                   cancelled: threading.Event) -> AsyncIterator[str]:  # fmt: skip
     """Server-sent events: each piece as a chunk, then the last chunk (finish reason, usage, edgefarm)
     and [DONE]; an end without an answer is an `error` event. A client gone stops the answer."""

@@ -12,12 +12,12 @@ started again; a device that is lost is marked down and tried again every `retry
 
 from __future__ import annotations
 
-import queue
 import tempfile
 import threading
 from collections.abc import Callable
 from dataclasses import replace
 from pathlib import Path
+from typing import Any, Protocol
 
 from android_runner.contract import JobItem, JobPart, SampleResult
 from android_runner.inbox import CANCEL_SUFFIX, REQUEST_SUFFIX, REQUESTS_DIR
@@ -36,6 +36,12 @@ from .api import ApiError, Ask
 NUMBERS = 1_000_000  # the native runner's sample numbers are 1..10^6 (native/job.h MAX_SAMPLE_N)
 RETRY_S = 5.0  # a device that is down is tried again this often
 QUEUE_MAX = 64  # requests waiting for one device; more are refused (503) until it catches up
+
+
+class Sink(Protocol):
+    """Where a request's events go: ("piece", text), then ("result", row) or ("lost", why) or ("error", e)."""
+
+    def put(self, event: tuple[str, Any]) -> None: ...
 
 
 def request_number(request_id: str) -> int:
@@ -66,7 +72,7 @@ class Engine:
         self._ready = threading.Event()
         # the request on the device: the runner's id for it, where its events go, set once its row (or its
         # loss) is there, the request's own id
-        self._inflight: tuple[str, queue.Queue, threading.Event, str] | None = None
+        self._inflight: tuple[str, Sink, threading.Event, str] | None = None
         self._staged: Staged | None = None
         self._adapter = None
         self._thread = threading.Thread(target=self._life, name=f"serve:{device.name}", daemon=True)
@@ -168,7 +174,7 @@ class Engine:
             return ApiError(503, "the server is stopping", code="stopping")
         return None
 
-    def ask(self, ask: Ask, request_dir: Path, events: queue.Queue, cancelled: threading.Event) -> None:
+    def ask(self, ask: Ask, request_dir: Path, events: Sink, cancelled: threading.Event) -> None:
         """Run one request on the device; its pieces, then ("result", row) or ("lost", why), go to `events`.
         Blocks while the device answers earlier requests (FIFO on the device's lock)."""
         with self._count_lock:
@@ -183,9 +189,7 @@ class Engine:
             with self._count_lock:
                 self.waiting -= 1
 
-    def _ask_locked(
-        self, ask: Ask, request_dir: Path, events: queue.Queue, cancelled: threading.Event
-    ) -> None:
+    def _ask_locked(self, ask: Ask, request_dir: Path, events: Sink, cancelled: threading.Event) -> None:
         while not self._ready.is_set():  # loading or restarting: wait (a down device answers 503)
             if (err := self.unavailable()) is not None:
                 events.put(("error", err))
@@ -196,7 +200,7 @@ class Engine:
         staged, adapter = self._staged, self._adapter
         assert staged is not None and adapter is not None
         item = self._job_item(ask, request_dir)
-        line = request_dir / f"{int(item.id):09d}{REQUEST_SUFFIX}"
+        line = self.folder / "job" / f"{int(item.id):09d}{REQUEST_SUFFIX}"  # the host's copy, gone once pushed
         line.write_bytes(adapter.serve_request(staged, item))
         done = threading.Event()
         self._inflight = (item.id, events, done, ask.sample.id)
@@ -204,6 +208,7 @@ class Engine:
             if (request_dir / "media").is_dir():
                 self.device.push(request_dir / "media", staged.job / "media" / item.id)
             self.device.push(line, staged.job / REQUESTS_DIR / line.name)
+            line.unlink(missing_ok=True)
             while not done.wait(0.05):  # a client gone mid-answer: the runner stops it, the device is free
                 if cancelled.is_set():
                     self._push_mark(staged, item.id + CANCEL_SUFFIX)
