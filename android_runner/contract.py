@@ -111,7 +111,8 @@ class JobPart:
 @dataclass(frozen=True)
 class FidelityAsk:
     """--fidelity for one sample: score `target` teacher-forced after `prefill` (the sample's prompt
-    text, android_runner/conversation.py scoring_prefill), and tokenize the greedy answer. `skip`: why
+    text, android_runner/conversation.py scoring_prefill; none: from the session's start), and tokenize
+    the greedy answer. `skip`: why
     the host asks for no score (media, several turns, no reference); the answer is tokenized anyway."""
 
     target: str = ""

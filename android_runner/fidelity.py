@@ -43,7 +43,8 @@ def score_fidelity(
     if ask.target and not ask.skip:
         try:
             with engine.create_session() as session:
-                session.run_prefill(list(ask.prefill))
+                if ask.prefill:  # none: scored from the session's start (the runtime refuses an empty prefill)
+                    session.run_prefill(list(ask.prefill))
                 out = session.run_text_scoring([ask.target], store_token_lengths=True)
             if not out.token_scores:
                 unscored = "the runtime returned no per-token scores"

@@ -44,9 +44,9 @@ def fidelity_ask(s: Sample) -> FidelityAsk:
         )
     if len(s.turns) != 1:
         return FidelityAsk(skip="several turns: the later turns follow answers that differ per device")
+    # an empty prompt prefills nothing: the reference is scored from the session's start (the runtime
+    # refuses an empty prefill; lm-eval's rolling log-likelihood, docs/lmeval.md)
     prefill = tuple(t for t in (s.system or "", s.turns[0].text) if t)
-    if not prefill:
-        return FidelityAsk(skip="the prompt has no text")
     return FidelityAsk(target=s.reference[:FIDELITY_TARGET_MAX_CHARS], prefill=prefill)
 
 

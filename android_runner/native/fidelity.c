@@ -45,7 +45,8 @@ static void tokenize_answer(sbuf *out, sbuf *why, LiteRtLmEngine *engine, const 
   if (r) api.litert_lm_tokenize_result_delete(r);
 }
 
-/* ,"logp":[...],"target_tokens":N  or the reason in *why: a fresh session, the prefill, the scoring. */
+/* ,"logp":[...],"target_tokens":N  or the reason in *why: a fresh session, the prefill (none: the target is
+ * scored from the session's start; the runtime refuses an empty prefill), the scoring. */
 static void score_reference(sbuf *out, sbuf *why, LiteRtLmEngine *engine, const sample *s) {
   if (api_missing(EF_SCORING)) return missing(why, api_missing(EF_SCORING));
   LiteRtLmSessionConfig *config = api.litert_lm_session_config_create();
@@ -60,7 +61,7 @@ static void score_reference(sbuf *out, sbuf *why, LiteRtLmEngine *engine, const 
   }
   LiteRtLmResponses *r = NULL;
   if (made < s->prefills) reason(why, "the prompt's input could not be created");
-  else if (api.litert_lm_session_run_prefill(session, (const LiteRtLmInputData *const *)inputs, made) != 0)
+  else if (made && api.litert_lm_session_run_prefill(session, (const LiteRtLmInputData *const *)inputs, made) != 0)
     reason(why, "the scoring session's prefill failed");
   else {
     const char *target[1] = {s->score_target};

@@ -111,7 +111,6 @@ int parse_job(char *buf, size_t size, sample **out, size_t *count, char *why, si
       if (s->turns && s->is_bench) return job_error(why, why_n, line_no, "bench sample with a message", line);
       if ((s->score_target || s->prefills || s->score_skip) && !s->fidelity)
         return job_error(why, why_n, line_no, "fidelity record (F, R, X) without K", line);
-      if (s->score_target && !s->prefills) return job_error(why, why_n, line_no, "R without a prefill (F)", line);
       s = NULL;
     } else {
       return job_error(why, why_n, line_no, "unknown record", line);

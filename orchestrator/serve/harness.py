@@ -12,7 +12,10 @@ OpenAI's API has no shape for; a harness that only generates can already point l
   /v1/completions), greedy; the answer text.
 - `score(context, continuation)`: the same request with the run's fidelity pass asked: the row's
   per-token log-likelihoods of `continuation` teacher-forced after `context` (the scoring session's
-  prefill), summed; and whether the device's greedy answer to `context` begins with `continuation`.
+  prefill; an empty context prefills nothing: scored from the session's start), summed; and whether the
+  device's greedy answer to `context` begins with `continuation`.
+- `rolling(text)`: the whole text's log-likelihood, window by window (`text_windows`, each fits one row's
+  scores), each window scored from a fresh session's start, summed: lm-eval's loglikelihood_rolling.
 """
 
 from __future__ import annotations
@@ -43,6 +46,38 @@ from .session import ServeSession
 # (kind, low, high) of each numeric argument; every user count/size/time has a bound
 NUMBERS = {"threads": (int, 1, 256), "sample_timeout_s": (float, 1.0, 86400.0),
            "max_gen_toks": (int, 1, Bounds().max_tokens_max)}  # fmt: skip
+ROLLING_MAX_BYTES = 1_000_000  # the longest text loglikelihood_rolling scores (~4000 windows)
+
+
+def text_windows(text: str, max_bytes: int) -> list[str]:
+    """`text` as consecutive windows of at most `max_bytes` UTF-8 bytes that join back into `text`: each cut
+    where its last run of whitespace begins (the next window starts with it, as a word's leading space is
+    tokenized), else at a character. A token of the model's tokenizer covers at least one byte, beside the
+    one leading token a tokenizer may add: a window has at most max_bytes + 1 tokens."""
+    if max_bytes < 4:  # one character is up to 4 bytes
+        raise ValueError(f"a window of {max_bytes} bytes cannot hold a character")
+    windows, at = [], 0
+    while at < len(text):
+        chunk = text[at : at + max_bytes]  # a character is at least one byte
+        if at + len(chunk) == len(text) and len(chunk.encode()) <= max_bytes:
+            windows.append(chunk)
+            break
+        head = len(chunk.encode()[:max_bytes].decode("utf-8", "ignore"))  # whole characters only
+        run = (k for k in range(head, 0, -1) if text[at + k].isspace() and not text[at + k - 1].isspace())
+        cut = next(run, head)  # where the window's last whitespace run begins, else its end
+        windows.append(text[at : at + cut])
+        at += cut
+    return windows
+
+
+def window_bytes(context_tokens: int | None, where: str = "lm-eval request") -> int:
+    """A rolling window's bytes: its tokens fit one row's kept scores and the device's context (None: the
+    model's, unknown; the runtime scores at most context - 1 tokens from a session's start)."""
+    tokens = min(FIDELITY_MAX_TOKENS, (context_tokens - 1) if context_tokens else FIDELITY_MAX_TOKENS)
+    if tokens < 5:
+        raise EdgefarmError(f"a context of {context_tokens} tokens leaves no window to score a text in",
+                            where=where, fix="raise the device's max_num_tokens")  # fmt: skip
+    return tokens - 1
 
 
 @dataclass(frozen=True)
@@ -107,6 +142,15 @@ class Scored:
     row: SampleResult
 
 
+@dataclass(frozen=True)
+class Rolled:
+    """A text's rolling log-likelihood: its windows' scores (each from a session's start), summed."""
+
+    logp: float  # nats, summed over every token of every window
+    tokens: int
+    windows: tuple[Scored, ...]
+
+
 class DeviceHarness:
     """One device's Engine and the serve session its requests are recorded in; `close()` ends both."""
 
@@ -157,15 +201,18 @@ class DeviceHarness:
     def generate(self, context: str, max_tokens: int | None = None) -> str:
         return self._ask(context, max_tokens or self.args.max_gen_toks, None).output
 
-    def score(self, context: str, continuation: str) -> Scored:
-        if not context.strip():
-            raise EdgefarmError("an empty context cannot be scored: the scoring pass prefills the context",
-                                where="lm-eval request", fix="give the task a context (docs/lmeval.md)")  # fmt: skip
+    def score(self, context: str, continuation: str, answer_tokens: int | None = None) -> Scored:
+        """`continuation` scored after `context`; the greedy answer (for is_greedy) is at most
+        `answer_tokens` long, by default one token per character of the continuation."""
+        if not continuation.strip():
+            raise EdgefarmError("a continuation of whitespace only cannot be scored (the run's --fidelity "
+                                "scores no empty reference)", where="lm-eval request",
+                                fix="give the task's targets some text (docs/lmeval.md)")  # fmt: skip
         if len(continuation) > FIDELITY_TARGET_MAX_CHARS:
             raise EdgefarmError(f"a continuation of {len(continuation)} characters is over the scoring pass's "
                                 f"{FIDELITY_TARGET_MAX_CHARS}", where="lm-eval request",
                                 fix="shorten the task's targets (docs/fidelity.md)")  # fmt: skip
-        want = min(FIDELITY_MAX_TOKENS, max(1, len(continuation)))  # a token is at least one character
+        want = answer_tokens or min(FIDELITY_MAX_TOKENS, len(continuation))  # a token: at least one character
         row = self._ask(context, want, continuation)
         f = row.fidelity
         if f is None or f.unscored or f.target_tokens is None:
@@ -176,8 +223,21 @@ class DeviceHarness:
         if f.target_tokens > len(f.logp):
             raise EdgefarmError(f"the continuation has {f.target_tokens} tokens; a row keeps the first "
                                 f"{FIDELITY_MAX_TOKENS}", where=row.id, fix="shorten the task's targets")  # fmt: skip
-        greedy = row.output.lstrip().startswith(continuation.strip()) if continuation.strip() else True
+        greedy = row.output.lstrip().startswith(continuation.strip())
         return Scored(logp=sum(f.logp), tokens=f.target_tokens, greedy=greedy, row=row)
+
+    def rolling(self, text: str) -> Rolled:
+        """lm-eval's loglikelihood_rolling: every token of `text` scored, window by window (`text_windows`),
+        each window from a fresh session's start (lm-eval's own windows condition on one prefix token); an
+        empty text is 0, as lm-eval's own models give it."""
+        if len(text.encode()) > ROLLING_MAX_BYTES:
+            raise EdgefarmError(f"a text of {len(text.encode())} bytes is over loglikelihood_rolling's bound of "
+                                f"{ROLLING_MAX_BYTES}", where="lm-eval request",
+                                fix="split the task's documents (docs/lmeval.md)")  # fmt: skip
+        context = self.engine.opts.max_num_tokens or self.engine.model.max_context_tokens
+        windows = text_windows(text, window_bytes(context, where=self.engine.id))
+        scored = tuple(self.score("", w, answer_tokens=1) for w in windows)
+        return Rolled(logp=sum(s.logp for s in scored), tokens=sum(s.tokens for s in scored), windows=scored)
 
     def close(self) -> None:
         """Stop the runner; the session's reports and database row (a run's). Once."""

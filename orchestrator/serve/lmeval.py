@@ -3,12 +3,14 @@
 lm-eval is the user's tool, not a dependency: this module is the only one that imports it, at import
 time, and it is loaded only by lm-eval (the `lm_eval.models` entry point in pyproject.toml) or by the
 `edgefarm-lm-eval` launcher. Without lm-eval it fails with the install line (`edgefarm[lmeval]`).
-lm-eval 0.4.13, the release on PyPI, does not read the `lm_eval.models` entry points (its registry knows
-only its own models; discovery from entry points is on its main branch, upstream PR 4013):
-`edgefarm-lm-eval ARGS` is lm-eval's own command line with `edgefarm` registered first.
+No lm-eval release reads the `lm_eval.models` entry points (0.4.13 and 0.5.0.dev1: `get_model` looks up
+only lm-eval's own MODEL_MAPPING; discovery from entry points is on its main branch, upstream PR #4013;
+docs/lmeval.md cites the lines): `edgefarm-lm-eval ARGS` is lm-eval's own command line with `edgefarm`
+registered first.
 
 The requests go to one device through serve/harness.py (the device's runner loaded once, each request a
-row of a serve session). Greedy only: the farm's answers are the run's (top_k 1).
+row of a serve session): loglikelihood and loglikelihood_rolling are the run's --fidelity scoring pass,
+rolling in windows (harness.text_windows). Greedy only: the farm's answers are the run's (top_k 1).
 """
 
 from __future__ import annotations
@@ -92,10 +94,12 @@ class EdgefarmLM(LM):
         return out
 
     def loglikelihood_rolling(self, requests) -> list[float]:
-        raise ConfigError("loglikelihood_rolling is not built: the device's scoring pass prefills a context, and "
-                          "a rolling score has none", where="lm_eval --model edgefarm",
-                          fix="use tasks whose output_type is loglikelihood, multiple_choice or generate_until "
-                          "(docs/lmeval.md)")  # fmt: skip
+        out = []
+        for r in requests:
+            (text,) = r.args
+            out.append(self.farm.rolling(text).logp)
+            self.cache_hook.add_partial("loglikelihood_rolling", r.args, out[-1])
+        return out
 
     def generate_until(self, requests) -> list[str]:
         out = []

@@ -1,9 +1,10 @@
 import threading
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
 
-from android_runner.contract import JobItem
+from android_runner.contract import FidelityAsk, JobItem
 from orchestrator.datasets.types import Part, Sample, Turn
 from orchestrator.interrupt import Interrupted
 from orchestrator.jobs import JobOptions, job_items, write_bundle
@@ -76,6 +77,9 @@ def test_fidelity_asks_each_text_sample_to_score_its_reference_and_says_why_not_
     several = next(i for i, s in by_id.items() if len(s.turns) > 1 and not s.media)
     assert items[media].fidelity.target == "" and "media" in items[media].fidelity.skip
     assert items[several].fidelity.target == "" and "several turns" in items[several].fidelity.skip
+    empty = replace(text, id="EMPTY", turns=(Turn((Part("text", text=""),)),))  # no prefill: from the start
+    (item,) = job_items([empty], JobOptions(fidelity=True))
+    assert item.fidelity == FidelityAsk(target=text.reference, prefill=())
     for it in items.values():
         assert json.loads(it.to_json()) == json.loads(json.dumps(asdict(it)))
         assert JobItem.from_json(it.to_json()) == it

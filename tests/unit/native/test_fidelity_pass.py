@@ -79,9 +79,13 @@ def test_fidelity_records_without_k_are_refused(native_build, tmp_path):
     bad = b"EFJOB 1\nS 1\nM 2\n{}\nF 1\np\nR 1\nx\nE\n"
     rc, lines, _, _ = run(native_build, tmp_path, bad)
     assert rc == 2 and "without K" in fatal_of(lines)["error"]
-    no_prefill = b"EFJOB 1\nS 1\nM 2\n{}\nK\nR 1\nx\nE\n"
-    rc, lines, _, _ = run(native_build, tmp_path, no_prefill)
-    assert rc == 2 and "R without a prefill" in fatal_of(lines)["error"]
+
+
+def test_a_target_without_a_prefill_is_scored_from_the_sessions_start(native_build, tmp_path):
+    """An empty prompt (lm-eval's rolling log-likelihood): no prefill call, which the runtime refuses empty."""
+    rc, _, rows, _ = run(native_build, tmp_path, _job(FidelityAsk(target="blue sky", prefill=())))
+    f = rows[0]["fidelity"]
+    assert rc == 0 and f["unscored"] == "" and len(f["logp"]) == f["target_tokens"] == 2, f
 
 
 def test_the_host_bounds_a_record_it_reads():

@@ -1,4 +1,5 @@
-"""The lm-eval plugin's --model_args (serve/harness.py HarnessArgs) and its refusal without lm-eval."""
+"""The lm-eval plugin's --model_args (serve/harness.py HarnessArgs), its rolling windows, and its refusal
+without lm-eval."""
 
 from __future__ import annotations
 
@@ -8,8 +9,9 @@ from pathlib import Path
 
 import pytest
 
-from orchestrator.errors import ConfigError
-from orchestrator.serve.harness import HarnessArgs
+from android_runner.contract import FIDELITY_MAX_TOKENS
+from orchestrator.errors import ConfigError, EdgefarmError
+from orchestrator.serve.harness import HarnessArgs, text_windows, window_bytes
 
 REPO = Path(__file__).resolve().parents[3]
 
@@ -49,3 +51,32 @@ def test_the_plugin_without_lm_eval_says_how_to_install_it() -> None:
     )
     assert p.returncode != 0
     assert "lm-eval is not installed" in p.stderr and "pip install 'edgefarm[lmeval]'" in p.stderr, p.stderr
+
+
+@pytest.mark.parametrize(
+    ("text", "max_bytes", "windows"),
+    [
+        ("", 8, []),
+        ("short", 8, ["short"]),
+        ("one two three four", 8, ["one two", " three", " four"]),  # cut where a whitespace run begins
+        ("one  two   three", 9, ["one  two", "   three"]),
+        ("abcdefghijkl", 5, ["abcde", "fghij", "kl"]),  # no whitespace: cut at a character
+        ("héhéhé", 5, ["héh", "éhé"]),  # é is 2 bytes: never cut inside a character
+    ],
+)
+def test_a_rolling_text_is_cut_into_windows_that_join_back(
+    text: str, max_bytes: int, windows: list[str]
+) -> None:
+    got = text_windows(text, max_bytes)
+    assert got == windows and "".join(got) == text
+    assert all(len(w.encode()) <= max_bytes for w in got)
+
+
+def test_a_window_fits_a_rows_scores_and_the_context() -> None:
+    assert window_bytes(None) == window_bytes(4096) == FIDELITY_MAX_TOKENS - 1
+    assert window_bytes(100) == 100 - 2  # the runtime scores at most context - 1 tokens; one more for a BOS
+    with pytest.raises(EdgefarmError) as e:
+        window_bytes(5, where="pixel-8/cpu")
+    assert "leaves no window" in e.value.what and e.value.where == "pixel-8/cpu"
+    with pytest.raises(ValueError):
+        text_windows("abc", 3)
