@@ -35,7 +35,7 @@ def stdout_console() -> Console:
 
 @dataclass
 class _State:
-    total: int
+    total: int | None  # None: open-ended (`edgefarm serve`'s requests)
     done: int = 0
     ok: int = 0
     failed: int = 0
@@ -57,14 +57,15 @@ def rate_text(st: _State, now: float) -> str:
         return ""
     rate = ran / (end - st.first_sample_at)
     text = f"{rate:.2f} {st.unit}/s"
-    if st.done < st.total and rate > 0:
+    if st.total is not None and st.done < st.total and rate > 0:
         text += f", ETA {_duration((st.total - st.done) / rate)}"
     return text
 
 
 def plain_line(name: str, st: _State, now: float, width: int = 16) -> str:
     """`pixel-8  40/200 samples (ok 38, failed 2) 3.1 samples/s, ETA 52 s, running IMG-040` (pure)."""
-    text = f"{name:<{width}} {st.done}/{st.total} {st.unit} (ok {st.ok}, failed {st.failed})"
+    of = f"/{st.total}" if st.total is not None else ""
+    text = f"{name:<{width}} {st.done}{of} {st.unit} (ok {st.ok}, failed {st.failed})"
     rate = rate_text(st, now)
     if rate:
         text += f" {rate}"
@@ -92,15 +93,15 @@ class FarmProgress:
     def __init__(
         self,
         console: Console,
-        totals: Mapping[str, int],
+        totals: Mapping[str, int | None],
         *,
         interval_s: float = PLAIN_INTERVAL_S,
         clock: Callable[[], float] = time.monotonic,
         plain: bool | None = None,
         units: Mapping[str, str] | None = None,
     ) -> None:
-        """`totals`: what each device will count; `units`: what that is, "samples" (the default) or
-        "runs" (measure.count_unit), said in the rate."""
+        """`totals`: what each device will count (None: open-ended, no ETA); `units`: what that is,
+        "samples" (the default), "runs" (measure.count_unit) or "requests" (serve), said in the rate."""
         self.console = console
         self.states = {
             name: _State(total, unit=(units or {}).get(name, "samples")) for name, total in totals.items()

@@ -128,7 +128,7 @@ def _takes(param: click.Parameter | None, flag: str) -> str:
         return f"give {flag} a {whole}number {' and '.join(x for x in (low, high) if x)}"
     if isinstance(kind, click.Path):
         return f"give {flag} a path that {'exists' if kind.exists else 'can be written'}"
-    takes = getattr(kind, "takes", "")  # a type of the project's own says what it takes (cli/run.py BackendList)
+    takes = getattr(kind, "takes", "")  # a type of the project's own says what it takes (cli/options.py BackendList)
     return f"give {flag} {takes}" if takes else ""
 
 

@@ -7,8 +7,24 @@ from pathlib import Path
 
 import click
 
+from android_runner.backend import BACKENDS
+
 from ..devices.entry import address_problem
+from ..devices.units import parse_backends
 from ..errors import ConfigError
+
+
+class BackendList(click.ParamType):
+    """`--backend gpu` or `--backend cpu,gpu,npu`: kept as the normalized text (run.json's `backend`)."""
+
+    name = "backend[,backend...]"
+    takes = f"one or more of: {', '.join(BACKENDS)}, comma-separated (cpu,gpu: each device runs both)"
+
+    def convert(self, value, param, ctx):
+        try:
+            return ",".join(parse_backends(str(value))) or None
+        except ValueError as e:
+            self.fail(str(e), param, ctx)
 
 
 def inventory_option(f):

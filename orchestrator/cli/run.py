@@ -12,7 +12,6 @@ from android_runner.backend import BACKENDS
 from android_runner.status import DEFAULT_MAX_OUTPUT_TOKENS, DEFAULT_SAMPLE_TIMEOUT_S
 
 from ..bundled import BUNDLED_DATASET
-from ..devices.units import parse_backends
 from ..farm.rundir import read_run_json
 from ..history.record import remember
 from ..interrupt import INTERRUPTED_EXIT, interrupts_raise, stop_on_interrupt
@@ -23,21 +22,15 @@ from ..run.finish import finish, interrupted_note
 from ..run.plan import plan, read_inputs
 from ..run.types import DEFAULT_FALLBACK_WAIT_S, RunRequest
 from ..runners.base import DEFAULT_COOLDOWN_MAX_S
-from .options import cluster_option, devices_option, inventory_option, model_option, settle_options
+from .options import (
+    BackendList,
+    cluster_option,
+    devices_option,
+    inventory_option,
+    model_option,
+    settle_options,
+)
 from .resume import describe, resumed_params
-
-
-class BackendList(click.ParamType):
-    """`--backend gpu` or `--backend cpu,gpu,npu`: kept as the normalized text (run.json's `backend`)."""
-
-    name = "backend[,backend...]"
-    takes = f"one or more of: {', '.join(BACKENDS)}, comma-separated (cpu,gpu: each device runs both)"
-
-    def convert(self, value, param, ctx):
-        try:
-            return ",".join(parse_backends(str(value))) or None
-        except ValueError as e:
-            self.fail(str(e), param, ctx)
 
 
 @click.command("run")

@@ -13,7 +13,7 @@ from android_runner.backend import BACKENDS
 from android_runner.status import DEFAULT_MAX_OUTPUT_TOKENS, DEFAULT_SAMPLE_TIMEOUT_S
 
 from ..errors import ConfigError
-from .options import devices_option, inventory_option, model_option
+from .options import BackendList, devices_option, inventory_option, model_option
 
 MB = 2**20
 # What one request may hold: flag, its range, Bounds field (serve/api.py: its default), scale, help
@@ -51,8 +51,9 @@ def bound_options(f):
 @devices_option("all | local | NAME[,NAME...]: each device is a model id DEVICE/BACKEND")
 @inventory_option
 @model_option(".litertlm model file, loaded once per device for the server's life")
-@click.option("--backend", type=click.Choice(BACKENDS), default=None,
-              help="backend for every device (default: each device's devices.yaml backend, else cpu)")
+@click.option("--backend", type=BackendList(), default=None,
+              help="backend for every device (default: each device's devices.yaml backends/backend, else cpu); "
+              f"several, comma-separated ({','.join(BACKENDS)}): each device is a model per backend, DEVICE/BACKEND")
 @click.option("--threads", type=click.IntRange(1, 256), default=None, help="runtime CPU threads")
 @click.option("--max-num-tokens", type=click.IntRange(16, 1_048_576), default=None,
               help="the runtime's token limit (KV cache; default: the model's)")

@@ -68,4 +68,33 @@ def declared_backends(entries: Sequence[Mapping[str, Any]], name: str) -> tuple[
     return tuple(entry.get("backends") or ()) if entry is not None else ()
 
 
-__all__ = ["SEP", "as_unit", "declared_backends", "job_folder", "parse_backends", "split_unit", "unit_name"]
+def units_of(
+    devices: Sequence[Device], asked: str | None, entries: Sequence[Mapping[str, Any]]
+) -> tuple[Device, ...]:
+    """The devices, or, when one is to run more than one backend (`--backend cpu,gpu`, or devices.yaml
+    `backends:`), every device as its units in the order asked (a device with one backend is a unit too:
+    pixel-8@cpu), so a matrix has a row per device and a column per backend. Each device's backends:
+    --backend's list, else its `backends:`, else its `backend:`, else cpu (`edgefarm run` and `serve`)."""
+    listed = parse_backends(asked)
+    each = {d.name: listed or declared_backends(entries, d.name) or (d.backend or "cpu",) for d in devices}
+    if all(len(b) == 1 for b in each.values()):
+        return tuple(devices)
+    return tuple(as_unit(d, b) for d in devices for b in each[d.name])
+
+
+def backend_asked(device: Device, asked: str | None) -> str | None:
+    """The backend override a device gets (RunOptions.for_device): a unit's own, else --backend."""
+    return device.backend if split_unit(device.name)[1] else asked
+
+
+__all__ = [
+    "SEP",
+    "as_unit",
+    "backend_asked",
+    "declared_backends",
+    "job_folder",
+    "parse_backends",
+    "split_unit",
+    "unit_name",
+    "units_of",
+]

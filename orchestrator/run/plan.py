@@ -20,7 +20,7 @@ from ..datasets import load_dataset, require_valid
 from ..datasets.types import Dataset
 from ..devices.kinds import kind_spec
 from ..devices.types import DeviceInfo, Inventory
-from ..devices.units import SEP, as_unit, declared_backends, parse_backends, split_unit
+from ..devices.units import backend_asked, split_unit, units_of
 from ..errors import ConfigError, EdgefarmError
 from ..farm.fallback import absent_named, stand_in_boards
 from ..farm.run_json import RunJson
@@ -136,8 +136,9 @@ def plan(request: RunRequest, inputs: Inputs) -> RunPlan:
                       settle_c=request.settle_c if request.settle else None, settle_s=request.settle_s,
                       settle_max_s=request.settle_max_s)  # fmt: skip
     devices = backend_units(sel.devices, request, inputs.inventory.entries, inputs.cluster)
-    options = {d.name: base.for_device(d, d.backend if SEP in d.name else request.backend, request.threads)
-               for d in devices}  # fmt: skip
+    options = {
+        d.name: base.for_device(d, backend_asked(d, request.backend), request.threads) for d in devices
+    }
     names = [d.name for d in devices]
     shards, units = None, ()
     if request.shard and request.units:
@@ -201,20 +202,17 @@ def refuse_on_cluster(request: RunRequest, cluster: Any) -> None:
 
 def backend_units(devices: Sequence[Any], request: RunRequest, entries: Sequence[Mapping[str, Any]],
                   cluster: Any) -> tuple[Any, ...]:  # fmt: skip
-    """The run's devices, or, when a device is to run more than one backend (`--backend cpu,gpu`, or
-    devices.yaml `backends:`), every device as its device x backend units (devices/units.py: pixel-8@cpu,
-    pixel-8@gpu, ... in the order asked), so the report's matrix has a row per device and a column per
-    backend (docs/matrix.md). A device with one backend in a matrix run is a unit too (pixel-8@cpu)."""
-    asked = parse_backends(request.backend)
-    each = {d.name: asked or declared_backends(entries, d.name) or (d.backend or "cpu",) for d in devices}
-    if all(len(b) == 1 for b in each.values()):
-        return tuple(devices)
+    """The run's devices, or their device x backend units (devices/units.py units_of: the report's matrix,
+    docs/matrix.md); a matrix does not take --shard or --cluster yet."""
+    units = units_of(devices, request.backend, entries)
+    if not any(split_unit(d.name)[1] for d in units):
+        return units
     for flag, on in (("--shard", request.shard), ("--cluster", cluster is not None)):
         if on:
             raise ConfigError(f"a backend matrix runs each phone's backends in turn on this controller; {flag} "
                               "does not take it yet", where=f"--backend {request.backend or ''} {flag}".strip(),
                               fix=f"run the matrix without {flag}, or give each device one backend")  # fmt: skip
-    return tuple(as_unit(d, b) for d in devices for b in each[d.name])
+    return units
 
 
 def host_lanes(

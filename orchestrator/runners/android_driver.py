@@ -203,9 +203,21 @@ class AndroidRunner:
     # ---------------------------------------------------------------- serve
 
     def serve(self, device: Phone, staged: Staged, opts: RunOptions, events: RunnerEvents) -> Exit:
-        """`edgefarm serve`: the native runner loaded until events.stop (runners/android_serve.py)."""
+        """`edgefarm serve`: the native runner loaded until events.stop (runners/android_serve.py); one that
+        stops before its model is ready raises as in a run (a backend the phone lacks: BackendUnavailable)."""
         assert self.choice is not None
-        return android_serve.serve(device, staged, self.choice, opts, events, _json_record)
+        fatal: list[str] = []
+        loads: list[float | None] = []
+
+        def ready(init_ms: float | None) -> None:
+            loads.append(init_ms)
+            events.ready(init_ms)
+
+        ex = android_serve.serve(device, staged, self.choice, opts, replace(events, ready=ready), _json_record,
+                                 fatal.append)  # fmt: skip
+        if not loads and not events.stop.is_set():
+            self._fail(device, staged, ex, fatal, opts.backend)
+        return ex
 
     def serve_request(self, staged: Staged, item: JobItem) -> bytes:
         """One request as the file the runner takes from its request folder."""

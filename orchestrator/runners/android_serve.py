@@ -26,8 +26,9 @@ def request_file(item: JobItem, staged: Staged) -> bytes:
 
 
 def serve(device: Any, staged: Staged, choice: RunnerChoice, opts: RunOptions, events: RunnerEvents,
-          parse_json: Callable[[str], dict]) -> Exit:  # fmt: skip
-    """Run the phone's driver in serve mode until events.stop; every line becomes an event."""
+          parse_json: Callable[[str], dict], fatal: Callable[[str], None]) -> Exit:  # fmt: skip
+    """Run the phone's driver in serve mode until events.stop; every line becomes an event (FATAL lines go
+    to `fatal`: why a runner stopped before its model was ready, read as a run reads them)."""
     if choice.kind != "native":
         raise DeviceError("the upstream litert_lm_advanced_main binary cannot serve: it loads the model per "
                           "sample", where=device.name, fix="serve this phone with edgefarm's native runner")  # fmt: skip
@@ -51,6 +52,8 @@ def serve(device: Any, staged: Staged, choice: RunnerChoice, opts: RunOptions, e
                 events.result(native.with_snapshots(row, found, opts, {}))
         elif what == "NOTE":
             events.note(rest.strip())
+        elif what == "FATAL":
+            fatal(rest.strip())
 
     root = staged.root
     argv = ["sh", str(root / "driver" / "driver.sh"), "serve", str(staged.job),

@@ -16,6 +16,7 @@ import tempfile
 from collections.abc import Mapping, MutableMapping, Sequence
 from dataclasses import replace
 from pathlib import Path, PurePosixPath
+from typing import NoReturn
 
 from android_runner.backend import BACKEND_UNAVAILABLE_KINDS, engine_failure
 from android_runner.contract import JobItem, SampleResult, parse_results
@@ -240,7 +241,10 @@ class PythonRunner:
         put into its inbox (android_runner/inbox.py); its lines become `events` as in a run."""
         stream = RunnerStream({}, events, staged.runner if isinstance(staged.runner, MutableMapping) else None)
         argv = [*self._argv(staged), "--serve"]
-        return device.run(argv, timeout_s=SERVE_LIFE_S, on_line=stream.on_line, cancel=events.stop)
+        ex = device.run(argv, timeout_s=SERVE_LIFE_S, on_line=stream.on_line, cancel=events.stop)
+        if not stream.ready and not events.stop.is_set():
+            self._not_ready(device, staged, ex, stream, opts)
+        return ex
 
     @staticmethod
     def serve_request(staged: Staged, item: JobItem) -> bytes:
@@ -292,6 +296,34 @@ class PythonRunner:
         text = self._pull_text(device, staged.job / "runner.log") or ""
         return runtime_error_excerpt([ln for ln in text.splitlines() if ln.strip()])
 
+    def _not_ready(
+        self, device: Device, staged: Staged, ex: Exit, state: RunnerStream, opts: RunOptions
+    ) -> NoReturn:
+        """A runner that stopped before its model was ready (a run's, a serve's): the backend the device
+        lacks (BackendUnavailable), a model that cannot load, else the device's error; the runtime's words."""
+        tail = self._log_tail(device, staged) or ex.output_tail.strip()
+        kind, words = state.fatal_kind, state.fatal_detail
+        if not kind:  # a runner started before its job logs to us: classify what it said here
+            kind, words = engine_failure(f"{ex.output_tail}\n{tail}", opts.backend, state.fatal or "")
+        if ex.code == BACKEND_UNAVAILABLE_EXIT or kind in BACKEND_UNAVAILABLE_KINDS:
+            # the backend asked, not the model: its own message and exit code
+            where = f"{device.name} (model {staged.model})"
+            raise backend_unavailable(opts.backend, kind, words or tail, where)
+        how = f"signal {ex.signal}" if ex.signal else f"exit code {ex.code}"
+        unloadable = ex.signal == signal.SIGABRT or ex.code == MODEL_UNLOADABLE_EXIT
+        kind = ModelError if unloadable else DeviceError
+        what = (
+            f"the model could not be loaded ({state.fatal})"
+            if state.fatal
+            else f"the runner died before the model was ready ({how})"
+        )
+        raise kind(
+            what + (f"; runtime said:\n{tail}" if tail else ""),
+            where=f"{device.name} (model {staged.model})",
+            fix="check that the model file is a complete, valid .litertlm for this runtime "
+            "(run `litert-lm-peek` on it, or rebuild/re-download it)",
+        )
+
     def execute(
         self, device: Device, staged: Staged, items: Sequence[JobItem], opts: RunOptions, events: RunnerEvents
     ) -> list[SampleResult]:
@@ -319,28 +351,7 @@ class PythonRunner:
                     results.update(self._device_results(device, staged))
                 break
             if not state.ready:
-                tail = self._log_tail(device, staged) or ex.output_tail.strip()
-                kind, words = state.fatal_kind, state.fatal_detail
-                if not kind:  # a runner started before its job logs to us: classify what it said here
-                    kind, words = engine_failure(f"{ex.output_tail}\n{tail}", opts.backend, state.fatal or "")
-                if ex.code == BACKEND_UNAVAILABLE_EXIT or kind in BACKEND_UNAVAILABLE_KINDS:
-                    # the backend asked, not the model: its own message and exit code
-                    where = f"{device.name} (model {staged.model})"
-                    raise backend_unavailable(opts.backend, kind, words or tail, where)
-                how = f"signal {ex.signal}" if ex.signal else f"exit code {ex.code}"
-                unloadable = ex.signal == signal.SIGABRT or ex.code == MODEL_UNLOADABLE_EXIT
-                kind = ModelError if unloadable else DeviceError
-                what = (
-                    f"the model could not be loaded ({state.fatal})"
-                    if state.fatal
-                    else f"the runner died before the model was ready ({how})"
-                )
-                raise kind(
-                    what + (f"; runtime said:\n{tail}" if tail else ""),
-                    where=f"{device.name} (model {staged.model})",
-                    fix="check that the model file is a complete, valid .litertlm for this runtime "
-                    "(run `litert-lm-peek` on it, or rebuild/re-download it)",
-                )
+                self._not_ready(device, staged, ex, state, opts)
             if ex.code == TIMEOUT_EXIT:
                 results.update(self._device_results(device, staged))
                 continue

@@ -40,9 +40,6 @@ class Farm:
     api_key: str = ""
     allow_http: bool = False
     run_id: str = ""
-    said: Callable[[Engine, SampleResult], None] = lambda engine, row: (
-        None
-    )  # each request's line on the terminal
     _ids: itertools.count = field(default_factory=lambda: itertools.count(1))
 
     def next_id(self) -> str:
@@ -67,7 +64,7 @@ def model_object(engine: Engine) -> dict[str, Any]:
         if engine.info is not None
         else {"name": engine.device.name, "kind": engine.device.kind}
     )
-    facts = {"device": engine.device.name, "backend": engine.opts.backend, "state": engine.state,
+    facts = {"device": engine.device_name, "backend": engine.opts.backend, "state": engine.state,
              "reason": engine.reason or None, "runner": engine.runner.get("runner", ""),
              "runtime_version": engine.runner.get("runtime_version", ""), "init_ms": engine.init_ms,
              "model_loads": engine.loads, "served": engine.served, "waiting": engine.waiting,

@@ -5,7 +5,9 @@ The run's own path, kept running: the device's runner adapter stages the model a
 (android_runner/inbox.py). A request is one job line of the contract, made from the request's Sample by
 jobs.py as in a run, pushed into the runner's inbox with its media; the runner's protocol lines come back
 through the run's RunnerStream (BEGIN, PIECE, RESULT). Requests to one device queue on its lock (at most
-`queue_max` waiting); devices answer in parallel, each on its own thread.
+`queue_max` waiting); devices answer in parallel, each on its own thread. The engines of one phone's backend
+units (pixel-8/cpu, pixel-8/gpu: devices/units.py) share that lock, its turn: a request, a staging or an
+engine load has the phone alone, so no backend is timed beside another's work (docs/serve.md).
 A runner that dies mid-request fails that request only (its row: crash/killed/oom, as in a run) and is
 started again; a device that is lost is marked down and tried again every `retry_s` until it answers.
 """
@@ -26,7 +28,8 @@ from android_runner.status import Status, classify
 from ..devices.base import Device
 from ..devices.kinds import kind_spec
 from ..devices.types import DeviceInfo
-from ..errors import EdgefarmError
+from ..devices.units import split_unit
+from ..errors import BackendUnavailable, EdgefarmError
 from ..jobs import JobOptions, job_items
 from ..models import ModelSummary
 from ..runners.base import RUNNERS, RunnerEvents, RunOptions, Staged
@@ -53,20 +56,24 @@ class Engine:
     """One device's loaded runner and its request queue."""
 
     def __init__(self, device: Device, model: ModelSummary, opts: RunOptions, folder: Path,
-                 on_row: Callable[[Engine, SampleResult], None], queue_max: int = QUEUE_MAX) -> None:  # fmt: skip
+                 on_row: Callable[[Engine, SampleResult], None], queue_max: int = QUEUE_MAX,
+                 turn: threading.Lock | None = None) -> None:  # fmt: skip
         self.device, self.model, self.opts, self.folder = device, model, opts, folder
         self.on_row = on_row  # each finished request's row (the session's record)
         self.queue_max = queue_max
-        self.id = f"{device.name}/{opts.backend}"
+        self.device_name = split_unit(device.name)[0]  # a backend unit's device (pixel-8 of pixel-8@gpu)
+        self.id = f"{self.device_name}/{opts.backend}"
         self.state = "loading"  # loading | ready | down | stopped
         self.reason = ""  # why it is down
+        self.error_code = 0  # the exit code of the error that put it down (6: a backend the device lacks)
         self.info: DeviceInfo | None = None
         self.runner: dict = {}  # the run stamp (runner, runtime version...), filled as the runner starts
         self.init_ms: float | None = None
         self.loads = 0
         self.served = 0
         self.waiting = 0
-        self._lock = threading.Lock()  # one request at a time on the device
+        self._lock = turn or threading.Lock()  # one request (staging, load) at a time on the device
+        self._holds_turn = False  # staging or loading holds the turn (given back at READY or failure)
         self._count_lock = threading.Lock()
         self._stop = threading.Event()
         self._ready = threading.Event()
@@ -85,15 +92,23 @@ class Engine:
     def _life(self) -> None:
         """Stage, then keep the runner serving until stopped; a failure marks the device down, retried."""
         while not self._stop.is_set():
+            self._take_turn()  # staging and the load have the device alone (a sibling unit's requests wait)
             try:
+                if self._stop.is_set():  # stopped while it waited for the turn
+                    return
                 if self._staged is None:
                     self._stage()
                 self._serve_once()
+            except BackendUnavailable as e:  # the device lacks the backend: not tried again (docs/serve.md)
+                self._down(" ".join(e.what.split())[:1000], e.exit_code)
+                return
             except EdgefarmError as e:
-                self._down(str(e).splitlines()[0])
+                self._down(str(e).splitlines()[0], e.exit_code)
                 self._staged = None  # a device that comes back is staged again (its files may be gone)
             except Exception as e:  # noqa: BLE001 - a bug must not end the server: the device is down
                 self._down(f"{type(e).__name__}: {e}")
+            finally:
+                self._give_turn()
             if not self._stop.is_set() and self.state == "down":
                 self._stop.wait(RETRY_S)
 
@@ -119,7 +134,9 @@ class Engine:
         events = RunnerEvents(ready=self._on_ready, result=self._on_result, piece=self._on_piece,
                               note=said.append, stop=self._stop)  # fmt: skip
         ex = adapter.serve(self.device, staged, self.opts, events)
-        self._ready.clear()
+        with self._count_lock:  # a request handed over from now on waits for the next load
+            self._ready.clear()
+            slot = self._inflight
         if self._stop.is_set():
             return
         how = f"signal {ex.signal}" if ex.signal else f"exit code {ex.code}"
@@ -127,7 +144,6 @@ class Engine:
             why = "; ".join([*said[-3:], ex.output_tail.strip()[-300:]]).strip("; ")
             raise EdgefarmError(f"the runner stopped before its model was ready ({how}){': ' + why if why else ''}",
                                 where=self.device.name, fix="see runner.log in the device's job folder")  # fmt: skip
-        slot = self._inflight
         if slot is not None:  # the runner died during this request: its row, and a 503 for it alone
             row = SampleResult(id=slot[0], status=classify(ex.code, ex.signal) if ex.signal else Status.CRASH,
                                error=f"runner died during this request ({how})", exit_code=ex.code,
@@ -135,9 +151,20 @@ class Engine:
             self._on_result(row)
         self.state, self.reason = "loading", f"runner restarted after {how}"
 
+    def _take_turn(self) -> None:
+        self._lock.acquire()
+        self._holds_turn = True
+
+    def _give_turn(self) -> None:
+        with self._count_lock:
+            held, self._holds_turn = self._holds_turn, False
+        if held:
+            self._lock.release()
+
     def _on_ready(self, init_ms: float | None) -> None:
         self.init_ms, self.loads = init_ms, self.loads + 1
-        self.state, self.reason = "ready", ""
+        self.state, self.reason, self.error_code = "ready", "", 0
+        self._give_turn()  # loaded: the device's requests (this backend's and its siblings') go on
         self._ready.set()
 
     def _on_piece(self, item_id: str, text: str) -> None:
@@ -155,10 +182,11 @@ class Engine:
         slot[1].put(("result", row))
         slot[2].set()
 
-    def _down(self, reason: str) -> None:
-        self.state, self.reason = "down", reason
-        self._ready.clear()
-        slot = self._inflight
+    def _down(self, reason: str, code: int = 1) -> None:
+        self.state, self.reason, self.error_code = "down", reason, code
+        with self._count_lock:
+            self._ready.clear()
+            slot = self._inflight
         if slot is not None:
             slot[1].put(("lost", reason))
             slot[2].set()
@@ -167,6 +195,9 @@ class Engine:
 
     def unavailable(self) -> ApiError | None:
         """Why a request cannot be taken now (503), or None."""
+        if self.state == "down" and self.error_code == BackendUnavailable.exit_code:
+            return ApiError(503, f"{self.id} is down: {self.reason}; not tried again (the device's other backends "
+                            "serve)", code="backend_unavailable")  # fmt: skip
         if self.state == "down":
             return ApiError(503, f"{self.id} is down: {self.reason}; it is tried again every {RETRY_S:g} s and "
                             "comes back when the device answers", code="device_unavailable")  # fmt: skip
@@ -183,27 +214,39 @@ class Engine:
                                f"{self.queue_max})", code="queue_full")  # fmt: skip
             self.waiting += 1
         try:
-            with self._lock:
-                self._ask_locked(ask, request_dir, events, cancelled)
+            while self._wait_ready(events, cancelled):  # a load holds the device's turn: wait outside it
+                with self._lock:
+                    if self._ask_locked(ask, request_dir, events, cancelled):
+                        return
         finally:
             with self._count_lock:
                 self.waiting -= 1
 
-    def _ask_locked(self, ask: Ask, request_dir: Path, events: Sink, cancelled: threading.Event) -> None:
-        while not self._ready.is_set():  # loading or restarting: wait (a down device answers 503)
+    def _wait_ready(self, events: Sink, cancelled: threading.Event) -> bool:
+        """Until the engine is loaded (True); False when the request ends here (down: 503; client gone)."""
+        while not self._ready.is_set():  # loading or restarting
             if (err := self.unavailable()) is not None:
                 events.put(("error", err))
-                return
+                return False
             if cancelled.is_set():
-                return
+                return False
             self._ready.wait(0.2)
+        return True
+
+    def _ask_locked(self, ask: Ask, request_dir: Path, events: Sink, cancelled: threading.Event) -> bool:
+        """The request on the device (its turn held); False if the runner ended before it was handed over."""
         staged, adapter = self._staged, self._adapter
-        assert staged is not None and adapter is not None
+        if staged is None or adapter is None:  # lost since it was ready: wait (503 once it is down)
+            return False
         item = self._job_item(ask, request_dir)
         line = self.folder / "job" / f"{int(item.id):09d}{REQUEST_SUFFIX}"  # the host's copy, gone once pushed
         line.write_bytes(adapter.serve_request(staged, item))
         done = threading.Event()
-        self._inflight = (item.id, events, done, ask.sample.id)
+        with self._count_lock:  # handed to this runner, or it ended first (its restart then takes the turn)
+            if not self._ready.is_set():
+                line.unlink(missing_ok=True)
+                return False
+            self._inflight = (item.id, events, done, ask.sample.id)
         try:
             if (request_dir / "media").is_dir():
                 self.device.push(request_dir / "media", staged.job / "media" / item.id)
@@ -218,6 +261,7 @@ class Engine:
         finally:
             self._inflight = None
             self.served += 1
+        return True
 
     def _job_item(self, ask: Ask, request_dir: Path) -> JobItem:
         """The request as the contract's job line, made by jobs.py as in a run; media under the request's id."""
@@ -244,10 +288,16 @@ class Engine:
     # ------------------------------------------------------------------ the end
 
     def stop(self) -> None:
-        """Drain: the request in flight finishes (the lock), then the runner is stopped for certain."""
-        with self._lock:
-            self.state = "stopped"
+        """Drain: the request in flight finishes (the device's turn), then the runner is stopped for certain;
+        a load in progress is not waited for (its runner is stopped)."""
+        if self._holds_turn:
             self._stop.set()
+        got = self._lock.acquire(timeout=self.opts.sample_timeout_s + 30)  # a request ends within its timeout
+        if self.state != "down":  # a model down at the end keeps its reason (its outcome.json says it)
+            self.state = "stopped"
+        self._stop.set()
+        if got:
+            self._lock.release()
         self._thread.join(timeout=30)
         if self._staged is not None and self._adapter is not None:
             try:

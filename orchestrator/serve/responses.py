@@ -28,7 +28,7 @@ def edgefarm_object(engine: Engine, row: SampleResult) -> dict[str, Any]:
     """Which device answered, on what, and how fast: the catalogue's per-sample measures by name."""
     runner = engine.runner
     out: dict[str, Any] = {
-        "device": engine.device.name,
+        "device": engine.device_name,
         "kind": engine.device.kind,
         "backend": row.backend or engine.opts.backend,
         "backend_requested": row.backend_requested or engine.opts.backend,

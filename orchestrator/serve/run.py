@@ -1,23 +1,29 @@
-"""`edgefarm serve` from its request to its end: the devices (the run's selection: inventory.py), one
-engine per device, the session's run folder, the HTTP server; on Ctrl-C uvicorn stops taking requests
-and lets those in flight finish, then every engine drains and its runner is stopped, and the session's
-reports and database row are written (serve/session.py)."""
+"""`edgefarm serve` from its request to its end: the devices (the run's selection: inventory.py) or their
+backend units (the run's matrix: devices/units.py), one engine per model, the session's run folder, the
+terminal (serve/display.py), the HTTP server; on Ctrl-C uvicorn stops taking requests and lets those in
+flight finish, then every engine drains and its runner is stopped, and the session's reports and database
+row are written (serve/session.py)."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field, replace
+import threading
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from rich.markup import escape
 
 from android_runner.contract import SampleResult
 
+from ..devices.base import Device
+from ..devices.units import backend_asked, split_unit, units_of
 from ..inventory import load_inventory, select_usable
-from ..models import inspect_model
+from ..models import ModelSummary, inspect_model
 from ..progress import stderr_console
 from ..runners.base import RunOptions
 from .api import Bounds
 from .app import Farm, build_app
+from .display import ServeDisplay
 from .engine import Engine
 from .session import ServeSession
 
@@ -29,7 +35,7 @@ class ServeRequest:
     device_spec: str = "all"
     inventory: Path | None = None
     model: Path = Path()
-    backend: str | None = None
+    backend: str | None = None  # one backend, or a list (`cpu,gpu`: every device as its units)
     threads: int | None = None
     max_num_tokens: int | None = None
     host: str = "127.0.0.1"
@@ -51,43 +57,52 @@ class ServeRequest:
                 "bounds": vars(self.bounds)}  # fmt: skip
 
 
+def engines_for(units: Sequence[Device], model: ModelSummary, request: ServeRequest, session: ServeSession,
+                on_row: Callable[[Engine, SampleResult], None]) -> list[Engine]:  # fmt: skip
+    """One engine per model id: a device, or a backend unit of it (units_of: pixel-8@gpu is pixel-8/gpu),
+    with the run's options for it (a unit's own backend); the units of one device share its turn."""
+    base = RunOptions(run_id=session.run_id, sample_timeout_s=request.sample_timeout_s,
+                      max_num_tokens=request.max_num_tokens)  # fmt: skip
+    turns = {split_unit(d.name)[0]: threading.Lock() for d in units}
+    return [Engine(d, model, base.for_device(d, backend_asked(d, request.backend), request.threads),
+                   session.folder(d.name), on_row, request.queue_max, turns[split_unit(d.name)[0]])
+            for d in units]  # fmt: skip
+
+
 def run_server(request: ServeRequest) -> int:
     """Serve until Ctrl-C; the exit status (0: stopped as asked)."""
     import uvicorn
 
     console = stderr_console()
     model = inspect_model(request.model)
-    selection = select_usable(load_inventory(request.inventory), request.device_spec)
+    inventory = load_inventory(request.inventory)
+    selection = select_usable(inventory, request.device_spec)
     for note in selection.notes:
         console.print(f"[yellow]note:[/] {escape(note)}")
     for u in selection.unusable:
         console.print(f"[yellow]not used:[/] {u.name} ({u.state}): {escape(u.problem)}")
-    base = RunOptions(
-        run_id="", sample_timeout_s=request.sample_timeout_s, max_num_tokens=request.max_num_tokens
+    units = units_of(selection.devices, request.backend, inventory.entries)  # pixel-8@cpu, pixel-8@gpu, ...
+    session = ServeSession(
+        request.out, model, tuple(d.name for d in units), request.flags(), request.max_num_tokens
     )
-    session = ServeSession(request.out, model, tuple(d.name for d in selection.devices), request.flags(),
-                           request.max_num_tokens)  # fmt: skip
-    opts = {d.name: base.for_device(d, request.backend, request.threads) for d in selection.devices}
 
     def on_row(engine: Engine, row: SampleResult) -> None:
         session.row(engine, row)
-        figures = f"TTFT {row.ttft_ms:.0f} ms, decode {row.decode_tps or 0:.1f} tok/s" if row.ttft_ms else ""
-        console.print(
-            f"{engine.id} {row.id}: {row.status} {figures} {escape((row.error or '')[:120])}", highlight=False
-        )
+        display.row(engine, row)
 
-    engines = [Engine(d, model, replace(opts[d.name], run_id=session.run_id), session.folder(d.name), on_row,
-                      request.queue_max) for d in selection.devices]  # fmt: skip
+    engines = engines_for(units, model, request, session, on_row)
+    display = ServeDisplay(console, engines)
     farm = Farm(
         {e.id: e for e in engines}, request.bounds, request.api_key, request.allow_http, session.run_id
     )
-    for e in engines:
-        e.start()
     console.print(f"serve {session.run_id}: {len(engines)} model(s) at http://{request.host}:{request.port}/v1 "
                   f"-> {session.run_dir}", highlight=False)  # fmt: skip
     for e in engines:
         console.print(f"  {e.id} ({e.device.kind})", highlight=False)
     console.print("Ctrl-C drains the requests in flight and stops every runner", highlight=False)
+    display.start()
+    for e in engines:
+        e.start()
     config = uvicorn.Config(build_app(farm), host=request.host, port=request.port, log_level="warning",
                             access_log=False, lifespan="off", timeout_graceful_shutdown=request.sample_timeout_s)  # fmt: skip
     try:
@@ -99,6 +114,7 @@ def run_server(request: ServeRequest) -> int:
         console.print("stopping: draining each device and stopping its runner", highlight=False)
         for e in engines:
             e.stop()
+        display.close()
         html = session.finish(engines, request.db, console)
         console.print(f"serve session {session.run_id}: {sum(map(len, session.rows.values()))} request(s) -> "
                       f"{html or session.run_dir}", highlight=False)  # fmt: skip

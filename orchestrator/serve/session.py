@@ -78,6 +78,7 @@ class ServeSession:
             runner = {**e.runner, "state": state_span(self.rows[e.device.name])} if e.runner else {}
             outcome = DeviceOutcome(name=e.device.name, kind=e.device.kind, runner=runner, model_loads=e.loads,
                                     error="" if e.state != "down" else e.reason,
+                                    error_code=e.error_code if e.state == "down" else 0,
                                     notes=[f"served {len(self.rows[e.device.name])} request(s)"])  # fmt: skip
             write_outcome(dev, outcome)
             outcomes.append(outcome)

@@ -30,7 +30,7 @@ class Server:
     """`edgefarm serve` as a user starts it: a child process, stopped with Ctrl-C (SIGINT)."""
 
     def __init__(self, tmp: Path, *flags: str, env: dict, devices: str = "this-host",
-                 within_s: float = 90.0) -> None:  # fmt: skip
+                 within_s: float = 90.0, settled: tuple[str, ...] = ("ready",)) -> None:  # fmt: skip
         self.tmp, self.port, self.out = tmp, free_port(), tmp / "runs"
         env = {k: v for k, v in env.items() if k not in ("EDGEFARM_API_KEY", "EDGEFARM_INVENTORY")}
         self.log = open(tmp / "serve.log", "w+")  # noqa: SIM115 - closed in stop()
@@ -41,9 +41,10 @@ class Server:
         )  # fmt: skip
         self.url = f"http://127.0.0.1:{self.port}/v1"
         self.client = openai.OpenAI(base_url=self.url, api_key=KEY, max_retries=0, timeout=60)
-        self.wait_ready(within_s)
+        self.wait_ready(within_s, settled)
 
-    def wait_ready(self, within_s: float) -> None:
+    def wait_ready(self, within_s: float, settled: tuple[str, ...] = ("ready",)) -> None:
+        """Until every model's state is one of `settled` (a test that expects a model `down` says so)."""
         deadline = time.monotonic() + within_s
         while time.monotonic() < deadline:
             assert self.proc.poll() is None, self.output()
@@ -51,7 +52,7 @@ class Server:
             try:
                 with urllib.request.urlopen(ask, timeout=2) as r:
                     models = json.loads(r.read())["data"]
-                if models and all(m["edgefarm"]["state"] == "ready" for m in models):
+                if models and all(m["edgefarm"]["state"] in settled for m in models):
                     return
             except (OSError, KeyError, ValueError):
                 pass

@@ -27,3 +27,12 @@ def wrapped_runtime(folder: Path, real_lib: Path, source: Path, *defines: str) -
     p = subprocess.run(argv, capture_output=True, text=True, check=False)
     assert p.returncode == 0, p.stderr
     return folder / "liblitert-lm.so"
+
+
+GPU = Path(__file__).resolve().parent / "gpu_runtime.c"
+
+
+def gpu_runtime(folder: Path, real_lib: Path, flips: int, of: int, seed: int) -> Path:
+    """liblitert-lm.so whose gpu backend is the real CPU engine with `flips` of the first `of` replies
+    turned (gpu_runtime.c; 0: an unperturbed GPU path), over the real library as liblitert-lm-real.so."""
+    return wrapped_runtime(folder, real_lib, GPU, f"FLIPS={flips}", f"OF={of}", f"SEED={seed}")

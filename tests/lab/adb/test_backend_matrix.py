@@ -16,19 +16,12 @@ from pathlib import Path
 
 import pytest
 
-from .runtime_wrap import wrapped_runtime
+from .runtime_wrap import gpu_runtime
 
 REPO = Path(__file__).resolve().parents[3]
-GPU = Path(__file__).resolve().parent / "gpu_runtime.c"
 CANNED = json.loads((REPO / "data" / "models" / "canned.json").read_text())
 SAMPLES = 60
 FLIPS = 20
-
-
-def gpu_runtime(folder: Path, real_lib: Path, flips: int, seed: int) -> Path:
-    """liblitert-lm.so whose gpu backend is the real CPU engine with `flips` of the first 60 replies
-    turned (gpu_runtime.c), over the real library beside it as liblitert-lm-real.so."""
-    return wrapped_runtime(folder, real_lib, GPU, f"FLIPS={flips}", f"OF={SAMPLES}", f"SEED={seed}")
 
 
 def canned_text(root: Path) -> Path:
@@ -80,11 +73,11 @@ def matrix_lab(adb_lab, tmp_path_factory):
         return run_dir, p, report
 
     flipping = {
-        n: gpu_runtime(tmp / f"gpu20-{n}", real_lib, FLIPS, seed) for seed, (n, _, _) in enumerate(phones)
+        n: gpu_runtime(tmp / f"gpu20-{n}", real_lib, FLIPS, SAMPLES, seed) for seed, (n, _, _) in enumerate(phones)
     }
     first = run(flipping, "flips")
     again = run(flipping, "again", "--fidelity")  # the rerun scores the references too (docs/fidelity.md)
-    clean = gpu_runtime(tmp / "gpu0", real_lib, 0, 0)
+    clean = gpu_runtime(tmp / "gpu0", real_lib, 0, SAMPLES, 0)
     mixed = run({"pixel-8": clean, "sm-s921b": None, "redmi": clean}, "mixed", backends="cpu,gpu,npu")
     return {"flips": first, "again": again, "mixed": mixed}
 

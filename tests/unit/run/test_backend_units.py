@@ -9,7 +9,7 @@ from pathlib import Path
 import click
 import pytest
 
-from orchestrator.cli.run import BackendList
+from orchestrator.cli.options import BackendList
 from orchestrator.datasets import BUNDLED_DATASET, load_dataset
 from orchestrator.devices.local import LocalDevice
 from orchestrator.devices.types import Inventory
