@@ -21,6 +21,7 @@ from ..run.finish import exit_status  # the run's rule: the same exit codes
 from .execute import BenchExecution
 from .html import render as render_html
 from .plan import BenchPlan
+from .printers import conditions_md
 from .record import BenchRecord
 from .results import CellResult, cell_results, llama_rows
 from .sustained import sustained
@@ -47,11 +48,16 @@ def finish_bench(plan: BenchPlan, ex: BenchExecution, stop: threading.Event) -> 
     )  # fmt: skip
     document = record.document()
     write_json_atomic(ex.run_dir / "bench.json", document)
-    write_text_atomic(ex.run_dir / "report.html", render_html(document))
-    write_text_atomic(
-        rows_path(record, plan.request.output), printer(BENCH_ROWS, plan.request.output).text()(record.rows)
-    )
+    write_text_atomic(ex.run_dir / "report.html", render_html(document, run.conditions))
+    write_text_atomic(rows_path(record, plan.request.output), rows_file(record, plan.request.output))
     return record
+
+
+def rows_file(record: BenchRecord, fmt: str) -> str:
+    """bench-rows.<fmt>: the rows in the format; md, the table for people, ends with the conditions the
+    bench ran under (stdout gets the rows alone: the conditions go to stderr with the bench's notes)."""
+    rows = printer(BENCH_ROWS, fmt).text()(record.rows)
+    return rows + conditions_md(record.run.conditions) if fmt == "md" else rows
 
 
 def rows_path(record: BenchRecord, fmt: str):
@@ -85,4 +91,4 @@ def cell_bound(plan: BenchPlan, r: CellResult) -> float | None:
     return bound_ts(plan.bandwidth_gbs.get(r.device), plan.model.facts, c.n_depth + c.n_prompt + c.n_gen / 2)
 
 
-__all__ = ["cell_bound", "device_rows", "finish_bench", "rows_path"]
+__all__ = ["cell_bound", "device_rows", "finish_bench", "rows_file", "rows_path"]

@@ -12,6 +12,8 @@ from typing import Any
 
 from ..catalogue import ON_TG, SPEED
 from ..report import svg
+from ..report.facts import conditions_problems, conditions_text
+from ..telemetry.conditions import RunConditions
 from .results import bench_measures, read_cells
 from .sustained import HEADERS, summary, table
 
@@ -170,8 +172,21 @@ def sustain_section(curves: Mapping[str, Any]) -> str:
             f"<table><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table></section>")  # fmt: skip
 
 
-def render(bench: Mapping[str, Any]) -> str:
-    """The page: a chart per (prompt, generated) over depth, then a table per shape."""
+def conditions_section(conditions: RunConditions | None) -> str:
+    """The conditions the bench ran under and what was bad during it, as the run's report says them
+    (report/facts.py); '' when none were recorded."""
+    text, bad = conditions_text(conditions), conditions_problems(conditions)
+    if not text and not bad:
+        return ""
+    items = "".join(f"<li>{html.escape(p)}</li>" for p in bad)
+    return ("<section id='conditions'><h2>Conditions (docs/conditions.md)</h2>"
+            + (f"<p>{html.escape(text)}</p>" if text else "") + (f"<ul class='problems'>{items}</ul>" if items else "")
+            + "</section>")  # fmt: skip
+
+
+def render(bench: Mapping[str, Any], conditions: RunConditions | None = None) -> str:
+    """The page: the conditions (run.json's), a chart per (prompt, generated) over depth, then a table per
+    shape."""
     cells = read_cells(bench)
     title = f"<h1>edgefarm bench {html.escape(str(bench.get('run_id', '')))}</h1>"
     intro = (
@@ -179,7 +194,7 @@ def render(bench: Mapping[str, Any]) -> str:
         "[95% interval] over the repetitions; ★ marks a speed whose interval is clear of every other's "
         "on that shape (none when they overlap).</p>"
     )
-    parts = [title, intro]
+    parts = [title, intro, conditions_section(conditions)]
     gaps = partial_note(cells)
     if gaps:
         parts.append(f"<p class='partial'><strong>{html.escape(gaps)}</strong>: `edgefarm bench --resume` "
@@ -207,6 +222,7 @@ def render(bench: Mapping[str, Any]) -> str:
 
 __all__ = [
     "best",
+    "conditions_section",
     "cut_short",
     "depth_chart",
     "measured",

@@ -17,6 +17,8 @@ from typing import Any
 
 from ..catalogue import ON_TG
 from ..printers import BENCH_ROWS, Printers
+from ..report.facts import conditions_problems, conditions_text
+from ..telemetry.conditions import RunConditions
 from .results import FIELDS, bench_measures
 
 Rows = Sequence[Mapping[str, Any]]
@@ -104,6 +106,15 @@ def to_md(rows: Rows) -> str:
             f"| {_num(r.get('peak_rss_mb'), '{:.1f}')} |"
         )
     return "\n".join(lines) + "\n"
+
+
+def conditions_md(conditions: RunConditions | None) -> str:
+    """bench-rows.md's end: the conditions the bench ran under and what was bad during it, as the run's
+    report.md says them (report/facts.py); '' when none were recorded. The machine formats keep
+    llama-bench's layout: their conditions are in run.json."""
+    text, bad = conditions_text(conditions), conditions_problems(conditions)
+    lines = ([f"- conditions: {text}"] if text else []) + [f"- {p}" for p in bad]
+    return "\n## Conditions (docs/conditions.md)\n\n" + "\n".join(lines) + "\n" if lines else ""
 
 
 PRINTERS = Printers(BENCH_ROWS)  # these, in the one printer registry (orchestrator/printers.py)

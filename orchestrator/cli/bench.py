@@ -27,6 +27,7 @@ from ..history.record import remember
 from ..interrupt import stop_on_interrupt
 from ..printers import BENCH_ROWS, formats, printer
 from ..progress import stderr_console
+from ..report.terminal import conditions_parts
 from ..run.bounds import MAX_SUSTAIN_PASSES
 from ..run.types import PreviousRun
 from .options import cluster_option, inventory_option, settle_options
@@ -116,6 +117,8 @@ def bench(ctx: click.Context, db: str | None, **params) -> None:
     for o in record.outcomes:
         if o.error:
             console.print(f"[red]{o.name} failed:[/] {o.error}")
+    for part in conditions_parts(record.run.conditions):  # as under a run's tables (docs/conditions.md)
+        console.print(part, highlight=False)
     console.print(f"bench written: {rows_path(record, request.output)}")
     gaps = partial_note([c.to_json() for c in record.cells])
     if record.interrupted or gaps:  # what an interruption or a failed device left, and what completes it

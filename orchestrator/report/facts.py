@@ -64,9 +64,9 @@ def stamp_items(report: RunReport) -> list[tuple[str, str]]:
         items.append(
             ("runners", "; ".join(f"{', '.join(names)}: {text}" for text, names in by_identity.items()))
         )
-    conditions = run_conditions(report)
-    if conditions is not None and conditions.lines():  # what moves figures between runs (docs/conditions.md)
-        items.append(("conditions", "; ".join(conditions.lines())))
+    conditions = conditions_text(run_conditions(report))
+    if conditions:  # what moves figures between runs (docs/conditions.md)
+        items.append(("conditions", conditions))
     facts = (report.run.get("model") or {}).get("facts") or {}
     if facts.get("predicted_floor_mb") is not None:  # run.json: model_facts.py, beside the measured peaks
         peaks = ", ".join(f"{r.device} {r.peak_rss_mb:.0f} MB" for r in report.devices if r.peak_rss_mb)
@@ -83,15 +83,21 @@ def run_conditions(report: RunReport) -> RunConditions | None:
     return RunConditions.from_dict(report.run.get("conditions"))
 
 
-def conditions_problems(report: RunReport) -> list[str]:
-    """What was bad during the run (a loaded host, a device that started hot or throttled), by the rules."""
-    conditions = run_conditions(report)
+def conditions_text(conditions: RunConditions | None) -> str:
+    """A run's conditions in one line, as every page states them: a run's report and a bench's ('' when
+    not recorded: a run of an older edgefarm)."""
+    return "; ".join(conditions.lines()) if conditions is not None else ""
+
+
+def conditions_problems(conditions: RunConditions | None) -> list[str]:
+    """What was bad during a run or a bench (a loaded host, a device that started hot or throttled), by
+    the rules (telemetry/conditions.py)."""
     return conditions.problems() if conditions is not None else []
 
 
 def problems(report: RunReport) -> list[str]:
     out = [f"{r.device} failed: {r.error.splitlines()[0]}" for r in report.devices if r.error]
-    out += conditions_problems(report)
+    out += conditions_problems(run_conditions(report))
     out += [
         f"{r.device}: {r.scoring_errors} sample(s) could not be scored (counted as failed)"
         for r in report.devices

@@ -14,6 +14,7 @@ from rich.text import Text
 
 from .. import sustain
 from ..progress import stdout_console
+from ..telemetry.conditions import RunConditions
 from .best import BEST, TIED
 from .cells import BEST_NOTE, SETTINGS, Cell, device_table, header, mod_cell, modalities, shared_settings
 from .conditions import conditions_lines
@@ -21,6 +22,7 @@ from .facts import (
     INTERVALS_NOTE,
     card_only_lines,
     conditions_problems,
+    conditions_text,
     paired_lines,
     run_conditions,
     sharing_text,
@@ -131,11 +133,7 @@ def device_tables(report: RunReport, width: int = 160, wide: bool = False) -> Gr
     sharing = sharing_text(report)
     if sharing:
         parts.append(Text(f"CPU sharing: {sharing}", style="yellow"))
-    conditions = run_conditions(report)
-    if conditions is not None and conditions.lines():  # what moves figures between runs
-        parts.append(Text("conditions: " + "; ".join(conditions.lines())))
-    for line in conditions_problems(report):
-        parts.append(Text(line, style="yellow"))
+    parts += conditions_parts(run_conditions(report))  # what moves figures between runs
     for line in paired_lines(report):
         parts.append(Text(line))
     parts += matrix_parts(report)  # a run of several backends per device
@@ -166,6 +164,14 @@ def device_tables(report: RunReport, width: int = 160, wide: bool = False) -> Gr
             Text("samples that could not be scored (counted as failed): " + ", ".join(errors), style="red")
         )
     return Group(*parts)
+
+
+def conditions_parts(conditions: RunConditions | None) -> list[Text]:
+    """The conditions a run or a bench ran under (telemetry/conditions.py), then what was bad during it by
+    the rules, in yellow: under a run's tables and at a bench's end (cli/bench.py)."""
+    text = conditions_text(conditions)
+    parts = [Text(f"conditions: {text}")] if text else []
+    return parts + [Text(line, style="yellow") for line in conditions_problems(conditions)]
 
 
 def matrix_parts(report: RunReport) -> list:

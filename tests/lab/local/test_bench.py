@@ -131,6 +131,11 @@ def test_resume_takes_every_flag_from_run_json_and_runs_nothing_twice(tmp_path, 
     `run --resume`'s."""
     p, run_dir = _bench(tmp_path, local_inventory, "-p", "8", "-n", "4", "-r", "2")
     assert p.returncode == 0, p.stderr[-3000:]
+    # the conditions it ran under (issue 41), on its pages as on a run's report: this host was sampled
+    said = " ".join(p.stderr.split())
+    assert "conditions: this host: other processes " in said and "cores of " in said, said
+    assert "- conditions: this host: other processes " in (run_dir / "bench-rows.md").read_text()
+    assert "<section id='conditions'><h2>Conditions" in (run_dir / "report.html").read_text()
     again = edgefarm("bench", "--resume", str(run_dir), "-p", "16", "--inventory", str(local_inventory()),
                      "--devices", "local", "--model", str(TINY_TEXT))  # fmt: skip
     said = " ".join(again.stderr.split())
