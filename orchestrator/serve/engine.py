@@ -27,7 +27,7 @@ from android_runner.status import Status, classify
 
 from ..devices.base import Device
 from ..devices.kinds import kind_spec
-from ..devices.types import DeviceInfo
+from ..devices.types import DeviceInfo, PushStats
 from ..devices.units import split_unit
 from ..errors import BackendUnavailable, EdgefarmError
 from ..jobs import JobOptions, job_items
@@ -70,6 +70,7 @@ class Engine:
         self.runner: dict = {}  # the run stamp (runner, runtime version...), filled as the runner starts
         self.init_ms: float | None = None
         self.loads = 0
+        self.pushed = (PushStats(), PushStats())  # bytes staged: the model, the rest (outcome.json, as a run's)
         self.served = 0
         self.waiting = 0
         self._lock = turn or threading.Lock()  # one request (staging, load) at a time on the device
@@ -125,6 +126,7 @@ class Engine:
                                 where=self.device.name, fix="serve this host and boards (the Python runner)")  # fmt: skip
         self._adapter = adapter
         self._staged = adapter.stage(self.device, bundle, self.model, self.opts)
+        self.pushed = (self.pushed[0] + self._staged.model_push, self.pushed[1] + self._staged.other_push)
         self.runner = self._staged.runner  # filled in place as the runner starts (READY: runtime version...)
 
     def _serve_once(self) -> None:

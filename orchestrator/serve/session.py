@@ -77,6 +77,7 @@ class ServeSession:
                 write_json_atomic(dev / "device.json", asdict(e.info))
             runner = {**e.runner, "state": state_span(self.rows[e.device.name])} if e.runner else {}
             outcome = DeviceOutcome(name=e.device.name, kind=e.device.kind, runner=runner, model_loads=e.loads,
+                                    model_push=e.pushed[0], other_push=e.pushed[1],
                                     error="" if e.state != "down" else e.reason,
                                     error_code=e.error_code if e.state == "down" else 0,
                                     notes=[f"served {len(self.rows[e.device.name])} request(s)"])  # fmt: skip

@@ -102,6 +102,11 @@ def test_the_session_reads_like_a_matrix_run(units):
         rows = [json.loads(x) for x in (folder / "results.jsonl").read_text().splitlines()]
         assert len(rows) >= 3 and {r["backend"] for r in rows} == {unit.split("@")[1]}, unit
         assert json.loads((folder / "outcome.json").read_text())["model_loads"] == 1, unit
+    for name in (PIXEL, GALAXY):  # the model's place on a phone is by content: its units push it once at most
+        pushes = [json.loads((run_dir / "devices" / f"{name}@{b}" / "outcome.json").read_text())["model_push"]
+                  for b in ("cpu", "gpu")]  # fmt: skip
+        assert all(p["files"] + p["files_skipped"] == 1 for p in pushes), pushes
+        assert sum(1 for p in pushes if p["bytes_sent"] > 0) <= 1, pushes
     assert units.output().count(f"{GALAXY}/gpu down: ") == 1  # not tried again (each try: a load on the phone)
     down = json.loads((run_dir / "devices" / f"{GALAXY}@gpu" / "outcome.json").read_text())
     assert down["error_code"] == 6 and "gpu_unavailable" in down["error"]
