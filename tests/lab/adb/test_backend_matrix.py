@@ -10,8 +10,10 @@ right every time, so each flipped reply is a verdict that flips."""
 from __future__ import annotations
 
 import json
+import re
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -50,7 +52,8 @@ def matrix_lab(adb_lab, tmp_path_factory):
         ("redmi", "redmi", f"    server: '{host_b}'\n"),
     )
 
-    def run(libs: dict[str, Path | None], tag: str, *extra: str, backends: str = "cpu,gpu"):
+    def command(libs: dict[str, Path | None], tag: str, *extra: str, backends: str = "cpu,gpu"):
+        """`edgefarm run`'s argv over the three phones, its environment and its --out folder."""
         inv = tmp / f"devices-{tag}.yaml"
         text = f"adb_servers: [{host_b}]\ndevices:\n"
         for name, label, more in phones:
@@ -62,15 +65,15 @@ def matrix_lab(adb_lab, tmp_path_factory):
         out = tmp / f"runs-{tag}"
         env = adb_lab.env(COLUMNS="100", EDGEFARM_ALLOW_RUNTIME="1")  # the stand-in is not the pinned library
         env.pop("EDGEFARM_INVENTORY", None)
-        p = subprocess.run([sys.executable, "-m", "orchestrator", "run", "--devices", ",".join(n for n, _, _ in phones),
-                            "--inventory", str(inv), "--backend", backends, "--dataset", str(dataset),
-                            "--max-output-tokens", "16", "--out", str(out), "--sample-timeout", "60", *extra],
-                           capture_output=True, text=True, timeout=600, env=env, cwd=REPO, check=False)  # fmt: skip
-        (run_dir,) = [d for d in out.iterdir() if d.is_dir()]
-        report = (
-            json.loads((run_dir / "report.json").read_text()) if (run_dir / "report.json").is_file() else {}
-        )
-        return run_dir, p, report
+        argv = [sys.executable, "-m", "orchestrator", "run", "--devices", ",".join(n for n, _, _ in phones),
+                "--inventory", str(inv), "--backend", backends, "--dataset", str(dataset),
+                "--max-output-tokens", "16", "--out", str(out), "--sample-timeout", "60", *extra]  # fmt: skip
+        return argv, env, out
+
+    def run(libs: dict[str, Path | None], tag: str, *extra: str, backends: str = "cpu,gpu"):
+        argv, env, out = command(libs, tag, *extra, backends=backends)
+        p = subprocess.run(argv, capture_output=True, text=True, timeout=600, env=env, cwd=REPO, check=False)
+        return finished(out, p)
 
     flipping = {
         n: gpu_runtime(tmp / f"gpu20-{n}", real_lib, FLIPS, SAMPLES, seed) for seed, (n, _, _) in enumerate(phones)
@@ -79,7 +82,15 @@ def matrix_lab(adb_lab, tmp_path_factory):
     again = run(flipping, "again", "--fidelity")  # the rerun scores the references too (docs/fidelity.md)
     clean = gpu_runtime(tmp / "gpu0", real_lib, 0, SAMPLES, 0)
     mixed = run({"pixel-8": clean, "sm-s921b": None, "redmi": clean}, "mixed", backends="cpu,gpu,npu")
-    return {"flips": first, "again": again, "mixed": mixed}
+    return {"flips": first, "again": again, "mixed": mixed, "command": command, "run": run, "clean": clean,
+            "phones": [n for n, _, _ in phones]}  # fmt: skip
+
+
+def finished(out: Path, p) -> tuple[Path, subprocess.CompletedProcess, dict]:
+    """The run folder in `out`, the process, and its report.json ({} without one)."""
+    (run_dir,) = [d for d in out.iterdir() if d.is_dir()]
+    report = json.loads((run_dir / "report.json").read_text()) if (run_dir / "report.json").is_file() else {}
+    return run_dir, p, report
 
 
 def _rows(folder: Path) -> dict[str, dict]:
@@ -188,3 +199,63 @@ def test_an_npu_this_hosts_library_cannot_give_is_never_a_silent_cpu_run(matrix_
     for c in npu:  # the runtime's generic NPU path ran on the CPU: each row an error with its words
         assert not c["ran"] and not c["flagged"] and c["flips"] == [], c
         assert c["reason"].startswith(("backend_fallback: asked npu", "npu_")), c
+
+
+LIMIT, REPEAT = 4, 3  # a unit's rows: LIMIT first runs (results.jsonl) and LIMIT x 2 more (repeats.jsonl)
+
+
+def _lines(path: Path) -> list[dict]:
+    return [json.loads(x) for x in path.read_text().splitlines()] if path.is_file() else []
+
+
+def _matrix_shape(run_dir: Path) -> list[list[str]]:
+    """report.md's matrix table with every number written `#` and no ★ (a star is a finding, not shape):
+    its header, its rows' devices and each cell's lines."""
+    md = (run_dir / "report.md").read_text().split("## Backend matrix", 1)[1].split("\n\n")[1]
+    return [[re.sub(r"[-+]?\d+(\.\d+)?", "#", c).replace(" ★", "").strip() for c in row.split(" | ")]
+            for row in md.splitlines()]  # fmt: skip
+
+
+def test_a_matrix_run_killed_after_its_first_rows_resumes_to_exactly_what_was_asked(matrix_lab):
+    """Issue 44: `run --backend cpu,gpu --limit 4 --repeat 3`, SIGKILLed (the controller alone, as `kill -9`)
+    once its first rows stream in; `--resume` finishes every unit: LIMIT x REPEAT rows each, every sample
+    REPEAT times, on its own backend; no model byte pushed again; the matrix table has the shape of the
+    same run uninterrupted (the GPU stand-in unperturbed: both runs' answers are the CPU engine's)."""
+    clean = {n: matrix_lab["clean"] for n in matrix_lab["phones"]}
+    flags = ("--limit", str(LIMIT), "--repeat", str(REPEAT))
+    whole_dir, whole, _ = matrix_lab["run"](clean, "whole", *flags)
+    assert whole.returncode == 0, whole.stderr[-3000:]
+    argv, env, out = matrix_lab["command"](clean, "killed", *flags)
+    proc = subprocess.Popen(argv, cwd=REPO, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    streamed = lambda: sum(len(_lines(f)) for f in out.glob("*/devices/*/results.stream.jsonl"))
+    deadline = time.monotonic() + 120
+    while streamed() < 2 and proc.poll() is None and time.monotonic() < deadline:
+        time.sleep(0.02)
+    proc.kill()
+    assert proc.wait(timeout=30) == -9, "the run ended before its first rows were streamed"
+    (run_dir,) = [d for d in out.iterdir() if d.is_dir()]
+    units = [f"{n}@{b}" for n in matrix_lab["phones"] for b in ("cpu", "gpu")]
+    asked = LIMIT * REPEAT
+    rows_at_kill = sum(len(_lines(run_dir / "devices" / u / "results.stream.jsonl")) for u in units)
+    assert 0 < rows_at_kill < asked * len(units)
+    resumed = subprocess.run([sys.executable, "-m", "orchestrator", "run", "--resume", str(run_dir)], cwd=REPO,
+                             env=env, capture_output=True, text=True, timeout=600, check=False)  # fmt: skip
+    assert resumed.returncode == 0, resumed.stderr[-3000:]
+    flags_kept = json.loads((run_dir / "run.json").read_text())["flags"]
+    assert (flags_kept["repeat"], flags_kept["backend"], flags_kept["limit"]) == (REPEAT, "cpu,gpu", LIMIT)
+    ids = [f"CAN-{i:03d}" for i in range(1, LIMIT + 1)]
+    for unit in units:
+        folder = run_dir / "devices" / unit
+        first, more = _lines(folder / "results.jsonl"), _lines(folder / "repeats.jsonl")
+        assert [r["id"] for r in first] == ids, (unit, [r["id"] for r in first])
+        assert len(first) + len(more) == asked, (unit, len(first), len(more))
+        every = first + more  # each sample REPEAT times, each run once
+        assert sorted(r["id"].split("@")[0] for r in every) == sorted(ids * REPEAT), unit
+        assert len({r["id"] for r in every}) == asked, unit
+        assert all(r["status"] == "ok" and r["backend"] == unit.split("@")[1] for r in every), unit
+        outcome = json.loads((folder / "outcome.json").read_text())
+        assert outcome["model_push"]["bytes_sent"] == 0 and outcome["error"] == "", (unit, outcome)
+    report = json.loads((run_dir / "report.json").read_text())
+    cells = {c["unit"]: c for c in report["matrix"]["cells"]}
+    assert sorted(cells) == sorted(units) and all(c["ran"] and c["samples"] == LIMIT for c in cells.values())
+    assert _matrix_shape(run_dir) == _matrix_shape(whole_dir)
