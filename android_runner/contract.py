@@ -184,6 +184,9 @@ class FidelityScores:
 
     logp: tuple[float, ...] = ()  # nats, one per token of the reference, as the runtime returned them
     target_tokens: int | None = None  # the reference's tokens (all; logp keeps the first 256)
+    # the sum over ALL target_tokens scores, added in order in double precision by the runner (the lm-eval
+    # plugin's log-likelihood of a continuation longer than the kept 256)
+    logp_sum: float | None = None
     answer_ids: tuple[int, ...] = ()
     answer_tokens: int | None = None  # the answer's tokens (all; answer_ids keeps the first 256)
     score_ms: float | None = None  # the extra time of this pass: tokenizing, session, prefill, scoring
@@ -194,6 +197,7 @@ class FidelityScores:
     def from_dict(cls, d: Mapping[str, Any]) -> FidelityScores:
         d = {k: v for k, v in d.items() if k in _FIDELITY_FIELDS}
         d["logp"] = tuple(float(x) for x in d.get("logp") or ())
+        d["logp_sum"] = None if d.get("logp_sum") is None else float(d["logp_sum"])
         d["answer_ids"] = tuple(int(x) for x in d.get("answer_ids") or ())
         return cls(**d)
 

@@ -39,6 +39,7 @@ def score_fidelity(
         untokenized = _why(e, log, log_at)
     logp: list[float] = []
     n_target: int | None = None
+    total: float | None = None
     unscored = ask.skip
     if ask.target and not ask.skip:
         try:
@@ -51,11 +52,15 @@ def score_fidelity(
             else:
                 logp = [float(x) for x in out.token_scores[0]]
                 n_target = int(out.token_lengths[0]) if out.token_lengths else len(logp)
+                total = 0.0
+                for x in logp:  # in order, as the native runner adds them (sum() compensates from 3.12)
+                    total += x
         except Exception as e:  # noqa: BLE001
             unscored = _why(e, log, log_at)
     return FidelityScores(
         logp=tuple(logp[:FIDELITY_MAX_TOKENS]),
         target_tokens=n_target,
+        logp_sum=total,
         answer_ids=tuple(ids[:FIDELITY_MAX_TOKENS]),
         answer_tokens=None if untokenized else len(ids),
         score_ms=round((time.perf_counter() - t0) * 1000.0, 3),

@@ -2,6 +2,7 @@
 #define _GNU_SOURCE
 #include "fidelity.h"
 
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -78,9 +79,16 @@ static void score_reference(sbuf *out, sbuf *why, LiteRtLmEngine *engine, const 
       sb_str(why, "the runtime returned no per-token scores");
     } else {
       sb_str(out, ",\"logp\":[");
-      for (int i = 0; i < n && i < FIDELITY_MAX_TOKENS; i++) sb_printf(out, "%s%.17g", i ? "," : "", (double)scores[i]); /* exact: the value Python reads */
-      int total = api.litert_lm_responses_has_token_length_at(r, 0) ? api.litert_lm_responses_get_token_length_at(r, 0) : n;
-      sb_printf(out, "],\"target_tokens\":%d", total);
+      double total = 0.0; /* every score, in order, in double: the Python runner adds them the same way */
+      for (int i = 0; i < n; i++) {
+        if (i < FIDELITY_MAX_TOKENS) sb_printf(out, "%s%.17g", i ? "," : "", (double)scores[i]); /* exact: the value Python reads */
+        total += (double)scores[i];
+      }
+      sb_str(out, "]");
+      if (isfinite(total)) sb_printf(out, ",\"logp_sum\":%.17g", total); /* exact, as each score */
+      else sb_str(out, ",\"logp_sum\":null");
+      int tokens = api.litert_lm_responses_has_token_length_at(r, 0) ? api.litert_lm_responses_get_token_length_at(r, 0) : n;
+      sb_printf(out, ",\"target_tokens\":%d", tokens);
     }
     api.litert_lm_responses_delete(r);
   }

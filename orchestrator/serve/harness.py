@@ -30,7 +30,7 @@ from pathlib import Path
 from typing import Any
 
 from android_runner.backend import BACKENDS
-from android_runner.contract import FIDELITY_MAX_TOKENS, FIDELITY_TARGET_MAX_CHARS, SampleResult
+from android_runner.contract import FIDELITY_TARGET_MAX_CHARS, SampleResult
 from android_runner.status import DEFAULT_MAX_OUTPUT_TOKENS, DEFAULT_SAMPLE_TIMEOUT_S, Status
 
 from ..bundled import BUNDLED_MODEL
@@ -71,13 +71,16 @@ def text_windows(text: str, max_bytes: int) -> list[str]:
 
 
 def window_bytes(context_tokens: int | None, where: str = "lm-eval request") -> int:
-    """A rolling window's bytes: its tokens fit one row's kept scores and the device's context (None: the
-    model's, unknown; the runtime scores at most context - 1 tokens from a session's start)."""
-    tokens = min(FIDELITY_MAX_TOKENS, (context_tokens - 1) if context_tokens else FIDELITY_MAX_TOKENS)
-    if tokens < 5:
+    """A rolling window's bytes: its tokens fit the device's context (None: the model's, unknown), of which
+    the runtime scores at most context - 1 from a session's start, and it is a reference the scoring pass
+    takes (FIDELITY_TARGET_MAX_CHARS)."""
+    window = min(
+        FIDELITY_TARGET_MAX_CHARS, (context_tokens - 2) if context_tokens else FIDELITY_TARGET_MAX_CHARS
+    )
+    if window < 4:
         raise EdgefarmError(f"a context of {context_tokens} tokens leaves no window to score a text in",
                             where=where, fix="raise the device's max_num_tokens")  # fmt: skip
-    return tokens - 1
+    return window
 
 
 @dataclass(frozen=True)
@@ -144,7 +147,7 @@ class Scored:
 
 @dataclass(frozen=True)
 class Rolled:
-    """A text's rolling log-likelihood: its windows' scores (each from a session's start), summed."""
+    """A text's rolling log-likelihood: its windows' log-likelihoods (each from a session's start), summed."""
 
     logp: float  # nats, summed over every token of every window
     tokens: int
@@ -212,7 +215,9 @@ class DeviceHarness:
             raise EdgefarmError(f"a continuation of {len(continuation)} characters is over the scoring pass's "
                                 f"{FIDELITY_TARGET_MAX_CHARS}", where="lm-eval request",
                                 fix="shorten the task's targets (docs/fidelity.md)")  # fmt: skip
-        want = answer_tokens or min(FIDELITY_MAX_TOKENS, len(continuation))  # a token: at least one character
+        want = answer_tokens or min(
+            Bounds().max_tokens_max, len(continuation)
+        )  # a token: at least a character
         row = self._ask(context, want, continuation)
         f = row.fidelity
         if f is None or f.unscored or f.target_tokens is None:
@@ -220,11 +225,11 @@ class DeviceHarness:
                                 f"{f.unscored if f else 'no scores on the row'}", where=row.id,
                                 fix="the runtime's words are in the row; a runtime without "
                                 "run_text_scoring cannot score")  # fmt: skip
-        if f.target_tokens > len(f.logp):
-            raise EdgefarmError(f"the continuation has {f.target_tokens} tokens; a row keeps the first "
-                                f"{FIDELITY_MAX_TOKENS}", where=row.id, fix="shorten the task's targets")  # fmt: skip
+        if f.logp_sum is None:
+            raise EdgefarmError(f"{self.engine.id} scored request {row.id} without the sum of its scores "
+                                "(logp_sum)", where=row.id, fix="a runner of this edgefarm gives it: restage the device")  # fmt: skip
         greedy = row.output.lstrip().startswith(continuation.strip())
-        return Scored(logp=sum(f.logp), tokens=f.target_tokens, greedy=greedy, row=row)
+        return Scored(logp=f.logp_sum, tokens=f.target_tokens, greedy=greedy, row=row)
 
     def rolling(self, text: str) -> Rolled:
         """lm-eval's loglikelihood_rolling: every token of `text` scored, window by window (`text_windows`),

@@ -98,8 +98,9 @@ def fidelity_dataset(folder: Path, rows: list[tuple[str, str]]) -> Path:
 def check_against_fidelity_run(out: Path, model: Path, run_fidelity: Callable[[Path], list[dict]]) -> int:
     """lm-eval's logged samples of the three tasks against `edgefarm run --fidelity` of the same texts on the
     same device (`run_fidelity(dataset)` -> the run's rows): each log-likelihood equals the sum of the run's
-    per-token scores of the continuation after the context; each rolling value the sum over the text's
-    windows (harness.text_windows) of the run's scores of each window after the empty prompt; each generated
+    per-token scores of the continuation after the context (the row's logp_sum); each rolling value the sum
+    over the text's windows (harness.text_windows) of the run's scores of each window from the session's
+    start (a sample with an empty prompt); each generated
     answer the run's greedy answer cut at the task's stop string (a newline). Equal, not close. Returns the
     number of scoring requests lm-eval made (one per continuation, one per window)."""
     ll, gen, roll = (samples(out, t) for t in TASK_NAMES)
@@ -113,8 +114,13 @@ def check_against_fidelity_run(out: Path, model: Path, run_fidelity: Callable[[P
 
     def scored() -> float:
         f = rows[next(ids)]["fidelity"]
-        assert f["target_tokens"] == len(f["logp"]) > 0, f
-        return sum(f["logp"])
+        assert f["target_tokens"] >= len(f["logp"]) > 0 and not f["unscored"], f
+        if f["target_tokens"] == len(f["logp"]):  # every score kept: the sum is theirs, added in order
+            total = 0.0
+            for x in f["logp"]:
+                total += x
+            assert f["logp_sum"] == total, f
+        return f["logp_sum"]
 
     for s in ll:
         assert float(s["resps"][0][0][0]) == scored(), s["arguments"]

@@ -58,6 +58,10 @@ def test_the_reference_is_scored_from_the_prompt_and_the_answer_tokenized(native
     assert off is None  # not asked: no record, no pass
     f = fidelity_of(scored)
     assert f.logp == tuple(scored["logp"]) and f.answer_ids == tuple(scored["answer_ids"])
+    total = 0.0
+    for x in scored["logp"]:  # in order, in double: the Python runner's sum
+        total += x
+    assert scored["logp_sum"] == f.logp_sum == total
 
 
 def test_the_same_target_from_another_prompt_scores_otherwise(native_build, tmp_path):
@@ -82,10 +86,19 @@ def test_fidelity_records_without_k_are_refused(native_build, tmp_path):
 
 
 def test_a_target_without_a_prefill_is_scored_from_the_sessions_start(native_build, tmp_path):
-    """An empty prompt (lm-eval's rolling log-likelihood): no prefill call, which the runtime refuses empty."""
-    rc, _, rows, _ = run(native_build, tmp_path, _job(FidelityAsk(target="blue sky", prefill=())))
-    f = rows[0]["fidelity"]
-    assert rc == 0 and f["unscored"] == "" and len(f["logp"]) == f["target_tokens"] == 2, f
+    """An empty prompt (lm-eval's rolling log-likelihood): no prefill call, which the runtime refuses empty;
+    a target over the row's 256 kept scores still has the sum of all of them."""
+    words = " ".join(f"w{i}" for i in range(300))
+    rc, _, rows, _ = run(
+        native_build, tmp_path, _job(FidelityAsk(target="blue sky", prefill=()), FidelityAsk(target=words))
+    )
+    short, long = (r["fidelity"] for r in rows)
+    assert rc == 0 and short["unscored"] == "" and len(short["logp"]) == short["target_tokens"] == 2, short
+    assert long["target_tokens"] == 300 and len(long["logp"]) == 256
+    total = 0.0
+    for x in _expected_logp(words, []):
+        total += x
+    assert long["logp"] == _expected_logp(words, [])[:256] and long["logp_sum"] == total
 
 
 def test_the_host_bounds_a_record_it_reads():

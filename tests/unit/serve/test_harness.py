@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from android_runner.contract import FIDELITY_MAX_TOKENS
+from android_runner.contract import FIDELITY_TARGET_MAX_CHARS
 from orchestrator.errors import ConfigError, EdgefarmError
 from orchestrator.serve.harness import HarnessArgs, text_windows, window_bytes
 
@@ -72,9 +72,9 @@ def test_a_rolling_text_is_cut_into_windows_that_join_back(
     assert all(len(w.encode()) <= max_bytes for w in got)
 
 
-def test_a_window_fits_a_rows_scores_and_the_context() -> None:
-    assert window_bytes(None) == window_bytes(4096) == FIDELITY_MAX_TOKENS - 1
-    assert window_bytes(100) == 100 - 2  # the runtime scores at most context - 1 tokens; one more for a BOS
+def test_a_window_fits_the_context_and_a_scored_reference() -> None:
+    assert window_bytes(None) == window_bytes(10**6) == FIDELITY_TARGET_MAX_CHARS
+    assert window_bytes(2048) == 2046  # the runtime scores at most context - 1 tokens; one more for a BOS
     with pytest.raises(EdgefarmError) as e:
         window_bytes(5, where="pixel-8/cpu")
     assert "leaves no window" in e.value.what and e.value.where == "pixel-8/cpu"
