@@ -11,7 +11,13 @@ import pytest
 
 from android_runner.contract import FIDELITY_TARGET_MAX_CHARS
 from orchestrator.errors import ConfigError, EdgefarmError
-from orchestrator.serve.harness import HarnessArgs, text_windows, window_bytes
+from orchestrator.serve.harness import (
+    ROLLING_MAX_BYTES,
+    DeviceHarness,
+    HarnessArgs,
+    text_windows,
+    window_bytes,
+)
 
 REPO = Path(__file__).resolve().parents[3]
 
@@ -80,3 +86,18 @@ def test_a_window_fits_the_context_and_a_scored_reference() -> None:
     assert "leaves no window" in e.value.what and e.value.where == "pixel-8/cpu"
     with pytest.raises(ValueError):
         text_windows("abc", 3)
+
+
+@pytest.mark.parametrize(
+    ("call", "said"),
+    [
+        (lambda h: h.rolling("x" * (ROLLING_MAX_BYTES + 1)), "over loglikelihood_rolling's bound of 1000000"),
+        (lambda h: h.score("context", " \n "), "whitespace only cannot be scored"),
+        (lambda h: h.score("context", "y" * (FIDELITY_TARGET_MAX_CHARS + 1)), "over the scoring pass's 4000"),
+    ],
+)
+def test_a_request_over_a_bound_is_refused_before_it_reaches_the_device(call, said: str) -> None:
+    """Checked on the host first: the harness's device is never asked (it has none here)."""
+    with pytest.raises(EdgefarmError) as e:
+        call(DeviceHarness.__new__(DeviceHarness))
+    assert said in e.value.what and e.value.fix
