@@ -322,6 +322,7 @@ class AdbDevice:
             abi=props.get("ro.product.cpu.abi", ""),
             abis=tuple(filter(None, abis.split(","))),  # every ABI it runs binaries of
             os=f"Android {release} (SDK {sdk})" if release else "",
+            build=props.get("ro.build.fingerprint") or props.get("ro.build.display.id", ""),
             cores=int(cores) if cores.isdigit() else None,
             ram_mb=tel.ram_mb(tel.parse_meminfo(sections[1])),
             free_storage_mb=tel.parse_df_free_mb(sections[2]),

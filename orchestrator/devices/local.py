@@ -102,6 +102,7 @@ class LocalDevice:
             cores=os.cpu_count(),
             ram_mb=_ram_mb(),
             os=_os_name(),
+            build=platform.release(),
             free_storage_mb=round(usage.free / 2**20, 1),
             extra={"python": self.python, "backend": self.backend, "threads": self.threads},
         )

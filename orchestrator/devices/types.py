@@ -25,6 +25,7 @@ class DeviceInfo:
     abi: str = ""
     abis: tuple[str, ...] = ()  # every ABI the device runs binaries of (a phone's ro.product.cpu.abilist)
     os: str = ""  # "Android 14 (SDK 34)", "Debian 12", ...
+    build: str = ""  # the OS build: a phone's ro.build.fingerprint (else ro.build.display.id), this host's kernel
     cpu: str = ""
     cores: int | None = None
     ram_mb: float | None = None
@@ -59,6 +60,7 @@ _TEXT_FIELDS = (
     "soc",
     "abi",
     "os",
+    "build",
     "cpu",
     "state",
     "problem",

@@ -120,8 +120,39 @@ def ab_comparison(a: Sequence[Block], b: Sequence[Block]) -> tuple[Comparison, d
         rows.append(row)
         common = max(common, n)
     rows.sort(key=lambda d: -d.worse)  # significant changes for the worse first, as compare lists them
-    c = Comparison(f"A ({len(a)} blocks)", f"B ({len(b)} blocks)", (), common, tuple(rows))
+    c = Comparison(f"A ({len(a)} blocks)", f"B ({len(b)} blocks)", (), common, tuple(rows),
+                   conditions=settle_findings(a, b))  # fmt: skip
     return c, rounds
+
+
+def settle_findings(a: Sequence[Block], b: Sequence[Block]) -> tuple[str, ...]:
+    """What --settle's gate said of the counted blocks (docs/conditions.md), for the comparison's
+    conditions (every format prints them): how many of each side's blocks started on a device that had not
+    settled (the gate's maximum wait passed: measured while its temperature still moved), in which round on
+    which device; and the blocks the gate could not apply to (no sensor readable). () when every gated
+    block settled, or none was gated (--no-settle)."""
+    sides, unsettled = [], 0
+    for side, blocks in (("A", a), ("B", b)):
+        bad = []
+        for k, x in enumerate(blocks, 1):  # x: round k's block of this side
+            moving = [(row.device, s) for row in x.report.devices for s in row.settle if s.settled is False]
+            if moving:
+                bad.append(f"round {k}: " + ", ".join(f"{d} still {s.span_c or 0:.1f} °C over {s.window_s:g} s"
+                                                       for d, s in moving))  # fmt: skip
+        unsettled += len(bad)
+        sides.append(f"{side} {len(bad)} of {len(blocks)}" + (f" ({'; '.join(bad)})" if bad else ""))
+    said = ("UNSETTLED blocks (--settle reached its maximum wait: measured while a device's temperature still "
+            f"moved): {', '.join(sides)}")  # fmt: skip
+    out = [said] if unsettled else []
+    ungated: dict[str, int] = {}
+    for x in (*a, *b):
+        for row in x.report.devices:
+            if any(s.settled is None for s in row.settle):
+                ungated[row.device] = ungated.get(row.device, 0) + 1
+    if ungated:
+        out.append("settle not applied (no temperature sensor readable): "
+                   + ", ".join(f"{d} in {n} of {len(a) + len(b)} blocks" for d, n in ungated.items()))  # fmt: skip
+    return tuple(out)
 
 
 def resolution(r: Ratio) -> float | None:

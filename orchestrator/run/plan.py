@@ -24,7 +24,7 @@ from ..devices.units import backend_asked, split_unit, units_of
 from ..errors import ConfigError, EdgefarmError
 from ..farm.fallback import absent_named, stand_in_boards
 from ..farm.run_json import RunJson
-from ..farm.shard import identical_groups, plan_shards
+from ..farm.shard import identical_groups, plan_shards, split_by_build
 from ..inventory import Selection, load_inventory, select_usable
 from ..models import ModelSummary, inspect_model
 from ..runners.base import RunOptions
@@ -150,9 +150,12 @@ def plan(request: RunRequest, inputs: Inputs) -> RunPlan:
     if request.units:  # identical devices each run every sample, compared unit against unit
         units = tuple(identical_groups(devices, options, inputs.infos))
         if not units:
-            raise ConfigError("--units found no two identical devices (same phone model, SoC, ABI, runner, backend "
-                              "and threads)", where="--units",
+            raise ConfigError("--units found no two identical devices (same phone model, SoC, ABI, OS build, runner, "
+                              "backend and threads)" + "".join(f"; {n}" for n in split_by_build(devices, options, inputs.infos)),
+                              where="--units",
                               fix="select two or more identical devices (`edgefarm devices` lists them), or drop --units")  # fmt: skip
+    # a model on several OS builds is not one model's units or shards: said before the run
+    build_notes = tuple(split_by_build(devices, options, inputs.infos)) if request.shard or request.units else ()
     previous = inputs.previous
     if previous is not None:
         check_resumable(previous, model.sha256, inputs.dataset_sha, [s.id for s in samples])
@@ -171,7 +174,7 @@ def plan(request: RunRequest, inputs: Inputs) -> RunPlan:
         inventory=inputs.inventory,
         devices=devices,
         unusable=sel.unusable + inputs.absent,
-        notes=sel.notes,
+        notes=sel.notes + build_notes,
         report_devices=tuple(names),
         base=base,
         options=options,

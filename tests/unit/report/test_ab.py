@@ -4,12 +4,14 @@ the interval, not the verdict."""
 
 from __future__ import annotations
 
+import json
 import math
 import random
+from dataclasses import replace
 
 import pytest
 
-from android_runner.contract import SampleResult
+from android_runner.contract import SampleResult, Settle
 from orchestrator.devices.types import DeviceInfo
 from orchestrator.farm.run_json import RunJson
 from orchestrator.farm.types import DeviceOutcome
@@ -27,7 +29,7 @@ from orchestrator.report.ab import (
     widest_resolution,
 )
 from orchestrator.report.combine import build_report, device_row, sample_rows
-from orchestrator.report.compare_out import to_markdown
+from orchestrator.report.compare_out import to_json, to_markdown
 from orchestrator.report.paired import PAIRED_FIGURES
 from orchestrator.run.ab_length import MOST_REPEAT, block_length
 from orchestrator.stats import Ratio, paired_ratio_ci, rounds_ratio_ci, t_quantile
@@ -35,7 +37,9 @@ from orchestrator.stats import Ratio, paired_ratio_ci, rounds_ratio_ci, t_quanti
 RUN = {"run_id": "r", "model": {"sha256": "a"}, "dataset": {"sha256": "b"}}
 
 
-def _block(tag: str, load: float, seed: int, n: int = 8, runs: int = 1, burst: float = 0.0) -> Block:
+def _block(
+    tag: str, load: float, seed: int, n: int = 8, runs: int = 1, burst: float = 0.0, settle: Settle | None = None
+) -> Block:
     """One block: `n` samples whose times differ a lot between samples, all scaled by the block's
     `load` (what the machine was doing while it ran), with 1% noise per run; each sample run `runs`
     times (--repeat), each run hit with probability `burst` by another job's burst (2x to 4x)."""
@@ -53,6 +57,8 @@ def _block(tag: str, load: float, seed: int, n: int = 8, runs: int = 1, burst: f
     row = device_row(
         DeviceInfo.from_dict({"name": "pixel-8"}), DeviceOutcome(name="pixel-8", kind="adb"), rows, None
     )
+    if settle is not None:  # --settle's gate before the block (report/build.py reads it from the rows)
+        row = replace(row, settle=(settle,))
     report = build_report(
         RunJson.from_dict({**RUN, "run_id": tag}), [row], sample_rows({"pixel-8": (rows, None)})
     )
@@ -203,3 +209,28 @@ def test_the_markdown_title_says_which_interval_the_brackets_are():
     assert "ratios B/A (95% interval)." in to_markdown(c)  # compare's bootstrap
     ab_title = to_markdown(c, "note", f"{100 * FAMILY_LEVEL:.0f}% interval each")
     assert "ratios B/A (99% interval each)." in ab_title and ab_title.rstrip().endswith("note")
+
+
+def test_blocks_that_did_not_settle_are_counted_per_side_and_said_in_every_format():
+    """Issue 45: ab settles each block by default; a block whose device never settled (the gate's maximum
+    wait passed) is counted on its side, with its round and device, in the comparison's conditions, which
+    the terminal, md and json print; blocks without a sensor to gate on are said too."""
+    moving = Settle(False, 600.0, 2.0, 60.0, 600.0, span_c=3.4)
+    calm = Settle(True, 12.0, 2.0, 60.0, 600.0, span_c=0.4)
+    a = [_block(f"a{r}", 1.0, 10 + r, settle=moving if r in (0, 2) else calm) for r in range(4)]
+    b = [_block(f"b{r}", 1.0, 20 + r, settle=calm) for r in range(4)]
+    c, _ = ab_comparison(a, b)
+    said = ("UNSETTLED blocks (--settle reached its maximum wait: measured while a device's temperature still moved): "
+            "A 2 of 4 (round 1: pixel-8 still 3.4 °C over 60 s; round 3: pixel-8 still 3.4 °C over 60 s), B 0 of 4")  # fmt: skip
+    assert c.conditions == (said,)
+    assert f"**Conditions:** {c.conditions[0]}" in to_markdown(c)
+    assert json.loads(to_json(c))["conditions"] == list(c.conditions)
+    flipped, _ = ab_comparison(b, a)  # the same blocks on the other side
+    assert "A 0 of 4, B 2 of 4 (round 1: pixel-8" in flipped.conditions[0]
+    settled, _ = ab_comparison(b, b)
+    assert settled.conditions == ()  # every block settled: nothing to say
+    none = Settle(None, 0.0, 2.0, 60.0, 600.0)
+    ungated, _ = ab_comparison([_block("a", 1.0, 1, settle=none)] * 2, [_block("b", 1.0, 2, settle=none)] * 2)
+    assert ungated.conditions == ("settle not applied (no temperature sensor readable): pixel-8 in 4 of 4 blocks",)
+    plain, _ = ab_comparison([_block("a", 1.0, 1)] * 2, [_block("b", 1.0, 2)] * 2)  # --no-settle
+    assert plain.conditions == ()

@@ -3,13 +3,14 @@ asked), each device's options, what a resume continues; DeviceOutcome's one code
 
 from __future__ import annotations
 
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
 
 from orchestrator.datasets import BUNDLED_DATASET, load_dataset
 from orchestrator.devices.local import LocalDevice
-from orchestrator.devices.types import Inventory
+from orchestrator.devices.types import DeviceInfo, Inventory
 from orchestrator.errors import ConfigError
 from orchestrator.farm.run_json import RunJson
 from orchestrator.farm.types import DeviceOutcome
@@ -98,3 +99,25 @@ def test_the_exit_status_the_outcomes_earn():
     assert exit_status([out("a", 3), out("b", 5)]) == 5  # the run folder: fix the disk, then --resume
     assert exit_status([out("a", 6), out("b", 6)]) == 6  # a failure's own code, when every device had it
     assert exit_status([out("a", 6), out("b", 7)]) == 3
+
+
+def test_units_of_one_model_on_different_os_builds_are_refused_or_grouped_by_build_and_said():
+    """Issue 45: two Pixel 8s alike but for their OS build are not identical (farm/shard.py identity):
+    --units is refused naming each build; --shard runs them apart and says why before the run."""
+    pixels = (Phone("pixel-a"), Phone("pixel-b"))
+    infos = {p.name: DeviceInfo(name=p.name, kind="adb", model="Pixel 8", soc="Tensor G3", abi="arm64-v8a",
+                                build=f"google/shiba/shiba:14/{b}/1:user/release-keys")
+             for p, b in zip(pixels, ("AP1A.240505.004", "AP2A.240805.005"), strict=True)}  # fmt: skip
+    inputs = replace(_inputs(*pixels), infos=infos)
+    with pytest.raises(ConfigError) as e:
+        plan(RunRequest(limit=3, units=True), inputs)
+    refused = str(e.value)
+    assert "OS build" in refused and "AP1A.240505.004 1: pixel-a; AP2A.240805.005 1: pixel-b" in refused
+    sharded = plan(RunRequest(limit=3, shard=True), inputs)
+    assert sharded.shards is not None and sharded.shards.groups == ()  # each runs every sample alone
+    note = "Pixel 8: 2 devices on 2 OS builds, grouped by build"
+    assert any(n.startswith(note) for n in sharded.notes)
+    record = sharded.run_json("20260101-000000-abcd", "2026-01-01T00:00:00+00:00", {"cpus": 2}).to_dict()
+    assert any(n.startswith(note) for n in record["notes"])
+    same = replace(inputs, infos={n: replace(i, build=infos["pixel-a"].build) for n, i in infos.items()})
+    assert [g.members for g in plan(RunRequest(limit=3, units=True), same).units] == [("pixel-a", "pixel-b")]
