@@ -1,4 +1,4 @@
-"""Dataset formats (EdgeMMEval, evalscope General-VQA / General-VMCQ) -> one Sample model.
+"""Dataset formats (EdgeMMEval, evalscope General-VQA / General-VMCQ / General-MCQ / General-FC) -> one Sample model.
 
 A format is a `DatasetFormat`: `detect(path)` says whether it can read what the user pointed at,
 `load(path, subset)` returns a `Dataset` holding valid samples and ALL problems found.
@@ -27,6 +27,7 @@ def require_valid(ds: Dataset) -> Dataset:
             problems=list(ds.problems),
         )
     return ds
+
 
 __all__ = [
     "BUNDLED_DATASET",

@@ -18,11 +18,11 @@ import json
 from pathlib import Path
 from typing import Any
 
-from .evalscope_files import Row, detect_columns, load_format
+from .evalscope_files import Row, detect_columns, format_loader
 from .evalscope_media import MediaContext
 from .evalscope_vqa import fc_refusal, function_calling
 from .evalscope_vqa import row_to_sample as vqa_row_to_sample
-from .types import Dataset, Sample
+from .types import Sample
 
 FORMAT = "general_fc"
 DEFAULT_SPLIT = "test"  # evalscope's eval_split for general_fc
@@ -86,13 +86,5 @@ def row_to_sample(row: Row, ctx: MediaContext, subset: str) -> Sample:
     )
 
 
-def load(
-    path: Path,
-    subset: str | None = None,
-    *,
-    split: str = DEFAULT_SPLIT,
-    cache_dir: Path | None = None,
-    cwd: Path | None = None,
-) -> Dataset:
-    """Load a General-FunctionCalling file or folder (+ subset); every bad row is a Problem."""
-    return load_format(path, subset, FORMAT, fits, row_to_sample, split=split, cache_dir=cache_dir, cwd=cwd)
+load = format_loader(FORMAT, fits, row_to_sample, DEFAULT_SPLIT)
+"""Load a General-FunctionCalling file or folder (+ subset); every bad row is a Problem."""

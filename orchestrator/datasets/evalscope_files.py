@@ -1,15 +1,18 @@
-"""Finding and reading evalscope custom dataset files (JSONL or TSV), shared by both formats.
+"""Finding and reading evalscope custom dataset files (JSONL, CSV or TSV), shared by every evalscope format.
 
-`--dataset` is a file, or a folder plus a subset: `<subset>_<split>.jsonl`, `<subset>_<split>.tsv`,
-`<subset>.jsonl`, `<subset>.tsv`, first found wins. A folder without a subset loads every subset
-in it whose columns fit the format. Rows keep their 0-based number (the sample id when the row has
-no `id` / `index`) and their `file:line` for messages.
+`--dataset` is a file, or a folder plus a subset: `<subset>_<split>.<ext>`, then `<subset>.<ext>`, for
+ext in jsonl, csv, tsv; first found wins. A subset names a file inside the folder, never a path. A folder
+without a subset loads every subset in it whose columns fit the format. Rows keep their 0-based number
+(the sample id when the row has no `id` / `index`) and their `file:line` for messages.
 """
 
 from __future__ import annotations
 
+import csv
+import io
 import json
 import os
+import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -20,7 +23,8 @@ from ..jsonio import DATASET_ROW, JsonBoundError, describe, loads
 from .evalscope_media import MediaContext, RowProblem
 from .types import Dataset, Problem, Sample
 
-EXTENSIONS = (".jsonl", ".tsv")
+EXTENSIONS = (".jsonl", ".csv", ".tsv")
+SUBSET_NAME = re.compile(r"^[\w][\w.+-]*$")  # a file name stem: no separator, no `..` prefix
 KNOWN_SPLITS = ("train", "dev", "val", "validation", "test")
 
 
@@ -36,11 +40,14 @@ def read_rows(path: Path) -> tuple[list[Row], list[Problem]]:
     rows: list[Row] = []
     problems: list[Problem] = []
     try:
-        lines = path.read_text(encoding="utf-8-sig").splitlines()
+        text = path.read_text(encoding="utf-8-sig")
     except (OSError, UnicodeDecodeError) as e:
         raise DatasetError(
             f"cannot read {path}: {e}", fix="check the file exists and is UTF-8 text", where=str(path)
         )
+    if path.suffix.lower() == ".csv":
+        return _csv_rows(path, text)
+    lines = text.splitlines()
     if path.suffix.lower() == ".tsv":
         header_at = next((i for i, line in enumerate(lines) if line.strip()), None)
         if header_at is None:
@@ -79,6 +86,39 @@ def read_rows(path: Path) -> tuple[list[Row], list[Problem]]:
     return rows, problems
 
 
+def _csv_rows(path: Path, text: str) -> tuple[list[Row], list[Problem]]:
+    """A CSV file as Python's csv module reads it (evalscope's `csv.DictReader`): quoted cells may hold
+    commas and newlines; every header column is in every row, an empty cell as ''. A row with more
+    or fewer cells than the header is a Problem (evalscope would shift the cells or fill in None)."""
+    rows: list[Row] = []
+    problems: list[Problem] = []
+    reader = csv.reader(io.StringIO(text))
+    header: list[str] | None = None
+    while True:
+        start = reader.line_num + 1
+        try:
+            cells = next(reader)
+        except StopIteration:
+            return rows, problems
+        except csv.Error as e:  # a cell over csv's field size limit, a NUL byte: the reader cannot go on
+            what = (
+                f"not readable as CSV: {e}; the rest of the file is not read (a cell holds at most 128 KiB)"
+            )
+            problems.append(Problem(f"{path}:{start}", what))
+            return rows, problems
+        if not any(c.strip() for c in cells):
+            continue
+        if header is None:
+            header = cells
+            continue
+        where = f"{path}:{start}"
+        if len(cells) != len(header):
+            problems.append(Problem(where, f"{len(cells)} cells but the header has {len(header)} columns; "
+                                    'quote a cell that holds a comma ("299,792 km/s")'))  # fmt: skip
+            continue
+        rows.append(Row(dict(zip(header, cells)), len(rows), where))
+
+
 def columns(path: Path) -> set[str]:
     """Column names of a file's first row (TSV header, or the first JSONL object's keys)."""
     try:
@@ -88,9 +128,11 @@ def columns(path: Path) -> set[str]:
                     continue
                 if path.suffix.lower() == ".tsv":
                     return {h.strip() for h in line.rstrip("\r\n").split("\t")}
+                if path.suffix.lower() == ".csv":
+                    return set(next(csv.reader([line])))
                 data = loads(line, DATASET_ROW)
                 return set(data) if isinstance(data, dict) else set()
-    except (OSError, ValueError):  # unreadable, not UTF-8, not JSON, over a bound: no columns
+    except (OSError, ValueError, csv.Error):  # unreadable, not UTF-8, not JSON, over a bound: no columns
         return set()
     return set()
 
@@ -107,36 +149,56 @@ def find_files(
         return [(subset or _subset_of(path.stem, split), path)]
     if not path.is_dir():
         raise DatasetError(
-            f"no such file or folder: {path}", fix="give a .jsonl/.tsv file or its folder", where=str(path)
+            f"no such file or folder: {path}",
+            fix="give a .jsonl/.csv/.tsv file or its folder",
+            where=str(path),
         )
     if subset:
-        for name in (f"{subset}_{split}", subset):
-            for ext in EXTENSIONS:
-                if (path / f"{name}{ext}").is_file():
-                    return [(subset, path / f"{name}{ext}")]
+        names = [n for ext in EXTENSIONS for n in (f"{subset}_{split}{ext}", f"{subset}{ext}")]
+        if not SUBSET_NAME.match(subset):
+            raise DatasetError(
+                f"subset {subset!r} is not a plain file name (letters, digits, _ . + -; no '/', no leading "
+                "'.'): it could name a file outside the folder",
+                fix="give the subset as the file's name without split and extension (example for "
+                "example_val.csv); point --dataset at a file elsewhere instead",
+                where=str(path),
+            )
+        for name in names:  # evalscope's order: per extension, the split's file, then the plain one
+            if (path / name).is_file():
+                return [(subset, inside(path, path / name))]
         have = sorted({_subset_of(p.stem, split) for p in path.iterdir() if p.suffix in EXTENSIONS})
         raise DatasetError(
-            f"no file for subset {subset!r} (looked for {subset}_{split}.jsonl, {subset}_{split}.tsv, "
-            f"{subset}.jsonl, {subset}.tsv)",
+            f"no file for subset {subset!r} (looked for {', '.join(names)})",
             fix=f"use one of the subsets in the folder: {', '.join(have) or '(none)'}",
             where=str(path),
         )
     chosen: dict[str, Path] = {}
     others = tuple(f"_{s}" for s in KNOWN_SPLITS if s != split)
     candidates = sorted(p for p in path.iterdir() if p.is_file() and p.suffix in EXTENSIONS)
-    # split-specific names first, jsonl before tsv: the first file per subset wins
-    candidates.sort(key=lambda p: (not p.stem.endswith(f"_{split}"), EXTENSIONS.index(p.suffix), p.name))
+    # evalscope's order: jsonl, csv, tsv, and within one the split's name first; the first file per subset wins
+    candidates.sort(key=lambda p: (EXTENSIONS.index(p.suffix), not p.stem.endswith(f"_{split}"), p.name))
     for p in candidates:
         if p.name == "metadata.jsonl" or p.stem.endswith(others) or not fits(columns(p)):
             continue
-        chosen.setdefault(_subset_of(p.stem, split), p)
+        chosen.setdefault(_subset_of(p.stem, split), inside(path, p))
     if not chosen:
         raise DatasetError(
-            f"no .jsonl/.tsv file in {path} has the columns of this format",
+            f"no .jsonl/.csv/.tsv file in {path} has the columns of this format",
             fix="point --dataset at the file itself, or check its columns (see docs/evalscope.md)",
             where=str(path),
         )
     return sorted(chosen.items())
+
+
+def inside(folder: Path, file: Path) -> Path:
+    """`file`, which must stay inside `folder` once symlinks are followed (else a DatasetError)."""
+    if not file.resolve().is_relative_to(folder.resolve()):
+        raise DatasetError(
+            f"{file.name} in {folder} is a link to {file.resolve()}, outside the dataset folder",
+            fix="copy the file into the dataset folder, or point --dataset at it directly",
+            where=str(file),
+        )
+    return file
 
 
 def sample_id(row: Row) -> str:
@@ -217,10 +279,46 @@ def load_format(
     split: str,
     cache_dir: Path | None,
     cwd: Path | None,
+    check_file: Callable[[Path], None] | None = None,
 ) -> Dataset:
-    """Find the format's files (file, or folder + subset) and load them; bad rows become Problems."""
+    """Find the format's files (file, or folder + subset), `check_file` each (it raises for a file the
+    format cannot read at all), and load them; bad rows become Problems."""
     path = Path(path)
     files = find_files(path, subset, split, fits)
+    for _, file in files if check_file else ():
+        check_file(file)
     return load_files(
         path, fmt, files, row_to_sample, cache_dir=cache_dir or default_cache_dir(), cwd=cwd or cwd_now()
     )
+
+
+def format_loader(
+    fmt: str,
+    fits: Callable[[set[str]], bool],
+    row_to_sample: RowFn,
+    default_split: str,
+    check_file: Callable[[Path], None] | None = None,
+) -> Callable[..., Dataset]:
+    """A format's `load(path, subset=None, *, split=default_split, cache_dir=None, cwd=None)` (load_format's)."""
+
+    def load(
+        path: Path,
+        subset: str | None = None,
+        *,
+        split: str = default_split,
+        cache_dir: Path | None = None,
+        cwd: Path | None = None,
+    ) -> Dataset:
+        return load_format(
+            path,
+            subset,
+            fmt,
+            fits,
+            row_to_sample,
+            split=split,
+            cache_dir=cache_dir,
+            cwd=cwd,
+            check_file=check_file,
+        )
+
+    return load

@@ -14,9 +14,9 @@ from pathlib import Path
 from typing import Any
 
 from ..jsonio import DATASET_ROW, JsonBoundError, describe, loads
-from .evalscope_files import Row, detect_columns, load_format
+from .evalscope_files import Row, detect_columns, format_loader
 from .evalscope_media import KINDS, MediaContext, media_map, modality, split_text, warn_missing
-from .types import Dataset, Sample, Turn
+from .types import Part, Sample, Turn
 
 FORMAT = "general_vmcq"
 PRETTY = "General-VMCQ"
@@ -56,29 +56,49 @@ def parse_options(raw: Any, ctx: MediaContext) -> list[str]:
     return options
 
 
-def prompt_text(question: str, options: list[str]) -> str:
-    """The full prompt before placeholders are replaced by media."""
+def prompt_text(question: str, options: list[str], template: str = TEMPLATE) -> str:
+    """evalscope's multiple-choice prompt (its `prompt(...)`): `{letters}` as `A,B,C`, `{choices}` as one
+    `A) option` line per option (General-VMCQ: before placeholders are replaced by media)."""
     letters = LETTERS[: len(options)]
     choices = "\n".join(f"{letter}) {option}" for letter, option in zip(letters, options))
-    return TEMPLATE.format(letters=",".join(letters), question=question, choices=choices)
+    return template.format(letters=",".join(letters), question=question, choices=choices)
+
+
+def answer_letter(raw: Any, n_options: int, ctx: MediaContext) -> str:
+    """The row's `answer`: one letter of the options, any case (evalscope compares lower-cased), upper-cased."""
+    letters = LETTERS[:n_options]
+    answer = str(raw).strip().upper() if isinstance(raw, (str, int)) else ""
+    if len(answer) != 1 or answer not in letters:
+        many = (
+            " (several answers, evalscope's multiple_correct, are not read)" if isinstance(raw, list) else ""
+        )
+        raise ctx.problem(f"answer must be one letter of {','.join(letters)}, got {raw!r}{many}", "answer")
+    return answer
 
 
 def row_to_sample(row: Row, ctx: MediaContext, subset: str) -> Sample:
     """One General-VMCQ row -> Sample (raises RowProblem)."""
-    question = row.data.get("question")
-    if question is None or not str(question).strip():
-        raise ctx.problem("question is missing or empty", "question")
+    question = question_of(row, ctx)
     if row.data.get("options") is None:
         raise ctx.problem("options is missing", "options")
     options = parse_options(row.data["options"], ctx)
-    answer = str(row.data.get("answer") or "").strip().upper()
-    letters = LETTERS[: len(options)]
-    if len(answer) != 1 or answer not in letters:
-        raise ctx.problem(
-            f"answer must be one letter of {','.join(letters)}, got {row.data.get('answer')!r}", "answer"
-        )
+    answer = answer_letter(row.data.get("answer"), len(options), ctx)
     maps = {kind: media_map(row.data, kind, ctx, None) for kind in KINDS}  # validates every column
-    parts = split_text(prompt_text(str(question), options), maps, warn_missing(ctx.where))
+    parts = split_text(prompt_text(question, options), maps, warn_missing(ctx.where))
+    return choice_sample(ctx, subset, FORMAT, parts, options, answer)
+
+
+def question_of(row: Row, ctx: MediaContext) -> str:
+    question = row.data.get("question")
+    if question is None or not str(question).strip():
+        raise ctx.problem("question is missing or empty", "question")
+    return str(question)
+
+
+def choice_sample(
+    ctx: MediaContext, subset: str, fmt: str, parts: list[Part], options: list[str], answer: str
+) -> Sample:
+    """A multiple-choice Sample (General-VMCQ, General-MCQ): one user turn, the answer letter as reference."""
     return Sample(
         id=ctx.test_id,
         modality=modality(parts),
@@ -86,7 +106,7 @@ def row_to_sample(row: Row, ctx: MediaContext, subset: str) -> Sample:
         turns=(Turn(tuple(parts)),),
         reference=answer,
         references=(answer,),
-        format=FORMAT,
+        format=fmt,
         subset=subset,
         choices=tuple(options),
         where=ctx.where,
@@ -98,13 +118,5 @@ def detect(path: Path) -> bool:
     return detect_columns(path, fits)
 
 
-def load(
-    path: Path,
-    subset: str | None = None,
-    *,
-    split: str = DEFAULT_SPLIT,
-    cache_dir: Path | None = None,
-    cwd: Path | None = None,
-) -> Dataset:
-    """Load a General-VMCQ file or folder (+ subset); every bad row is a Problem on the Dataset."""
-    return load_format(path, subset, FORMAT, fits, row_to_sample, split=split, cache_dir=cache_dir, cwd=cwd)
+load = format_loader(FORMAT, fits, row_to_sample, DEFAULT_SPLIT)
+"""Load a General-VMCQ file or folder (+ subset); every bad row is a Problem on the Dataset."""

@@ -14,7 +14,7 @@ from typing import Any
 
 from ..errors import DatasetError
 from ..jsonio import DATASET_ROW, JsonBoundError, describe, loads
-from .evalscope_files import Row, detect_columns, load_format
+from .evalscope_files import Row, detect_columns, format_loader
 from .evalscope_media import (
     KINDS,
     MediaContext,
@@ -26,7 +26,7 @@ from .evalscope_media import (
     split_text,
     warn_missing,
 )
-from .types import Dataset, Part, Sample, Turn
+from .types import Part, Sample, Turn
 
 FORMAT = "general_vqa"
 PRETTY = "General-VQA"
@@ -170,15 +170,11 @@ def detect(path: Path) -> bool:
     return detect_columns(path, fits)
 
 
-def load(
-    path: Path,
-    subset: str | None = None,
-    *,
-    split: str = DEFAULT_SPLIT,
-    cache_dir: Path | None = None,
-    cwd: Path | None = None,
-) -> Dataset:
-    """Load a General-VQA file or folder (+ subset); every bad row is a Problem on the Dataset."""
-    if Path(path).is_file() and detect_columns(Path(path), function_calling):
-        raise fc_refusal(Path(path))
-    return load_format(path, subset, FORMAT, fits, row_to_sample, split=split, cache_dir=cache_dir, cwd=cwd)
+def refuse_function_calling(file: Path) -> None:
+    """`--format general_vqa` on a function-calling file: refused (exit 2), it is General-FC."""
+    if detect_columns(file, function_calling):
+        raise fc_refusal(file)
+
+
+load = format_loader(FORMAT, fits, row_to_sample, DEFAULT_SPLIT, check_file=refuse_function_calling)
+"""Load a General-VQA file or folder (+ subset); every bad row is a Problem on the Dataset."""

@@ -108,11 +108,13 @@ def _lazy(module: str, name: str) -> ScoreFn:
 score_edgemm = _lazy("edgemm", "score_edgemm")
 score_vqa = _lazy("evalscope", "score_vqa")
 score_vmcq = _lazy("evalscope", "score_vmcq")
+score_mcq = _lazy("evalscope", "score_mcq")
 score_fc = _lazy("evalscope_fc", "score_fc")
 
 SCORERS.add("edgemmeval", Scorer("edgemmeval", score_edgemm))
 SCORERS.add("general_vqa", Scorer("general_vqa", score_vqa))
 SCORERS.add("general_vmcq", Scorer("general_vmcq", score_vmcq))
+SCORERS.add("general_mcq", Scorer("general_mcq", score_mcq))
 SCORERS.add("general_fc", Scorer("general_fc", score_fc))
 # -- end registrations --
 

@@ -1,11 +1,11 @@
-"""Scorers for evalscope's General-VQA and General-VMCQ: per-sample metrics, averaged per subset.
+"""Scorers for evalscope's General-VQA, General-VMCQ and General-MCQ: per-sample metrics, averaged per subset.
 
 Each returns the ScoreReport record; its report.json (scoring.record.report_json) keeps evalscope's
 layout: {"schema_version", "format", "dataset", "main_metric", "metrics": [{"metric", "subset", "num",
 "score"}...] per subset plus "OVERALL" (sample-weighted) when there are several, "samples": [{"id",
 "subset", "modality", "status": "scored"|"skipped"|"error", "output", "reference", "scores"}...],
 "summary": {"total_scored", "skipped" (a count), "overall_avg", "by_subset", "scoring_errors",
-(VMCQ: "total_passed", "pass_rate_pct")}}. Scores are fractions in [0, 1], rounded to SCORE_DECIMALS.
+(VMCQ, MCQ: "total_passed", "pass_rate_pct")}}. Scores are fractions in [0, 1], rounded to SCORE_DECIMALS.
 A sample whose output is None (not run, or `unsupported` such as video) is skipped. A sample whose
 scoring raises is an error: every metric 0.0 (a failed answer), its reason kept.
 """
@@ -17,7 +17,16 @@ from typing import Any
 
 from ..datasets.types import Dataset, Sample
 from .answers import ScoredAnswers
-from .evalscope_metrics import ACCURACY, VQA_MAIN_METRIC, VQA_METRICS, extract_choice, vqa_scores
+from .evalscope_metrics import (
+    ACCURACY,
+    CHINESE,
+    ENGLISH,
+    VQA_MAIN_METRIC,
+    VQA_METRICS,
+    ChoiceSyntax,
+    extract_choice,
+    vqa_scores,
+)
 from .record import EVALSCOPE_PRETTY, isolated
 from .types import MetricRow, ScoredSample, ScoreReport, ScoreSummary
 
@@ -143,16 +152,34 @@ def score_vqa(
     return summarize("general_vqa", VQA_MAIN_METRIC, rows, metric_rows(rows, VQA_METRICS), {})
 
 
-def score_vmcq(
-    dataset: Dataset, outputs: Mapping[str, str | None], answers: ScoredAnswers | None = None
+def score_choices(
+    fmt: str,
+    syntax: ChoiceSyntax,
+    dataset: Dataset,
+    outputs: Mapping[str, str | None],
+    answers: ScoredAnswers | None,
 ) -> ScoreReport:
-    """General-VMCQ: accuracy of the extracted answer letter."""
+    """Accuracy of the letter extracted (in `syntax`) from each output against the row's answer letter."""
 
     def one(sample: Sample, out: str) -> tuple[dict[str, float], dict[str, Any]]:
-        picked = extract_choice(out, len(sample.choices))
+        picked = extract_choice(out, len(sample.choices), syntax)
         return {ACCURACY: 1.0 if picked == sample.reference else 0.0}, {"extracted": picked}
 
     rows = score_all(
         dataset, outputs, ACCURACY, (ACCURACY,), one, lambda scores: scores.get(ACCURACY) == 1.0, answers
     )
-    return summarize("general_vmcq", ACCURACY, rows, metric_rows(rows, (ACCURACY,)), {})
+    return summarize(fmt, ACCURACY, rows, metric_rows(rows, (ACCURACY,)), {})
+
+
+def score_vmcq(
+    dataset: Dataset, outputs: Mapping[str, str | None], answers: ScoredAnswers | None = None
+) -> ScoreReport:
+    """General-VMCQ: accuracy of the letter after `ANSWER:`."""
+    return score_choices("general_vmcq", ENGLISH, dataset, outputs, answers)
+
+
+def score_mcq(
+    dataset: Dataset, outputs: Mapping[str, str | None], answers: ScoredAnswers | None = None
+) -> ScoreReport:
+    """General-MCQ: accuracy of the letter after `答案：` (its Chinese template)."""
+    return score_choices("general_mcq", CHINESE, dataset, outputs, answers)

@@ -13,6 +13,7 @@
 - Empty prediction or reference: every metric 0.0, counted in the average (evalscope >= 1.x's
   `_mean` of no scored pair; docs/evalscope.md cites it).
 - VMCQ: the last `ANSWER:` marker followed by a valid letter, else the last standalone valid letter.
+  MCQ: evalscope's own reading after `答案：` (its fallback: the text's last capital letter).
 docs/evalscope.md lists where we differ from evalscope.
 """
 
@@ -21,6 +22,7 @@ from __future__ import annotations
 import logging
 import re
 import warnings
+from dataclasses import dataclass
 
 BLEU_METRICS = ("BLEU-1", "BLEU-2", "BLEU-3", "BLEU-4")
 ROUGE_METRICS = tuple(f"ROUGE-{n}-{s}" for n in ("1", "2", "L") for s in ("R", "P", "F"))
@@ -122,39 +124,90 @@ def vqa_scores(prediction: str, reference: str) -> dict[str, float]:
     return {m: both[m] for m in VQA_METRICS}
 
 
-# -- General-VMCQ answer extraction (evalscope's parse_answers, single answer) ----------------------
-_MARKER = re.compile(r"(?i)ANSWER\s*:\s*\**\s*")
+# -- General-VMCQ / General-MCQ answer extraction (evalscope's parse_answers / parse_answers_zh, single answer) --
+@dataclass(frozen=True)
+class ChoiceSyntax:
+    """How a reply names its choice: the marker before the letter, the run of labels after it, what may
+    trail it, and whether the reply is read as evalscope 1.14.1 reads it (`as_evalscope`) or with the
+    General-VMCQ differences docs/evalscope.md lists."""
+
+    marker: re.Pattern[str]
+    plain: re.Pattern[str]
+    trailing: str
+    as_evalscope: bool = False
+
+
 _BRACKETED = re.compile(r"[\(\[（【]\s*([A-Za-z\d](?:\s*[,，]\s*[A-Za-z\d])*)\s*[\)\]）】]")
-_PLAIN = re.compile(r"([A-Za-z\d][A-Za-z\d ,]*)")
+_BRACKETED_LIST = re.compile(r"[\(\[（【]\s*([A-Za-z\d](?:\s*[,，/、]\s*[A-Za-z\d])*)\s*[\)\]）】]")
+# math typesetting around a label: `$B$`, `\(B\)`, `\boxed{B}`, `$\boxed{\text{B}}$`
+_LATEX_PREFIX = re.compile(r"(?:(?:\$+|\\\(|\\(?:boxed|fbox|text|textbf|mathbf|mathrm)\s*\{)\s*)*")
+_CONNECTORS = frozenset({"and", "or"})  # between two labels: `A and B`
 _LABEL_TOKEN = re.compile(r"[A-Za-z\d]+")
 _STANDALONE = re.compile(r"(?<![A-Za-z\d])([A-Z])(?![A-Za-z\d])")
+# General-VMCQ's English templates: `ANSWER: B` (parse_answers), with edgefarm's differences
+ENGLISH = ChoiceSyntax(re.compile(r"(?i)ANSWER\s*:\s*\**\s*"), re.compile(r"([A-Za-z\d][A-Za-z\d ,]*)"), ".")
+# General-MCQ's Chinese templates: `答案：B`, read exactly as parse_answers_zh (either colon, strips `。` too)
+CHINESE = ChoiceSyntax(
+    re.compile(r"答案\s*[:：]\s*\**\s*"),
+    re.compile(r"([A-Za-z0-9][A-Za-z0-9 ,，/、]*)"),
+    "。.",
+    as_evalscope=True,
+)
 
 
-def _label_prefix(capture: str, allowed: set[str]) -> str:
-    """Leading part of a capture made only of allowed labels ('B, not C' -> 'B')."""
+def _is_label(word: str, allowed: set[str]) -> bool:
+    return word in allowed or set(word) <= allowed
+
+
+def _label_prefix(capture: str, allowed: set[str], connectors: bool = False) -> str:
+    """Leading part of a capture made only of allowed labels ('B, not C' -> 'B'); with `connectors`,
+    an `and` / `or` between two labels is stepped over."""
+    tokens = list(_LABEL_TOKEN.finditer(capture))
     end = 0
-    for token in _LABEL_TOKEN.finditer(capture):
-        if token.group(0) in allowed or set(token.group(0)) <= allowed:
+    for i, token in enumerate(tokens):
+        if _is_label(token.group(0), allowed):
             end = token.end()
+            continue
+        between = end > 0 and i + 1 < len(tokens) and _is_label(tokens[i + 1].group(0), allowed)
+        if connectors and between and token.group(0).lower() in _CONNECTORS:
             continue
         break
     return capture[:end]
 
 
-def extract_choice(output: str, n_choices: int) -> str | None:
+def _as_evalscope(output: str, allowed: set[str], syntax: ChoiceSyntax) -> str | None:
+    """evalscope 1.14.1's single-answer reading: the last marker followed by a run of labels decides (one
+    valid letter, else no answer); without one, the last capital letter of the text, if it is valid."""
+    for marker in reversed(list(syntax.marker.finditer(output))):
+        tail = output[marker.end() :]
+        tail = tail[_LATEX_PREFIX.match(tail).end() :]
+        for pattern in (_BRACKETED_LIST, syntax.plain):
+            m = pattern.match(tail)
+            prefix = _label_prefix(m.group(1), allowed, connectors=True) if m else ""
+            if prefix:
+                label = prefix.strip().rstrip(syntax.trailing)
+                return label if label in allowed else None
+    last_capital = next((c for c in reversed(output) if c.isupper()), None)
+    return last_capital if last_capital in allowed else None
+
+
+def extract_choice(output: str, n_choices: int, syntax: ChoiceSyntax = ENGLISH) -> str | None:
     """The letter the model chose, or None.
 
-    The last `ANSWER:` marker followed by exactly one valid letter wins (`ANSWER: (B)`,
-    `ANSWER: **C**`, `ANSWER: B, not C`); without one, the last standalone valid capital letter.
+    ENGLISH (General-VMCQ): the last `ANSWER:` marker followed by exactly one valid letter wins
+    (`ANSWER: (B)`, `ANSWER: **C**`, `ANSWER: B, not C`); without one, the last standalone valid
+    capital letter. CHINESE (General-MCQ): as evalscope reads it (`_as_evalscope`).
     """
     allowed = {chr(ord("A") + i) for i in range(min(n_choices, 26))}
-    for marker in reversed(list(_MARKER.finditer(output))):
+    if syntax.as_evalscope:
+        return _as_evalscope(output, allowed, syntax)
+    for marker in reversed(list(syntax.marker.finditer(output))):
         tail = output[marker.end() :]
-        for pattern in (_BRACKETED, _PLAIN):
+        for pattern in (_BRACKETED, syntax.plain):
             m = pattern.match(tail)
             if m is None:
                 continue
-            label = _label_prefix(m.group(1), allowed).strip().rstrip(".")
+            label = _label_prefix(m.group(1), allowed).strip().rstrip(syntax.trailing)
             if label in allowed:
                 return label
     for m in reversed(list(_STANDALONE.finditer(output))):

@@ -18,6 +18,7 @@ EDGEMM = "edgemmeval"
 EVALSCOPE_PRETTY = {
     "general_vqa": "General-VQA",
     "general_vmcq": "General-VMCQ",
+    "general_mcq": "General-MCQ",
     "general_fc": "General-FunctionCalling",
 }
 

@@ -111,7 +111,7 @@ class ScoreSummary:
 class ScoreReport:
     """A device's scores: one record for every format; `scoring.report_json` writes its report.json."""
 
-    scorer: str  # edgemmeval | general_vqa | general_vmcq
+    scorer: str  # edgemmeval | general_vqa | general_vmcq | general_mcq | general_fc
     summary: ScoreSummary
     by_modality: tuple[ModalityScore, ...] = ()
     metrics: tuple[MetricRow, ...] = ()

@@ -1,5 +1,6 @@
-"""The evalscope General-VQA / General-VMCQ example files both labs run (this host and the emulated
-phones), written in one place so the two suites exercise the same file shapes."""
+"""The evalscope General-VQA / General-VMCQ / General-MCQ example files the labs run (this host and the
+emulated phones, scripts/evalscope_against_serve.py), written in one place so they exercise the same
+file shapes."""
 
 from __future__ import annotations
 
@@ -48,6 +49,31 @@ VMCQ_TSV = (
     '<image 1> What colour is this?\t["Red", "Blue"]\tB\timages/blue.png\n'
     'Which one is a fruit?\t["Car", "Apple", "Rock"]\tB\t\n'
 )
+
+
+# General-MCQ as evalscope's own local example lays it out (custom_eval/text/mcq/example_val.csv and
+# example_dev.csv: id,category,question,A,B,C,D,answer,explanation), with our own questions: a Chinese
+# one, an English one whose quoted options hold commas, and one with two options (C and D empty, which
+# evalscope sends as empty options).
+MCQ_VAL_CSV = (
+    "id,category,question,A,B,C,D,answer,explanation\n"
+    "1,地理,中国的首都是哪座城市？,上海,北京,广州,深圳,B,北京是中国的首都。\n"
+    '2,physics,"Roughly how fast is sound in air, at 20 °C?","343 m/s","299,792 km/s","1,225 km/h",60 m/s,A,'
+    '"343 m/s, in dry air."\n'
+    "3,logic,Is this statement true?,yes,no,,,a,\n"
+)
+MCQ_DEV_CSV = (  # evalscope's few-shot split (its default is 0-shot): present for the shape, never sent
+    "id,question,A,B,C,D,answer\n1,一年有几个季节？,两个,三个,四个,五个,C\n"
+)
+
+
+def write_mcq_examples(folder: Path) -> Path:
+    """Write example_val.csv and example_dev.csv (General-MCQ) into `folder`; return the val file."""
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / "example_dev.csv").write_text(MCQ_DEV_CSV, encoding="utf-8")
+    val = folder / "example_val.csv"
+    val.write_text(MCQ_VAL_CSV, encoding="utf-8")
+    return val
 
 
 def _jsonl(rows) -> str:

@@ -1,19 +1,21 @@
-"""evalscope General-VQA / General-VMCQ files run on this host, with evalscope's table and an LLM judge."""
+"""evalscope General-VQA / General-VMCQ / General-MCQ files run on this host, with evalscope's table and an
+LLM judge."""
 
 from __future__ import annotations
 
 import json
 from typing import ClassVar
 
-from ..evalscope_examples import write_examples
+from ..evalscope_examples import write_examples, write_mcq_examples
 from .conftest import StubEndpoint, results, run_json, serve
 
 
-def test_general_vqa_and_vmcq_files_run_and_print_evalscope_tables(tmp_path, run_here):
-    vqa, mcq = write_examples(tmp_path)
+def test_general_vqa_vmcq_and_mcq_files_run_and_print_evalscope_tables(tmp_path, run_here):
+    vqa, vmcq = write_examples(tmp_path)
     for path, fmt, dataset_label, metric in (
         (vqa, "general_vqa", "General-VQA", "BLEU-1"),
-        (mcq, "general_vmcq", "General-VMCQ", "Accuracy"),
+        (vmcq, "general_vmcq", "General-VMCQ", "Accuracy"),
+        (write_mcq_examples(tmp_path / "mcq"), "general_mcq", "General-MCQ", "Accuracy"),
     ):
         flags = ("--dataset", str(path), "--format", fmt, "--max-output-tokens", "8")
         p, run_dir = run_here(*flags, out=tmp_path / f"runs-{fmt}")

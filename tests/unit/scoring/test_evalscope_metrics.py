@@ -3,6 +3,7 @@ the scorers' report shape, the table, and the LLM judge against a local HTTP end
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import re
 import threading
@@ -17,7 +18,7 @@ from nltk.translate.bleu_score import sentence_bleu
 
 from orchestrator.datasets.types import Dataset, Part, Sample, Turn
 from orchestrator.scoring import SCORERS, report_json
-from orchestrator.scoring.evalscope_metrics import bleu_scores, extract_choice, rouge_scores
+from orchestrator.scoring.evalscope_metrics import CHINESE, bleu_scores, extract_choice, rouge_scores
 from orchestrator.scoring.evalscope_table import render_table
 from orchestrator.scoring.judge import JudgeConfig, add_judge_accuracy, parse_verdict
 
@@ -118,6 +119,31 @@ def test_rouge_hand_values() -> None:
 )  # fmt: skip
 def test_extract_choice(text: str, n: int, want: str | None) -> None:
     assert extract_choice(text, n) == want
+
+
+@pytest.mark.parametrize(
+    "text, n, want",
+    [("答案：B", 4, "B"), ("答案:C", 4, "C"), ("答案： **A**", 4, "A"), ("答案：（D）", 4, "D"), ("答案：B。", 4, "B"),
+     ("先想想……答案：A\n不对，答案：C", 4, "C"), ("答案：E", 4, None), ("答案：b", 4, None), ("答案：AB", 4, None),
+     ("ANSWER: B", 4, "B"), ("我选 B", 4, "B"), ("all green", 4, None), ("答案：[LETTER]", 4, None),
+     ("Clearly Correct", 4, "C"), ("I think Blue", 2, "B"), ("Blue Sky", 4, None), ("答案：B，C", 4, None),
+     ("答案：$\\boxed{C}$", 4, "C"), ("答案：(B/D)", 4, None), ("答案：A and B", 4, None), ("答案：A\n答案：X", 4, "A")],
+)  # fmt: skip
+def test_extract_choice_after_the_chinese_marker(text: str, n: int, want: str | None) -> None:
+    # General-MCQ's template asks for `答案：[LETTER]`; read as evalscope 1.14.1's parse_answers_zh does: the
+    # last marker followed by labels decides (`B，C`: no answer), else the text's last capital letter if
+    # valid (`Correct` -> C; `Blue Sky` -> none, its last capital is S). Checked against evalscope 1.14.1's
+    # own function on 3000 random replies (docs/evalscope.md).
+    assert extract_choice(text, n, CHINESE) == want
+
+
+def test_mcq_scorer_reads_the_chinese_marker() -> None:
+    samples = [_sample(str(i), "example", r, "abcd") for i, r in enumerate("BCA")]
+    ds = _ds([dataclasses.replace(s, format="general_mcq") for s in samples], "general_mcq")
+    rep = report_json(SCORERS.get("general_mcq").score(ds, {"0": "答案：B", "1": "ANSWER: D", "2": None}))
+    assert rep["dataset"] == "General-MCQ" and rep["main_metric"] == "Accuracy"
+    assert rep["metrics"] == [{"metric": "Accuracy", "subset": "example", "num": 2, "score": 0.5}]
+    assert [s["extracted"] for s in rep["samples"][:2]] == ["B", "D"] and rep["summary"]["skipped"] == 1
 
 
 def _sample(sid: str, subset: str, ref: str, choices=()) -> Sample:
