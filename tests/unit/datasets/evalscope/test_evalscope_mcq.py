@@ -162,3 +162,24 @@ def test_cli_checks_it_and_exits_2_on_a_missing_column(tmp_path: Path) -> None:
     p = check(str(bad), "--format", "general_mcq")
     assert p.returncode == 2 and f"{bad}:1" in p.stderr and "'answer'" in p.stderr, p.stderr
     assert "Traceback" not in p.stderr
+
+
+def test_files_are_found_in_evalscopes_order(tmp_path: Path) -> None:
+    # evalscope's LocalDataLoader: per extension (jsonl, csv, tsv), `<subset>_<split>` then `<subset>`
+    folder = tmp_path / "mcq"
+    write_mcq_examples(folder)
+    row = {"id": "j1", "question": "From JSONL?", "A": "yes", "B": "no", "answer": "A"}
+    (folder / "example.jsonl").write_text(json.dumps(row) + "\n")
+    assert [s.id for s in load(folder, "example").samples] == ["j1"]  # example.jsonl before example_val.csv
+    (folder / "example.jsonl").unlink()
+    (folder / "example_val.tsv").write_text("id\tquestion\tA\tB\tanswer\nt1\tFrom TSV?\tyes\tno\tA\n")
+    assert [s.id for s in load(folder, "example").samples] == ["1", "2", "3"]  # csv before tsv
+
+
+def test_a_cell_over_the_csv_limit_is_a_problem_at_its_line(tmp_path: Path) -> None:
+    f = tmp_path / "big.csv"
+    f.write_text("question,A,B,answer\nok?,a,b,A\n" + "big?," + "x" * 200_000 + ",b,A\n")
+    ds = load(f)
+    assert [s.id for s in ds.samples] == ["0"]
+    (p,) = ds.problems
+    assert p.where == f"{f}:3" and "not readable as CSV" in p.message and "128 KiB" in p.message
