@@ -87,5 +87,5 @@ def test_the_same_plan_through_both_farms_gives_the_same_rows_and_figures_with_s
     runs = LIMIT * PASSES
     for proc in (ray, one):  # the progress totals count every pass (plain lines: stderr is a pipe)
         for phone in phones:
-            line = rf"^{re.escape(phone)}\s+{runs}/{runs} \(ok {runs},"
+            line = rf"^{re.escape(phone)}\s+{runs}/{runs} runs \(ok {runs},"
             assert re.search(line, proc.stderr, re.MULTILINE), proc.stderr[-3000:]
