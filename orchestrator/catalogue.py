@@ -8,9 +8,9 @@ row (android_runner/contract.py SampleResult) and the report cell's field of the
 with its interval. Every reader walks these rows, none lists figures again: the report's records
 (report/types.py: DeviceRow and SampleCell get a field for every row they do not declare), combine,
 intervals, paired comparisons, the terminal, markdown and html tables, the drill-down, the csv/jsonl
-exports, the results database (history: its figures, its kept sample columns, its tables and charts)
-and `edgefarm bench` (its cells and llama-bench rows). `views` says where a row shows beyond
-report.json.
+exports, the results database (history: its figures, its kept sample columns, its tables and charts),
+`--sustain`'s per-pass tables and chart (sustain.py, bench/sustained.py) and `edgefarm bench` (its
+cells and llama-bench rows). `views` says where a row shows beyond report.json.
 
 A new figure: one `Measure` row (with its `Figure` rows) here and its SampleResult field on the
 device side, listed below or `register`ed before the readers are imported
@@ -40,6 +40,8 @@ DRILL = "drill"  # a column of the html drill-down (every sample on every device
 DISTRIBUTION = "distribution"  # the report's distribution table and chart (p10/p50/p90)
 ENERGY_CHART = "energy chart"  # the report's energy table and chart
 KEPT = "kept"  # a column of the results database's history_samples (what `compare` pairs)
+PER_PASS = "per pass"  # --sustain: the run's per-pass table and chart (the median over a pass's ok samples,
+# as % of pass 1 in the chart); a bench measure also bench's (each cell against its own pass 1)
 # how `edgefarm bench` shows a Measure (its cells: mean, sd, 95% interval over the repetitions)
 SPEED = "speed"  # llama-bench's speed fields (avg_ts, stddev_ts, samples_ts, ...) of its pp/tg row
 ON_TG = "tg"  # `<name>` (the mean) and `<name>_sd` on the tg row
@@ -103,6 +105,11 @@ class Measure:
     def heading(self) -> str:
         return self.title or self.label
 
+    @property
+    def column(self) -> Column:
+        """A table column of one sample's value (or a median of such values): label, unit, format."""
+        return Column(self.name, self.label, self.unit, self.fmt)
+
     def cell(self, row: Any) -> float | None:
         """What a sample's cell keeps of the device's row: the value (the largest of `sources`), None
         for an energy figure whose reading is not trusted."""
@@ -125,11 +132,12 @@ def _views(*names: str) -> frozenset[str]:
 
 # fmt: off
 MEASURES: tuple[Measure, ...] = (
-    Measure("wall_ms", "Time per sample", "ms", False, views=_views(DRILL, KEPT)),
+    Measure("wall_ms", "Time per sample", "ms", False, views=_views(DRILL, KEPT, PER_PASS)),
     Measure("ttft_ms", "TTFT", "ms", False, views=_views(DRILL, DISTRIBUTION, KEPT), bench=ON_TG),
-    Measure("prefill_tps", "Prefill", "tok/s", True, positive=True, views=_views(DISTRIBUTION, KEPT),
+    Measure("prefill_tps", "Prefill", "tok/s", True, positive=True, views=_views(DISTRIBUTION, KEPT, PER_PASS),
             bench=SPEED, bench_test="pp"),
-    Measure("decode_tps", "Decode", "tok/s", True, positive=True, views=_views(DRILL, DISTRIBUTION, KEPT),
+    Measure("decode_tps", "Decode", "tok/s", True, positive=True,
+            views=_views(DRILL, DISTRIBUTION, KEPT, PER_PASS),
             bench=SPEED, bench_test="tg"),
     Measure("energy_j", "Energy", "J", False, "{:.2f}", "Energy per sample", energy=True,
             views=_views(ENERGY_CHART, KEPT)),

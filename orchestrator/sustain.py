@@ -1,8 +1,10 @@
 """Sustained load (`--sustain N`): one device's speed, temperature and clocks pass after pass (pure).
 
 The same samples run N times back to back without cooldown; every row carries its `sustain_pass`.
-Per pass: the median decode and prefill speed of its ok rows, the hottest temperature and the
-highest thermal status the hook saw after its samples, and the lowest CPU/GPU clock read after them
+Per pass: the median over its ok rows of each per-pass figure of the catalogue (catalogue.PER_PASS:
+the time per sample, prefill and decode speed; a figure added there is a field, a table column and a
+chart panel here too), the hottest temperature and the highest thermal status the hook saw after its
+samples, and the lowest CPU/GPU clock read after them
 (`thermal_after.cpu_mhz` / `gpu_mhz`, where the phone lets them be read). The time axis is the
 cumulative wall time of the rows in run order (back to back, so it is the time under load).
 - first throttle: the end of the first sample after which the thermal status was THROTTLING_LIGHT
@@ -22,17 +24,20 @@ from typing import Any
 
 from android_runner.contract import SampleResult
 
+from .catalogue import PER_PASS, Measure, measures, with_fields
+
 CLOCK_DROP = 0.9  # a clock (or its cap) below this fraction of pass 1's highest is a throttle
 STEADY_MIN = 0.9  # a last pass below this fraction of the first's decode speed slowed down
 OS_STOP, GRACEFUL, STEADY = "os_stop", "graceful", "steady"
 
 
 @dataclass(frozen=True)
+@with_fields(m.name for m in measures(PER_PASS))  # a new per-pass catalogue measure: a field after these
 class PassFigures:
     sustain_pass: int
     rows: int
     end_s: float  # cumulative wall time at the pass's end
-    wall_ms: float | None  # median wall time of its ok samples
+    wall_ms: float | None  # the per-pass measures: each the median over the pass's ok samples
     decode_tps: float | None
     prefill_tps: float | None
     max_temp_c: float | None
@@ -105,8 +110,7 @@ def curve(rows: Sequence[SampleResult]) -> SustainCurve | None:
         caps = [c for r in group if (c := _after(r, "cpu_cap_mhz")) is not None]
         passes.append(PassFigures(
             sustain_pass=k, rows=len(group), end_s=round(elapsed, 3),
-            wall_ms=_median([r.wall_ms for r in ok]),
-            decode_tps=_median([r.decode_tps for r in ok]), prefill_tps=_median([r.prefill_tps for r in ok]),
+            **{m.name: _median([m.value(r) for r in ok]) for m in measures(PER_PASS)},
             max_temp_c=max(temps) if temps else None, thermal_status=max(statuses) if statuses else None,
             cpu_mhz=min(cpus) if cpus else None, gpu_mhz=min(gpus) if gpus else None,
             cpu_cap_mhz=min(caps) if caps else None, thermal_stops=sum(r.status == "thermal_stop" for r in group),
@@ -129,17 +133,27 @@ def _cell(v: Any, fmt: str = "{:.1f}") -> str:
 
 
 def table(curves: Mapping[str, Mapping[str, Any]]) -> tuple[list[str], list[list[str]]]:
-    """(headers, rows) of the per-pass table, a row per device and pass (report.json's `sustain`)."""
-    headers = ["Device", "Pass", "Time (s)", "Sample wall (ms)", "Decode (tok/s)", "Prefill (tok/s)", "Temp (C)", "Thermal status",
+    """(headers, rows) of the per-pass table, a row per device and pass (report.json's `sustain`): the
+    catalogue's per-pass measures with their label, unit and format, then the heat and clocks."""
+    figures = measures(PER_PASS)
+    headers = ["Device", "Pass", "Time (s)", *(m.column.header for m in figures), "Temp (C)", "Thermal status",
                "CPU (MHz)", "GPU (MHz)"]  # fmt: skip
     rows = []
     for name, c in curves.items():
         for p in c.get("passes", ()):
-            rows.append([name, str(p["sustain_pass"]), _cell(p["end_s"]), _cell(p["wall_ms"], "{:.0f}"),
-                         _cell(p["decode_tps"]),
-                         _cell(p["prefill_tps"]), _cell(p["max_temp_c"]), _cell(p["thermal_status"], "{}"),
+            rows.append([name, str(p["sustain_pass"]), _cell(p["end_s"]),
+                         *(_cell(p.get(m.name), m.fmt) for m in figures),
+                         _cell(p["max_temp_c"]), _cell(p["thermal_status"], "{}"),
                          _cell(p["cpu_mhz"], "{:.0f}"), _cell(p["gpu_mhz"], "{:.0f}")])  # fmt: skip
     return headers, rows
+
+
+def directions(figures: Sequence[Measure]) -> str:
+    """`Time per sample: lower is better; Prefill, Decode: higher is better` (the catalogue's)."""
+    sides = {True: [m.label for m in figures if m.higher_is_better],
+             False: [m.label for m in figures if not m.higher_is_better]}  # fmt: skip
+    return "; ".join(f"{', '.join(labels)}: {'higher' if up else 'lower'} is better"
+                     for up, labels in sorted(sides.items()) if labels)  # fmt: skip
 
 
 def summary(name: str, c: Mapping[str, Any]) -> str:
@@ -168,8 +182,8 @@ def markdown(curves: Mapping[str, Mapping[str, Any]]) -> list[str]:
 
 def html(curves: Mapping[str, Mapping[str, Any]], chart: str = "") -> str:
     """report.html's sustained-load section ('' without --sustain): a line per device (time to the
-    first throttle, steady state), `chart` (every device's decode speed as % of its first pass against
-    time, report/charts.py) and the per-pass table."""
+    first throttle, steady state), `chart` (every device's per-pass figures as % of its first pass
+    against time, report/charts.py) and the per-pass table."""
     from html import escape
 
     if not curves:
@@ -179,8 +193,11 @@ def html(curves: Mapping[str, Mapping[str, Any]], chart: str = "") -> str:
     parts += [f"<li>{escape(summary(name, c))}</li>" for name, c in curves.items()]
     parts.append("</ul>")
     if chart:
-        parts.append(f"<figure id='chart-sustain' class='chart'><figcaption>Decode speed as % of each device's first "
-                     f"pass, against the time under load</figcaption>{chart}</figure>")  # fmt: skip
+        figures = measures(PER_PASS)
+        caption = (f"{', '.join(m.label for m in figures)} as % of each device's first pass, against the time "
+                   f"under load ({directions(figures)})")  # fmt: skip
+        parts.append(f"<figure id='chart-sustain' class='chart'><figcaption>{escape(caption)}</figcaption>"
+                     f"{chart}</figure>")  # fmt: skip
     parts.append(
         "<table><thead><tr>" + "".join(f"<th>{escape(h)}</th>" for h in headers) + "</tr></thead><tbody>"
     )

@@ -15,7 +15,7 @@ from ..report import svg
 from ..report.facts import conditions_problems, conditions_text
 from ..telemetry.conditions import RunConditions
 from .results import bench_measures, read_cells
-from .sustained import HEADERS, summary, table
+from .sustained import headers, summary, table
 
 Cell = Mapping[str, Any]  # one entry of bench.json `cells` (results.CellResult.to_json)
 # the catalogue's bench measures: the speeds (charts, ★) and the tg row's others (the tables' columns)
@@ -166,7 +166,7 @@ def shape_table(cells: Sequence[Cell]) -> str:
 def sustain_section(curves: Mapping[str, Any]) -> str:
     """--sustain: a line per device (first throttle, last pass against the first) and the per-pass table."""
     items = "".join(f"<li>{html.escape(summary(d, s))}</li>" for d, s in curves.items() if s)
-    head = "".join(f"<th>{html.escape(h)}</th>" for h in HEADERS)
+    head = "".join(f"<th>{html.escape(h)}</th>" for h in headers())
     body = "".join("<tr>" + "".join(f"<td>{html.escape(v)}</td>" for v in r) + "</tr>" for r in table(curves))
     return (f"<section id='sustain'><h2>Sustained load (--sustain): each pass against the first</h2><ul>{items}</ul>"
             f"<table><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table></section>")  # fmt: skip

@@ -12,6 +12,7 @@ import math
 from collections.abc import Callable
 from itertools import pairwise, repeat
 
+from ..catalogue import PER_PASS, measures
 from . import svg
 from .cells import modalities
 from .combine import percentile
@@ -323,35 +324,48 @@ def over_the_run(report: RunReport) -> str | None:
 
 
 def sustained(report: RunReport) -> str | None:
-    """--sustain: every device's decode speed per pass as a % of its first pass, against the time under
-    load (the passes' ends), on one chart with axes; None without --sustain curves."""
-    curves = {}
-    for name, c in report.sustain.items():
-        passes = [p for p in c.get("passes", ()) if p.get("decode_tps") is not None]
-        if len(passes) >= 2 and passes[0]["decode_tps"]:
-            first = passes[0]["decode_tps"]
-            curves[name] = [(float(p["end_s"]), 100.0 * p["decode_tps"] / first) for p in passes]
-    if not curves:
+    """--sustain: each per-pass figure of the catalogue (catalogue.PER_PASS) as a % of the device's
+    first pass, against the time under load (the passes' ends): a panel per figure, labelled with the
+    catalogue's label, a line per device; None without --sustain curves."""
+    panels = []
+    for m in measures(PER_PASS):
+        lines = {}
+        for name, c in report.sustain.items():
+            passes = [p for p in c.get("passes", ()) if p.get(m.name) is not None]
+            if len(passes) >= 2 and passes[0][m.name]:
+                first = passes[0][m.name]
+                lines[name] = [(float(p["end_s"]), 100.0 * p[m.name] / first) for p in passes]
+        if lines:
+            panels.append((m, lines))
+    if not panels:
         return None
-    ys = [y for pts in curves.values() for _, y in pts]
-    xlocs, xlabels = svg.fitting_ticks(0.0, max(x for pts in curves.values() for x, _ in pts), 4.0)
-    ylocs, ylabels = svg.nice_ticks(min(ys), max(ys))
-    names = list(curves)
+    names = [n for n in report.sustain if any(n in lines for _, lines in panels)]
+    plot_w = max(3.0, 6.0 / len(panels))  # one panel 6 in wide, several 3 in each (the page scales an svg)
+    xmax = max(x for _, lines in panels for pts in lines.values() for x, _ in pts)
+    xlocs, xlabels = svg.fitting_ticks(0.0, xmax, plot_w)
+    yticks = [svg.nice_ticks(min(ys), max(ys)) for ys in ([y for pts in lines.values() for _, y in pts]
+                                                          for _, lines in panels)]  # fmt: skip
+    lefts = [svg.left_margin(labels, True) for _, labels in yticks]
+    gap = svg.overhang(xlabels[-1]) + svg.EDGE
     legend = svg.legend_width(names)
-    left, bottom = svg.left_margin(ylabels, True), svg.bottom_margin(xlabels)
-    width = left + 6.0 + svg.overhang(xlabels[-1]) + svg.EDGE + legend
+    width = sum(lefts) + (plot_w + gap) * len(panels) + legend
     height = max(2.8, svg.legend_height(len(names)))
+    bottom = svg.bottom_margin(xlabels)
     canvas = svg.Canvas("sustain", width, height)
     colors = dict(zip(names, svg.colors(len(names))))
-    p = svg.Panel(
-        canvas, left, bottom, 6.0, height - svg.TOP - bottom, (xlocs[0], xlocs[-1]), (ylocs[0], ylocs[-1])
-    )
-    for n, pts in curves.items():
-        p.lines("series", [pts], colors[n], 1.5)
-        p.dots("points", pts, colors[n], 4)
-    p.xticks(xlocs, xlabels, "time under load (s)")
-    p.yticks(ylocs, ylabels, "decode speed (% of pass 1)")
-    p.finish()
+    x = 0.0
+    for (m, lines), (ylocs, ylabels), left in zip(panels, yticks, lefts):
+        x += left
+        p = svg.Panel(
+            canvas, x, bottom, plot_w, height - svg.TOP - bottom, (xlocs[0], xlocs[-1]), (ylocs[0], ylocs[-1])
+        )
+        for n, pts in lines.items():
+            p.lines("series", [pts], colors[n], 1.5)
+            p.dots("points", pts, colors[n], 4)
+        p.xticks(xlocs, xlabels, "time under load (s)")
+        p.yticks(ylocs, ylabels, f"{m.label} (% of pass 1)")
+        p.finish()
+        x += plot_w + gap
     svg.legend(canvas, width - legend + svg.LEGEND_GAP, [(n, colors[n]) for n in names], lines=True)
     return canvas.svg()
 

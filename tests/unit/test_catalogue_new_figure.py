@@ -2,8 +2,9 @@
 device figure) plus its device-side field, and nothing else. A fresh process registers one, energy per
 generated token on one power rail, before any reader is imported (readers take the catalogue when they
 are imported), gives the runner's row its field, and runs the real code: the run's report (report.json,
-report.html, the csv export), the results database (written, read back, its markdown table) and
-`edgefarm bench`'s cells and llama-bench rows (md and csv). Each must show the figure by its name."""
+report.html, the csv export), the results database (written, read back, its markdown table),
+`edgefarm bench`'s cells and llama-bench rows (md and csv), and `--sustain`'s per-pass record, tables and
+chart (run and bench). Each must show the figure by its name: a view that names its figures by hand fails."""
 
 from __future__ import annotations
 
@@ -26,7 +27,7 @@ CHILD = textwrap.dedent(
     NAME = "rail_mj_per_token"
     cat.register(  # the one catalogue row: a per-sample measure and its device figure
         cat.Measure(NAME, "Rail energy/token", "mJ", False, "{:.1f}", paired=False,
-                    views=frozenset({cat.DRILL, cat.KEPT}), bench=cat.ON_TG),
+                    views=frozenset({cat.DRILL, cat.KEPT, cat.PER_PASS}), bench=cat.ON_TG),
         cat.Figure(cat.Column(NAME + "_p50", "Rail energy/token p50", "mJ", "{:.2f}"), False, NAME, "p50",
                    "bootstrap", frozenset({cat.WIDE, cat.DETAILS, cat.EXPORT, cat.HISTORY, cat.HISTORY_TABLE})),
     )
@@ -37,7 +38,11 @@ CHILD = textwrap.dedent(
         rail_mj_per_token: float | None = None
 
 
+    import dataclasses
+
     from orchestrator.bench.grid import Cell  # the readers, imported after the registration
+    from orchestrator.bench.sustained import headers as bench_pass_headers, summary as bench_pass_line
+    from orchestrator.bench.sustained import sustained as bench_passes, table as bench_pass_table
     from orchestrator.bench.printers import PRINTERS as BENCH
     from orchestrator.bench.results import cell_results, llama_rows
     from orchestrator.devices.types import DeviceInfo
@@ -47,7 +52,9 @@ CHILD = textwrap.dedent(
     from orchestrator.history.series import build_series
     from orchestrator.history.store import read_history, read_samples, write_run
     from orchestrator.report.combine import build_report, device_row, sample_rows
+    from orchestrator.report.charts import sustained as sustain_chart
     from orchestrator.report.printers import PRINTERS
+    from orchestrator.sustain import curve, markdown as sustain_md
     from orchestrator.farm.run_json import ModelStamp, RunJson
     from orchestrator.farm.types import DeviceOutcome
 
@@ -82,6 +89,21 @@ CHILD = textwrap.dedent(
     out["bench_rows"] = bench_rows
     out["bench_md"] = BENCH.get("md")(bench_rows)
     out["bench_csv"] = BENCH.get("csv")(bench_rows)
+
+    # --sustain: pass 1 then pass 2 (RAIL[0], then RAIL[1]), on the run and on the bench
+    passes = [Row(id="s0" if k == 1 else f"s0@s{k}", status="ok", wall_ms=50.0, decode_tps=20.0, prefill_tps=100.0,
+                  sustain_pass=k, rail_mj_per_token=RAIL[k - 1]) for k in (1, 2)]
+    run_curve = curve(passes).to_json()
+    out["sustain_curve"] = run_curve
+    out["sustain_md"] = "\\n".join(sustain_md({"pixel-8": run_curve}))
+    out["sustain_chart"] = sustain_chart(dataclasses.replace(report, sustain={"pixel-8": run_curve}))
+    cell_passes = [dataclasses.replace(r, id=cell.id if r.sustain_pass == 1 else f"{cell.id}@s{r.sustain_pass}")
+                   for r in passes]
+    bench_curve = bench_passes([cell], cell_passes)
+    out["bench_passes"] = bench_curve
+    out["bench_pass_headers"] = list(bench_pass_headers())
+    out["bench_pass_table"] = bench_pass_table({"pixel-8": bench_curve})
+    out["bench_pass_line"] = bench_pass_line("pixel-8", bench_curve)
     print(json.dumps(out))
     '''
 )
@@ -127,3 +149,16 @@ def test_a_figure_added_in_one_catalogue_row_reaches_every_output(tmp_path):
     assert abs(tg["rail_mj_per_token_sd"] - statistics.stdev(RAIL)) < 1e-9
     assert "Rail energy/token mJ" in out["bench_md"] and f"{statistics.mean(RAIL):.2f}" in out["bench_md"]
     assert "rail_mj_per_token,rail_mj_per_token_sd" in out["bench_csv"].splitlines()[0]
+
+    # --sustain (run): the pass's median in report.json's curve, a column of its table, a panel of its chart
+    assert [p["rail_mj_per_token"] for p in out["sustain_curve"]["passes"]] == RAIL[:2]
+    assert "| Rail energy/token (mJ) |" in out["sustain_md"]
+    assert f"| pixel-8 | 2 | 0.1 | 50 | 100 | 20 | {RAIL[1]:.1f} |" in out["sustain_md"]
+    assert "Rail energy/token (% of pass 1)" in out["sustain_chart"]
+    # --sustain (bench): each cell against its own pass 1, in bench.json, the table and the summary line
+    pct = 100.0 * RAIL[1] / RAIL[0]
+    assert out["bench_passes"]["passes"][1]["pct_of_first"]["rail_mj_per_token"] == round(pct, 2)
+    assert "Rail energy/token % of pass 1" in out["bench_pass_headers"]
+    rail_column = out["bench_pass_headers"].index("Rail energy/token % of pass 1")
+    assert out["bench_pass_table"][1][rail_column] == f"{pct:.1f}"
+    assert f"rail energy/token {pct:.0f}%" in out["bench_pass_line"]

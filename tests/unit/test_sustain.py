@@ -53,16 +53,20 @@ def test_curve_throttle_time_and_steady_state():
     assert c.passes[3].thermal_status == 1 and c.passes[4].cpu_mhz == 1400 and c.passes[2].max_temp_c == 43.0
     md = "\n".join(markdown({"pixel-8": c.to_json()}))
     assert "first throttle after 5.0 s" in md and "61% of the first pass" in md and "| pixel-8 | 5 |" in md
+    # the per-pass figures by the catalogue's label, unit and format (Decode: {:.0f}; 12.5 -> 12)
+    assert "| Time per sample (ms) | Prefill (tok/s) | Decode (tok/s) |" in md and "| pixel-8 | 4 | 8.0 | 1000 | 125 | 12 |" in md
     from orchestrator.report.charts import sustained
     from orchestrator.report.types import RunReport
 
     steady = {"passes": [dict(p, decode_tps=30.0) for p in c.to_json()["passes"]], "first_throttle_s": None}
     chart = sustained(RunReport(3, "r", {}, (), sustain={"pixel-8": c.to_json(), "pi-5": steady}))
     assert chart.count("class=\"legend\"") == 1 and ">pixel-8<" in chart and ">pi-5<" in chart  # one chart, both
-    assert "decode speed (% of pass 1)" in chart and "time under load (s)" in chart  # with axes
+    assert "Decode (% of pass 1)" in chart and "time under load (s)" in chart  # with axes: the catalogue's label
+    assert "Time per sample (% of pass 1)" in chart and "Prefill (% of pass 1)" in chart  # a panel per figure
     assert ">100<" in chart and ">60<" in chart  # pi-5 at 100%, pixel-8 down to 61%: the y axis spans both
     page = html({"pixel-8": c.to_json()}, chart)
     assert "id='chart-sustain'" in page and "<li>pixel-8: first throttle after 5.0 s" in page
+    assert "Time per sample: lower is better; Prefill, Decode: higher is better" in page  # the directions
 
 
 def test_no_sustain_rows_no_curve_and_no_section():

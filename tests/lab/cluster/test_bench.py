@@ -65,4 +65,4 @@ def test_a_bench_across_farm_hosts_with_sustain_and_a_hosts_bandwidth(cluster_la
         assert [r["sustain_pass"] for r in by_load] == [1] * 4 + [2] * 4
         assert json.loads((folder / "outcome.json").read_text())["model_loads"] == 12
         assert [x["sustain_pass"] for x in curves[name]["passes"]] == [1, 2]
-        assert curves[name]["passes"][0]["decode_pct_of_first"] == 100.0
+        assert curves[name]["passes"][0]["pct_of_first"]["decode_tps"] == 100.0

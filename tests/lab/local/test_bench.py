@@ -115,8 +115,8 @@ def test_sustain_runs_the_grid_pass_after_pass_and_sets_each_pass_against_the_fi
     assert outcome["model_loads"] == 16
     curve = json.loads((run_dir / "bench.json").read_text())["sustain"]["this-host"]
     assert [x["sustain_pass"] for x in curve["passes"]] == [1, 2, 3]
-    assert curve["passes"][0]["decode_pct_of_first"] == 100.0 and len(curve["passes"][2]["cells"]) == 4
-    assert curve["steady_decode_pct"] > 0 and curve["passes"][2]["end_s"] > curve["passes"][0]["end_s"] > 0
+    assert curve["passes"][0]["pct_of_first"]["decode_tps"] == 100.0 and len(curve["passes"][2]["cells"]) == 4
+    assert curve["steady_pct"]["decode_tps"] > 0 and curve["passes"][2]["end_s"] > curve["passes"][0]["end_s"] > 0
     assert "this-host: " in p.stderr and "of pass 1 (median over the cells)" in p.stderr
     assert "<section id='sustain'>" in (run_dir / "report.html").read_text()
     run = json.loads((run_dir / "run.json").read_text())

@@ -13,7 +13,7 @@ from android_runner.contract import JobItem, SampleResult
 from orchestrator.bench.grid import Cell
 from orchestrator.bench.html import render
 from orchestrator.bench.plan import BenchRequest, plan_bench
-from orchestrator.bench.sustained import summary, sustained, table
+from orchestrator.bench.sustained import headers, summary, sustained, table
 from orchestrator.errors import ConfigError
 from orchestrator.inventory import Selection
 from orchestrator.measure import expand, split
@@ -65,18 +65,19 @@ def test_each_pass_is_the_median_over_cells_of_the_cell_against_its_own_first_pa
     s = sustained([A, B], rows)
     p = s["passes"]
     assert [x["sustain_pass"] for x in p] == [1, 2, 3] and [x["end_s"] for x in p] == [2.0, 4.0, 6.0]
-    assert p[0]["prefill_pct_of_first"] == 100.0 and p[0]["decode_pct_of_first"] == 100.0
-    assert p[1]["prefill_pct_of_first"] == pytest.approx(95.0)  # median of 90% and 100%
-    assert p[1]["decode_pct_of_first"] == pytest.approx(92.5)  # median of 90% and 95%
-    assert s["steady_prefill_pct"] == pytest.approx(62.5) and s["steady_decode_pct"] == pytest.approx(55.0)
+    assert p[0]["pct_of_first"] == {"prefill_tps": 100.0, "decode_tps": 100.0}  # the catalogue's names
+    assert p[1]["pct_of_first"]["prefill_tps"] == pytest.approx(95.0)  # median of 90% and 100%
+    assert p[1]["pct_of_first"]["decode_tps"] == pytest.approx(92.5)  # median of 90% and 95%
+    assert s["steady_pct"] == pytest.approx({"prefill_tps": 62.5, "decode_tps": 55.0})
     assert p[2]["cells"][B.id] == {"prefill_tps": 300.0, "decode_tps": 60.0} and p[2]["max_temp_c"] == 45.0
     assert s["first_throttle_s"] == pytest.approx(5.0)  # the first row of pass 3 reported status 2
     line = summary("pixel", s)
     assert "first throttle after 5.0 s" in line and "pass 3 at prefill 62% and decode 55% of pass 1" in line
     assert s["ending"] == "graceful" and line.endswith(f"graceful: {s['ending_why']}")  # slowed, no OS stop
     assert [r[:5] for r in table({"pixel": s})][1] == ["pixel", "2", "4.0", "95.0", "92.5"]
+    assert headers()[3:5] == ("Prefill % of pass 1", "Decode % of pass 1")  # the catalogue's labels
     page = render({"run_id": "x", "model": {}, "cells": [], "sustain": {"pixel": s}})
-    assert "<section id='sustain'>" in page and "<td>92.5</td>" in page
+    assert "<section id='sustain'>" in page and "<td>92.5</td>" in page and "<th>Decode % of pass 1</th>" in page
 
 
 def test_one_pass_is_no_curve():
