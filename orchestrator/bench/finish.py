@@ -23,7 +23,8 @@ from .html import render as render_html
 from .plan import BenchPlan
 from .printers import conditions_md
 from .record import BenchRecord
-from .results import CellResult, cell_results, llama_rows
+from .results import CellResult, cell_results
+from .rows import llama_rows
 from .sustained import sustained
 
 

@@ -1,9 +1,9 @@
-"""`edgefarm bench -o md|csv|json|jsonl|sql`: one list of rows (results.llama_rows), five views,
+"""`edgefarm bench -o md|csv|json|jsonl|sql`: one list of rows (rows.LlamaRow records), five views,
 registered in the one printer registry (orchestrator/printers.py).
 
-Pure. The field list is written once (results.FIELDS); json, jsonl, csv and sql carry every field,
-in llama-bench's layout (json: an array of rows; sql: CREATE TABLE + one INSERT per row), so scripts
-that read llama-bench's output read these; md is the table for people.
+Pure. The field list is written once (rows.FIELDS, the record's codec `to_dict`); json, jsonl, csv
+and sql carry every field, in llama-bench's layout (json: an array of rows; sql: CREATE TABLE + one
+INSERT per row), so scripts that read llama-bench's output read these; md is the table for people.
 """
 
 from __future__ import annotations
@@ -12,25 +12,26 @@ import csv
 import io
 import json
 import math
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from typing import Any
 
 from ..catalogue import ON_TG
 from ..printers import BENCH_ROWS, Printers
 from ..report.facts import conditions_problems, conditions_text
 from ..telemetry.conditions import RunConditions
-from .results import FIELDS, bench_measures
+from .results import bench_measures
+from .rows import FIELDS, LlamaRow
 
-Rows = Sequence[Mapping[str, Any]]
+Rows = Sequence[LlamaRow]
 SQL_TABLE = "edgefarm_bench"
 
 
 def to_json(rows: Rows) -> str:
-    return json.dumps(list(rows), indent=2, ensure_ascii=False) + "\n"
+    return json.dumps([r.to_dict() for r in rows], indent=2, ensure_ascii=False) + "\n"
 
 
 def to_jsonl(rows: Rows) -> str:
-    return "".join(json.dumps(r, ensure_ascii=False) + "\n" for r in rows)
+    return "".join(json.dumps(r.to_dict(), ensure_ascii=False) + "\n" for r in rows)
 
 
 def _cell(v: Any) -> str:
@@ -46,7 +47,7 @@ def to_csv(rows: Rows) -> str:
     w = csv.writer(out, lineterminator="\n")
     w.writerow(FIELDS)
     for r in rows:
-        w.writerow([_cell(r.get(k)) for k in FIELDS])
+        w.writerow([_cell(v) for v in r.to_dict().values()])
     return out.getvalue()
 
 
@@ -63,7 +64,7 @@ def _sql_value(v: Any) -> str:
 
 
 def _sql_type(name: str, rows: Rows) -> str:
-    kinds = {type(r.get(name)) for r in rows if r.get(name) is not None}
+    kinds = {type(v) for r in rows if (v := getattr(r, name)) is not None}
     if kinds <= {int}:
         return "INTEGER"
     if kinds <= {int, float}:
@@ -76,9 +77,8 @@ def to_sql(rows: Rows) -> str:
     lines = [f"CREATE TABLE IF NOT EXISTS {SQL_TABLE} ({cols});"]
     names = ", ".join(FIELDS)
     for r in rows:
-        lines.append(
-            f"INSERT INTO {SQL_TABLE} ({names}) VALUES ({', '.join(_sql_value(r.get(k)) for k in FIELDS)});"
-        )
+        values = ", ".join(_sql_value(v) for v in r.to_dict().values())
+        lines.append(f"INSERT INTO {SQL_TABLE} ({names}) VALUES ({values});")
     return "\n".join(lines) + "\n"
 
 
@@ -92,18 +92,18 @@ def to_md(rows: Rows) -> str:
             + "".join(f"{m.label} {m.unit} | " for m in tg) + "init ms (load) | peak MB |")  # fmt: skip
     lines = [head, "|" + "---|" * (head.count("|") - 1)]
     for r in rows:
-        speed = "-" if r.get("avg_ts") is None else f"{r['avg_ts']:.2f} ± {r.get('stddev_ts') or 0:.2f}"
-        ci = "-" if r.get("ci95_lo_ts") is None else f"{r['ci95_lo_ts']:.2f} - {r['ci95_hi_ts']:.2f}"
-        load = "" if r.get("engine_load") is None else f" (#{r['engine_load']})"
-        errs = f", {r['errors']} failed" if r.get("errors") else ""
-        reps = f"{r.get('repetitions', 0)}{errs}"
-        if not r.get("repetitions") and not r.get("errors"):  # a cell an interrupted bench did not reach
+        speed = "-" if r.avg_ts is None else f"{r.avg_ts:.2f} ± {r.stddev_ts or 0:.2f}"
+        ci = "-" if r.ci95_lo_ts is None else f"{r.ci95_lo_ts:.2f} - {r.ci95_hi_ts:.2f}"
+        load = "" if r.engine_load is None else f" (#{r.engine_load})"
+        errs = f", {r.errors} failed" if r.errors else ""
+        reps = f"{r.repetitions}{errs}"
+        if not r.repetitions and not r.errors:  # a cell an interrupted bench did not reach
             speed, reps = "not measured", "0"
         lines.append(
-            f"| {r['device']} | {r.get('backend_ran') or r['backends']} | {r.get('n_threads') or 'default'} "
-            f"| {r['test']} | {r['n_depth']} | {speed} | {ci} | {reps} "
-            f"| {''.join(_num(r.get(m.name)) + ' | ' for m in tg)}{_num(r.get('init_ms'), '{:.1f}')}{load} "
-            f"| {_num(r.get('peak_rss_mb'), '{:.1f}')} |"
+            f"| {r.device} | {r.backend_ran or r.backends} | {r.n_threads or 'default'} "
+            f"| {r.test} | {r.n_depth} | {speed} | {ci} | {reps} "
+            f"| {''.join(_num(getattr(r, m.name)) + ' | ' for m in tg)}{_num(r.init_ms, '{:.1f}')}{load} "
+            f"| {_num(r.peak_rss_mb, '{:.1f}')} |"
         )
     return "\n".join(lines) + "\n"
 

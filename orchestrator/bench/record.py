@@ -11,6 +11,7 @@ from typing import Any
 from ..farm.run_json import RunJson
 from ..farm.types import DeviceOutcome
 from .results import CellResult
+from .rows import LlamaRow
 
 BENCH_SCHEMA_VERSION = 1  # bench.json's
 
@@ -18,13 +19,13 @@ BENCH_SCHEMA_VERSION = 1  # bench.json's
 @dataclass(frozen=True)
 class BenchRecord:
     """run.json's record with its end, every cell on every device (figures over its repetitions), the
-    llama-bench rows made from them (results.FIELDS; what every printer prints), --sustain's passes and
+    llama-bench rows made from them (rows.LlamaRow; what every printer prints), --sustain's passes and
     each device's outcome."""
 
     run_dir: Path
     run: RunJson
     cells: tuple[CellResult, ...]
-    rows: tuple[Mapping[str, Any], ...]
+    rows: tuple[LlamaRow, ...]
     sustain: Mapping[
         str, Mapping[str, Any] | None
     ]  # device -> its passes (sustained.py); {} without --sustain
@@ -39,7 +40,7 @@ class BenchRecord:
     def document(self) -> dict[str, Any]:
         """bench.json: every cell with every repetition, and the rows."""
         out = {"schema_version": BENCH_SCHEMA_VERSION, "run_id": self.run_id, "model": self.run.model.to_dict(),
-               "cells": [c.to_json() for c in self.cells], "rows": [dict(r) for r in self.rows]}  # fmt: skip
+               "cells": [c.to_json() for c in self.cells], "rows": [r.to_dict() for r in self.rows]}  # fmt: skip
         if self.sustain:  # per device: each pass's speed as % of the first, heat, first throttle
             out["sustain"] = dict(self.sustain)
         return out

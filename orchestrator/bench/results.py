@@ -1,5 +1,5 @@
 """A bench's figures: every repetition of every cell on every device, taken into one record per
-(device, cell) with mean, sd and 95% interval per figure, and llama-bench's rows made from it.
+(device, cell) with mean, sd and 95% interval per figure (llama-bench's rows are made from it: rows.py).
 
 Pure. Rows are a device's outcome's (bench/finish.py): each cell's first repetition (results.jsonl)
 and the others (`ID@r2`..., repeats.jsonl); the uncounted warm-ups are not passed.
@@ -15,8 +15,7 @@ from typing import Any
 from android_runner.contract import SampleResult
 
 from .. import catalogue
-from ..catalogue import LLAMA_BENCH, OLD_BENCH_JSON, ON_TG, SPEED, Measure, outside_names
-from ..farm.run_json import ModelStamp
+from ..catalogue import OLD_BENCH_JSON, SPEED, Measure, outside_names
 from ..measure import base_id
 from ..stats import mean_t_interval
 from .grid import Cell
@@ -140,61 +139,3 @@ def cell_results(
             asked=asked,
         ))  # fmt: skip
     return out
-
-
-# llama-bench's fields where the concept is the same (its JSON/CSV/SQL printers), then edgefarm's
-LLAMA_FIELDS = ("model_filename", "model_size", "backends", "n_threads", "n_prompt", "n_gen", "n_depth",
-                "test_time", "avg_ns", "stddev_ns", "avg_ts", "stddev_ts", "samples_ns", "samples_ts")  # fmt: skip
-# a tg-row measure of the catalogue (Measure.bench ON_TG): its mean `<name>` and sd `<name>_sd`
-TG_FIELDS = tuple(f for m in bench_measures() if m.bench == ON_TG for f in (m.name, f"{m.name}_sd"))
-EXTRA_FIELDS = ("device", "cell", "test", "n_threads_from", "backend_ran", "repetitions", "errors", "ci95_lo_ts", "ci95_hi_ts",
-                *TG_FIELDS, "init_ms", "engine_load", "peak_rss_mb", "decode_pct_of_bandwidth_bound")  # fmt: skip
-FIELDS = LLAMA_FIELDS + EXTRA_FIELDS
-
-
-def llama_rows(result: CellResult, model: ModelStamp, test_time: str) -> list[dict[str, Any]]:
-    """llama-bench's rows of one cell: a `pp` row (prefill of n_prompt at depth n_depth) and, when the
-    cell decodes, a `tg` row (n_gen decoded after the prompt: at depth n_depth + n_prompt, so its
-    n_prompt is 0 and its n_depth that sum, as llama-bench would name it), with its share of the
-    device's memory-bandwidth bound when that is known (decode_bound.py)."""
-    c, bound_ts = result.cell, result.decode_bound_ts
-    base = {
-        "model_filename": model.path, "model_size": model.size_bytes,
-        "backends": c.backend, "test_time": test_time, "device": result.device,
-        # the threads the runtime ran with; a runner that does not say leaves what was asked (None: default)
-        "n_threads": result.threads_ran if result.threads_ran is not None else c.threads,
-        "n_threads_from": result.threads_from if result.threads_ran is not None else "",
-        "cell": c.id, "backend_ran": result.backend, "repetitions": result.repetitions,
-        "errors": len(result.errors), "init_ms": result.init_ms, "engine_load": result.engine_load,
-        "peak_rss_mb": result.peak_rss_mb,
-    }  # fmt: skip
-    speed = {m.bench_test: m.name for m in bench_measures() if m.bench == SPEED}  # pp/tg -> its measure
-    out = [{**base, "test": f"pp{c.n_prompt}", "n_prompt": c.n_prompt, "n_gen": 0, "n_depth": c.n_depth,
-            **_speed(result.figure(speed["pp"]), c.n_prompt)}]  # fmt: skip
-    if c.n_gen:
-        decode = result.figure(speed["tg"])
-        tg = {**base, "test": f"tg{c.n_gen}", "n_prompt": 0, "n_gen": c.n_gen, "n_depth": c.n_depth + c.n_prompt,
-              **_speed(decode, c.n_gen)}  # fmt: skip
-        for m in bench_measures():
-            if m.bench == ON_TG:
-                tg[m.name], tg[f"{m.name}_sd"] = result.figure(m.name).mean, result.figure(m.name).sd
-        if bound_ts and decode.mean is not None:
-            tg["decode_pct_of_bandwidth_bound"] = round(100.0 * decode.mean / bound_ts, 2)
-        out.append(tg)
-    return [{k: row.get(k) for k in FIELDS} for row in out]
-
-
-def _speed(fig: Figure, tokens: int) -> dict[str, Any]:
-    """llama-bench's speed fields: tokens/s per repetition and the time per repetition in ns."""
-    ns = tuple(round(tokens / t * 1e9) for t in fig.samples if t > 0)
-    ci = fig.interval
-    mean_ns = sum(ns) / len(ns) if ns else None
-    sd_ns = Figure(tuple(float(x) for x in ns)).sd
-    ours = {"mean": fig.mean, "sd": fig.sd if fig.sd is not None else (0.0 if fig.samples else None),
-            "samples": list(fig.samples)}  # fmt: skip
-    return {
-        **{o.outside: ours[o.name] for o in outside_names(LLAMA_BENCH).values()},  # avg_ts, stddev_ts, ...
-        "avg_ns": round(mean_ns) if mean_ns is not None else None,
-        "stddev_ns": round(sd_ns) if sd_ns is not None else (0 if ns else None), "samples_ns": list(ns),
-        "ci95_lo_ts": ci[0] if ci else None, "ci95_hi_ts": ci[1] if ci else None,
-    }  # fmt: skip

@@ -1,5 +1,5 @@
 """A finished `edgefarm bench` -> its record for the results database (pure): the stamp, each device's
-runner and runtime identity, and every llama-bench row of bench.json (bench/results.py) kept whole.
+runner and runtime identity, and every llama-bench row (bench/rows.py LlamaRow) kept whole.
 
 A bench's configuration is its model (by name), its grid (-p, -n, -d, -r, backends, threads, token
 limit, warm-up) and its shape (`bench -p 512 -n 128 -d 0 -r 5`); its rows have no per-sample pairs, so
@@ -12,6 +12,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path, PurePath
 from typing import TYPE_CHECKING, Any
 
+from ..bench.rows import LlamaRow
 from ..devices.types import DeviceInfo
 from ..farm.run_json import BenchStamp, RunJson
 from .entry import as_int, canonical, conditions_json, sha256_text
@@ -32,7 +33,7 @@ def bench_shape(request: Mapping[str, Any]) -> str:
     )
 
 
-def bench_entry(run: RunJson, rows: Sequence[Mapping[str, Any]], devices: Mapping[str, DeviceInfo],
+def bench_entry(run: RunJson, rows: Sequence[LlamaRow], devices: Mapping[str, DeviceInfo],
                 folder: str) -> RunEntry:  # fmt: skip
     """`run`: run.json's record (kind bench: its `bench` grid and `outcomes`); `rows`: the llama-bench
     rows; `devices`: device name -> its DeviceInfo (device.json's record). In memory at the end of `edgefarm bench`
@@ -40,7 +41,7 @@ def bench_entry(run: RunJson, rows: Sequence[Mapping[str, Any]], devices: Mappin
     grid = run.bench or BenchStamp()
     request = grid.request
     outcomes = run.outcomes or {}
-    rows = tuple(r for r in rows if isinstance(r, Mapping))
+    rows = tuple(rows)
     shape = bench_shape(request)
     model_name = PurePath(run.model.path).name
     config = {"model": model_name, "shape": shape, "token_limit": grid.token_limit,
@@ -50,9 +51,7 @@ def bench_entry(run: RunJson, rows: Sequence[Mapping[str, Any]], devices: Mappin
     for name in run.devices:
         info, outcome = devices.get(name) or DeviceInfo(name=name, kind=""), _mapping(outcomes.get(name))
         ident = Identity.from_stamp(_mapping(outcome.get("runner")))
-        ran = sorted(
-            {str(r.get("backend_ran")) for r in rows if r.get("device") == name and r.get("backend_ran")}
-        )
+        ran = sorted({str(r.backend_ran) for r in rows if r.device == name and r.backend_ran})
         entries.append(DeviceEntry(
             device=str(name), kind=info.kind, hardware=info.model or info.cpu, soc=info.soc, backend=",".join(ran),
             runner=ident.runner, runner_sha256=ident.runner_sha256, runtime_version=ident.runtime_version,

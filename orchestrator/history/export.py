@@ -1,6 +1,6 @@
 """The history for the tools people already use (pure):
 
-- `edgefarm bench` rows in llama-bench's fields (bench/results.py FIELDS), printed by bench's own
+- `edgefarm bench` rows in llama-bench's fields (bench/rows.py LlamaRow), printed by bench's own
   `sql` and `jsonl` printers: what `llama-bench -o sql | sqlite3 db` and scripts reading its jsonl take;
 - each device's run as a row of LiteRT-LM's published benchmark table (its README's columns: Model,
   Device, Backend, Prefill (tokens/sec), Decode (tokens/sec), Time-to-first-token (sec), Model size
@@ -17,7 +17,7 @@ import json
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from ..bench.results import FIELDS
+from ..bench.rows import LlamaRow
 from ..catalogue import LITERT_TABLE, outside_names
 from ..printers import BENCH_ROWS, printer
 from .store import DeviceRun
@@ -81,14 +81,10 @@ def litert_jsonl(rows: Sequence[Mapping[str, Any]]) -> str:
     return "".join(json.dumps(dict(r), ensure_ascii=False) + "\n" for r in rows)
 
 
-def _in_order(rows: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
-    """Each row's fields in bench's (llama-bench's) order, as `edgefarm bench -o` prints them."""
-    return [{k: r.get(k) for k in FIELDS} for r in rows]
+def llama_sql(rows: Sequence[LlamaRow]) -> str:
+    """The recorded bench rows (store.read_bench_rows' records), as `edgefarm bench -o sql` prints them."""
+    return printer(BENCH_ROWS, "sql").text()(rows)
 
 
-def llama_sql(rows: Sequence[Mapping[str, Any]]) -> str:
-    return printer(BENCH_ROWS, "sql").text()(_in_order(rows))
-
-
-def llama_jsonl(rows: Sequence[Mapping[str, Any]]) -> str:
-    return printer(BENCH_ROWS, "jsonl").text()(_in_order(rows))
+def llama_jsonl(rows: Sequence[LlamaRow]) -> str:
+    return printer(BENCH_ROWS, "jsonl").text()(rows)

@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING
 
 from rich.console import Console
 
+from ..bench.rows import LlamaRow
 from ..devices.types import DeviceInfo
 from ..devices.units import split_unit
 from ..devices_yaml import name_problem
@@ -85,7 +86,8 @@ def _bench_entry_of(run_dir: Path, record: RunJson) -> RunEntry:
         data = read_json(info, DOCUMENT, error=ConfigError, fix="") if info.is_file() else {}
         devices[name] = DeviceInfo.from_dict({"name": name, **(data if isinstance(data, Mapping) else {})})
     rows = bench.get("rows") if isinstance(bench, Mapping) else None
-    return bench_entry(record, rows if isinstance(rows, list) else (), devices, str(Path(run_dir).resolve()))
+    rows = tuple(LlamaRow.from_dict(r) for r in rows if isinstance(r, Mapping)) if isinstance(rows, list) else ()
+    return bench_entry(record, rows, devices, str(Path(run_dir).resolve()))
 
 
 def changes_of(db: Database, entry: RunEntry, window: int = DEFAULT_WINDOW) -> tuple[list[Change], list[str]]:

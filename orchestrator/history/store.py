@@ -13,6 +13,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from ..bench.rows import LlamaRow
 from ..report.types import SampleCell
 from .db import Database
 from .entry import canonical, condition_problems, record_sha256
@@ -60,8 +61,8 @@ def write_run(db: Database, entry: RunEntry) -> str:
         for d in entry.devices:
             _write_device(db, entry.run_id, d)
         db.executemany(_insert("history_bench_rows", _BENCH_COLUMNS), [
-            (entry.run_id, str(r.get("device") or ""), i, str(r.get("test") or ""), r.get("n_prompt"), r.get("n_gen"),
-             r.get("n_depth"), r.get("avg_ts"), r.get("stddev_ts"), canonical(r))
+            (entry.run_id, str(r.device or ""), i, str(r.test or ""), r.n_prompt, r.n_gen, r.n_depth, r.avg_ts,
+             r.stddev_ts, canonical(r.to_dict()))
             for i, r in enumerate(entry.bench_rows)])  # fmt: skip
     return "replaced" if found else "recorded"
 
@@ -186,7 +187,7 @@ def read_samples(db: Database, run_id: str, device: str) -> dict[str, SampleCell
     return out
 
 
-def read_bench_rows(db: Database, filters: Filters = Filters()) -> list[dict[str, Any]]:
+def read_bench_rows(db: Database, filters: Filters = Filters()) -> list[LlamaRow]:
     """Every recorded `edgefarm bench` row (llama-bench's fields) that passes the filters, oldest bench
     first, in each bench's own row order."""
     where, params = _where(filters, kind="bench")
@@ -196,7 +197,7 @@ def read_bench_rows(db: Database, filters: Filters = Filters()) -> list[dict[str
         f"JOIN history_devices d ON d.run_id = b.run_id AND d.device = b.device{where}",
         params,
     )
-    return [json.loads(r[4]) for r in sorted(rows, key=lambda r: (r[0], r[1], r[3]))]
+    return [LlamaRow.from_dict(json.loads(r[4])) for r in sorted(rows, key=lambda r: (r[0], r[1], r[3]))]
 
 
 MAX_WHY_CHARS = 500

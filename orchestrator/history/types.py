@@ -5,11 +5,14 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from .. import catalogue
 from ..catalogue import HISTORY, KEPT, figures, measures
 from ..report.types import SampleCell
+
+if TYPE_CHECKING:
+    from ..bench.rows import LlamaRow
 
 # the device figures the database keeps (history_figures rows, by catalogue name) and the SampleCell
 # fields a sample's row keeps (history_samples columns: what `compare`'s paired statistics read)
@@ -107,9 +110,7 @@ class RunEntry:
     model_size_bytes: int | None = None
     quantization: str = ""  # the model's largest section's (run.json model facts)
     conditions: str = ""  # run.json `conditions` as canonical JSON ('' when not recorded)
-    bench_rows: tuple[
-        Mapping[str, Any], ...
-    ] = ()  # `edgefarm bench`: its llama-bench rows (bench/results.py)
+    bench_rows: tuple[LlamaRow, ...] = ()  # `edgefarm bench`: its llama-bench rows (bench/rows.py)
 
 
 @dataclass(frozen=True)

@@ -44,7 +44,8 @@ CHILD = textwrap.dedent(
     from orchestrator.bench.sustained import headers as bench_pass_headers, summary as bench_pass_line
     from orchestrator.bench.sustained import sustained as bench_passes, table as bench_pass_table
     from orchestrator.bench.printers import PRINTERS as BENCH
-    from orchestrator.bench.results import cell_results, llama_rows
+    from orchestrator.bench.results import cell_results
+    from orchestrator.bench.rows import llama_rows
     from orchestrator.devices.types import DeviceInfo
     from orchestrator.history.db import opened
     from orchestrator.history.entry import run_entry
@@ -86,7 +87,7 @@ CHILD = textwrap.dedent(
     [result] = cell_results("pixel-8", [cell], reps, asked=len(RAIL))
     bench_rows = llama_rows(result, ModelStamp(path="/m/tiny.litertlm", size_bytes=1), "t")
     out["bench_cell"] = result.to_json()
-    out["bench_rows"] = bench_rows
+    out["bench_rows"] = [r.to_dict() for r in bench_rows]
     out["bench_md"] = BENCH.get("md")(bench_rows)
     out["bench_csv"] = BENCH.get("csv")(bench_rows)
 

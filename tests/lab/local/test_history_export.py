@@ -8,7 +8,7 @@ from __future__ import annotations
 import json
 import sqlite3
 
-from orchestrator.bench.results import FIELDS
+from orchestrator.bench.rows import FIELDS
 
 from .conftest import TINY_TEXT, edgefarm, only_run_dir
 

@@ -15,7 +15,8 @@ import pytest
 from android_runner.contract import SampleResult
 from orchestrator.bench.grid import Cell
 from orchestrator.bench.printers import PRINTERS, SQL_TABLE
-from orchestrator.bench.results import FIELDS, LLAMA_FIELDS, cell_results, llama_rows
+from orchestrator.bench.results import cell_results
+from orchestrator.bench.rows import FIELDS, LLAMA_FIELDS, LlamaRow, llama_rows
 from orchestrator.farm.run_json import ModelStamp
 from orchestrator.stats import mean_t_interval, t_quantile_975
 
@@ -57,12 +58,24 @@ def test_energy_is_averaged_over_trusted_rows_only():
 def test_llama_rows_pp_at_depth_and_tg_after_the_prompt():
     [r] = cell_results("dev", [CELL], [_row(1, 1000.0, 200.0), _row(2, 1250.0, 250.0)])
     pp, tg = llama_rows(replace(r, decode_bound_ts=1000.0), MODEL, "2026-01-01T00:00:00")
-    assert (pp["test"], pp["n_prompt"], pp["n_gen"], pp["n_depth"]) == ("pp64", 64, 0, 128)
-    assert (tg["test"], tg["n_prompt"], tg["n_gen"], tg["n_depth"]) == ("tg16", 0, 16, 128 + 64)
-    assert pp["samples_ts"] == [1000.0, 1250.0] and pp["avg_ts"] == 1125.0
-    assert pp["samples_ns"] == [64_000_000, 51_200_000]  # 64 tokens at 1000 and 1250 t/s
-    assert tg["decode_pct_of_bandwidth_bound"] == 22.5 and pp["decode_pct_of_bandwidth_bound"] is None
-    assert list(pp) == list(FIELDS) and set(LLAMA_FIELDS) <= set(tg)
+    assert (pp.test, pp.n_prompt, pp.n_gen, pp.n_depth) == ("pp64", 64, 0, 128)
+    assert (tg.test, tg.n_prompt, tg.n_gen, tg.n_depth) == ("tg16", 0, 16, 128 + 64)
+    assert pp.samples_ts == (1000.0, 1250.0) and pp.avg_ts == 1125.0
+    assert pp.samples_ns == (64_000_000, 51_200_000)  # 64 tokens at 1000 and 1250 t/s
+    assert tg.decode_pct_of_bandwidth_bound == 22.5 and pp.decode_pct_of_bandwidth_bound is None
+    assert pp.ttft_ms is None and tg.ttft_ms == pytest.approx((69.0 + 55.2) / 2)  # a tg-row measure: its mean
+    assert list(pp.to_dict()) == list(FIELDS) and FIELDS[: len(LLAMA_FIELDS)] == LLAMA_FIELDS
+    assert pp.to_dict()["samples_ts"] == [1000.0, 1250.0]  # lists in every output
+
+
+def test_a_row_is_one_record_with_one_codec():
+    """to_dict/from_dict round-trip every row; a row an older edgefarm wrote without a field reads it as
+    None (the results database and bench.json keep rows whole)."""
+    [r] = cell_results("dev", [CELL], [_row(1, 1000.0, 200.0), _row(2, 1250.0, 250.0)])
+    for row in llama_rows(replace(r, decode_bound_ts=1000.0), MODEL, "t"):
+        assert LlamaRow.from_dict(json.loads(json.dumps(row.to_dict()))) == row
+    older = {k: v for k, v in llama_rows(r, MODEL, "t")[1].to_dict().items() if k != "energy_mj_per_token_sd"}
+    assert LlamaRow.from_dict(older).energy_mj_per_token_sd is None and LlamaRow.from_dict(older).avg_ts == 225.0
 
 
 def test_n_threads_is_the_count_the_runtime_ran_and_says_how_it_is_known():
@@ -72,21 +85,19 @@ def test_n_threads_is_the_count_the_runtime_ran_and_says_how_it_is_known():
         "dev", [CELL], [_row(1, 1000.0, 200.0, threads=2, threads_ran=2, threads_from="counted")]
     )
     pp, tg = llama_rows(r, MODEL, "t")
-    assert (pp["n_threads"], pp["n_threads_from"]) == (2, "counted") and tg["n_threads"] == 2
+    assert (pp.n_threads, pp.n_threads_from) == (2, "counted") and tg.n_threads == 2
     default = Cell(64, 16, 0, "cpu", None)
     ran = _row(1, 1000.0, 200.0, threads_ran=4, threads_from="runtime default")
     [r] = cell_results("dev", [default], [SampleResult(**{**vars(ran), "id": default.id})])
-    assert [(x["n_threads"], x["n_threads_from"]) for x in llama_rows(r, MODEL, "t")] == [
-        (4, "runtime default")
-    ] * 2
+    assert [(x.n_threads, x.n_threads_from) for x in llama_rows(r, MODEL, "t")] == [(4, "runtime default")] * 2
     [r] = cell_results("dev", [CELL], [_row(1, 1000.0, 200.0)])  # an older runner's rows
-    assert [(x["n_threads"], x["n_threads_from"]) for x in llama_rows(r, MODEL, "t")] == [(2, "")] * 2
+    assert [(x.n_threads, x.n_threads_from) for x in llama_rows(r, MODEL, "t")] == [(2, "")] * 2
 
 
 def test_a_single_repetition_has_no_interval_and_zero_sd_as_llama_bench_prints():
     [r] = cell_results("dev", [CELL], [_row(1, 1000.0, 200.0)])
     pp, _ = llama_rows(r, MODEL, "t")
-    assert pp["stddev_ts"] == 0.0 and pp["ci95_lo_ts"] is None
+    assert pp.stddev_ts == 0.0 and pp.ci95_lo_ts is None
 
 
 def test_t_quantiles():
@@ -105,8 +116,8 @@ def _rows():
 def test_outputs_read_back_by_their_own_readers():
     rows = _rows()
     assert len(rows) == 3  # pp + tg of the first cell; the second cell never ran (pp only, n_gen 0)
-    assert json.loads(PRINTERS.get("json")(rows)) == rows
-    assert [json.loads(x) for x in PRINTERS.get("jsonl")(rows).splitlines()] == rows
+    assert json.loads(PRINTERS.get("json")(rows)) == [r.to_dict() for r in rows]
+    assert [json.loads(x) for x in PRINTERS.get("jsonl")(rows).splitlines()] == [r.to_dict() for r in rows]
     table = list(csv.DictReader(io.StringIO(PRINTERS.get("csv")(rows))))
     assert [t["test"] for t in table] == ["pp64", "tg16", "pp32"] and table[0][
         "samples_ts"

@@ -16,7 +16,8 @@ from orchestrator.bench.compare import compare_bench, comparison_text, speed_rat
 from orchestrator.bench.grid import Cell
 from orchestrator.bench.html import best, cut_short, measured, partial_note, render
 from orchestrator.bench.printers import PRINTERS
-from orchestrator.bench.results import Figure, cell_results, llama_rows
+from orchestrator.bench.results import Figure, cell_results
+from orchestrator.bench.rows import llama_rows
 from orchestrator.decode_bound import bandwidths, bound_ts, decode_bytes_per_token
 from orchestrator.farm.run_json import ModelStamp
 from orchestrator.model_facts import ModelFacts, SectionFacts
