@@ -6,7 +6,7 @@ Two kinds of row. A `Measure` is a figure of one sample run: a device-side field
 row (android_runner/contract.py SampleResult) and the report cell's field of the same name. A
 `Figure` is a device's figure in a run: a statistic (`stat`) of a measure over the device's runs,
 with its interval. Every reader walks these rows, none lists figures again: the report's records
-(report/types.py: DeviceRow and SampleCell get a field for every row they do not declare), combine,
+(report/types/: DeviceRow and SampleCell get a field for every row they do not declare), combine,
 intervals, paired comparisons, the terminal, markdown and html tables, the drill-down, the csv/jsonl
 exports, the results database (history: its figures, its kept sample columns, its tables and charts),
 `--sustain`'s per-pass tables and chart (sustain.py, bench/sustained.py) and `edgefarm bench` (its

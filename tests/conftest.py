@@ -107,7 +107,7 @@ MATRIX_SAMPLES = 60
 
 @pytest.fixture()
 def matrix_row():
-    from orchestrator.report.types import DeviceRow
+    from orchestrator.report.types.device_row import DeviceRow
 
     def row(unit: str, cells: dict, error: str = "", backend: str = "") -> DeviceRow:
         ran = list(cells.values())
@@ -130,7 +130,8 @@ def matrix_report(matrix_row):
     the error of a unit that did not run."""
     import random
 
-    from orchestrator.report.types import RunReport, SampleCell, SampleRow
+    from orchestrator.report.types.run_report import RunReport
+    from orchestrator.report.types.sample_row import SampleCell, SampleRow
 
     def report(verdicts: dict[str, list[bool]], errors: dict[str, str] | None = None) -> RunReport:
         rng = random.Random(1)

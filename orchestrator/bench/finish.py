@@ -19,7 +19,7 @@ from ..interrupt import INTERRUPTED_EXIT
 from ..printers import BENCH_ROWS, printer
 from ..run.finish import exit_status  # the run's rule: the same exit codes
 from .execute import BenchExecution
-from .html import render as render_html
+from .html_page import render as render_html
 from .plan import BenchPlan
 from .printers import conditions_md
 from .record import BenchRecord

@@ -16,7 +16,7 @@ from android_runner.status import DEFAULT_SAMPLE_TIMEOUT_S
 from ..bench.execute import execute_bench
 from ..bench.finish import finish_bench, rows_path
 from ..bench.grid import MAX_REPETITIONS
-from ..bench.html import partial_note
+from ..bench.html_page import partial_note
 from ..bench.plan import BenchRequest, plan_bench, read_bench_inputs
 from ..bench.sustained import summary
 from ..bundled import BUNDLED_MODEL

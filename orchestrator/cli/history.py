@@ -69,7 +69,7 @@ def history(
         ctx.ensure_object(dict)["db"] = db
         return
     from ..fsutil import output_errors, write_text_atomic
-    from ..history.html import render_page
+    from ..history.html_page import render_page
     from ..history.series import build_series
     from ..history.store import excluded, read_history, read_samples
     from ..progress import stdout_console

@@ -17,7 +17,9 @@ from typing import Any
 
 from ..devices.units import split_unit
 from ..report.facts import run_conditions
-from ..report.types import DeviceRow, RunReport, SampleCell
+from ..report.types.device_row import DeviceRow
+from ..report.types.run_report import RunReport
+from ..report.types.sample_row import SampleCell
 from ..telemetry.conditions import RunConditions
 from .types import FIGURE_NAMES, SAMPLE_FIELDS, DeviceEntry, Figure, Identity, RunEntry, kept_cell
 

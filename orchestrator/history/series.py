@@ -12,7 +12,7 @@ from __future__ import annotations
 import statistics
 from collections.abc import Callable, Mapping, Sequence
 
-from ..report.types import SampleCell
+from ..report.types.sample_row import SampleCell
 from ..stats import quantile
 from .judge import judge_figure
 from .regress import changes

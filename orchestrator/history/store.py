@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..bench.rows import LlamaRow
-from ..report.types import SampleCell
+from ..report.types.sample_row import SampleCell
 from .db import Database
 from .entry import canonical, condition_problems, record_sha256
 from .types import SAMPLE_FIELDS, DeviceEntry, Figure, Point, RunEntry, kept_cell

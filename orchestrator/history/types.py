@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Any
 
 from .. import catalogue
 from ..catalogue import HISTORY, KEPT, figures, measures
-from ..report.types import SampleCell
+from ..report.types.sample_row import SampleCell
 
 if TYPE_CHECKING:
     from ..bench.rows import LlamaRow

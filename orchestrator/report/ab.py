@@ -28,7 +28,8 @@ from ..catalogue import MEASURE
 from ..stats import Ratio, rounds_ratio_ci
 from .compare import Comparison, DeviceDelta
 from .paired import PAIRED_FIGURES, pair, paired_figure
-from .types import RunReport, SampleCell
+from .types.run_report import RunReport
+from .types.sample_row import SampleCell
 
 MAX_ROUNDS = 100  # 200 blocks: about 20 minutes of the tiny model's blocks on this host, hours on a phone
 MIN_ROUNDS = 2  # an interval over the rounds needs two of them

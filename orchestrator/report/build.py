@@ -25,9 +25,9 @@ from ..sustain import curve as sustain_curve
 from .combine import as_record, build_report, device_row, sample_rows
 from .conditions import settle_records, thermal_text, unsettled_text
 from .media import with_samples
-from .units import unit_groups
 from .printers import PRINTERS
-from .types import RunReport
+from .types.run_report import RunReport
+from .units import unit_groups
 
 
 def load_report(

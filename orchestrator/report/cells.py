@@ -7,11 +7,13 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from .. import catalogue
-from ..catalogue import FIGURE, FIGURES, HIGHER_IS_BETTER, figures
+from ..catalogue import FIGURE, FIGURES, HIGHER_IS_BETTER, Column, figures
 from .best import BEST, TIED, Entry
 from .fidelity_views import summary_cell
 from .paired import speedup
-from .types import COLUMNS, Column, DeviceRow, RunReport, SampleCell
+from .types.device_row import COLUMNS, DeviceRow
+from .types.run_report import RunReport
+from .types.sample_row import SampleCell
 from .verdict import run_marks
 
 MODALITY_ORDER = ("image", "audio", "text", "multi_turn", "combination", "structured_output", "tool_call")

@@ -17,7 +17,7 @@ from . import svg
 from .cells import modalities
 from .combine import percentile
 from .figures import DISTRIBUTIONS, ENERGY, series
-from .types import RunReport
+from .types.run_report import RunReport
 
 MAX_POINTS = 200
 QUANTILES = (0, 10, 25, 50, 75, 90, 100)  # a box: min and max dots, p10-p90 line, p25-p75 box, median

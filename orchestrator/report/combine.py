@@ -24,16 +24,10 @@ from .fidelity import fidelity_report
 from .intervals import device_intervals, row_settings, run_settings
 from .matrix import backend_matrix
 from .paired import against_baseline
-from .types import (
-    DeviceRow,
-    Disagreement,
-    Disagreements,
-    PairAgreement,
-    RunReport,
-    RunStamp,
-    SampleCell,
-    SampleRow,
-)
+from .types.device_row import DeviceRow
+from .types.disagreements import Disagreement, Disagreements, PairAgreement
+from .types.run_report import RunReport, RunStamp
+from .types.sample_row import SampleCell, SampleRow
 
 if TYPE_CHECKING:
     from ..scoring.types import ScoreReport

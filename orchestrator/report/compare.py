@@ -27,7 +27,11 @@ from .facts import run_conditions
 from .fidelity import device_fidelity
 from .paired import flips_text, pair, ratio_text
 from .settings import require_same, shared
-from .types import DeviceFidelity, DeviceRow, Paired, PairedFigure, RunReport, SampleRow
+from .types.device_row import DeviceRow
+from .types.fidelity import DeviceFidelity
+from .types.paired import Paired, PairedFigure
+from .types.run_report import RunReport
+from .types.sample_row import SampleRow
 
 
 @dataclass(frozen=True)

@@ -5,16 +5,13 @@ run: the OS's thermal status, the clock caps the governor set, samples the OS st
 
 from __future__ import annotations
 
-from collections.abc import Iterable
-
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 
 from android_runner.contract import SampleResult, Settle
 from android_runner.status import Status
 
 from ..telemetry.android import THERMAL_STATUS_NAMES
-
-from .types import RunReport
+from .types.run_report import RunReport
 
 
 def settle_records(rows: Iterable[SampleResult]) -> tuple[Settle, ...]:

@@ -5,7 +5,8 @@ from __future__ import annotations
 
 from ..telemetry.conditions import RunConditions
 from .paired import flips_text, ratio_text
-from .types import Disagreement, RunReport
+from .types.disagreements import Disagreement
+from .types.run_report import RunReport
 
 FIGURES_NOTE = (
     "Figures: TTFT and prefill/decode speed are the LiteRT-LM runtime's own (first turn for TTFT; median over "

@@ -19,7 +19,9 @@ from collections.abc import Sequence
 from android_runner.contract import FidelityScores
 
 from ..stats import bootstrap_ci_groups, maximum, mean, quantile, wilson_interval
-from .types import DeviceFidelity, DeviceRow, FidelityReport, FidelitySample, SampleRow
+from .types.device_row import DeviceRow
+from .types.fidelity import DeviceFidelity, FidelityReport, FidelitySample
+from .types.sample_row import SampleRow
 
 # What kernels that compute the SAME model legitimately change (docs/fidelity.md gives the reasoning):
 # fp16 activations and accumulation (GPU delegates) and int8 dynamic-range activations (XNNPACK) move a

@@ -7,7 +7,8 @@ from collections.abc import Mapping
 
 from .fidelity import DIFFERENT, MAX_NOISE_NATS, MEAN_NOISE_NATS, NONE, SAME, UNDECIDED
 from .figures import Table
-from .types import DeviceFidelity, FidelitySample, RunReport
+from .types.fidelity import DeviceFidelity, FidelitySample
+from .types.run_report import RunReport
 
 
 def _nats(v: float | None, ci: tuple[float, float] | None = None) -> str:

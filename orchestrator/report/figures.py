@@ -6,7 +6,7 @@ from dataclasses import dataclass
 
 from ..catalogue import DISTRIBUTION, ENERGY_CHART, measures
 from .combine import percentile
-from .types import RunReport
+from .types.run_report import RunReport
 
 # (SampleCell field, heading, unit) of each measure the distribution and the energy tables show
 DISTRIBUTIONS = tuple((m.name, m.heading, m.unit) for m in measures(DISTRIBUTION))

@@ -12,7 +12,6 @@ from ..catalogue import DRILL, measures
 from .best import BEST, TIED
 from .cells import BEST_NOTE, Cell, device_details, device_table, mod_cell, modalities, shared_settings
 from .conditions import conditions_lines
-from .units import UNITS_NOTE, units_table
 from .facts import (
     FIGURES_NOTE,
     INTERVALS_NOTE,
@@ -29,7 +28,9 @@ from .fidelity_views import fidelity_table, worst_table
 from .figures import ENERGY_NOTE
 from .matrix_views import CSS as MATRIX_CSS
 from .matrix_views import matrix_html
-from .types import RunReport, SampleCell, SampleRow
+from .types.run_report import RunReport
+from .types.sample_row import SampleCell, SampleRow
+from .units import UNITS_NOTE, units_table
 
 DRILL_MEASURES = measures(DRILL)  # the drill-down's figure columns (catalogue.MEASURES)
 

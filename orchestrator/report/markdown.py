@@ -5,7 +5,6 @@ from __future__ import annotations
 from .. import sustain
 from .cells import BEST_NOTE, Cell, device_table, mod_cell, modalities, sample_cell, shared_settings
 from .conditions import conditions_lines
-from .units import UNITS_NOTE, units_table
 from .facts import (
     FIGURES_NOTE,
     INTERVALS_NOTE,
@@ -21,7 +20,8 @@ from .facts import (
 from .fidelity_views import fidelity_table, worst_table
 from .figures import ENERGY_NOTE, energy_table, latency_table, memory_table, over_run_table
 from .matrix_views import matrix_markdown
-from .types import RunReport
+from .types.run_report import RunReport
+from .units import UNITS_NOTE, units_table
 
 
 def _md_escape(text: str) -> str:

@@ -22,7 +22,11 @@ from ..stats import ALPHA, paired_difference_ci
 from .best import Entry
 from .fidelity import compare_sample, device_fidelity
 from .paired import pair
-from .types import BackendMatrix, DeviceRow, Flip, MatrixCell, Paired, RunReport, SampleRow
+from .types.device_row import DeviceRow
+from .types.matrix import BackendMatrix, Flip, MatrixCell
+from .types.paired import Paired
+from .types.run_report import RunReport
+from .types.sample_row import SampleRow
 from .verdict import figure_marks
 
 FALLBACK = "backend_fallback"  # android_runner/backend.py's failure for rows that ran on another engine

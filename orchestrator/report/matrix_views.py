@@ -10,7 +10,8 @@ import html
 from ..catalogue import FIGURE
 from ..stats import ALPHA
 from .figures import Table
-from .types import BackendMatrix, MatrixCell, RunReport
+from .types.matrix import BackendMatrix, MatrixCell
+from .types.run_report import RunReport
 
 STAR = "★"
 FLAG = "⚑"

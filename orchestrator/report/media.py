@@ -16,7 +16,8 @@ from pathlib import Path
 from ..datasets.types import Dataset
 from ..errors import EdgefarmError
 from ..fsutil import make_dir, write_bytes_atomic
-from .types import RunReport, SampleRow
+from .types.run_report import RunReport
+from .types.sample_row import SampleRow
 
 MAX_MEDIA_BYTES = 20 * 2**20
 EXTENSIONS = frozenset(

@@ -19,7 +19,8 @@ from ..telemetry.conditions import merged as merged_conditions
 from .combine import build_report
 from .facts import run_conditions
 from .settings import require_same
-from .types import RunReport, SampleRow
+from .types.run_report import RunReport
+from .types.sample_row import SampleRow
 
 
 def _identity(report: RunReport) -> tuple[str, str, tuple[str, ...]]:

@@ -13,7 +13,8 @@ from collections.abc import Mapping, Sequence
 
 from ..catalogue import PAIRED
 from ..stats import ALPHA, Ratio, Resamples, mcnemar_exact, paired_ratio_ci
-from .types import Paired, PairedFigure, SampleCell, SampleRow
+from .types.paired import Paired, PairedFigure
+from .types.sample_row import SampleCell, SampleRow
 
 NOISE = 0.02  # |ratio - 1| at or below this is "no significant difference", whatever the interval
 # SampleCell field, label, higher is better (catalogue.MEASURES)

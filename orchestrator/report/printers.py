@@ -11,7 +11,7 @@ import json
 from collections.abc import Mapping
 
 from ..printers import REPORT, Printers
-from .types import RunReport
+from .types.run_report import RunReport
 
 PRINTERS = Printers(REPORT)  # the run report's formats in the one registry (orchestrator/printers.py)
 

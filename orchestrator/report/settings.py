@@ -11,7 +11,7 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from ..errors import ConfigError
-from .types import RunReport
+from .types.run_report import RunReport
 
 ALLOW_FLAG = "--allow-different"
 

@@ -13,7 +13,8 @@ from typing import Any
 
 from ..catalogue import EXPORT, figures
 from .fidelity_views import cell_figures
-from .types import SAMPLE_FIELDS, RunReport
+from .types.run_report import RunReport
+from .types.sample_row import SAMPLE_FIELDS
 
 # the device's figures with their 95% intervals (the same on each of its rows): pandas can group
 # by device and read them without report.json

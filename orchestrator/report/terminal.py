@@ -30,7 +30,8 @@ from .facts import (
 )
 from .fidelity_views import fidelity_table, worst_table
 from .matrix_views import flip_lines, matrix_table, not_run_lines
-from .types import COLUMNS, RunReport
+from .types.device_row import COLUMNS
+from .types.run_report import RunReport
 
 
 def _fitted(

@@ -25,7 +25,9 @@ from typing import Any
 
 from android_runner.status import FAILED_STATUSES
 
-from .types import DeviceRow, RunReport, SampleCell
+from .types.device_row import DeviceRow
+from .types.run_report import RunReport
+from .types.sample_row import SampleCell
 
 STALL_FACTOR = 4.0  # a sample this many times the device's median time per sample is marked a stall
 US_PER_MS = 1000.0

@@ -21,7 +21,8 @@ import numpy as np
 from .. import catalogue
 from ..catalogue import Measure
 from ..stats import LEVEL, N_BOOT
-from .types import RunReport, UnitFigure, UnitGroup
+from .types.run_report import RunReport
+from .types.units import UnitFigure, UnitGroup
 
 OUTLIER_FRACTION = 0.10  # a unit this far off the others' median (and surely so) is named
 MIN_SAMPLES = 2  # samples every unit ran, for any spread

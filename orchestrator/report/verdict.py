@@ -21,7 +21,9 @@ from ..catalogue import FIGURE, HIGHER_IS_BETTER, MEASURE
 from ..stats import ALPHA, Resamples
 from .best import BEST, TIED, Entry, marks
 from .paired import pair
-from .types import Paired, RunReport, SampleCell
+from .types.paired import Paired
+from .types.run_report import RunReport
+from .types.sample_row import SampleCell
 
 # pass rates: decided by the verdict flips (field of Paired: (p-value, passes only A has, only B has))
 _FLIPS: Mapping[str, Callable[[Paired], tuple[float, int, int]]] = {

@@ -32,7 +32,7 @@ from .recorded import RecordedRequest, recorded_as
 
 if TYPE_CHECKING:  # named in annotations only
     from ..farm.shard import ShardGroup, ShardPlan
-    from ..report.types import RunReport
+    from ..report.types.run_report import RunReport
     from ..scoring import ScoreFn
 
 DEFAULT_FALLBACK_WAIT_S = 60.0  # how long a lost phone may take to come back before its stand-in runs

@@ -29,7 +29,8 @@ from orchestrator.report.cells import DECISIVE, SPEEDUP
 from orchestrator.report.combine import device_row, percentile
 from orchestrator.report.paired import PAIRED_FIGURES
 from orchestrator.report.tables import DEVICE_FIGURES
-from orchestrator.report.types import COLUMNS, SAMPLE_FIELDS, DeviceRow, SampleCell
+from orchestrator.report.types.device_row import COLUMNS, DeviceRow
+from orchestrator.report.types.sample_row import SAMPLE_FIELDS, SampleCell
 
 
 def test_each_figure_is_one_row_and_every_reader_takes_it_from_there():

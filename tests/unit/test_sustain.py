@@ -56,7 +56,7 @@ def test_curve_throttle_time_and_steady_state():
     # the per-pass figures by the catalogue's label, unit and format (Decode: {:.0f}; 12.5 -> 12)
     assert "| Time per sample (ms) | Prefill (tok/s) | Decode (tok/s) |" in md and "| pixel-8 | 4 | 8.0 | 1000 | 125 | 12 |" in md
     from orchestrator.report.charts import sustained
-    from orchestrator.report.types import RunReport
+    from orchestrator.report.types.run_report import RunReport
 
     steady = {"passes": [dict(p, decode_tps=30.0) for p in c.to_json()["passes"]], "first_throttle_s": None}
     chart = sustained(RunReport(3, "r", {}, (), sustain={"pixel-8": c.to_json(), "pi-5": steady}))

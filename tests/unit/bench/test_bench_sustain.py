@@ -11,7 +11,7 @@ import pytest
 from android_runner.bench import bench_order
 from android_runner.contract import JobItem, SampleResult
 from orchestrator.bench.grid import Cell
-from orchestrator.bench.html import render
+from orchestrator.bench.html_page import render
 from orchestrator.bench.plan import BenchRequest, plan_bench
 from orchestrator.bench.sustained import headers, summary, sustained, table
 from orchestrator.errors import ConfigError

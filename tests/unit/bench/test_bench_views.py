@@ -14,7 +14,7 @@ import pytest
 from android_runner.contract import SampleResult
 from orchestrator.bench.compare import compare_bench, comparison_text, speed_ratio
 from orchestrator.bench.grid import Cell
-from orchestrator.bench.html import best, cut_short, measured, partial_note, render
+from orchestrator.bench.html_page import best, cut_short, measured, partial_note, render
 from orchestrator.bench.printers import PRINTERS
 from orchestrator.bench.results import Figure, cell_results
 from orchestrator.bench.rows import llama_rows

@@ -12,7 +12,7 @@ from rich.console import Console
 
 from orchestrator.history.db import opened
 from orchestrator.history.entry import run_entry
-from orchestrator.history.html import render_page
+from orchestrator.history.html_page import render_page
 from orchestrator.history.record import changes_of
 from orchestrator.history.render import to_csv, to_json, to_md
 from orchestrator.history.series import build_series

@@ -8,7 +8,8 @@ from __future__ import annotations
 import random
 
 from orchestrator.report.matrix import backend_matrix
-from orchestrator.report.types import DeviceRow, RunReport
+from orchestrator.report.types.device_row import DeviceRow
+from orchestrator.report.types.run_report import RunReport
 from orchestrator.stats import paired_difference_ci
 
 N = 60

@@ -7,7 +7,8 @@ from dataclasses import replace
 
 from orchestrator.report.best import BEST, TIED, Entry, marks
 from orchestrator.report.cells import device_table
-from orchestrator.report.types import DeviceRow, RunReport
+from orchestrator.report.types.device_row import DeviceRow
+from orchestrator.report.types.run_report import RunReport
 
 
 def e(v, lo=None, hi=None, eligible=True):

@@ -12,7 +12,7 @@ from orchestrator.farm.types import DeviceOutcome
 from orchestrator.report.combine import build_report, device_row, sample_rows
 from orchestrator.report.paired import flips_text, pair, ratio_text, speedup
 from orchestrator.report.printers import PRINTERS
-from orchestrator.report.types import SampleCell
+from orchestrator.report.types.sample_row import SampleCell
 
 RUN = {"run_id": "r", "model": {"sha256": "a" * 64}, "dataset": {"sha256": "b" * 64}, "flags": {"threads": 4}}
 

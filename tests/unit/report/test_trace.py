@@ -6,7 +6,9 @@ import json
 
 from orchestrator.report.printers import PRINTERS
 from orchestrator.report.trace import STALL_FACTOR
-from orchestrator.report.types import DeviceRow, RunReport, SampleCell, SampleRow
+from orchestrator.report.types.device_row import DeviceRow
+from orchestrator.report.types.run_report import RunReport
+from orchestrator.report.types.sample_row import SampleCell, SampleRow
 
 
 def _row(device: str) -> DeviceRow:

@@ -5,7 +5,9 @@ from __future__ import annotations
 
 import math
 
-from orchestrator.report.types import DeviceRow, RunReport, SampleCell, SampleRow
+from orchestrator.report.types.device_row import DeviceRow
+from orchestrator.report.types.run_report import RunReport
+from orchestrator.report.types.sample_row import SampleCell, SampleRow
 from orchestrator.report.units import unit_groups
 
 
