@@ -84,25 +84,13 @@ def depth_chart(cells: Sequence[Cell], n_prompt: int, n_gen: int, key: str) -> s
         return None
     names = list(dict.fromkeys(series_key(c) for c in mine if measured(c)))
     colors = dict(zip(names, svg.colors(len(names))))
-    legend = svg.legend_width(names)
     xlocs, xlabels = svg.fitting_ticks(float(depths[0]), float(depths[-1]), 3.0, integer=True)
     yt = []
     for f, _ in panels:
         tops = [c[f]["ci95"][1] if c[f]["ci95"] else c[f]["mean"] for c in mine if c[f]["mean"] is not None]
         yt.append(svg.nice_ticks(0.0, max(tops)))
-    lefts = [svg.left_margin(labels, True) for _, labels in yt]
-    gap = svg.overhang(xlabels[-1]) + svg.EDGE
-    width = max(9.0, sum(lefts) + gap * len(panels) + legend + 3.0 * len(panels))
-    height = max(2.8, svg.legend_height(len(names)))
-    bottom = svg.bottom_margin(xlabels)
-    plot_w = (width - sum(lefts) - gap * len(panels) - legend) / len(panels)
-    canvas = svg.Canvas(key, width, height)
-    x = 0.0
-    for (f, label), (ylocs, ylabels), left in zip(panels, yt, lefts):
-        x += left
-        p = svg.Panel(
-            canvas, x, bottom, plot_w, height - svg.TOP - bottom, (xlocs[0], xlocs[-1]), (ylocs[0], ylocs[-1])
-        )
+    canvas, plots, legend_x = svg.panel_row(key, yt, xlocs, xlabels, names, 9.0)
+    for (f, label), (ylocs, ylabels), p in zip(panels, yt, plots):
         for name in names:
             pts = sorted(
                 (c["n_depth"], c[f]) for c in mine if series_key(c) == name and c[f]["mean"] is not None
@@ -114,8 +102,7 @@ def depth_chart(cells: Sequence[Cell], n_prompt: int, n_gen: int, key: str) -> s
         p.xticks(xlocs, xlabels, "depth (tokens in the cache before the prompt)")
         p.yticks(ylocs, ylabels, label)
         p.finish()
-        x += plot_w + gap
-    svg.legend(canvas, width - legend + svg.LEGEND_GAP, [(n, colors[n]) for n in names], lines=True)
+    svg.legend(canvas, legend_x, [(n, colors[n]) for n in names], lines=True)
     return canvas.svg()
 
 

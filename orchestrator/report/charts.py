@@ -298,28 +298,15 @@ def over_the_run(report: RunReport) -> str | None:
         yticks.append(svg.nice_ticks(lo, max(values)))
     shown = [n for n in names if n in mem]  # the legend: the memory panel's lines
     labels = _same_as(shown, mem)
-    legend = svg.legend_width(list(labels.values()))
-    lefts = [svg.left_margin(labels, True) for _, labels in yticks]
-    gap = svg.overhang(xlabels[-1]) + svg.EDGE
-    width = max(11.0, sum(lefts) + gap * len(panels) + legend + 3.0 * len(panels))
-    height = max(2.8, svg.legend_height(len(shown)))
-    bottom = svg.bottom_margin(xlabels)
-    plot_w = (width - sum(lefts) - gap * len(panels) - legend) / len(panels)
-    canvas = svg.Canvas("run", width, height)
+    canvas, plots, legend_x = svg.panel_row("run", yticks, xlocs, xlabels, list(labels.values()), 11.0)
     colors = dict(zip(names, svg.colors(len(names))))
-    x = 0.0
-    for (d, ylabel), (ylocs, ylabels), left in zip(panels, yticks, lefts):
-        x += left
-        p = svg.Panel(
-            canvas, x, bottom, plot_w, height - svg.TOP - bottom, (xlocs[0], xlocs[-1]), (ylocs[0], ylocs[-1])
-        )
+    for (d, ylabel), (ylocs, ylabels), p in zip(panels, yticks, plots):
         for n, (xs, ys) in d.items():
             p.lines("series", [list(zip(xs, ys))], colors[n], 1)
         p.xticks(xlocs, xlabels, "sample (run order)")
         p.yticks(ylocs, ylabels, ylabel)
         p.finish()
-        x += plot_w + gap
-    svg.legend(canvas, width - legend + svg.LEGEND_GAP, [(labels[n], colors[n]) for n in shown], lines=True)
+    svg.legend(canvas, legend_x, [(labels[n], colors[n]) for n in shown], lines=True)
     return canvas.svg()
 
 
@@ -345,28 +332,16 @@ def sustained(report: RunReport) -> str | None:
     xlocs, xlabels = svg.fitting_ticks(0.0, xmax, plot_w)
     yticks = [svg.nice_ticks(min(ys), max(ys)) for ys in ([y for pts in lines.values() for _, y in pts]
                                                           for _, lines in panels)]  # fmt: skip
-    lefts = [svg.left_margin(labels, True) for _, labels in yticks]
-    gap = svg.overhang(xlabels[-1]) + svg.EDGE
-    legend = svg.legend_width(names)
-    width = sum(lefts) + (plot_w + gap) * len(panels) + legend
-    height = max(2.8, svg.legend_height(len(names)))
-    bottom = svg.bottom_margin(xlabels)
-    canvas = svg.Canvas("sustain", width, height)
+    canvas, plots, legend_x = svg.panel_row("sustain", yticks, xlocs, xlabels, names, plot_w=plot_w)
     colors = dict(zip(names, svg.colors(len(names))))
-    x = 0.0
-    for (m, lines), (ylocs, ylabels), left in zip(panels, yticks, lefts):
-        x += left
-        p = svg.Panel(
-            canvas, x, bottom, plot_w, height - svg.TOP - bottom, (xlocs[0], xlocs[-1]), (ylocs[0], ylocs[-1])
-        )
+    for (m, lines), (ylocs, ylabels), p in zip(panels, yticks, plots):
         for n, pts in lines.items():
             p.lines("series", [pts], colors[n], 1.5)
             p.dots("points", pts, colors[n], 4)
         p.xticks(xlocs, xlabels, "time under load (s)")
         p.yticks(ylocs, ylabels, f"{m.label} (% of pass 1)")
         p.finish()
-        x += plot_w + gap
-    svg.legend(canvas, width - legend + svg.LEGEND_GAP, [(n, colors[n]) for n in names], lines=True)
+    svg.legend(canvas, legend_x, [(n, colors[n]) for n in names], lines=True)
     return canvas.svg()
 
 

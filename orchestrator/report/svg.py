@@ -329,6 +329,30 @@ class Panel:
             self.canvas.polylines(self._marks, "#000000", 0.8)
 
 
+def panel_row(key: str, yticks: Sequence[tuple[Sequence[float], Sequence[str]]], xlocs: Sequence[float],
+              xlabels: Sequence[str], legend_labels: Sequence[str], min_width: float = 0.0,
+              plot_w: float | None = None) -> tuple[Canvas, list[Panel], float]:  # fmt: skip
+    """Panels side by side on one canvas, sharing the x axis `xlocs`, each with its own y axis (`yticks`,
+    its (locs, labels)), and room for a legend of `legend_labels` at the right: each panel `plot_w` wide,
+    or what `min_width` (inches, at least 3 a panel) leaves. The canvas, its panels (to draw on, tick and
+    finish, in order) and the legend's x."""
+    lefts = [left_margin(labels, True) for _, labels in yticks]
+    gap, legend, n = overhang(xlabels[-1]) + EDGE, legend_width(legend_labels), len(yticks)
+    if plot_w is None:
+        width = max(min_width, sum(lefts) + gap * n + legend + 3.0 * n)
+        plot_w = (width - sum(lefts) - gap * n - legend) / n
+    else:
+        width = sum(lefts) + (plot_w + gap) * n + legend
+    height, bottom = max(2.8, legend_height(len(legend_labels))), bottom_margin(xlabels)
+    canvas, panels, x = Canvas(key, width, height), [], 0.0
+    for (ylocs, _), left in zip(yticks, lefts):
+        x += left
+        panels.append(Panel(canvas, x, bottom, plot_w, height - TOP - bottom, (xlocs[0], xlocs[-1]),
+                            (ylocs[0], ylocs[-1])))  # fmt: skip
+        x += plot_w + gap
+    return canvas, panels, width - legend + LEGEND_GAP
+
+
 def legend(
     canvas: Canvas, x: float, entries: Sequence[tuple[str, str]], lines: bool = False, mark: str = ""
 ) -> None:
