@@ -1,90 +1,90 @@
 """`edgefarm serve`'s requests to a runner that stays loaded (`litert_runner.py --serve`).
 
-The host puts each request, one job line of the contract (contract.JobItem), into the job folder as
-`requests/<id>.job` with the device's own push (the one channel every transport has: a copy here, SFTP
-or rsync to a board, adb sync to a phone); the runner takes the oldest complete file, deletes it and runs
-it as a sample, streaming its protocol lines as in a run. `requests/<id>.cancel` asks it to stop that
-answer (the client went away); `requests/stop` ends the runner once the request in flight is done.
-A file is complete when it is one JSON line ending in a newline (a push still under way is not).
+The host writes each request to the runner's stdin as one line, `REQUEST <job line>` (contract.JobItem,
+its media pushed first to JOB/media/<id>/), and `CANCEL "<id>"` when the client went away. A thread reads
+the lines as they come, so the runner starts a request the moment its line arrives: no folder to poll
+(orchestrator/runners/serve_link.py says why). End of stdin is the host gone: the runner ends at once,
+as `--exit-on-stdin-eof` does in a run.
+
+The native runner on a phone cannot be written to (its driver starts it in the background): it takes
+its requests from `JOB/requests/<n>.job` files instead (REQUESTS_DIR, android_runner/native/edgefarm_runner.c).
 Stdlib only: this module is copied to boards.
 """
 
 from __future__ import annotations
 
+import json
 import os
+import queue
 import shutil
-import time
-from collections.abc import Iterator
+import threading
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 from .contract import JobItem
 
+REQUEST_WORD, CANCEL_WORD = "REQUEST", "CANCEL"
+REQUEST_MAX_BYTES = 64 * 2**20  # one request line; the host's own bounds keep a request far below it
+# the native runner's request folder (phones): JOB/requests/<n>.job, <id>.cancel
 REQUESTS_DIR = "requests"
-STOP_FILE = "stop"
 REQUEST_SUFFIX = ".job"
 CANCEL_SUFFIX = ".cancel"
-REQUEST_MAX_BYTES = 64 * 2**20  # one job line; the host's own bounds keep a request far below it
-TORN_AFTER_S = 30.0  # a request file still incomplete this long after its last write is dropped
-POLL_MIN_S, POLL_MAX_S = 0.0005, 0.02  # poll fast just after a request, slower when idle
 
 
 class Inbox:
-    """The request folder of one serving runner."""
+    """The requests of one serving runner, read from `fd` (its stdin) by a thread of its own."""
 
-    def __init__(self, job_dir: Path) -> None:
-        self.folder = job_dir / REQUESTS_DIR
-        self.folder.mkdir(parents=True, exist_ok=True)
+    def __init__(self, job_dir: Path, on_eof: Callable[[], None], on_note: Callable[[str], None],
+                 fd: int = 0) -> None:  # fmt: skip
+        self.media = job_dir / "media"
         self.taken = 0
+        self._on_eof, self._note, self._fd = on_eof, on_note, fd
+        self._queue: queue.SimpleQueue[JobItem] = queue.SimpleQueue()
+        self._cancelled: set[str] = set()
+        threading.Thread(target=self._read, name="inbox", daemon=True).start()
 
     def items(self) -> Iterator[JobItem]:
-        """Requests in the order of their names (the host numbers them), until the stop file."""
-        poll = POLL_MIN_S
-        while not (self.folder / STOP_FILE).exists():
-            names = sorted(n for n in os.listdir(self.folder) if n.endswith(REQUEST_SUFFIX))
-            item = next((it for it in map(self._take, names) if it is not None), None)
-            if item is None:
-                time.sleep(poll)
-                poll = min(poll * 1.5, POLL_MAX_S)
-                continue
-            poll = POLL_MIN_S
+        """Requests in the order they came, for the runner's life (its end is the host's: end of stdin)."""
+        while True:
+            item = self._queue.get()
             self.taken += 1
             yield item
 
-    def _take(self, name: str) -> JobItem | None:
-        path = self.folder / name
-        try:
-            if path.stat().st_size > REQUEST_MAX_BYTES:
-                path.unlink()
-                return None
-            text = path.read_text(encoding="utf-8")
-        except (OSError, UnicodeDecodeError):
-            return None
-        try:
-            if not text.endswith("\n"):
-                raise ValueError("not complete yet")
-            item = JobItem.from_json(text)
-        except (ValueError, TypeError, KeyError):
-            try:  # a push still under way, unless it stopped long ago
-                if time.time() - path.stat().st_mtime > TORN_AFTER_S:
-                    path.unlink()
-            except OSError:
-                pass
-            return None
-        try:
-            path.unlink()
+    def _read(self) -> None:
+        pending, dropping = b"", False
+        try:  # the raw fd: a daemon thread inside sys.stdin's buffer aborts interpreter shutdown
+            while chunk := os.read(self._fd, 1 << 16):
+                *lines, pending = (pending + chunk).split(b"\n")
+                for line in lines:
+                    if not dropping:
+                        self._line(line)
+                    dropping = False
+                if len(pending) > REQUEST_MAX_BYTES:  # the rest of this line is dropped as it comes
+                    pending, dropping = b"", True
+                    self._note(f"warning: a request line over {REQUEST_MAX_BYTES} bytes was dropped")
         except OSError:
-            return None
-        return item
+            pass
+        self._on_eof()
+
+    def _line(self, line: bytes) -> None:
+        word, _, rest = line.decode("utf-8", "replace").partition(" ")
+        try:
+            if word == REQUEST_WORD:
+                self._queue.put(JobItem.from_json(rest))
+            elif word == CANCEL_WORD:
+                self._cancelled.add(str(json.loads(rest)))
+            elif word:
+                raise ValueError(f"unknown word {word[:20]!r}")
+        except (ValueError, TypeError, KeyError) as e:
+            self._note(f"warning: a request line that does not parse was dropped ({e})"[:300])
 
     def cancelled(self, item_id: str) -> bool:
         """The host asked to stop this request's answer."""
-        return os.path.exists(self.folder / (item_id + CANCEL_SUFFIX))
+        return item_id in self._cancelled
 
     def done(self, item_id: str) -> None:
-        """A finished request: its cancel mark (if the host left one) and its media (media/<id>/) go."""
-        try:
-            os.unlink(self.folder / (item_id + CANCEL_SUFFIX))
-        except OSError:
-            pass
-        if item_id.replace("-", "").replace("_", "").isalnum():  # the host's ids; never a path
-            shutil.rmtree(self.folder.parent / "media" / item_id, ignore_errors=True)
+        """A finished request: its cancel mark and its media (media/<id>/, if the host pushed any) go."""
+        self._cancelled.discard(item_id)
+        folder = self.media / item_id
+        if item_id.replace("-", "").replace("_", "").isalnum() and os.path.isdir(folder):  # never a path
+            shutil.rmtree(folder, ignore_errors=True)

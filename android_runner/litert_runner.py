@@ -525,7 +525,7 @@ def _parser() -> argparse.ArgumentParser:
     ap.add_argument("--exit-on-stdin-eof", action="store_true", help="exit when stdin closes (host gone)")
     ap.add_argument("--stop", action="store_true", help="only stop a runner of this job that is still alive")
     ap.add_argument("--serve", action="store_true",
-                    help="`edgefarm serve`: stay loaded and run the requests put into JOB/requests (inbox.py)")  # fmt: skip
+                    help="`edgefarm serve`: stay loaded and run the requests written to stdin (inbox.py)")  # fmt: skip
     ap.add_argument("--block-start", action="store_true",
                     help="the block's first start: the settings' settle gate runs before its first sample")  # fmt: skip
     return ap
@@ -571,7 +571,7 @@ def main(argv: list[str] | None = None) -> int:
     if args.stop:
         emit("NOTE", f"stopped runner pid {earlier}" if earlier else "no runner of this job was running")
         return 0
-    if args.exit_on_stdin_eof:
+    if args.exit_on_stdin_eof and not args.serve:  # serving, the inbox reads stdin (and ends at its end)
         exit_when_stdin_closes()
     write_pid_file(job_dir)
     try:  # the run's settings: the one file every runner reads (android_runner/settings.py)
@@ -588,7 +588,9 @@ def main(argv: list[str] | None = None) -> int:
     if earlier:
         emit("NOTE", f"stopped an earlier runner of this job (pid {earlier}) that was still running")
 
-    inbox = Inbox(job_dir) if args.serve else None
+    inbox = None
+    if args.serve:  # `edgefarm serve`: requests on stdin; its end is the host gone (stop at once)
+        inbox = Inbox(job_dir, on_eof=lambda: os._exit(STOPPED_EXIT), on_note=lambda s: emit("NOTE", s))
     pending: list[JobItem] = []
     if inbox is None:
         done = {r.id for r in read_results(str(results_path))}

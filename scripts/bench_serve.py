@@ -106,10 +106,35 @@ def stop(proc: subprocess.Popen) -> None:
         proc.wait()
 
 
-def summary(times: list[float]) -> dict:
+def tree_cpu_s(root: int) -> float:
+    """CPU seconds (user + system) used so far by `root` and every live process below it (/proc/PID/stat):
+    the whole server, runners and lab phones included. Unlike wall time it hardly moves with the load
+    other work puts on the host, so it says what a request costs where the wall clock cannot."""
+    parent, used = {}, {}
+    for name in os.listdir("/proc"):
+        if name.isdigit():
+            try:
+                with open(f"/proc/{name}/stat", encoding="ascii", errors="replace") as f:
+                    fields = f.read().rsplit(")", 1)[-1].split()
+            except OSError:
+                continue
+            parent[int(name)] = int(fields[1])  # ppid (field 4; fields here start at field 3)
+            used[int(name)] = int(fields[11]) + int(fields[12])  # utime + stime (fields 14, 15), clock ticks
+    tree, todo = set(), [root]
+    while todo:
+        pid = todo.pop()
+        tree.add(pid)
+        todo += [p for p, pp in parent.items() if pp == pid and p not in tree]
+    return sum(used.get(p, 0) for p in tree) / os.sysconf("SC_CLK_TCK")
+
+
+def summary(times: list[float], cpu_s: float | None = None) -> dict:
     ms = sorted(t * 1000 for t in times)
-    return {"requests": len(ms), "p50_ms": round(statistics.median(ms), 2),
-            "p90_ms": round(ms[int(0.9 * (len(ms) - 1))], 2), "rps": round(len(ms) / (sum(ms) / 1000), 1)}  # fmt: skip
+    out = {"requests": len(ms), "p50_ms": round(statistics.median(ms), 2),
+           "p90_ms": round(ms[int(0.9 * (len(ms) - 1))], 2), "rps": round(len(ms) / (sum(ms) / 1000), 1)}  # fmt: skip
+    if cpu_s is not None:  # the server's whole process tree, per request
+        out["cpu_ms_per_request"] = round(cpu_s * 1000 / len(ms), 2)
+    return out
 
 
 def one_device(work: Path, litert_lm: str, requests: int, rounds: int) -> dict:
@@ -125,25 +150,28 @@ def one_device(work: Path, litert_lm: str, requests: int, rounds: int) -> dict:
     ours, url = edgefarm_serve(work, {k: v for k, v in os.environ.items() if k != "EDGEFARM_INVENTORY"},
                                "this-host", "--inventory", str(inv))  # fmt: skip
     servers = {
-        "litert-lm serve": (f"http://127.0.0.1:{port}", "tiny", ""),
-        "edgefarm serve": (url, "this-host/cpu", KEY),
+        "litert-lm serve": (f"http://127.0.0.1:{port}", "tiny", "", theirs.pid),
+        "edgefarm serve": (url, "this-host/cpu", KEY, ours.pid),
     }
     try:
         wait_ready(servers["litert-lm serve"][0], "", theirs)
         wait_ready(url, KEY, ours)
         times: dict[str, list[float]] = {name: [] for name in servers}
-        for name, (base, model, key) in servers.items():  # warm-up: the engine's first turns
+        cpu = dict.fromkeys(servers, 0.0)
+        for name, (base, model, key, _) in servers.items():  # warm-up: the engine's first turns
             for i in range(10):
                 post(base + "/v1/chat/completions", model, PROMPTS[i % len(PROMPTS)], key)
         for _ in range(rounds):
-            for name, (base, model, key) in servers.items():
+            for name, (base, model, key, pid) in servers.items():
+                before = tree_cpu_s(pid)
                 times[name] += [post(base + "/v1/chat/completions", model, PROMPTS[i % len(PROMPTS)], key)
                                 for i in range(requests)]  # fmt: skip
+                cpu[name] += tree_cpu_s(pid) - before
     finally:
         theirs.terminate()
         theirs.wait(timeout=30)
         stop(ours)
-    out = {name: summary(t) for name, t in times.items()}
+    out = {name: summary(t, cpu[name]) for name, t in times.items()}
     out["added_ms_p50"] = round(out["edgefarm serve"]["p50_ms"] - out["litert-lm serve"]["p50_ms"], 2)
     out["rps_ratio"] = round(out["edgefarm serve"]["rps"] / out["litert-lm serve"]["rps"], 3)
     return out
@@ -165,14 +193,16 @@ def phones(work: Path, count: int, requests: int) -> dict:
                 times: list[float] = []
                 for model in asked:  # warm-up
                     post(url + "/v1/chat/completions", model, PROMPTS[0], KEY)
-                t0 = time.perf_counter()
+                t0, cpu0 = time.perf_counter(), tree_cpu_s(os.getpid())
                 threads = [threading.Thread(target=client, args=(url, m, requests, times)) for m in asked]
                 for t in threads:
                     t.start()
                 for t in threads:
                     t.join()
-                wall = time.perf_counter() - t0
-                out[name] = {**summary(times), "answers_per_s": round(len(times) / wall, 1)}
+                wall, cpu = time.perf_counter() - t0, tree_cpu_s(os.getpid()) - cpu0
+                # the lab (phones, adb servers), the server and this client: the cores they kept busy
+                out[name] = {**summary(times, cpu), "answers_per_s": round(len(times) / wall, 1),
+                             "cores_busy": round(cpu / wall, 2)}  # fmt: skip
         finally:
             stop(proc)
     first, last = list(out.values())
@@ -201,19 +231,21 @@ def main() -> int:
     if args.json:
         print(json.dumps(result, indent=1))
         return 0
-    print("| server | requests | p50 (ms) | p90 (ms) | requests/s |\n|---|---|---|---|---|")
+    print("| server | requests | p50 (ms) | p90 (ms) | requests/s | CPU ms per request |\n|---|---|---|---|---|---|")
     for name, r in result["one_device"].items():
         if isinstance(r, dict):
-            print(f"| {name} | {r['requests']} | {r['p50_ms']} | {r['p90_ms']} | {r['rps']} |")
+            print(f"| {name} | {r['requests']} | {r['p50_ms']} | {r['p90_ms']} | {r['rps']} | {r['cpu_ms_per_request']} |")
     one = result["one_device"]
     print(
         f"\nadded latency (p50): {one['added_ms_p50']} ms; requests/s edgefarm / litert-lm: {one['rps_ratio']}"
     )
     if "phones" in result:
-        print("\n| lab phones | answers | p50 (ms) | p90 (ms) | answers/s |\n|---|---|---|---|---|")
+        print("\n| lab phones | answers | p50 (ms) | p90 (ms) | answers/s | CPU ms per answer | cores busy |\n"
+              "|---|---|---|---|---|---|---|")  # fmt: skip
         for name, r in result["phones"].items():
             if isinstance(r, dict):
-                print(f"| {name} | {r['requests']} | {r['p50_ms']} | {r['p90_ms']} | {r['answers_per_s']} |")
+                print(f"| {name} | {r['requests']} | {r['p50_ms']} | {r['p90_ms']} | {r['answers_per_s']} | "
+                      f"{r['cpu_ms_per_request']} | {r['cores_busy']} |")  # fmt: skip
         print(f"\nscaling (N phones / 1 phone, answers per second): {result['phones']['scaling']}")
     return 0
 

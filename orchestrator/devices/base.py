@@ -7,6 +7,7 @@ from collections.abc import Sequence
 from pathlib import Path, PurePosixPath
 from typing import Protocol
 
+from .feed import Feed
 from .types import DeviceInfo, Exit, LineSink, ProgressSink, PushStats
 
 
@@ -33,9 +34,11 @@ class Device(Protocol):
         timeout_s: float,
         on_line: LineSink | None = None,
         cancel: threading.Event | None = None,
+        feed: Feed | None = None,
     ) -> Exit:
         """Run argv (never a shell string); stream each stdout line to on_line. When cancel is set,
-        stop waiting and end the command (Exit.cancelled); the runner then stops its own process."""
+        stop waiting and end the command (Exit.cancelled); the runner then stops its own process.
+        `feed` (this host and boards): text written to the command's stdin while it runs (feed.py)."""
 
     def alive(self) -> bool: ...
 

@@ -19,6 +19,7 @@ from typing import Any
 
 from ..errors import DeviceError
 from ..fsutil import FILE_MODE, cache_dir, link_new
+from .feed import Feed
 from .files import cached_sha256, push_pairs
 from .types import DeviceInfo, Exit, LineSink, ProgressSink, PushStats
 
@@ -181,13 +182,14 @@ class LocalDevice:
         timeout_s: float,
         on_line: LineSink | None = None,
         cancel: threading.Event | None = None,
+        feed: Feed | None = None,
     ) -> Exit:
         """Run argv as a child in its own process group; stdout lines stream to on_line (killed after
         timeout_s, or when cancel is set).
 
-        Its stdin is a pipe only edgefarm holds and never writes: when edgefarm dies, even by SIGKILL,
-        the pipe closes and a runner started with `--exit-on-stdin-eof` exits, so no runner outlives
-        its edgefarm. Its stderr is read from the start (the last lines are kept), so a child that
+        Its stdin is a pipe only edgefarm holds, written only through `feed`: when edgefarm dies, even by
+        SIGKILL, the pipe closes and a runner started with `--exit-on-stdin-eof` exits, so no runner
+        outlives its edgefarm. Its stderr is read from the start (the last lines are kept), so a child that
         logs a lot never blocks on a full pipe."""
         proc = subprocess.Popen(
             list(argv),
@@ -204,6 +206,8 @@ class LocalDevice:
             target=lambda: err_tail.extend(proc.stderr), daemon=True, name=f"stderr:{self.name}"
         )
         err_reader.start()
+        if feed is not None:
+            feed.attach(lambda text: (proc.stdin.write(text), proc.stdin.flush()))
         fired = threading.Event()
 
         def on_timeout() -> None:
@@ -229,6 +233,8 @@ class LocalDevice:
                     on_line(line.rstrip("\n"))
             rc = proc.wait()
         finally:
+            if feed is not None:
+                feed.detach()
             timer.cancel()
             if proc.poll() is None:
                 _kill_group(proc)

@@ -31,6 +31,7 @@ from typing import Any
 import asyncssh
 
 from ..errors import DeviceError, DeviceLost, NeedsSetup
+from .feed import Feed
 from .files import cached_sha256, parse_sha256sum, push_pairs
 from .ssh_info import (
     board_info,
@@ -49,6 +50,13 @@ RSYNC_MIN_BYTES = 256 * 1024  # smaller pushes go over the open connection: rsyn
 MIN_RATE_BPS = 1 * 2**20  # transfer deadlines assume at least 1 MB/s
 SLOW_CALL_S = 120.0  # a short command that hashes files or starts Python (a busy Pi, an emulated one)
 _END = object()
+
+
+def _feed_write(stdin: asyncssh.SSHWriter, text: str) -> None:
+    """A feed's text onto the channel (on the link's loop); a channel closed meanwhile drops it: the
+    command has ended, and its end is the request's answer (the runner restarted, or the device lost)."""
+    if not stdin.is_closing():
+        stdin.write(text)
 
 
 class SshDevice:
@@ -339,11 +347,13 @@ class SshDevice:
         on_line: LineSink | None = None,
         stdin: bytes | None = None,
         cancel: threading.Event | None = None,
+        feed: Feed | None = None,
     ) -> Exit:
         """Run argv (quoted here, once) under the board's `timeout --signal=KILL`; stdout lines go to
         on_line in the caller's thread. Without stdin data the command's stdin stays open while the
-        connection lives: a runner started with `--exit-on-stdin-eof` exits when the connection is
-        lost. When cancel is set we stop waiting (the runner adapter then stops the process)."""
+        connection lives (written through `feed` while it runs): a runner started with
+        `--exit-on-stdin-eof` exits when the connection is lost. When cancel is set we stop waiting (the
+        runner adapter then stops the process)."""
         secs = max(1, math.ceil(timeout_s))
         command = shlex.join(["timeout", "--signal=KILL", f"{secs}s", *map(str, argv)])
         lines: queue.Queue = queue.Queue()
@@ -356,6 +366,9 @@ class SshDevice:
                 if stdin:
                     proc.stdin.write(stdin.decode("utf-8", "replace"))
                     proc.stdin.write_eof()
+                elif feed is not None:  # written from the caller's thread: handed to the link's loop
+                    loop = asyncio.get_running_loop()
+                    feed.attach(lambda text: loop.call_soon_threadsafe(_feed_write, proc.stdin, text))
 
                 async def pump_err() -> None:
                     while chunk := await proc.stderr.read(65536):
@@ -371,6 +384,8 @@ class SshDevice:
                 except (TimeoutError, asyncio.TimeoutError):
                     return Exit(code=None, timed_out=True, output_tail="".join(err_tail)[-2000:])
             finally:
+                if feed is not None:
+                    feed.detach()
                 proc.close()
                 lines.put(_END)
             rc = proc.returncode if proc.returncode is not None else 255

@@ -52,6 +52,7 @@ from .android_kills import available_mb, kill_evidence
 from .android_snapshots import SNAPSHOT_FILES
 from .android_storage import Halt, keep_recorded, refused_sample, refused_write, storage_full
 from .base import Check, Need, RunnerEvents, RunOptions, Staged
+from .serve_link import FolderRequests
 
 DRIVER = REPO_ROOT / "android_runner" / "driver.sh"
 
@@ -202,9 +203,11 @@ class AndroidRunner:
 
     # ---------------------------------------------------------------- serve
 
-    def serve(self, device: Phone, staged: Staged, opts: RunOptions, events: RunnerEvents) -> Exit:
-        """`edgefarm serve`: the native runner loaded until events.stop (runners/android_serve.py); one that
-        stops before its model is ready raises as in a run (a backend the phone lacks: BackendUnavailable)."""
+    def serve(self, device: Phone, staged: Staged, opts: RunOptions, events: RunnerEvents,
+              requests: FolderRequests) -> Exit:  # fmt: skip
+        """`edgefarm serve`: the native runner loaded until events.stop (runners/android_serve.py), taking
+        `requests` from its request folder; one that stops before its model is ready raises as in a run (a
+        backend the phone lacks: BackendUnavailable)."""
         assert self.choice is not None
         fatal: list[str] = []
         loads: list[float | None] = []
@@ -219,9 +222,10 @@ class AndroidRunner:
             self._fail(device, staged, ex, fatal, opts.backend)
         return ex
 
-    def serve_request(self, staged: Staged, item: JobItem) -> bytes:
-        """One request as the file the runner takes from its request folder."""
-        return android_serve.request_file(item, staged)
+    @staticmethod
+    def serve_requests(device: Phone, staged: Staged, scratch: Path) -> FolderRequests:
+        """How the serving runner gets its requests: job files of one sample in its request folder."""
+        return FolderRequests(device, staged.job, lambda item: android_serve.request_file(item, staged), scratch)
 
     # ---------------------------------------------------------------- execute
 

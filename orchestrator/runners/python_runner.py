@@ -39,6 +39,7 @@ from ..models import ModelSummary
 from ..telemetry.energy import energy_fields
 from ..telemetry.phases import prefill_ms, ttft_phases
 from .base import Check, Need, RunnerEvents, RunOptions, Staged
+from .serve_link import StdinRequests
 
 RUNNER_FILES = (
     "__init__.py",
@@ -236,20 +237,22 @@ class PythonRunner:
             "python": self.python,
         }
 
-    def serve(self, device: Device, staged: Staged, opts: RunOptions, events: RunnerEvents) -> Exit:
-        """`edgefarm serve`: the runner loaded until `events.stop` (or its stop file), running the requests
-        put into its inbox (android_runner/inbox.py); its lines become `events` as in a run."""
+    def serve(self, device: Device, staged: Staged, opts: RunOptions, events: RunnerEvents,
+              requests: StdinRequests) -> Exit:  # fmt: skip
+        """`edgefarm serve`: the runner loaded until `events.stop`, running the requests written to its
+        stdin (`requests`, android_runner/inbox.py); its lines become `events` as in a run."""
         stream = RunnerStream({}, events, staged.runner if isinstance(staged.runner, MutableMapping) else None)
         argv = [*self._argv(staged), "--serve"]
-        ex = device.run(argv, timeout_s=SERVE_LIFE_S, on_line=stream.on_line, cancel=events.stop)
+        ex = device.run(argv, timeout_s=SERVE_LIFE_S, on_line=stream.on_line, cancel=events.stop,
+                        feed=requests.feed)  # fmt: skip
         if not stream.ready and not events.stop.is_set():
             self._not_ready(device, staged, ex, stream, opts)
         return ex
 
     @staticmethod
-    def serve_request(staged: Staged, item: JobItem) -> bytes:
-        """One request as the file the runner takes from its inbox: the job line."""
-        return (item.to_json() + "\n").encode()
+    def serve_requests(device: Device, staged: Staged, scratch: Path) -> StdinRequests:
+        """How the serving runner gets its requests: lines on its stdin (runners/serve_link.py)."""
+        return StdinRequests(device, staged.job)
 
     def _argv(self, staged: Staged, block_start: bool = False) -> list[str]:
         """The runner's command line: its job folder only; the run's settings are that folder's `settings`

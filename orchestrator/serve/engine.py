@@ -3,7 +3,8 @@
 The run's own path, kept running: the device's runner adapter stages the model and the runner as for
 `edgefarm run` (an empty job, the run's settings file), then starts the runner in its serve mode
 (android_runner/inbox.py). A request is one job line of the contract, made from the request's Sample by
-jobs.py as in a run, pushed into the runner's inbox with its media; the runner's protocol lines come back
+jobs.py as in a run, handed to the runner by the adapter's channel (runners/serve_link.py: a line on its
+stdin, or a file in its request folder on a phone) after its media; the runner's protocol lines come back
 through the run's RunnerStream (BEGIN, PIECE, RESULT). Requests to one device queue on its lock (at most
 `queue_max` waiting); devices answer in parallel, each on its own thread. The engines of one phone's backend
 units (pixel-8/cpu, pixel-8/gpu: devices/units.py) share that lock, its turn: a request, a staging or an
@@ -14,7 +15,6 @@ started again; a device that is lost is marked down and tried again every `retry
 
 from __future__ import annotations
 
-import tempfile
 import threading
 from collections.abc import Callable
 from dataclasses import replace
@@ -22,7 +22,6 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from android_runner.contract import JobItem, JobPart, SampleResult
-from android_runner.inbox import CANCEL_SUFFIX, REQUEST_SUFFIX, REQUESTS_DIR
 from android_runner.status import Status, classify
 
 from ..devices.base import Device
@@ -33,6 +32,7 @@ from ..errors import BackendUnavailable, EdgefarmError
 from ..jobs import JobOptions, job_items
 from ..models import ModelSummary
 from ..runners.base import RUNNERS, RunnerEvents, RunOptions, Staged
+from ..runners.serve_link import ServeRequests
 from ..runners.stamp import effective_info
 from .api import ApiError, Ask
 
@@ -83,6 +83,7 @@ class Engine:
         self._inflight: tuple[str, Sink, threading.Event, str] | None = None
         self._staged: Staged | None = None
         self._adapter = None
+        self._requests: ServeRequests | None = None  # how the runner gets its requests (the adapter's)
         self._thread = threading.Thread(target=self._life, name=f"serve:{device.name}", daemon=True)
 
     # ------------------------------------------------------------------ the runner's life
@@ -126,6 +127,7 @@ class Engine:
                                 where=self.device.name, fix="serve this host and boards (the Python runner)")  # fmt: skip
         self._adapter = adapter
         self._staged = adapter.stage(self.device, bundle, self.model, self.opts)
+        self._requests = adapter.serve_requests(self.device, self._staged, bundle)
         self.pushed = (self.pushed[0] + self._staged.model_push, self.pushed[1] + self._staged.other_push)
         self.runner = self._staged.runner  # filled in place as the runner starts (READY: runtime version...)
 
@@ -135,7 +137,7 @@ class Engine:
         loads, said = self.loads, []
         events = RunnerEvents(ready=self._on_ready, result=self._on_result, piece=self._on_piece,
                               note=said.append, stop=self._stop)  # fmt: skip
-        ex = adapter.serve(self.device, staged, self.opts, events)
+        ex = adapter.serve(self.device, staged, self.opts, events, self._requests)
         with self._count_lock:  # a request handed over from now on waits for the next load
             self._ready.clear()
             slot = self._inflight
@@ -237,26 +239,20 @@ class Engine:
 
     def _ask_locked(self, ask: Ask, request_dir: Path, events: Sink, cancelled: threading.Event) -> bool:
         """The request on the device (its turn held); False if the runner ended before it was handed over."""
-        staged, adapter = self._staged, self._adapter
-        if staged is None or adapter is None:  # lost since it was ready: wait (503 once it is down)
+        requests = self._requests
+        if self._staged is None or requests is None:  # lost since it was ready: wait (503 once it is down)
             return False
         item = self._job_item(ask, request_dir)
-        line = self.folder / "job" / f"{int(item.id):09d}{REQUEST_SUFFIX}"  # the host's copy, gone once pushed
-        line.write_bytes(adapter.serve_request(staged, item))
         done = threading.Event()
         with self._count_lock:  # handed to this runner, or it ended first (its restart then takes the turn)
             if not self._ready.is_set():
-                line.unlink(missing_ok=True)
                 return False
             self._inflight = (item.id, events, done, ask.sample.id)
         try:
-            if (request_dir / "media").is_dir():
-                self.device.push(request_dir / "media", staged.job / "media" / item.id)
-            self.device.push(line, staged.job / REQUESTS_DIR / line.name)
-            line.unlink(missing_ok=True)
+            requests.send(item, request_dir / "media")
             while not done.wait(0.05):  # a client gone mid-answer: the runner stops it, the device is free
                 if cancelled.is_set():
-                    self._push_mark(staged, item.id + CANCEL_SUFFIX)
+                    requests.cancel(item.id)
                     done.wait()
         except EdgefarmError as e:  # the device went away while the request was handed over
             events.put(("lost", str(e).splitlines()[0]))
@@ -277,15 +273,6 @@ class Engine:
         turns = tuple(moved(t) for t in item.turns)
         history = tuple(zip(ask.history_roles, turns[:-1]))
         return replace(item, id=rid, turns=turns[-1:], history=history)
-
-    def _push_mark(self, staged: Staged, name: str) -> None:
-        with tempfile.TemporaryDirectory() as tmp:
-            mark = Path(tmp) / name
-            mark.write_text("\n", encoding="utf-8")
-            try:
-                self.device.push(mark, staged.job / REQUESTS_DIR / name)
-            except EdgefarmError:
-                pass
 
     # ------------------------------------------------------------------ the end
 
