@@ -15,7 +15,8 @@ TINY_TEXT = Path(__file__).resolve().parents[3] / "data" / "models" / "tiny-text
 def test_two_phones_bench_with_exact_counts_and_a_fresh_engine_per_repetition(adb_lab, tmp_path):
     out = tmp_path / "runs"
     p = edgefarm(adb_lab, "bench", "--devices", ",".join(PHONES), "--model", str(TINY_TEXT), "--out", str(out),
-                 "-p", "16,40", "-n", "8,12", "-d", "0,64", "-r", "2", "--backend", "cpu", "-o", "json")  # fmt: skip
+                 "-p", "16,40", "-n", "8,12", "-d", "0,64", "-r", "2", "--backend", "cpu", "-o", "json",
+                 "--settle-s", "1")  # fmt: skip  # bench settles by default: a 1-s window, not 60 s of flat readings
     assert p.returncode == 0, p.stderr[-3000:]
     rows = json.loads(p.stdout)
     assert {r["device"] for r in rows} == set(PHONES)

@@ -33,7 +33,8 @@ def test_a_bench_across_farm_hosts_with_sustain_and_a_hosts_bandwidth(cluster_la
     try:
         p = lab.edgefarm("bench", "--cluster", lab.address, "--devices", "all", "--model", str(TINY_TEXT),
                          "--out", str(out), "--db", "none", "-p", "16", "-n", "4,8", "-d", "0,32",
-                         "--sustain", "2", "--backend", "cpu", "-o", "json")  # fmt: skip
+                         "--sustain", "2", "--backend", "cpu", "-o", "json",
+                         "--settle-s", "1")  # fmt: skip  # bench settles by default: a 1-s window, not 60 s
     finally:
         lab.hosts["h2"].inventory.write_text("devices: []\n")
     assert p.returncode == 0, p.stderr[-4000:]
