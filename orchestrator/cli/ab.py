@@ -29,6 +29,7 @@ from ..report.ab import (
     widest_resolution,
 )
 from ..report.build import load_report, measured_runs
+from ..report.compare_out import FAIL_ON
 from ..run.ab_length import DEFAULT_BLOCK_S, MAX_BLOCK_S, block_length
 from .report import REGRESSION_EXIT, print_comparison
 
@@ -92,7 +93,7 @@ class _BlockRun:
 @click.option(
     "--format", "fmt", type=click.Choice(formats(COMPARISON)), default="term", show_default=True
 )
-@click.option("--fail-on", type=click.Choice(["none", "regression", "any"]), default="none", show_default=True,
+@click.option("--fail-on", type=click.Choice(FAIL_ON), default="none", show_default=True,
               help=f"exit {REGRESSION_EXIT} when B is significantly worse than A (regression) or different (any)")  # fmt: skip
 @click.argument("run_flags", nargs=-1, type=click.UNPROCESSED)
 def ab(

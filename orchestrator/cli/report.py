@@ -14,6 +14,7 @@ from ..errors import ConfigError, OutputError
 from ..printers import COMPARISON, REPORT, formats, printer
 from ..progress import stdout_console
 from ..report.build import load_report
+from ..report.compare_out import DRIFT_NOTE, FAIL_ON, columns, found
 
 
 @click.command("report")
@@ -145,7 +146,7 @@ REGRESSION_EXIT = 8  # compare --fail-on found what it fails on (1-7 are errors.
 )
 @click.option(
     "--fail-on",
-    type=click.Choice(["none", "regression", "any"]),
+    type=click.Choice(FAIL_ON),
     default="none",
     show_default=True,
     help=f"exit {REGRESSION_EXIT} when B is significantly worse than A on a device (regression: verdicts "
@@ -160,7 +161,6 @@ def compare(
     `compare --baseline last RUN`: A is the last comparable run before RUN in the results database.
     Exit 0, or 8 with --fail-on when it found what it fails on (2: refused)."""
     from ..report.compare import compare_runs
-    from ..report.compare_out import DRIFT_NOTE
 
     if baseline == "last":
         if run_b is not None:
@@ -197,8 +197,6 @@ def print_comparison(
     """A Comparison on stdout in `fmt` with `note` (under the table; json/md carry it); then the
     --fail-on gate: exit REGRESSION_EXIT naming what it found on stderr. `interval`: what the ratios'
     brackets are, for the table's and Markdown's title."""
-    from ..report.compare_out import found
-
     shown = printer(COMPARISON, fmt)
     if shown.terminal:
         shown.draw()(c, note, interval)
@@ -216,7 +214,6 @@ def compare_table(c, note: str, interval: str) -> None:
     """A Comparison as a table on the terminal (the `term` format of compare and ab), its flips and
     `note` under it."""
     from ..report.compare import comparison_lines
-    from ..report.compare_out import columns
 
     lines = comparison_lines(c)
     title = (

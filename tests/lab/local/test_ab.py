@@ -1,8 +1,8 @@
 """`edgefarm ab` for real: one `kind: local` device over the canned set (the real runtime and tiny
 model), two configurations in alternating blocks (ABBA), each block running the samples as often as
-fill ab's default --block-s. Two identical configurations stay "no significant difference" although
-two CPU hogs are switched on halfway through (the drift cancels, where two separate runs would carry
-it), and the output says how small a difference the run could have resolved; a runtime twice as slow
+fill ab's default --block-s. Two identical configurations keep a ratio near 1 although two CPU hogs are
+switched on halfway through (the drift cancels, where two separate runs would carry it), and the
+output says how small a difference the run could have resolved; a runtime twice as slow
 (faulty_runner SLOWER=1.0: each reply takes twice as long, inside the measured wall time) is found,
 its interval clear of 1, and `--fail-on regression` exits 8. A 10% slower runtime is not asserted:
 on this shared 2-core host a round's log-ratio spreads by 0.13-0.19 (sd) even with 2-s blocks, so
@@ -54,12 +54,13 @@ def lab(tmp_path_factory):
 
 
 def _ab(
-    root: Path, ds: Path, out: Path, b_inventory: str, rounds: int = ROUNDS, ab_flags: tuple[str, ...] = ()
+    root: Path, ds: Path, out: Path, b_inventory: str, rounds: int = ROUNDS, ab_flags: tuple[str, ...] = (),
+    fail_on: str = "regression",
 ) -> subprocess.Popen:
     """`edgefarm ab` of `plain.yaml` (A) against `b_inventory` (B) on cpu-a over the canned set."""
     argv = [sys.executable, "-m", "orchestrator", "ab", "--a", f"--inventory {root / 'plain.yaml'}",
             "--b", f"--inventory {root / b_inventory}", "--rounds", str(rounds), *ab_flags, "--out", str(out),
-            "--format", "json", "--fail-on", "regression", "--",
+            "--format", "json", "--fail-on", fail_on, "--",
             "--devices", "cpu-a", "--dataset", str(ds), "--max-output-tokens", "16"]  # fmt: skip
     env = {k: v for k, v in os.environ.items() if k != "EDGEFARM_INVENTORY"}
     return subprocess.Popen(
@@ -93,12 +94,15 @@ def _blocks(out: Path) -> int:
     )
 
 
-def test_identical_configurations_with_a_cpu_hog_switched_on_halfway_give_no_significant_difference(
-    lab, tmp_path
-):
+def test_identical_configurations_with_a_cpu_hog_switched_on_halfway_stay_near_one(lab, tmp_path):
+    """The drift cancels: the time-per-sample ratio of identical configurations stays within 25% of 1
+    although the second half of the rounds ran beside two CPU hogs (separate runs would carry their
+    slowdown). Not asserted: the gate's exit or "no significant difference", which by design come out
+    the other way in up to 5% of A/A runs (FAMILY_LEVEL: 95% for all figures at once; one CI run of
+    this test drew it: decode "worse", round ratios 1.009-1.165); the gate's power is the next test's."""
     root, ds = lab
     out = tmp_path / "ab"
-    proc = _ab(root, ds, out, "plain.yaml")
+    proc = _ab(root, ds, out, "plain.yaml", fail_on="none")
     hogs: list[subprocess.Popen] = []
     try:
         deadline = time.monotonic() + 900
@@ -117,11 +121,13 @@ def test_identical_configurations_with_a_cpu_hog_switched_on_halfway_give_no_sig
     (dev,) = data["devices"]
     wall = dev["figures"]["wall_ms"]
     print("identical, hog halfway:", wall, *said[0])  # pytest -rP shows it
-    assert not wall["significant"] and wall["pairs"] == ROUNDS * 8, (wall, *said)
+    assert 0.75 <= wall["ratio"] <= 1 / 0.75 and wall["pairs"] == ROUNDS * 8, (wall, *said)
+    assert wall["lo"] <= wall["ratio"] <= wall["hi"], wall
     by_round = [
         x for x in data["drift_note"].splitlines() if x.startswith("cpu-a: time per sample B/A by round ")
     ]
     assert len(by_round) == 1, data["drift_note"]
+    assert len(by_round[0].split(";")[0].split("round ")[1].split()) == ROUNDS, by_round
     _says_its_resolution(wall, by_round[0])  # how small "no significant difference" looked
     assert "each block runs its 8 sample(s) " in data["drift_note"] and "--block-s 2" in data["drift_note"]
 
