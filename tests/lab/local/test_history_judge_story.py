@@ -84,13 +84,14 @@ def test_identical_runs_call_nothing_a_hog_run_is_excluded_and_a_2x_slowdown_is_
 
     # 1-4: nothing called (run 2 disturbed, and excluded once known); 5: the slowdown; 6: it confirms it
     assert said[:4] == [[], [], [], []], said
-    # the slower runtime also moves TTFT and decode a little on this host (its waits let other work in):
-    # those may be called too, at the same run and the worse way; Time/sample always is
+    # the slower runtime also moves TTFT and decode a little on this host (its waits let other work in,
+    # and what else loads the host then moves them either way: a fresh-clone suite beside a pip install
+    # drew one called the other way): those may be called too, at the same run; Time/sample always is
     wall = [
         x for x in said[4] if x.startswith(f"history: change: this-host: Time/sample worse in {ids[4]}: ")
     ]
     assert len(wall) == 1 and "the mean of the 3 comparable runs before it" in wall[0], said[4]
-    assert all(x.startswith("history: change: this-host: ") and f" worse in {ids[4]}: " in x for x in said[4])
+    assert all(x.startswith("history: change: this-host: ") and f" in {ids[4]}: " in x for x in said[4]), said[4]
     confirmed = f"history: this-host: the change of Time/sample at {ids[4]} is confirmed by this run"
     assert confirmed in said[5] and not any("change:" in x for x in said[5]), said[5]
     assert _history(tmp_path, "--fail-on", "regression").returncode == 0  # the latest run is not a change
@@ -98,7 +99,7 @@ def test_identical_runs_call_nothing_a_hog_run_is_excluded_and_a_2x_slowdown_is_
     data = json.loads(_history(tmp_path, "--format", "json").stdout)
     (series,) = data["series"]
     found = {c["figure"]: (c["run_id"], c["runs"], c["worse"]) for c in series["changes"]}
-    assert found["sample_ms_p50"] == (ids[4], 3, True) and set(found.values()) == {(ids[4], 3, True)}, found
+    assert found["sample_ms_p50"] == (ids[4], 3, True) and {v[:2] for v in found.values()} == {(ids[4], 3)}, found
     states = [j["state"] for j in series["judgements"]["sample_ms_p50"]]
     assert states == ["few", "excluded", "few", "few", "change", "follows"], states
     (wall_change,) = [c for c in series["changes"] if c["figure"] == "sample_ms_p50"]
