@@ -134,7 +134,8 @@ def test_identical_configurations_with_a_cpu_hog_switched_on_halfway_stay_near_o
 
 def test_a_runtime_twice_as_slow_is_found_and_fails_the_gate(lab, tmp_path):
     root, ds = lab
-    proc = _ab(root, ds, tmp_path / "ab", "slower.yaml")  # a 2x effect: 6 rounds put lo far above 1
+    # a 2x effect: 6 rounds of 1-s blocks put lo far above 1 (the default 2 s cost 12 s more of the suite)
+    proc = _ab(root, ds, tmp_path / "ab", "slower.yaml", ab_flags=("--block-s", "1"))
     stdout, stderr = proc.communicate(timeout=900)
     data = json.loads(stdout) if stdout.strip() else {}
     said = (data.get("drift_note", "").splitlines()[1:], stderr[-3000:])
