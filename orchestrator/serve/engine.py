@@ -35,6 +35,7 @@ from ..runners.base import RUNNERS, RunnerEvents, RunOptions, Staged
 from ..runners.serve_link import ServeRequests
 from ..runners.stamp import effective_info
 from .api import ApiError, Ask
+from .hold import DeviceHold
 
 NUMBERS = 1_000_000  # the native runner's sample numbers are 1..10^6 (native/job.h MAX_SAMPLE_N)
 RETRY_S = 5.0  # a device that is down is tried again this often
@@ -57,8 +58,9 @@ class Engine:
 
     def __init__(self, device: Device, model: ModelSummary, opts: RunOptions, folder: Path,
                  on_row: Callable[[Engine, SampleResult], None], queue_max: int = QUEUE_MAX,
-                 turn: threading.Lock | None = None) -> None:  # fmt: skip
+                 turn: threading.Lock | None = None, hold: DeviceHold | None = None) -> None:  # fmt: skip
         self.device, self.model, self.opts, self.folder = device, model, opts, folder
+        self.hold = hold  # the device's run lock, shared with its sibling units (serve/hold.py)
         self.on_row = on_row  # each finished request's row (the session's record)
         self.queue_max = queue_max
         self.device_name = split_unit(device.name)[0]  # a backend unit's device (pixel-8 of pixel-8@gpu)
@@ -116,6 +118,8 @@ class Engine:
 
     def _stage(self) -> None:
         self.state, self.reason = "loading", ""
+        if self.hold is not None:
+            self.hold.take()  # DeviceBusy while a run holds the device: down, tried again
         self.info = effective_info(self.device.info(), self.opts)
         bundle = self.folder / "job"
         bundle.mkdir(parents=True, exist_ok=True)

@@ -41,6 +41,7 @@ from ..progress import stderr_console
 from ..runners.base import RunOptions
 from .api import Ask, Bounds, parse_completion
 from .engine import Engine
+from .hold import DeviceHold
 from .session import ServeSession
 
 # (kind, low, high) of each numeric argument; every user count/size/time has a bound
@@ -169,7 +170,8 @@ class DeviceHarness:
                  "inventory": str(args.inventory or ""), "sample_timeout_s": args.sample_timeout_s}  # fmt: skip
         self.session = ServeSession(args.out, model, (device.name,), flags, None)
         self.engine = Engine(device, model, replace(opts, run_id=self.session.run_id),
-                             self.session.folder(device.name), self.session.row)  # fmt: skip
+                             self.session.folder(device.name), self.session.row,
+                             hold=DeviceHold(device, self.session.run_id))  # fmt: skip
         self.engine.start()
         self._ids = 0
         self.console.print(
@@ -249,4 +251,6 @@ class DeviceHarness:
         if self.engine.state == "stopped":
             return
         self.engine.stop()
+        if self.engine.hold is not None:
+            self.engine.hold.release()
         self.session.finish([self.engine], self.args.db, self.console)

@@ -25,6 +25,7 @@ from .api import Bounds
 from .app import Farm, build_app
 from .display import ServeDisplay
 from .engine import Engine
+from .hold import DeviceHold
 from .session import ServeSession
 
 
@@ -60,12 +61,15 @@ class ServeRequest:
 def engines_for(units: Sequence[Device], model: ModelSummary, request: ServeRequest, session: ServeSession,
                 on_row: Callable[[Engine, SampleResult], None]) -> list[Engine]:  # fmt: skip
     """One engine per model id: a device, or a backend unit of it (units_of: pixel-8@gpu is pixel-8/gpu),
-    with the run's options for it (a unit's own backend); the units of one device share its turn."""
+    with the run's options for it (a unit's own backend); the units of one device share its turn and its
+    run lock (serve/hold.py)."""
     base = RunOptions(run_id=session.run_id, sample_timeout_s=request.sample_timeout_s,
                       max_num_tokens=request.max_num_tokens)  # fmt: skip
     turns = {split_unit(d.name)[0]: threading.Lock() for d in units}
+    holds = {split_unit(d.name)[0]: DeviceHold(d, session.run_id) for d in units}
     return [Engine(d, model, base.for_device(d, backend_asked(d, request.backend), request.threads),
-                   session.folder(d.name), on_row, request.queue_max, turns[split_unit(d.name)[0]])
+                   session.folder(d.name), on_row, request.queue_max, turns[split_unit(d.name)[0]],
+                   holds[split_unit(d.name)[0]])
             for d in units]  # fmt: skip
 
 
@@ -114,6 +118,8 @@ def run_server(request: ServeRequest) -> int:
         console.print("stopping: draining each device and stopping its runner", highlight=False)
         for e in engines:
             e.stop()
+        for hold in {id(e.hold): e.hold for e in engines if e.hold is not None}.values():
+            hold.release()
         display.close()
         html = session.finish(engines, request.db, console)
         console.print(f"serve session {session.run_id}: {sum(map(len, session.rows.values()))} request(s) -> "

@@ -80,7 +80,8 @@ class ServeSession:
                                     model_push=e.pushed[0], other_push=e.pushed[1],
                                     error="" if e.state != "down" else e.reason,
                                     error_code=e.error_code if e.state == "down" else 0,
-                                    notes=[f"served {len(self.rows[e.device.name])} request(s)"])  # fmt: skip
+                                    notes=[f"served {len(self.rows[e.device.name])} request(s)",
+                                           *([e.hold.note] if e.hold is not None and e.hold.note else [])])  # fmt: skip
             write_outcome(dev, outcome)
             outcomes.append(outcome)
         self.record = replace(

@@ -19,8 +19,29 @@ PIXEL, GALAXY = "google-pixel-8", "samsung-sm-s921b"
 BUNDLED = REPO / "data" / "edgemmeval"
 
 
+def _run_on_pixel(adb_lab, out: Path) -> subprocess.CompletedProcess:
+    """`edgefarm run` of a text and an image sample of the bundled set on the Pixel."""
+    env = {k: v for k, v in adb_lab.env(COLUMNS="200").items() if k != "EDGEFARM_INVENTORY"}
+    return subprocess.run(
+        [sys.executable, "-m", "orchestrator", "run", "--devices", PIXEL, "--dataset", str(BUNDLED), "--modality",
+         "text", "--modality", "image", "--per-modality", "1", "--model", str(TINY_MM), "--out", str(out),
+         "--db", "none", "--max-output-tokens", "24"],
+        cwd=REPO, env=env, capture_output=True, text=True, timeout=300, check=False,
+    )  # fmt: skip
+
+
 @pytest.fixture(scope="module")
-def phones(adb_lab, tmp_path_factory):
+def pixel_run(adb_lab, tmp_path_factory):
+    """The run the server's answers are held against, made before the server takes the phones (a run
+    and a server never share a phone: serve/hold.py)."""
+    out = tmp_path_factory.mktemp("pixel-run")
+    ran = _run_on_pixel(adb_lab, out)
+    assert ran.returncode == 0, ran.stderr[-3000:]
+    return next(p for p in out.iterdir() if p.is_dir())
+
+
+@pytest.fixture(scope="module")
+def phones(adb_lab, pixel_run, tmp_path_factory):
     s = Server(
         tmp_path_factory.mktemp("serve-phones"), env=adb_lab.env(), devices=f"{PIXEL},{GALAXY}", within_s=120
     )
@@ -37,18 +58,10 @@ def test_each_phone_is_a_model_with_its_facts(phones):
         assert facts["info"]["kind"] == "adb" and facts["info"]["soc"]
 
 
-def test_answers_equal_edgefarm_run_on_the_same_phone(phones, adb_lab, tmp_path):
+def test_answers_equal_edgefarm_run_on_the_same_phone(phones, pixel_run):
     """A text and an image sample of the bundled set, run by `edgefarm run` on the Pixel, then sent to the
     Pixel's model: the same answer and the runtime's same token counts, from the phone's native runner."""
-    env = {k: v for k, v in adb_lab.env(COLUMNS="200").items() if k != "EDGEFARM_INVENTORY"}
-    ran = subprocess.run(
-        [sys.executable, "-m", "orchestrator", "run", "--devices", PIXEL, "--dataset", str(BUNDLED), "--modality",
-         "text", "--modality", "image", "--per-modality", "1", "--model", str(TINY_MM), "--out", str(tmp_path),
-         "--db", "none", "--max-output-tokens", "24"],
-        cwd=REPO, env=env, capture_output=True, text=True, timeout=300, check=False,
-    )  # fmt: skip
-    assert ran.returncode == 0, ran.stderr[-3000:]
-    run_dir = next(p for p in tmp_path.iterdir() if p.is_dir())
+    run_dir = pixel_run
     job = run_dir / "devices" / PIXEL / "job"
     items = [json.loads(x) for x in (job / "job.jsonl").read_text().splitlines()]
     rows = {
@@ -69,6 +82,19 @@ def test_answers_equal_edgefarm_run_on_the_same_phone(phones, adb_lab, tmp_path)
         assert (
             ef["device"] == PIXEL and ef["runner"] == "native" and ef["ttft_ms"] > 0 and ef["peak_rss_mb"] > 0
         )
+
+
+def test_a_run_on_a_served_phone_is_refused_naming_the_server(phones, adb_lab, tmp_path):
+    """The server holds each phone's run lock as a run does: `edgefarm run` on the Pixel is refused (exit
+    3) with the serve session's run id, and the Pixel's model still answers."""
+    ran = _run_on_pixel(adb_lab, tmp_path)
+    serve_id = next(p for p in phones.out.iterdir() if p.is_dir()).name
+    said = (ran.returncode, ran.stderr[-3000:])
+    assert ran.returncode == 3 and f"in use by run {serve_id}" in ran.stderr, said
+    reply = phones.client.chat.completions.create(
+        model=f"{PIXEL}/cpu", messages=[{"role": "user", "content": "edgefarm ping"}]
+    )
+    assert reply.choices[0].message.content == "pong"
 
 
 def test_two_phones_answer_at_once_history_and_stream(phones):

@@ -42,6 +42,7 @@ def test_cpu_gpu_makes_a_model_per_device_and_backend_with_its_folder_and_one_tu
     assert session.record.devices == ("pixel-8@cpu", "pixel-8@gpu", "s24@cpu", "s24@gpu")
     pixel_cpu, pixel_gpu, s24_cpu, _ = engines
     assert pixel_cpu._lock is pixel_gpu._lock and pixel_cpu._lock is not s24_cpu._lock
+    assert pixel_cpu.hold is pixel_gpu.hold and pixel_cpu.hold is not s24_cpu.hold  # one run lock per phone
 
 
 def test_devices_yaml_backends_make_units_and_one_backend_is_the_plain_serve(tmp_path):
