@@ -77,15 +77,21 @@ def matrix_lab(adb_lab, tmp_path_factory):
         return finished(out, p)
 
     flipping = {
-        n: gpu_runtime(tmp / f"gpu20-{n}", real_lib, FLIPS, SAMPLES, seed) for seed, (n, _, _) in enumerate(phones)
+        n: gpu_runtime(tmp / f"gpu20-{n}", real_lib, FLIPS, SAMPLES, seed)
+        for seed, (n, _, _) in enumerate(phones)
     }
     # the first run scores the references too (docs/fidelity.md); the rerun only has to find the model there
     first = run(flipping, "flips", "--fidelity")
     again = run(flipping, "again", "--limit", "5")
     clean = gpu_runtime(tmp / "gpu0", real_lib, 0, SAMPLES, 0)
     # an unperturbed GPU answers as the CPU on every sample, so 20 of them show it as well as 60
-    mixed = run({"pixel-8": clean, "sm-s921b": None, "redmi": clean}, "mixed", "--limit", str(MIXED_LIMIT),
-                backends="cpu,gpu,npu")
+    mixed = run(
+        {"pixel-8": clean, "sm-s921b": None, "redmi": clean},
+        "mixed",
+        "--limit",
+        str(MIXED_LIMIT),
+        backends="cpu,gpu,npu",
+    )
     return {"flips": first, "again": again, "mixed": mixed, "command": command, "run": run, "clean": clean,
             "phones": [n for n, _, _ in phones]}  # fmt: skip
 

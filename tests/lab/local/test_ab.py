@@ -54,7 +54,12 @@ def lab(tmp_path_factory):
 
 
 def _ab(
-    root: Path, ds: Path, out: Path, b_inventory: str, rounds: int = ROUNDS, ab_flags: tuple[str, ...] = (),
+    root: Path,
+    ds: Path,
+    out: Path,
+    b_inventory: str,
+    rounds: int = ROUNDS,
+    ab_flags: tuple[str, ...] = (),
     fail_on: str = "regression",
 ) -> subprocess.Popen:
     """`edgefarm ab` of `plain.yaml` (A) against `b_inventory` (B) on cpu-a over the canned set."""

@@ -13,7 +13,9 @@ time per sample). Six runs:
 5:   the 2x slower runtime: called at its end, time per sample worse, against 3 runs (1, 3, 4) (its
      waits let the host's other work in, so TTFT and decode may be called worse at that run too);
      `history --fail-on regression` exits 8.
-6:   still slow: no new change; its end says it confirms run 5's; `--fail-on regression` exits 0.
+6:   still slow: no new change of time per sample; its end says it confirms run 5's; `--fail-on
+     regression` does not fail on time per sample (another figure a loaded host moved may be called at
+     run 5 or 6, at its own run: time per sample is the figure this story moves).
 About 15 s on the loaded 2-core host."""
 
 from __future__ import annotations
@@ -84,22 +86,28 @@ def test_identical_runs_call_nothing_a_hog_run_is_excluded_and_a_2x_slowdown_is_
 
     # 1-4: nothing called (run 2 disturbed, and excluded once known); 5: the slowdown; 6: it confirms it
     assert said[:4] == [[], [], [], []], said
-    # the slower runtime also moves TTFT and decode a little on this host (its waits let other work in,
-    # and what else loads the host then moves them either way: a fresh-clone suite beside a pip install
-    # drew one called the other way): those may be called too, at the same run; Time/sample always is
+    # Time/sample is the figure this story moves, and the one asserted from run 5 on. The others (TTFT,
+    # decode, init: the engine load) move with whatever else loads the host at that moment, either way;
+    # runs 5 and 6 may have them called, each at its own run (a loaded CI host drew decode "better" at run
+    # 5 and init 1.92x worse at run 6): a change of a figure outside the usual spread, as history says it
     wall = [
         x for x in said[4] if x.startswith(f"history: change: this-host: Time/sample worse in {ids[4]}: ")
     ]
     assert len(wall) == 1 and "the mean of the 3 comparable runs before it" in wall[0], said[4]
-    assert all(x.startswith("history: change: this-host: ") and f" in {ids[4]}: " in x for x in said[4]), said[4]
+    at_5 = [x.startswith("history: change: this-host: ") and f" in {ids[4]}: " in x for x in said[4]]
+    assert all(at_5), said[4]
     confirmed = f"history: this-host: the change of Time/sample at {ids[4]} is confirmed by this run"
-    assert confirmed in said[5] and not any("change:" in x for x in said[5]), said[5]
-    assert _history(tmp_path, "--fail-on", "regression").returncode == 0  # the latest run is not a change
+    assert confirmed in said[5] and not any("change: this-host: Time/sample" in x for x in said[5]), said[5]
+    assert all(f" in {ids[5]}: " in x for x in said[5] if "change:" in x), said[5]
+    gate = _history(tmp_path, "--fail-on", "regression")  # the latest run's Time/sample is not a change
+    assert gate.returncode in (0, 8) and "Time/sample" not in gate.stderr, gate.stderr
+    assert gate.returncode == 0 or all(f" in {ids[5]}: " in x for x in gate.stderr.splitlines()), gate.stderr
 
     data = json.loads(_history(tmp_path, "--format", "json").stdout)
     (series,) = data["series"]
     found = {c["figure"]: (c["run_id"], c["runs"], c["worse"]) for c in series["changes"]}
-    assert found["sample_ms_p50"] == (ids[4], 3, True) and {v[:2] for v in found.values()} == {(ids[4], 3)}, found
+    assert found["sample_ms_p50"] == (ids[4], 3, True), found
+    assert {run for run, _, _ in found.values()} <= {ids[4], ids[5]}, found
     states = [j["state"] for j in series["judgements"]["sample_ms_p50"]]
     assert states == ["few", "excluded", "few", "few", "change", "follows"], states
     (wall_change,) = [c for c in series["changes"] if c["figure"] == "sample_ms_p50"]

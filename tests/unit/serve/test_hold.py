@@ -16,7 +16,10 @@ def test_a_served_device_refuses_a_run_until_the_server_gives_it_back(tmp_path):
     hold = DeviceHold(device, "20261205-000000-serve")
     hold.take()
     hold.take()  # a sibling unit staging later: already held, nothing taken twice
-    with pytest.raises(DeviceBusy, match="in use by run 20261205-000000-serve"), held(device, "20261205-000001-run"):
+    with (
+        pytest.raises(DeviceBusy, match="in use by run 20261205-000000-serve"),
+        held(device, "20261205-000001-run"),
+    ):
         pass
     hold.release()
     hold.release()  # once only
@@ -27,7 +30,10 @@ def test_a_served_device_refuses_a_run_until_the_server_gives_it_back(tmp_path):
 def test_a_device_a_run_holds_is_refused_to_the_server_and_taken_once_the_run_ends(tmp_path):
     device = LocalDevice(workdir=tmp_path / "w")
     hold = DeviceHold(device, "20261205-000002-serve")
-    with held(device, "20261205-000003-run"), pytest.raises(DeviceBusy, match="in use by run 20261205-000003-run"):
+    with (
+        held(device, "20261205-000003-run"),
+        pytest.raises(DeviceBusy, match="in use by run 20261205-000003-run"),
+    ):
         hold.take()  # the engine is down with this reason, and tries again (engine.RETRY_S)
     hold.take()
     assert (tmp_path / "w" / "run.lock").is_dir()
