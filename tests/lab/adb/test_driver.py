@@ -191,7 +191,9 @@ def test_cooldown_gate_waits_on_the_battery_temperature(adb_lab, model, tmp_path
     dev = phone(adb_lab, "pixel8")
     cool = RunOptions(run_id="lab-cool-35", sample_timeout_s=60, cooldown_c=35, cooldown_max_s=5)
     _, _, _, results, _, _ = run_job(dev, texts, model, tmp_path / "a", cool)
-    assert all(0.0 <= r.cooldown_s < 0.5 for r in results)  # measured, and no wait (uptime has 10 ms steps)
+    # measured, and no wait: under the 1 s the 25 C gate below waits at least (reading the battery is a
+    # shell on the phone: 0.5 s was passed on a host at load 15, a suite at -n 5)
+    assert all(0.0 <= r.cooldown_s < 1.0 for r in results), [r.cooldown_s for r in results]
     assert all(r.status == "ok" for r in results)
     notes: list[str] = []
     hot = RunOptions(run_id="lab-cool-25", sample_timeout_s=60, cooldown_c=25, cooldown_max_s=1)
