@@ -9,7 +9,12 @@ Built from nothing without root and without touching the host's dpkg state:
      installed into the rootfs: `edgefarm setup` installs it on the board, as on a real Pi);
   3. a Raspberry Pi 5 /proc/cpuinfo goes to ROOTFS/proc/cpuinfo (qemu 7.2 otherwise shows the guest
      the host's x86 one and the runtime's CPU detection segfaults on it), and the Pi 5's device
-     tree model and compatible strings to ROOTFS/proc/device-tree/ (with -L, qemu reads these first).
+     tree model and compatible strings to ROOTFS/proc/device-tree/ (with -L, qemu reads these first);
+  4. the interpreter's standard library is byte-compiled, as Debian's postinst (py3compile) does on a
+     real Pi: `dpkg-deb -x` runs no maintainer script, and without .pyc every start under qemu compiled
+     its imports from source (json, subprocess, venv, zipfile: 1.35 s of emulated CPU, 0.45 s compiled).
+     The host's python compiles them when it is the same minor version (the .pyc format is one per
+     minor version; a board's python reading a .pyc of another version would ignore it and compile).
 Everything lands in a cache folder keyed by a hash of the inputs, so the second build is instant.
 
 `python3_wrapper` writes the board's `python3`: qemu-aarch64-static -L ROOTFS with the emulated CPU
@@ -67,7 +72,7 @@ def default_cache() -> Path:
 
 
 def cache_key(suite: str = SUITE, packages: tuple[str, ...] = PACKAGES) -> str:
-    text = "\n".join([MIRROR, suite, *packages, PINNED_REQUIREMENT, WHEEL_PLATFORM, PI5_CPUINFO, "v2"])
+    text = "\n".join([MIRROR, suite, *packages, PINNED_REQUIREMENT, WHEEL_PLATFORM, PI5_CPUINFO, "v3"])
     return hashlib.sha256(text.encode()).hexdigest()[:12]
 
 
@@ -179,6 +184,7 @@ def _build_locked(top: Path, suite: str, packages: tuple[str, ...], python: str,
         (new_root / "proc" / "cpuinfo").write_text(PI5_CPUINFO)
         (new_root / "proc" / "device-tree" / "model").write_bytes(PI5_MODEL.encode() + b"\0")
         (new_root / "proc" / "device-tree" / "compatible").write_bytes(PI5_COMPATIBLE)
+        byte_compile(new_root, python)
         if rootfs.exists():
             shutil.rmtree(rootfs)
         new_root.rename(rootfs)
@@ -199,6 +205,16 @@ def _build_locked(top: Path, suite: str, packages: tuple[str, ...], python: str,
         raise LabSetupError(f"the aarch64 {python} answered {probe!r}, expected '{expected}.x'")
     (top / "READY").write_text(probe)
     return top
+
+
+def byte_compile(root: Path, python: str) -> None:
+    """The board's standard library (ROOT/usr/lib/pythonX.Y) compiled to .pyc by this host's python, named
+    by their paths on the board; nothing when this host's python is another minor version."""
+    if python != f"python{sys.version_info.major}.{sys.version_info.minor}":
+        return
+    lib = f"/usr/lib/{python}"
+    _run([sys.executable, "-m", "compileall", "-q", "-j", "0", "-d", lib, str(root / lib.lstrip("/"))],
+         f"byte-compiling the board's {lib}")  # fmt: skip
 
 
 def qemu_argv(top: Path, python: str = "python3.11") -> list[str]:
