@@ -211,7 +211,7 @@ def test_an_npu_this_hosts_library_cannot_give_is_never_a_silent_cpu_run(matrix_
         assert c["reason"].startswith(("backend_fallback: asked npu", "npu_")), c
 
 
-LIMIT, REPEAT = 4, 3  # a unit's rows: LIMIT first runs (results.jsonl) and LIMIT x 2 more (repeats.jsonl)
+LIMIT, REPEAT = 4, 2  # a unit's rows: LIMIT first runs (results.jsonl) and LIMIT more (repeats.jsonl)
 
 
 def _lines(path: Path) -> list[dict]:
@@ -227,7 +227,7 @@ def _matrix_shape(run_dir: Path) -> list[list[str]]:
 
 
 def test_a_matrix_run_killed_after_its_first_rows_resumes_to_exactly_what_was_asked(matrix_lab):
-    """Issue 44: `run --backend cpu,gpu --limit 4 --repeat 3`, SIGKILLed (the controller alone, as `kill -9`)
+    """Issue 44: `run --backend cpu,gpu --limit 4 --repeat 2`, SIGKILLed (the controller alone, as `kill -9`)
     once its first rows stream in; `--resume` finishes every unit: LIMIT x REPEAT rows each, every sample
     REPEAT times, on its own backend; no model byte pushed again; the matrix table has the shape of the
     same run uninterrupted (the GPU stand-in unperturbed: both runs' answers are the CPU engine's)."""
