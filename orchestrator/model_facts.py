@@ -81,6 +81,20 @@ class ModelFacts:
         """Predicted memory floor: weights + KV cache at the token limit."""
         return self.weight_bytes + (self.kv_bytes(tokens) or 0)
 
+    @classmethod
+    def from_json(cls, data: Mapping[str, Any]) -> ModelFacts:
+        """The facts to_json wrote (its figures at a token limit are computed again, not read)."""
+        sections = tuple(
+            SectionFacts(s["model_type"], int(s["size_bytes"]), int(s["weight_bytes"]),
+                         {str(k): int(v) for k, v in s["weight_bytes_by_type"].items()}, s["quantization"],
+                         tuple(s["signatures"]),
+                         tuple(TensorFact(t["name"], tuple(t["shape"]), t["dtype"]) for t in s["inputs"]))
+            for s in data["sections"]
+        )  # fmt: skip
+        shape = lambda v: tuple(v) if v else None
+        return cls(sections, shape(data["vision_input"]), shape(data["audio_input"]), data["kv_cache_tokens"],
+                   data["kv_bytes_per_token"], tuple(data["notes"]))  # fmt: skip
+
     def to_json(self, tokens: int | None) -> dict[str, Any]:
         mb = 2**20
         return {

@@ -2,13 +2,22 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+import importlib.util
+import json
+import os
+from dataclasses import dataclass, replace
 from pathlib import Path
+from typing import Any
 
 from .bundled import BUNDLED_MODEL
 from .devices.files import cached_sha256
-from .errors import ModelError
+from .errors import ModelError, OutputError
+from .fsutil import cache_dir, stat_key, write_text_atomic
 from .model_facts import ModelFacts, read_model_facts
+
+# What inspect_model keeps of a model across runs ($EDGEFARM_CACHE_DIR/models/<sha256>.json): the summary
+# depends on the file's bytes (its sha256), the runtime that read it and this code; bump on a change here.
+KEPT_VERSION = 1
 
 __all__ = ["BUNDLED_MODEL", "ModelSummary", "Section", "inspect_model", "read_sections"]
 
@@ -57,6 +66,9 @@ def inspect_model(path: Path) -> ModelSummary:
             fix="pass --model PATH to a .litertlm file (default: the bundled tiny model)",
         )
     sha256 = cached_sha256(path)
+    kept = _read_kept(sha256)
+    if kept is not None:  # reading it costs a command ~0.2 s (the runtime's library, the file tooling)
+        return replace(kept, path=path.resolve(), size_bytes=path.stat().st_size)
     import litert_lm
 
     try:
@@ -69,7 +81,7 @@ def inspect_model(path: Path) -> ModelSummary:
             f"cannot read model {path}: {e}",
             fix="check that the file is a complete .litertlm (re-download or re-push it)",
         ) from e
-    return ModelSummary(
+    summary = ModelSummary(
         path=path.resolve(),
         size_bytes=path.stat().st_size,
         sha256=sha256,
@@ -79,6 +91,47 @@ def inspect_model(path: Path) -> ModelSummary:
         sections=read_sections(path),
         facts=_facts(path),
     )
+    _keep(summary)
+    return summary
+
+
+def _kept_file(sha256: str) -> Path:
+    return cache_dir() / "models" / f"{sha256}.json"
+
+
+def _reader() -> list[Any]:
+    """What read a kept summary besides the file's bytes: this code's KEPT_VERSION and the installed
+    runtime package (the stat of its __init__.py: a reinstall or another version reads anew)."""
+    spec = importlib.util.find_spec("litert_lm")
+    origin = spec.origin if spec and spec.origin else ""
+    return [KEPT_VERSION, list(stat_key(os.stat(origin))) if origin else None]
+
+
+def _read_kept(sha256: str) -> ModelSummary | None:
+    """The summary kept for a model with these bytes, read by this code and runtime; None: read it."""
+    try:
+        entry = json.loads(_kept_file(sha256).read_text(encoding="utf-8"))
+        if entry["reader"] != _reader() or entry["sha256"] != sha256:
+            return None
+        return ModelSummary(
+            path=Path(), size_bytes=0, sha256=sha256, vision=bool(entry["vision"]), audio=bool(entry["audio"]),
+            max_context_tokens=entry["max_context_tokens"],
+            sections=tuple(Section(d, m, int(n)) for d, m, n in entry["sections"]),
+            facts=ModelFacts.from_json(entry["facts"]) if entry["facts"] is not None else None,
+        )  # fmt: skip
+    except (OSError, ValueError, KeyError, TypeError, AttributeError):  # missing or damaged: read the model
+        return None
+
+
+def _keep(m: ModelSummary) -> None:
+    entry = {"reader": _reader(), "sha256": m.sha256, "vision": m.vision, "audio": m.audio,
+             "max_context_tokens": m.max_context_tokens,
+             "sections": [[s.data_type, s.model_type, s.size_bytes] for s in m.sections],
+             "facts": m.facts.to_json(None) if m.facts is not None else None}  # fmt: skip
+    try:
+        write_text_atomic(_kept_file(m.sha256), json.dumps(entry))
+    except (OutputError, OSError):  # not kept: read again next time
+        pass
 
 
 def _facts(path: Path) -> ModelFacts | None:
