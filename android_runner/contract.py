@@ -139,6 +139,9 @@ class JobItem:
     # `edgefarm serve`: the messages before the turns (a chat's history as the client sent it), each
     # (role, parts) with role "user" or "assistant": the conversation starts from them (conversation.py)
     history: tuple[tuple[str, tuple[JobPart, ...]], ...] = ()
+    # `edgefarm serve`: the client reads the answer as it comes, so the runner sends it piece by piece
+    # (PIECE lines, the runtime's streaming call); False: the answer whole, the run's own call
+    stream: bool = False
 
     def to_json(self) -> str:
         """The same text as from `asdict`, without its deep copy of every value (a job of 200 samples is

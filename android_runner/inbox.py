@@ -13,6 +13,7 @@ Stdlib only: this module is copied to boards.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import queue
@@ -22,6 +23,7 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 
 from .contract import JobItem
+from .memory import MemorySampler
 
 REQUEST_WORD, CANCEL_WORD = "REQUEST", "CANCEL"
 REQUEST_MAX_BYTES = 64 * 2**20  # one request line; the host's own bounds keep a request far below it
@@ -43,10 +45,13 @@ class Inbox:
         self._cancelled: set[str] = set()
         threading.Thread(target=self._read, name="inbox", daemon=True).start()
 
-    def items(self) -> Iterator[JobItem]:
-        """Requests in the order they came, for the runner's life (its end is the host's: end of stdin)."""
+    def items(self, memory: MemorySampler | None = None) -> Iterator[JobItem]:
+        """Requests in the order they came, for the runner's life (its end is the host's: end of stdin).
+        `memory`'s sampler thread sleeps while no request is there (a request's peaks are from its own
+        reset on); an idle server otherwise woke it every few ms for readings nobody keeps."""
         while True:
-            item = self._queue.get()
+            with memory.paused() if memory is not None else contextlib.nullcontext():
+                item = self._queue.get()
             self.taken += 1
             yield item
 

@@ -172,8 +172,8 @@ class LiteRtRunner:
         self.media_root = ""  # the job folder (bind_job): media paths in messages are absolute under it
         self.identity: dict[str, str] = {}  # the runtime's facts for the run stamp (load_engine)
         self.power: PowerSampler | None = None  # set by main() when the board has a power sensor
-        # `--serve`: the last turn's answer streams piece by piece to this (id, text) -> False stops it
-        # (the client went away); None: the answer comes whole, as in a run
+        # `--serve`: a streamed request's last turn goes piece by piece to this (id, text) -> False stops
+        # it (the client went away); None, or a request not streamed: the answer comes whole, as in a run
         self.pieces: Callable[[str, str], bool] | None = None
         self.backend_name = backend
         # what really ran, from the runtime's own log around engine creation (load_engine)
@@ -269,7 +269,7 @@ class LiteRtRunner:
             with conv:
                 for i, message in enumerate(conversation.messages):
                     t0 = time.perf_counter()
-                    if self.pieces is not None and i == len(conversation.messages) - 1:
+                    if self.pieces is not None and item.stream and i == len(conversation.messages) - 1:
                         text, stopped = self._streamed(conv, item.id, json.loads(message))
                         if stopped:
                             row.update(status=Status.ERROR, error=f"cancelled: {stopped}")
@@ -612,7 +612,7 @@ def main(argv: list[str] | None = None) -> int:
             return loaded
         runner = loaded
         runner.bind_job(job_dir)
-        if inbox is not None:  # every answer streams; a cancel mark stops it
+        if inbox is not None:  # a streamed request's answer goes piece by piece; a cancel mark stops it
             runner.pieces = lambda item_id, piece: (
                 emit("PIECE", {"id": item_id, "text": piece}) or not inbox.cancelled(item_id)
             )
@@ -648,7 +648,7 @@ def main(argv: list[str] | None = None) -> int:
             watchdog = Watchdog(settings.sample_timeout_s, record, memory)
             gate = settings.cooldown_c is not None
             settle_first = args.block_start and settings.settle_c is not None
-            for item in pending if inbox is None else inbox.items():
+            for item in pending if inbox is None else inbox.items(memory):
                 emit("BEGIN", item.id)
                 settled = None
                 if settle_first:  # --settle: once, before the block's first sample

@@ -26,6 +26,7 @@ SAMPLING_TOP_K = 64  # temperature > 0: the runtime samples from the 64 likelies
 IMAGE_TYPES = {"image/png": ".png", "image/jpeg": ".jpg", "image/jpg": ".jpg", "image/webp": ".webp",
                "image/gif": ".gif", "image/bmp": ".bmp"}  # fmt: skip
 AUDIO_FORMATS = {"wav": ".wav", "mp3": ".mp3", "flac": ".flac", "ogg": ".ogg"}
+MEDIA_PARTS = ("image_url", "input_audio")  # the content parts that are files on the device
 DATA_URL = re.compile(r"data:(?P<mime>[\w.+-]+/[\w.+-]+)?(?:;[\w=.+-]+)*?;base64,(?P<data>.*)", re.DOTALL)
 
 
@@ -216,17 +217,29 @@ def _parts(content: Any, media: _Media, param: str, role: str) -> tuple[Part, ..
         kind = c.get("type") if isinstance(c, Mapping) else None
         if kind == "text" and isinstance(c.get("text"), str):
             parts.append(Part("text", text=c["text"]))
-        elif kind == "image_url" and role == "user":
+        elif kind == MEDIA_PARTS[0] and role == "user":
             spec = c.get("image_url")
             parts.append(
                 media.image(spec.get("url") if isinstance(spec, Mapping) else spec, f"{at}.image_url")
             )
-        elif kind == "input_audio" and role == "user":
+        elif kind == MEDIA_PARTS[1] and role == "user":
             parts.append(media.audio(c.get("input_audio"), f"{at}.input_audio"))
         else:
             raise ApiError(400, f"{at}: a {role} message takes text" + (", image_url and input_audio parts"
                            if role == "user" else " parts only"), param=at)  # fmt: skip
     return tuple(parts)
+
+
+def has_media(body: Mapping[str, Any]) -> bool:
+    """Whether a chat body has an image or audio part: only those make parse_chat do file (or network) I/O,
+    which the server keeps off its event loop; text alone is parsed in place."""
+    messages = body.get("messages")
+    return isinstance(messages, list) and any(
+        isinstance(m, Mapping)
+        and isinstance(m.get("content"), list)
+        and any(isinstance(c, Mapping) and c.get("type") in MEDIA_PARTS for c in m["content"])
+        for m in messages
+    )
 
 
 def parse_chat(body: Mapping[str, Any], bounds: Bounds, folder: Path, request_id: str,

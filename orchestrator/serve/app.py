@@ -24,7 +24,7 @@ from starlette.routing import Route
 
 from android_runner.contract import JsonBoundError, SampleResult, loads_bounded
 
-from .api import ApiError, Ask, Bounds, over, parse_chat, parse_completion
+from .api import ApiError, Ask, Bounds, has_media, over, parse_chat, parse_completion
 from .engine import Engine
 from .responses import chunk_body, completion_body, row_error
 
@@ -137,10 +137,12 @@ async def _answer(farm: Farm, request: Request, chat: bool) -> Response:
     folder = Path(tempfile.gettempdir()) / f"edgefarm-serve-{os.getpid()}-{rid}"  # made only for media
     handed = False
     try:
-        if chat:
+        if chat and has_media(body):  # decoded into files (or fetched): on a worker thread, not the loop
             ask = await anyio.to_thread.run_sync(
                 parse_chat, body, farm.bounds, folder / "in", rid, farm.allow_http
             )
+        elif chat:
+            ask = parse_chat(body, farm.bounds, folder / "in", rid, farm.allow_http)
         else:
             ask = parse_completion(body, farm.bounds, rid)
         if (err := engine.unavailable()) is not None:

@@ -58,10 +58,12 @@ class Engine:
 
     def __init__(self, device: Device, model: ModelSummary, opts: RunOptions, folder: Path,
                  on_row: Callable[[Engine, SampleResult], None], queue_max: int = QUEUE_MAX,
-                 turn: threading.Lock | None = None, hold: DeviceHold | None = None) -> None:  # fmt: skip
+                 turn: threading.Lock | None = None, hold: DeviceHold | None = None,
+                 on_answered: Callable[[Engine, SampleResult], None] | None = None) -> None:  # fmt: skip
         self.device, self.model, self.opts, self.folder = device, model, opts, folder
         self.hold = hold  # the device's run lock, shared with its sibling units (serve/hold.py)
-        self.on_row = on_row  # each finished request's row (the session's record)
+        self.on_row = on_row  # each finished request's row (the session's record), before its answer goes
+        self.on_answered = on_answered  # then, once the answer is handed to its client (the terminal's line)
         self.queue_max = queue_max
         self.device_name = split_unit(device.name)[0]  # a backend unit's device (pixel-8 of pixel-8@gpu)
         self.id = f"{self.device_name}/{opts.backend}"
@@ -189,6 +191,8 @@ class Engine:
         self.on_row(self, row)
         slot[1].put(("result", row))
         slot[2].set()
+        if self.on_answered is not None:  # off the answer's path: the client is not kept waiting for it
+            self.on_answered(self, row)
 
     def _down(self, reason: str, code: int = 1) -> None:
         self.state, self.reason, self.error_code = "down", reason, code
@@ -276,7 +280,7 @@ class Engine:
 
         turns = tuple(moved(t) for t in item.turns)
         history = tuple(zip(ask.history_roles, turns[:-1]))
-        return replace(item, id=rid, turns=turns[-1:], history=history)
+        return replace(item, id=rid, turns=turns[-1:], history=history, stream=ask.stream)
 
     # ------------------------------------------------------------------ the end
 

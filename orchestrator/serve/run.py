@@ -28,6 +28,10 @@ from .engine import Engine
 from .hold import DeviceHold
 from .session import ServeSession
 
+# uvicorn's C HTTP parser and event loop, named (not "auto": a missing one would fall back to the pure-Python
+# h11 and asyncio in silence); what each saves per request: docs/benchmarks/serve.md
+SERVER_IMPL = {"http": "httptools", "loop": "uvloop"}
+
 
 @dataclass(frozen=True)
 class ServeRequest:
@@ -59,17 +63,18 @@ class ServeRequest:
 
 
 def engines_for(units: Sequence[Device], model: ModelSummary, request: ServeRequest, session: ServeSession,
-                on_row: Callable[[Engine, SampleResult], None]) -> list[Engine]:  # fmt: skip
+                on_answered: Callable[[Engine, SampleResult], None]) -> list[Engine]:  # fmt: skip
     """One engine per model id: a device, or a backend unit of it (units_of: pixel-8@gpu is pixel-8/gpu),
     with the run's options for it (a unit's own backend); the units of one device share its turn and its
-    run lock (serve/hold.py)."""
+    run lock (serve/hold.py). Each request's row is recorded in the session before its answer goes out;
+    `on_answered` (the terminal) follows."""
     base = RunOptions(run_id=session.run_id, sample_timeout_s=request.sample_timeout_s,
                       max_num_tokens=request.max_num_tokens)  # fmt: skip
     turns = {split_unit(d.name)[0]: threading.Lock() for d in units}
     holds = {split_unit(d.name)[0]: DeviceHold(d, session.run_id) for d in units}
     return [Engine(d, model, base.for_device(d, backend_asked(d, request.backend), request.threads),
-                   session.folder(d.name), on_row, request.queue_max, turns[split_unit(d.name)[0]],
-                   holds[split_unit(d.name)[0]])
+                   session.folder(d.name), session.row, request.queue_max, turns[split_unit(d.name)[0]],
+                   holds[split_unit(d.name)[0]], on_answered)
             for d in units]  # fmt: skip
 
 
@@ -90,11 +95,7 @@ def run_server(request: ServeRequest) -> int:
         request.out, model, tuple(d.name for d in units), request.flags(), request.max_num_tokens
     )
 
-    def on_row(engine: Engine, row: SampleResult) -> None:
-        session.row(engine, row)
-        display.row(engine, row)
-
-    engines = engines_for(units, model, request, session, on_row)
+    engines = engines_for(units, model, request, session, lambda engine, row: display.row(engine, row))
     display = ServeDisplay(console, engines)
     farm = Farm(
         {e.id: e for e in engines}, request.bounds, request.api_key, request.allow_http, session.run_id
@@ -108,7 +109,8 @@ def run_server(request: ServeRequest) -> int:
     for e in engines:
         e.start()
     config = uvicorn.Config(build_app(farm), host=request.host, port=request.port, log_level="warning",
-                            access_log=False, lifespan="off", timeout_graceful_shutdown=request.sample_timeout_s)  # fmt: skip
+                            access_log=False, lifespan="off", timeout_graceful_shutdown=request.sample_timeout_s,
+                            **SERVER_IMPL)  # fmt: skip
     try:
         try:
             uvicorn.Server(config).run()

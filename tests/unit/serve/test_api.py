@@ -6,7 +6,15 @@ import base64
 
 import pytest
 
-from orchestrator.serve.api import GREEDY, SAMPLING_TOP_K, ApiError, Bounds, parse_chat, parse_completion
+from orchestrator.serve.api import (
+    GREEDY,
+    SAMPLING_TOP_K,
+    ApiError,
+    Bounds,
+    has_media,
+    parse_chat,
+    parse_completion,
+)
 
 PNG = base64.b64encode(b"\x89PNG\r\n\x1a\n" + b"\0" * 64).decode()
 
@@ -106,3 +114,23 @@ def test_completions_take_one_prompt():
     with pytest.raises(ApiError) as e:
         parse_completion({"model": "m/cpu", "prompt": ["a", "b"]}, Bounds(), "req-3")
     assert e.value.param == "prompt"
+
+
+def test_only_a_body_with_an_image_or_audio_part_needs_the_worker_thread(tmp_path):
+    """Text alone is parsed on the server's loop (no I/O); an image or audio part is decoded into files
+    (or fetched) by parse_chat, so it goes to a worker thread (serve/app.py)."""
+    text = {"messages": [{"role": "system", "content": "be brief"}, {"role": "user", "content": [
+        {"type": "text", "text": "hi"}]}, {"role": "assistant", "content": "hello"}, {"role": "user", "content": "x"}]}  # fmt: skip
+    assert not has_media(text) and not has_media({}) and not has_media({"messages": "odd"})
+    image = {"type": "image_url", "image_url": {"url": "data:image/png;base64,AAAA"}}
+    audio = {"type": "input_audio", "input_audio": {"data": "AAAA", "format": "wav"}}
+    for part in (image, audio):
+        body = {
+            "messages": [
+                *text["messages"][:-1],
+                {"role": "user", "content": [{"type": "text", "text": "x"}, part]},
+            ]
+        }
+        assert has_media(body)
+    parse_chat({"model": "m/cpu", **text}, Bounds(), tmp_path / "in", "req-0000001")
+    assert not (tmp_path / "in").exists()  # parsed without a file
