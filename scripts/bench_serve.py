@@ -3,7 +3,7 @@
 same model, same prompts, side by side; then N lab phones asked at once against one.
 
     flock /tmp/edgefarm-bench.lock flock /tmp/edgefarm-lab.lock \
-        python scripts/bench_serve.py --litert-lm /path/to/venv/bin/litert-lm [--requests 200] [--rounds 4]
+        python scripts/bench_serve.py --litert-lm /path/to/venv/bin/litert-lm [--requests 200] [--rounds 4] [--stream]
             [--phones 3] [--json]
 
 `litert-lm` is LiteRT-LM's own command line (PyPI `litert-lm`, the pinned runtime's version), in a venv
@@ -17,6 +17,9 @@ requests (greedy, the same prompts), timed at the client from send to the whole 
 median request time over all blocks, p90, and requests per second (1 / mean); edgefarm's added latency
 is the difference of the medians (its queue, the request's job line and the runner's inbox). Alternating
 blocks and medians: other work on the host (the project's helpers share its 2 cores) falls on both.
+`--stream`: every request asks `stream: true` and is read to its `[DONE]`; both servers then answer with
+the runtime's streaming call (`send_message_async`, which litert-lm serve uses for every request), where
+edgefarm answers a request read whole with the whole-answer call a run makes (docs/benchmarks/serve.md).
 
 Part 2, N devices: `--phones` emulated lab phones (tests/lab/adb: real adb servers, mksh + toybox,
 edgefarm's native runner on the real runtime), one `edgefarm serve` over them; the same requests from
@@ -57,13 +60,23 @@ PROMPTS = (
 )
 
 
+STREAM = False  # --stream: every request asks `stream: true` (server-sent events, read to [DONE])
+
+
 def post(url: str, model: str, prompt: str, key: str = "") -> float:
-    """One chat request, its answer read whole; seconds from send to the end."""
-    body = json.dumps({"model": model, "messages": [{"role": "user", "content": prompt}], "max_tokens": 32})
+    """One chat request, its answer read whole (a stream to its [DONE]); seconds from send to the end."""
+    ask = {"model": model, "messages": [{"role": "user", "content": prompt}], "max_tokens": 32, "stream": STREAM}
     headers = {"Content-Type": "application/json", **({"Authorization": f"Bearer {key}"} if key else {})}
     t0 = time.perf_counter()
-    with urllib.request.urlopen(urllib.request.Request(url, body.encode(), headers), timeout=60) as r:
-        json.loads(r.read())
+    with urllib.request.urlopen(urllib.request.Request(url, json.dumps(ask).encode(), headers), timeout=60) as r:
+        if not STREAM:
+            json.loads(r.read())
+        else:
+            for line in r:
+                if line.strip() == b"data: [DONE]":
+                    break
+                if line.startswith(b"data: "):
+                    json.loads(line[6:])
     return time.perf_counter() - t0
 
 
@@ -216,8 +229,12 @@ def main() -> int:
     ap.add_argument("--requests", type=int, default=100, help="requests per block (1..10000)")
     ap.add_argument("--rounds", type=int, default=4, help="alternating blocks per server (1..50)")
     ap.add_argument("--phones", type=int, default=3, help="lab phones for part 2 (0..3; 0: skip it)")
+    ap.add_argument("--stream", action="store_true",
+                    help="every request streamed (`stream: true`): both servers on the runtime's streaming call")  # fmt: skip
     ap.add_argument("--json", action="store_true")
     args = ap.parse_args()
+    global STREAM
+    STREAM = args.stream
     if not 1 <= args.requests <= 10_000 or not 1 <= args.rounds <= 50 or not 0 <= args.phones <= 3:
         ap.error("--requests in 1..10000, --rounds in 1..50, --phones in 0..3")
     if not args.litert_lm or not Path(args.litert_lm).exists():
