@@ -2,15 +2,18 @@
 in a temp SQLite history and judged against the comparable runs before it (history/judge.py).
 
 The device's runtime is the real one under faulty_runner.py's LATER: each reply takes that much longer
-inside the sample's measured time (40 ms: a device whose figure a host's load moves only a little, as
-the adb story's fixed-time runner; 90 ms from the fifth run on: a runtime twice as slow, about 2x the
-time per sample). Six runs:
+inside the sample's measured time (200 ms: a device whose figure a host's load moves only a little, as
+the adb story's fixed-time runner; 600 ms from the fifth run on: a runtime three times as slow, about 3x
+the time per sample). Judged against 3 earlier runs, the 99% band is wide (Student's t with 2 degrees of
+freedom, 9.9): with 40 ms against 90 ms (the inference's own ~10-50 ms on a loaded host a larger part)
+a CI-like load spread runs 1, 3, 4 so far that run 6, still slow, fell back inside run 5's band ("an
+outlier"). Six runs:
 
 1-3: identical, a CPU hog (a busy-loop child of this test, bounded) on during the second: no change is
      called, every run says nothing but that it is recorded (fewer than 3 runs before it: not judged);
      `history exclude` then records that run 2 was disturbed.
 4:   identical: judged against runs 1 and 3 only: still not enough runs, nothing called.
-5:   the 2x slower runtime: called at its end, time per sample worse, against 3 runs (1, 3, 4) (its
+5:   the 3x slower runtime: called at its end, time per sample worse, against 3 runs (1, 3, 4) (its
      waits let the host's other work in, so TTFT and decode may be called worse at that run too);
      `history --fail-on regression` exits 8.
 6:   still slow: no new change of time per sample; its end says it confirms run 5's; `--fail-on
@@ -28,7 +31,7 @@ from pathlib import Path
 from .conftest import FAULTY_RUNNER, edgefarm, only_run_dir
 
 HOG_S = 120  # the hog's own bound: it ends even if the test dies before stopping it
-NORMAL, SLOW = "LATER=0.04", "LATER=0.09"
+NORMAL, SLOW = "LATER=0.2", "LATER=0.6"
 
 
 def _inventory(tmp: Path, faults: str) -> Path:
@@ -59,7 +62,7 @@ def _history(tmp: Path, *args: str) -> subprocess.CompletedProcess:
     return edgefarm("history", "--db", str(tmp / "h.sqlite"), *args)
 
 
-def test_identical_runs_call_nothing_a_hog_run_is_excluded_and_a_2x_slowdown_is_called_where_it_starts(
+def test_identical_runs_call_nothing_a_hog_run_is_excluded_and_a_3x_slowdown_is_called_where_it_starts(
     tmp_path,
 ):
     normal, slow = _inventory(tmp_path, NORMAL), _inventory(tmp_path, SLOW)
@@ -113,7 +116,7 @@ def test_identical_runs_call_nothing_a_hog_run_is_excluded_and_a_2x_slowdown_is_
     (wall_change,) = [c for c in series["changes"] if c["figure"] == "sample_ms_p50"]
     assert wall_change["confirmed"] is True
     ratio = wall_change["value"] / wall_change["mean"]
-    assert 1.6 < ratio < 2.6, ratio
+    assert 2.3 < ratio < 3.6, ratio
     term = _history(tmp_path)
     assert term.returncode == 0 and "✗" in term.stdout and "⚠" in term.stdout, term.stdout
     assert "excluded:" in term.stdout and "not enough runs" in term.stdout  # (the column wraps its text)
