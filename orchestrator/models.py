@@ -5,7 +5,7 @@ from __future__ import annotations
 import importlib.util
 import json
 import os
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -66,9 +66,9 @@ def inspect_model(path: Path) -> ModelSummary:
             fix="pass --model PATH to a .litertlm file (default: the bundled tiny model)",
         )
     sha256 = cached_sha256(path)
-    kept = _read_kept(sha256)
+    kept = _read_kept(path, sha256)
     if kept is not None:  # reading it costs a command ~0.2 s (the runtime's library, the file tooling)
-        return replace(kept, path=path.resolve(), size_bytes=path.stat().st_size)
+        return kept
     import litert_lm
 
     try:
@@ -107,14 +107,14 @@ def _reader() -> list[Any]:
     return [KEPT_VERSION, list(stat_key(os.stat(origin))) if origin else None]
 
 
-def _read_kept(sha256: str) -> ModelSummary | None:
-    """The summary kept for a model with these bytes, read by this code and runtime; None: read it."""
+def _read_kept(path: Path, sha256: str) -> ModelSummary | None:
+    """The summary kept for a model with these bytes (`path`'s), read by this code and runtime; None: read it."""
     try:
         entry = json.loads(_kept_file(sha256).read_text(encoding="utf-8"))
         if entry["reader"] != _reader() or entry["sha256"] != sha256:
             return None
         return ModelSummary(
-            path=Path(), size_bytes=0, sha256=sha256, vision=bool(entry["vision"]), audio=bool(entry["audio"]),
+            path=path.resolve(), size_bytes=path.stat().st_size, sha256=sha256, vision=bool(entry["vision"]), audio=bool(entry["audio"]),
             max_context_tokens=entry["max_context_tokens"],
             sections=tuple(Section(d, m, int(n)) for d, m, n in entry["sections"]),
             facts=ModelFacts.from_json(entry["facts"]) if entry["facts"] is not None else None,

@@ -26,7 +26,8 @@ SAMPLING_TOP_K = 64  # temperature > 0: the runtime samples from the 64 likelies
 IMAGE_TYPES = {"image/png": ".png", "image/jpeg": ".jpg", "image/jpg": ".jpg", "image/webp": ".webp",
                "image/gif": ".gif", "image/bmp": ".bmp"}  # fmt: skip
 AUDIO_FORMATS = {"wav": ".wav", "mp3": ".mp3", "flac": ".flac", "ogg": ".ogg"}
-MEDIA_PARTS = ("image_url", "input_audio")  # the content parts that are files on the device
+IMAGE_PART, AUDIO_PART = "image_url", "input_audio"  # the content parts that are files on the device
+MEDIA_PARTS = (IMAGE_PART, AUDIO_PART)
 DATA_URL = re.compile(r"data:(?P<mime>[\w.+-]+/[\w.+-]+)?(?:;[\w=.+-]+)*?;base64,(?P<data>.*)", re.DOTALL)
 
 
@@ -217,12 +218,12 @@ def _parts(content: Any, media: _Media, param: str, role: str) -> tuple[Part, ..
         kind = c.get("type") if isinstance(c, Mapping) else None
         if kind == "text" and isinstance(c.get("text"), str):
             parts.append(Part("text", text=c["text"]))
-        elif kind == MEDIA_PARTS[0] and role == "user":
+        elif kind == IMAGE_PART and role == "user":
             spec = c.get("image_url")
             parts.append(
                 media.image(spec.get("url") if isinstance(spec, Mapping) else spec, f"{at}.image_url")
             )
-        elif kind == MEDIA_PARTS[1] and role == "user":
+        elif kind == AUDIO_PART and role == "user":
             parts.append(media.audio(c.get("input_audio"), f"{at}.input_audio"))
         else:
             raise ApiError(400, f"{at}: a {role} message takes text" + (", image_url and input_audio parts"
