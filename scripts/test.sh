@@ -31,5 +31,6 @@ fi
 # Four pytest-xdist workers on the 2 cores: the suite waits on subprocesses, phones and Ray far more
 # than it computes. loadgroup keeps each lab's expensive fixture on one worker (tests/conftest.py);
 # `-n 0` after it runs serially. docs/testing.md.
+# --durations 25: CI's log names where the minutes went (docs/testing.md keeps the table).
 # pytest exits 5 when it collected no test: with `set -e` that fails the script, as it should.
-exec .venv/bin/python -m pytest -q -n 4 --dist loadgroup --no-loadscope-reorder "$@"
+exec .venv/bin/python -m pytest -q -n 4 --dist loadgroup --no-loadscope-reorder --durations 25 "$@"

@@ -2,9 +2,11 @@
 model), two configurations in alternating blocks (ABBA), each block running the samples as often as
 fill ab's default --block-s. Two identical configurations keep a ratio near 1 although two CPU hogs are
 switched on halfway through (the drift cancels, where two separate runs would carry it), and the
-output says how small a difference the run could have resolved; a runtime twice as slow
-(faulty_runner SLOWER=1.0: each reply takes twice as long, inside the measured wall time) is found,
-its interval clear of 1, and `--fail-on regression` exits 8. A 10% slower runtime is not asserted:
+output says how small a difference the run could have resolved; a runtime four times as slow
+(faulty_runner SLOWER=3.0: each reply takes four times as long, inside the measured wall time) is
+found, its interval clear of 1, and `--fail-on regression` exits 8 (twice as slow was not enough in 1-s
+blocks on CI's loaded 2-core machine: one round of six read 0.77, its A blocks hit by the other
+workers, and the interval reached 0.88). A 10% slower runtime is not asserted:
 on this shared 2-core host a round's log-ratio spreads by 0.13-0.19 (sd) even with 2-s blocks, so
 6-8 rounds resolve ±15% at best (±28-71% in the runs of docs/benchmarks/ab.md, hogs included);
 scripts/bench_ab.py found it in 30 rounds with a margin of 2% (1.12x (1.02-1.23), 6 minutes), too
@@ -50,7 +52,7 @@ def ab_lab(root: Path, slower_faults: str) -> Path:
 @pytest.fixture(scope="module")
 def lab(tmp_path_factory):
     root = tmp_path_factory.mktemp("ab")
-    return root, ab_lab(root, "SLOWER=1.0")
+    return root, ab_lab(root, "SLOWER=3.0")
 
 
 def _ab(
@@ -137,9 +139,10 @@ def test_identical_configurations_with_a_cpu_hog_switched_on_halfway_stay_near_o
     assert "each block runs its 8 sample(s) " in data["drift_note"] and "--block-s 2" in data["drift_note"]
 
 
-def test_a_runtime_twice_as_slow_is_found_and_fails_the_gate(lab, tmp_path):
+def test_a_runtime_four_times_as_slow_is_found_and_fails_the_gate(lab, tmp_path):
+    """A 4x effect in 6 rounds of 1-s blocks (the default 2 s cost 12 s more of the suite): lo stays
+    above 1 even if two rounds of six are read at a 2.6-fold disadvantage by a load burst on A."""
     root, ds = lab
-    # a 2x effect: 6 rounds of 1-s blocks put lo far above 1 (the default 2 s cost 12 s more of the suite)
     proc = _ab(root, ds, tmp_path / "ab", "slower.yaml", ab_flags=("--block-s", "1"))
     stdout, stderr = proc.communicate(timeout=900)
     data = json.loads(stdout) if stdout.strip() else {}
@@ -147,9 +150,9 @@ def test_a_runtime_twice_as_slow_is_found_and_fails_the_gate(lab, tmp_path):
     assert proc.returncode == 8, said
     (dev,) = data["devices"]
     wall = dev["figures"]["wall_ms"]
-    print("twice as slow:", wall, *said[0])
+    print("four times as slow:", wall, *said[0])
     assert (
-        wall["significant"] and wall["lo"] > 1.0 and wall["ratio"] > 1.3 and "Time per sample" in dev["worse"]
+        wall["significant"] and wall["lo"] > 1.0 and wall["ratio"] > 2.0 and "Time per sample" in dev["worse"]
     ), (wall, *said)
     assert "ab --fail-on regression: B is significantly worse on 1 device(s): cpu-a: " in stderr
 
