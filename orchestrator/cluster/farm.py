@@ -33,11 +33,16 @@ from ..interrupt import Interrupted
 from ..jobs import write_bundle
 from ..models import ModelSummary
 from .blob import describe
+from .connect import farm_hosts
 from .transfer import hand_over
 from .types import Blob, Received, RemoteDevice
 
 AGENT_RESTARTS = 1  # an agent that dies on a live host is restarted once per device and run
-AGENT_RESTART_WAIT_S = 30.0  # how long a restarted agent may take to answer; a dead host never does
+AGENT_RESTART_WAIT_S = 30.0  # how long a restarted agent may take to answer on a live host
+# A farm host whose Ray node the head has marked dead (Ray's heartbeat detector: ~14 s in the lab) will
+# never answer again: the controller stops waiting for its agent then, not at AGENT_RESTART_WAIT_S. The
+# head is asked in a thread for at most NODES_ASK_S (with the head gone, Ray's call would wait for it).
+NODES_ASK_S = 2.0
 
 
 def stage_files(model: ModelSummary, samples: Sequence[Sample], agents: Mapping[str, object]) -> tuple[
@@ -53,9 +58,18 @@ def stage_files(model: ModelSummary, samples: Sequence[Sample], agents: Mapping[
     return blobs, taken
 
 
-def _answers(agent) -> bool:
+def _host_gone(host: str) -> bool:
+    """Does the head say no live Ray node offers `host`'s resource? False when the head does not answer."""
+    found: list = []
+    asking = threading.Thread(target=lambda: found.append(farm_hosts()), name="nodes", daemon=True)
+    asking.start()
+    asking.join(NODES_ASK_S)
+    return bool(found) and not any(h.name == host and h.alive for h in found[0])
+
+
+def _answers(agent, host: str) -> bool:
     """The (restarting) agent answers within AGENT_RESTART_WAIT_S; never when it died for good (its
-    host is gone, or its restarts are used up)."""
+    host is gone, or its restarts are used up): a host the head has marked dead ends the wait at once."""
     deadline = time.monotonic() + AGENT_RESTART_WAIT_S
     while time.monotonic() < deadline:
         try:
@@ -63,6 +77,8 @@ def _answers(agent) -> bool:
         except ray.exceptions.ActorDiedError:
             return False
         except (ray.exceptions.ActorUnavailableError, ray.exceptions.GetTimeoutError):
+            if _host_gone(host):
+                return False
             time.sleep(1.0)  # restarting: calls fail at once until it is back
     return False
 
@@ -153,7 +169,7 @@ def run_on_cluster(
                     ended[name] = time.monotonic()
                     break
                 except ray.exceptions.RayActorError as e:  # the agent died: Ray restarts it on a live host
-                    if restarts >= AGENT_RESTARTS or stop.is_set() or not _answers(agents[host]):
+                    if restarts >= AGENT_RESTARTS or stop.is_set() or not _answers(agents[host], host):
                         raise
                     restarts += 1
                     notes.append(f"the agent on farm host {host} died ({type(e).__name__}) and was restarted; "

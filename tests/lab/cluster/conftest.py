@@ -19,7 +19,7 @@ import subprocess
 import sys
 import tempfile
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import pytest
@@ -64,6 +64,7 @@ class ClusterLab:
     address: str
     hosts: dict[str, FarmHostLab]
     phones: Lab
+    _listed: dict | None = field(default=None, repr=False)  # the last `edgefarm devices --cluster --json`
 
     def python(self, script: Path, *args: str, timeout_s: float = 300) -> subprocess.CompletedProcess:
         """A controller-side Python script, run inside the namespace."""
@@ -75,10 +76,23 @@ class ClusterLab:
         return self.ns.run([str(BIN / "edgefarm"), *args], capture_output=True, text=True,
                            timeout=timeout_s, env=self.controller_env(**env))  # fmt: skip
 
-    def phones_by_host(self) -> dict[str, list[str]]:
+    def listing(self, *, fresh: bool = False) -> dict:
+        """`edgefarm devices --cluster --json` (each farm host once). The lab's phones and names are the
+        same from story to story, and a listing is a whole controller's start (~5 s): it is made once
+        and kept, and made again when asked (`fresh`: a story that changed a host's devices.yaml or
+        phones and reads what the hosts now say) or after a farm host was started again."""
+        if fresh or self._listed is None:
+            p = self.edgefarm("devices", "--cluster", self.address, "--json")
+            assert p.returncode == 0, p.stderr[-3000:]
+            listed = json.loads(p.stdout)
+            hosts = [h["host"] for h in listed["hosts"]]
+            assert hosts == sorted(set(hosts)), hosts  # a host that joined again is listed once
+            self._listed = listed
+        return self._listed
+
+    def phones_by_host(self, *, fresh: bool = False) -> dict[str, list[str]]:
         """Farm host -> the names of its phones, as `edgefarm devices --cluster --json` lists them."""
-        listing = json.loads(self.edgefarm("devices", "--cluster", self.address, "--json").stdout)
-        return {h["host"]: [i["name"] for i in h["infos"]] for h in listing["hosts"]}
+        return {h["host"]: [i["name"] for i in h["infos"]] for h in self.listing(fresh=fresh)["hosts"]}
 
     def agents(self, host: str = "") -> list[int]:
         """Pids of the farm hosts' agent actors (any process in the namespace running FarmHostAgent);
@@ -153,6 +167,7 @@ class ClusterLab:
         host = self.hosts[name]
         host.node = ray_start(self.ns, self.tmp, name, host.start, host.env)
         wait_ready(self.ns, self.address, list(self.hosts), self.controller_env())
+        self._listed = None  # the next story lists the hosts again
 
     def controller_env(self, **extra: str) -> dict[str, str]:
         env = self.phones.env(
@@ -176,7 +191,8 @@ def ray_start(
     """`ray start --block` for one node (`bin_dir`'s ray: a venv's, whose Python runs the node's
     workers and so imports that venv's edgefarm), waiting until it says it is up. Nodes start one at a
     time, and a node that times out in Ray's fixed 30 s registration (a loaded 2-core box) is started
-    again."""
+    again. (Started side by side, the farm hosts of two labs at once timed out 1-2 of their 3 nodes each
+    on the loaded box, and each retry cost more than it saved: measured, not kept.)"""
     for attempt in range(3):
         log_path = tmp / f"ray-{name}-{time.monotonic_ns()}.log"
         log = open(log_path, "wb")  # noqa: SIM115 - lives as long as the node
@@ -256,5 +272,5 @@ def cluster_lab(tmp_path_factory):
     finally:
         for phone in list(lab.phones.values()) if lab else []:
             phone.vanish()
-        ns.close()  # every process in the namespace: Ray nodes, their workers, adb servers, bwrap
+        ns.close(grace_s=1.0)  # every process in the namespace: Ray nodes, their workers, adb servers, bwrap
         shutil.rmtree(ray_tmp, ignore_errors=True)

@@ -86,7 +86,7 @@ class NetNs:
             while self.pids() and time.monotonic() < deadline:
                 time.sleep(0.1)
 
-    def close(self) -> None:
-        self.kill_all()
+    def close(self, grace_s: float = 5.0) -> None:
+        self.kill_all(grace_s)
         self._pool.shutdown()
         os.close(self.fd)

@@ -23,8 +23,7 @@ def _jsonl(path: Path) -> list[dict]:
 
 def test_a_bench_across_farm_hosts_with_sustain_and_a_hosts_bandwidth(cluster_lab, tmp_path):
     lab = cluster_lab
-    listing = json.loads(lab.edgefarm("devices", "--cluster", lab.address, "--json").stdout)
-    host_of = {i["name"]: h["host"] for h in listing["hosts"] for i in h["infos"]}
+    host_of = {i["name"]: h["host"] for h in lab.listing()["hosts"] for i in h["infos"]}
     redmi = next(n for n, h in host_of.items() if h == "h2")
     serial = lab.phones.serials[lab.hosts["h2"].phones[0]]
     entry = {"name": redmi, "kind": "adb", "serial": serial, "memory_bandwidth_gbs": BANDWIDTH_GBS}

@@ -51,7 +51,7 @@ def test_the_same_plan_through_both_farms_gives_the_same_rows_and_figures_with_s
     cluster_lab, tmp_path
 ):
     lab = cluster_lab
-    listing = json.loads(lab.edgefarm("devices", "--cluster", lab.address, "--json").stdout)
+    listing = lab.listing()
     by_host = {h["host"]: [i["name"] for i in h["infos"]] for h in listing["hosts"]}
     serial = lab.phones.serials[lab.hosts["h1"].phones[0]]
     pinned = next(i["name"] for h in listing["hosts"] for i in h["infos"] if i["serial"] == serial)
@@ -60,7 +60,7 @@ def test_the_same_plan_through_both_farms_gives_the_same_rows_and_figures_with_s
               "--sustain", str(PASSES)]  # fmt: skip
     lab.hosts["h1"].inventory.write_text(entry)  # the farm host's own devices.yaml pins its phone
     try:
-        assert lab.phones_by_host()["h1"] == by_host["h1"]  # the pin keeps the phone's name
+        assert lab.phones_by_host(fresh=True)["h1"] == by_host["h1"]  # the pin keeps the phone's name
         ray = lab.edgefarm("run", "--cluster", lab.address, "--out", str(tmp_path / "ray"), *common)
     finally:
         lab.hosts["h1"].inventory.write_text("devices: []\n")

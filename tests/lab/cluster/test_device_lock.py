@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 import re
 import signal
+from concurrent.futures import ThreadPoolExecutor
 
 import pytest
 
@@ -73,13 +74,15 @@ def test_a_plain_run_and_a_cluster_run_never_share_a_phone(cluster_lab, tmp_path
     (tmp_path / "b").mkdir()
     held = lab.running_run([device], LIMIT, tmp_path / "b" / "runs", extra=HOLD)
     try:
-        q = lab.edgefarm("run", "--devices", device, "--out", str(tmp_path / "d"), *common,
-                         ANDROID_ADB_SERVER_PORT=str(lab.hosts["h2"].adb.port))  # fmt: skip
-        # a second cluster run gets its own agent on the same host (runs share a farm host) and is
-        # refused that phone by the phone's lock, naming the first cluster run
-        r = lab.edgefarm(
-            "run", "--cluster", lab.address, "--devices", device, "--out", str(tmp_path / "e"), *common
-        )
+        # the plain run and a second cluster run ask side by side (each is refused on its own: the
+        # holder's lock is the phone's): a second cluster run gets its own agent on the same host (runs
+        # share a farm host) and is refused that phone by the phone's lock, naming the first cluster run
+        with ThreadPoolExecutor(2) as asking:
+            plain_asks = asking.submit(lab.edgefarm, "run", "--devices", device, "--out", str(tmp_path / "d"),
+                                       *common, ANDROID_ADB_SERVER_PORT=str(lab.hosts["h2"].adb.port))  # fmt: skip
+            cluster_asks = asking.submit(lab.edgefarm, "run", "--cluster", lab.address, "--devices", device,
+                                         "--out", str(tmp_path / "e"), *common)  # fmt: skip
+            q, r = plain_asks.result(), cluster_asks.result()
         assert held.poll() is None, (
             "the cluster run ended before the other runs asked: the test proves nothing"
         )

@@ -44,7 +44,7 @@ def test_identical_phones_on_two_hosts_are_refused_until_named_then_sharded_acro
         lab.hosts["h3"].inventory.write_text(
             f"devices:\n  - {{name: {PINNED}, kind: adb, serial: '{serials['h3']}'}}\n"
         )
-        assert lab.phones_by_host()["h3"] == [PINNED]
+        assert lab.phones_by_host(fresh=True)["h3"] == [PINNED]
         p = lab.edgefarm("run", "--cluster", lab.address, "--devices", f"{twin},{PINNED}", "--shard",
                          "--out", str(tmp_path / "b"), *common)  # fmt: skip
         assert p.returncode == 0, p.stderr[-4000:]

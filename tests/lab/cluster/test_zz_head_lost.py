@@ -22,7 +22,7 @@ from android_runner.contract import read_results
 from orchestrator.farm.rundir import device_folder
 
 pytestmark = pytest.mark.cluster
-LIMIT = 30
+LIMIT = 12  # x --repeat 2: the run goes on for seconds after the head is killed at its first row
 # the agents' processes are gone this long after their controller exits (the run's end tells them at
 # once; their lease, orchestrator/cluster/agent.py, ends them within LEASE_S + STOP_GRACE_S without it),
 # well under the ~60 s they lived before; generous for a loaded 2-core machine
