@@ -47,6 +47,7 @@ class Conversation:
         None  # --fidelity: the scoring pass after the answer (android_runner/fidelity.py)
     )
     history_json: str | None = None  # `edgefarm serve`: JSON array of the messages before the turns
+    stream: bool = False  # `edgefarm serve`: the last turn's answer piece by piece (PIECE lines)
 
 
 def sampler_of(spec: Mapping[str, Any] | None) -> Sampler:
@@ -88,6 +89,7 @@ def render(item: JobItem, media_root: str) -> Conversation:
         history_json=json.dumps([_message(parts, media_root, role) for role, parts in item.history])
         if item.history
         else None,
+        stream=item.stream,
     )
 
 
@@ -127,6 +129,8 @@ def job_file_text(numbered: Sequence[tuple[int, Conversation]]) -> bytes:
         out.extend(f"O {conv.max_output_tokens}\n".encode())
         for message in conv.messages:
             field("M", message)
+        if conv.stream:  # A: the native runner streams the last turn's answer (PIECE lines)
+            out.extend(b"A\n")
         if conv.fidelity is not None:  # K: tokenize the answer; F: prefill chunks, R: the text to score
             out.extend(b"K\n")
             if conv.fidelity.target and not conv.fidelity.skip:

@@ -5,15 +5,15 @@
 #include <stddef.h>
 
 ef_api api;
-static const char *missing[4]; /* by part: EF_RUN, EF_BENCH, EF_SCORING, EF_TOKENIZER */
+static const char *missing[EF_PARTS]; /* by part: EF_RUN, EF_BENCH, EF_SCORING, EF_TOKENIZER, EF_STREAM */
 
 static void note(const char *name, int parts, int found) {
-  for (int i = 0; i < 4; i++)
+  for (int i = 0; i < EF_PARTS; i++)
     if (!found && (parts & (1 << i)) && !missing[i]) missing[i] = name;
 }
 
 void api_bind(void *handle) {
-  for (int i = 0; i < 4; i++) missing[i] = NULL;
+  for (int i = 0; i < EF_PARTS; i++) missing[i] = NULL;
 #define EF_API_BIND(name, parts)                                  \
   *(void **)(&api.name) = handle ? dlsym(handle, #name) : NULL;   \
   note(#name, parts, api.name != NULL);
@@ -22,7 +22,7 @@ void api_bind(void *handle) {
 }
 
 const char *api_missing(int part) {
-  for (int i = 0; i < 4; i++)
+  for (int i = 0; i < EF_PARTS; i++)
     if (part == (1 << i)) return missing[i];
   return "an unknown part of the runtime's API";
 }

@@ -1,7 +1,7 @@
 #ifndef EDGEFARM_API_H_
 #define EDGEFARM_API_H_
 /* The LiteRT-LM C API functions the runner calls, in one table: each resolved once from the dlopen'ed
- * runtime (api_bind) and called as api.NAME by every part (edgefarm_runner.c, bench.c, fidelity.c). Their
+ * runtime (api_bind) and called as api.NAME by every part (edgefarm_runner.c, bench.c, fidelity.c, stream.c). Their
  * types come from litert_lm_c_api.h (checked against the library and upstream's header by build.py).
  * Each function names the parts that need it; a runtime without one of a part's functions still runs the
  * other parts, and that part says which function is missing (api_missing). */
@@ -12,7 +12,9 @@ enum {
   EF_BENCH = 2,     /* `edgefarm bench`: sessions, tokenizer, the start token (bench.c) */
   EF_SCORING = 4,   /* --fidelity's scoring pass (fidelity.c) */
   EF_TOKENIZER = 8, /* --fidelity's answer token ids (fidelity.c) */
+  EF_STREAM = 16,   /* `edgefarm serve`'s streamed answers and their cancel (stream.c) */
 };
+#define EF_PARTS 5
 
 /* X(name, parts) */
 #define EF_API_FUNCTIONS(X)                                                        \
@@ -49,6 +51,11 @@ enum {
   X(litert_lm_conversation_send_message, EF_RUN)                                   \
   X(litert_lm_json_response_get_string, EF_RUN)                                    \
   X(litert_lm_json_response_delete, EF_RUN)                                        \
+  X(litert_lm_conversation_send_message_stream, EF_STREAM)                         \
+  X(litert_lm_conversation_cancel_process, EF_STREAM)                              \
+  X(litert_lm_stream_chunk_get_text, EF_STREAM)                                    \
+  X(litert_lm_stream_chunk_is_final, EF_STREAM)                                    \
+  X(litert_lm_stream_chunk_get_error, EF_STREAM)                                   \
   X(litert_lm_conversation_get_benchmark_info, EF_RUN)                             \
   X(litert_lm_session_get_benchmark_info, EF_BENCH)                                \
   X(litert_lm_benchmark_info_delete, EF_RUN | EF_BENCH)                            \

@@ -35,7 +35,7 @@ from android_runner.runtime_pin import PINNED_VERSION, RUNTIME_DIST, RUNTIME_LIB
 HERE = Path(__file__).resolve().parent
 SOURCE = HERE / "edgefarm_runner.c"
 OTHER_SOURCES = ("api", "bench", "fidelity", "hook", "io", "job", "memory", "pin", "power", "reply", "sha256",
-                 "text")  # fmt: skip
+                 "stream", "text")  # fmt: skip
 SOURCES = [SOURCE, *(HERE / f"{name}.c" for name in OTHER_SOURCES)]  # each NAME.c with its NAME.h
 API_HEADER = HERE / "litert_lm_c_api.h"  # the project's own declarations of the C API it calls
 API_CHECK = HERE / "api_check.c"  # compiled with upstream's header first, then ours
@@ -110,9 +110,12 @@ def upstream_header(env: dict[str, str] | None = None) -> Path | None:
 
 
 def check_against_upstream(cc: str, header: Path) -> None:
-    """Compile api_check.c with upstream's `header` before ours: a differing declaration or enum value
-    fails (BuildError with the compiler's words)."""
-    argv = [cc, "-std=c11", "-fsyntax-only", "-I", str(header.parent), "-I", str(HERE), str(API_CHECK)]
+    """Compile api_check.c with upstream's `header` (and its c/conversation.h beside it, where a newer
+    upstream declares the conversation functions) before ours: a differing declaration or enum value fails
+    (BuildError with the compiler's words)."""
+    # the checkout's root too: a newer upstream's c/conversation.h includes "c/engine.h"
+    argv = [cc, "-std=c11", "-fsyntax-only", "-I", str(header.parent), "-I", str(header.parent.parent), "-I", str(HERE),
+            str(API_CHECK)]  # fmt: skip
     p = subprocess.run(argv, capture_output=True, text=True, check=False)
     if p.returncode != 0:
         raise BuildError(

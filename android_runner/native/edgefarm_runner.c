@@ -13,7 +13,10 @@
  * job files DIR/<name>.job of one sample each (the oldest name first; complete once they parse), each
  * deleted when taken and run as a sample of a job, with its media folder media/<n>/ removed afterwards;
  * DIR/stop ends the loop (exit 0). The Python runner's side of the same folder is android_runner/inbox.py.
- * No hook runs per request (a request's latency is the answer's, not a shell's).
+ * No hook runs per request (a request's latency is the answer's, not a shell's). A request the client
+ * streams (the job's A record) is answered with the runtime's streaming call, each piece an
+ * `EDGEFARM PIECE {"id":"<n>","text":...}` line as it comes; DIR/<n>.cancel (the host pushes it when the
+ * client went away) stops that answer at once (stream.c). A request read whole keeps the run's own call.
  *
  * SETTINGS is the run's settings file (android_runner/settings.py renders it, the one channel of the
  * host's settings to every runner: "EFSETTINGS 1", then key=value lines, every key once): the library,
@@ -75,6 +78,7 @@
 #include "power.h"
 #include "reply.h"
 #include "settings_gen.h" /* generated from android_runner/settings.py at build time (build.py) */
+#include "stream.h"
 #include "text.h"
 
 #ifndef EF_PINNED_SHA256
@@ -100,6 +104,7 @@
 
 /* ------------------------------------------------------------------ the C API (api.h: the one table) */
 static const char *bench_api_missing; /* the first bench function the library lacks, or NULL */
+static const char *stream_api_missing; /* the first streaming function the library lacks, or NULL (stream.c) */
 
 static const char *load_api(const char *path) {
   static char why[160];
@@ -112,6 +117,7 @@ static const char *load_api(const char *path) {
     return why;
   }
   bench_api_missing = api_missing(EF_BENCH); /* `edgefarm bench`'s (bench.c): needed by a bench job only */
+  stream_api_missing = api_missing(EF_STREAM); /* a served request streamed (stream.c): else it is answered whole */
   return NULL;
 }
 
@@ -300,6 +306,7 @@ typedef struct {
   power_state power;
   int results_fd, results_torn;
   const char *runtime_override; /* non-NULL: --allow-runtime let a non-pinned library run */
+  const char *serve_dir;        /* --serve's request folder, where the host's cancel marks <n>.cancel come */
 } runner;
 
 static void sample_memory(runner *r) {
@@ -383,18 +390,20 @@ static void add_error_text(sbuf *s, const char *what) {
 
 /* The reply as the row's "response": a plain text reply rebuilt around its answer cleaned and capped
  * as answer_text.py's clean_answer does; another shape passed on whole (see the top of this file). */
-static void add_answer(sbuf *line, const char *reply, size_t len, long *invalid, long *dropped) {
-  sbuf text = {0}, rebuilt = {0};
-  if (reply_text(reply, len, REPLY_MAX_DEPTH, &text) == 0) {
-    sb_str(&rebuilt, TEXT_REPLY_HEAD);
-    sb_json_text(&rebuilt, text.buf, text.len, OUTPUT_MAX_BYTES, invalid, dropped);
-    sb_str(&rebuilt, "}]}");
-    sb_json_text(line, rebuilt.buf, rebuilt.len, 0, NULL, NULL);
-  } else {
-    sb_json_text(line, reply, len, OUTPUT_MAX_BYTES, invalid, dropped);
-  }
-  free(text.buf);
+static void add_answer_text(sbuf *line, const char *text, size_t len, long *invalid, long *dropped) {
+  sbuf rebuilt = {0};
+  sb_str(&rebuilt, TEXT_REPLY_HEAD);
+  sb_json_text(&rebuilt, text ? text : "", len, OUTPUT_MAX_BYTES, invalid, dropped);
+  sb_str(&rebuilt, "}]}");
+  sb_json_text(line, rebuilt.buf, rebuilt.len, 0, NULL, NULL);
   free(rebuilt.buf);
+}
+
+static void add_answer(sbuf *line, const char *reply, size_t len, long *invalid, long *dropped) {
+  sbuf text = {0};
+  if (reply_text(reply, len, REPLY_MAX_DEPTH, &text) == 0) add_answer_text(line, text.buf, text.len, invalid, dropped);
+  else sb_json_text(line, reply, len, OUTPUT_MAX_BYTES, invalid, dropped);
+  free(text.buf);
 }
 
 /* The sample's figures taken the moment it ends (memory, peaks, wall time, power), under the lock the
@@ -413,11 +422,65 @@ static int end_measurement(runner *r, mem_kb *m, int *reset, double *wall_ms, sb
   return mine;
 }
 
+/* One turn sent with the run's own whole-answer call, timed around that call alone (*wall_ms): 0 and the
+ * reply (*response, owned), or -1 and the error (a JSON string) in *error. */
+static int send_whole(LiteRtLmConversation *conv, const char *message, char **response, size_t *response_len,
+                      sbuf *error, double *wall_ms) {
+  double t0 = now_s();
+  LiteRtLmJsonResponse *resp = api.litert_lm_conversation_send_message(conv, message, "{}", NULL);
+  *wall_ms = (now_s() - t0) * 1000.0;
+  if (!resp) { /* the earlier turn's reply stays the row's */
+    add_error_text(error, "the runtime refused the message");
+    return -1;
+  }
+  const char *text = api.litert_lm_json_response_get_string(resp);
+  free(*response);
+  *response = NULL;
+  *response_len = text ? strnlen(text, (size_t)REPLY_MAX_BYTES + 1) : 0;
+  if (*response_len > (size_t)REPLY_MAX_BYTES) {
+    api.litert_lm_json_response_delete(resp);
+    sb_printf(error, "\"the runtime's reply is over %ld bytes (the runner's REPLY_MAX_BYTES): not read\"",
+              REPLY_MAX_BYTES);
+    return -1;
+  }
+  *response = xmalloc(*response_len + 1);
+  memcpy(*response, text ? text : "", *response_len + 1);
+  api.litert_lm_json_response_delete(resp);
+  return 0;
+}
+
+/* Turn i's figures from the runtime's benchmark info, appended to the row's "turns" (TTFT from the first). */
+static void add_turn(sbuf *turns, LiteRtLmConversation *conv, size_t i, double wall, double *ttft_ms) {
+  LiteRtLmBenchmarkInfo *bench = api.litert_lm_conversation_get_benchmark_info(conv);
+  if (!bench) return;
+  int np = api.litert_lm_benchmark_info_get_num_prefill_turns(bench);
+  int nd = api.litert_lm_benchmark_info_get_num_decode_turns(bench);
+  if (i == 0) *ttft_ms = api.litert_lm_benchmark_info_get_time_to_first_token(bench) * 1000.0;
+  sb_printf(turns, "%s{\"prefill_tokens\":%d", i ? "," : "",
+            np > 0 ? api.litert_lm_benchmark_info_get_prefill_token_count_at(bench, np - 1) : 0);
+  sb_number(turns, "prefill_tps", np > 0 ? api.litert_lm_benchmark_info_get_prefill_tokens_per_sec_at(bench, np - 1) : 0.0);
+  sb_printf(turns, ",\"decode_tokens\":%d", nd > 0 ? api.litert_lm_benchmark_info_get_decode_token_count_at(bench, nd - 1) : 0);
+  sb_number(turns, "decode_tps", nd > 0 ? api.litert_lm_benchmark_info_get_decode_tokens_per_sec_at(bench, nd - 1) : 0.0);
+  sb_number(turns, "wall_ms", wall);
+  sb_add(turns, "}", 1);
+  api.litert_lm_benchmark_info_delete(bench);
+}
+
 static void run_sample(runner *r, LiteRtLmEngine *engine, const sample *s, double init_ms) {
   sbuf line = {0}, turns = {0}, error = {0};
   char *response = NULL;
   size_t response_len = 0;
   double ttft_ms = -1.0, infer_ms = 0.0;
+  streamed piecewise = {0}; /* a served request streamed: its last turn's answer (stream.c) */
+  int streaming = s->stream && !stream_api_missing, answered_piecewise = 0;
+  if (s->stream && stream_api_missing) {
+    static int said;
+    if (!said++) {
+      char msg[200];
+      snprintf(msg, sizeof msg, "warning: the runtime library has no %s: streamed requests are answered whole", stream_api_missing);
+      note(msg);
+    }
+  }
 
   LiteRtLmConversation *conv = NULL;
   LiteRtLmSamplerParams *sampler = api.litert_lm_sampler_params_create(kLiteRtLmSamplerTypeTopP);
@@ -444,46 +507,30 @@ static void run_sample(runner *r, LiteRtLmEngine *engine, const sample *s, doubl
   if (config) api.litert_lm_conversation_config_delete(config);
 
   for (size_t i = 0; conv && i < s->turns && !error.len; i++) {
-    double t0 = now_s();
-    LiteRtLmJsonResponse *resp = api.litert_lm_conversation_send_message(conv, s->messages[i], "{}", NULL);
-    double wall = (now_s() - t0) * 1000.0;
-    infer_ms += wall;
-    if (!resp) {
-      add_error_text(&error, "the runtime refused the message");
-      break;
+    double wall;
+    if (streaming && i + 1 == s->turns) { /* piece by piece; an answer read whole keeps the run's own call */
+      char mark[4400];
+      if (r->serve_dir) snprintf(mark, sizeof mark, "%s/%ld.cancel", r->serve_dir, s->n);
+      int rc = stream_turn(conv, s->messages[i], s->n, r->serve_dir ? mark : NULL, &piecewise, &error);
+      wall = piecewise.wall_ms;
+      infer_ms += wall;
+      if (rc != 0) break; /* the earlier turn's reply stays the row's, as after a refused message */
+      free(response);
+      response = NULL;
+      answered_piecewise = 1;
+    } else {
+      int rc = send_whole(conv, s->messages[i], &response, &response_len, &error, &wall);
+      infer_ms += wall;
+      if (rc != 0) break;
     }
-    const char *text = api.litert_lm_json_response_get_string(resp);
-    free(response);
-    response = NULL;
-    response_len = text ? strnlen(text, (size_t)REPLY_MAX_BYTES + 1) : 0;
-    if (response_len > (size_t)REPLY_MAX_BYTES) {
-      api.litert_lm_json_response_delete(resp);
-      sb_printf(&error, "\"the runtime's reply is over %ld bytes (the runner's REPLY_MAX_BYTES): not read\"",
-                REPLY_MAX_BYTES);
-      break;
-    }
-    response = xmalloc(response_len + 1);
-    memcpy(response, text ? text : "", response_len + 1);
-    api.litert_lm_json_response_delete(resp);
-    LiteRtLmBenchmarkInfo *bench = api.litert_lm_conversation_get_benchmark_info(conv);
-    if (bench) {
-      int np = api.litert_lm_benchmark_info_get_num_prefill_turns(bench);
-      int nd = api.litert_lm_benchmark_info_get_num_decode_turns(bench);
-      if (i == 0) ttft_ms = api.litert_lm_benchmark_info_get_time_to_first_token(bench) * 1000.0;
-      sb_printf(&turns, "%s{\"prefill_tokens\":%d", i ? "," : "",
-                np > 0 ? api.litert_lm_benchmark_info_get_prefill_token_count_at(bench, np - 1) : 0);
-      sb_number(&turns, "prefill_tps", np > 0 ? api.litert_lm_benchmark_info_get_prefill_tokens_per_sec_at(bench, np - 1) : 0.0);
-      sb_printf(&turns, ",\"decode_tokens\":%d", nd > 0 ? api.litert_lm_benchmark_info_get_decode_token_count_at(bench, nd - 1) : 0);
-      sb_number(&turns, "decode_tps", nd > 0 ? api.litert_lm_benchmark_info_get_decode_tokens_per_sec_at(bench, nd - 1) : 0.0);
-      sb_number(&turns, "wall_ms", wall);
-      sb_add(&turns, "}", 1);
-      api.litert_lm_benchmark_info_delete(bench);
-    }
+    add_turn(&turns, conv, i, wall, &ttft_ms);
+    if (piecewise.cancelled) sb_json_string(&error, "cancelled: the client went away"); /* litert_runner.py's words */
   }
   sbuf fid = {0}; /* --fidelity: one more pass on this engine, inside the sample's deadline (fidelity.c) */
-  if (s->fidelity && !error.len && response) {
+  if (s->fidelity && !error.len && (response || answered_piecewise)) {
     sbuf text = {0};
-    int plain = reply_text(response, response_len, REPLY_MAX_DEPTH, &text) == 0;
+    int plain = answered_piecewise ? (sb_add(&text, piecewise.text.buf ? piecewise.text.buf : "", piecewise.text.len), 1)
+                                   : reply_text(response, response_len, REPLY_MAX_DEPTH, &text) == 0;
     fidelity_record(&fid, engine, s, plain ? (text.buf ? text.buf : "") : NULL, plain ? text.len : 0);
     free(text.buf);
   }
@@ -500,7 +547,8 @@ static void run_sample(runner *r, LiteRtLmEngine *engine, const sample *s, doubl
     if (error.len) sb_add(&line, error.buf, error.len);
     else sb_add(&line, "\"\"", 2);
     sb_str(&line, ",\"response\":");
-    if (response) add_answer(&line, response, response_len, &invalid, &dropped);
+    if (answered_piecewise) add_answer_text(&line, piecewise.text.buf, piecewise.text.len, &invalid, &dropped);
+    else if (response) add_answer(&line, response, response_len, &invalid, &dropped);
     else sb_str(&line, "null");
     sb_printf(&line, ",\"invalid_utf8_bytes\":%ld,\"output_truncated_bytes\":%ld", invalid, dropped);
     if (s->max_output_tokens > 0) sb_printf(&line, ",\"max_output_tokens\":%ld", s->max_output_tokens); /* the cap given */
@@ -516,6 +564,7 @@ static void run_sample(runner *r, LiteRtLmEngine *engine, const sample *s, doubl
   }
   if (conv) api.litert_lm_conversation_delete(conv);
   free(response);
+  free(piecewise.text.buf);
   free(power.buf);
   free(fid.buf);
   free(line.buf);
@@ -669,16 +718,36 @@ static void run_one(runner *r, LiteRtLmEngine *engine, const hook_cfg *hook, con
 
 #define SERVE_TORN_S 30 /* a request file that still does not parse this long after its last write is dropped */
 
-/* `--serve DIR`: the oldest complete DIR/<name>.job, or 0 when there is none (yet); name in best. */
+#define CANCEL_SUFFIX ".cancel" /* android_runner/inbox.py CANCEL_SUFFIX: DIR/<n>.cancel, the client went away */
+
+static int ends_with(const char *name, size_t len, const char *suffix) {
+  size_t k = strlen(suffix);
+  return len > k && strcmp(name + len - k, suffix) == 0;
+}
+
+/* `--serve DIR`: the oldest complete DIR/<name>.job, or 0 when there is none (yet); name in best. With no
+ * request waiting, a cancel mark is one that came after its request's answer (the host's race with the
+ * row): it is removed, so a later request with the same number is not stopped by it. */
 static int serve_next(const char *dir, char *best, size_t best_n) {
   DIR *d = opendir(dir);
   if (!d) return 0;
   best[0] = 0;
+  int marks = 0;
   struct dirent *e;
   while ((e = readdir(d)) != NULL) {
     size_t len = strlen(e->d_name);
-    if (len > 4 && len < best_n && strcmp(e->d_name + len - 4, ".job") == 0 && (!best[0] || strcmp(e->d_name, best) < 0))
+    marks |= ends_with(e->d_name, len, CANCEL_SUFFIX);
+    if (len < best_n && ends_with(e->d_name, len, ".job") && (!best[0] || strcmp(e->d_name, best) < 0))
       snprintf(best, best_n, "%s", e->d_name);
+  }
+  if (marks && !best[0]) {
+    rewinddir(d);
+    char path[4400];
+    while ((e = readdir(d)) != NULL)
+      if (ends_with(e->d_name, strlen(e->d_name), CANCEL_SUFFIX)) {
+        snprintf(path, sizeof path, "%s/%s", dir, e->d_name);
+        unlink(path);
+      }
   }
   closedir(d);
   return best[0] != 0;
@@ -718,6 +787,8 @@ static long serve_loop(runner *r, LiteRtLmEngine *engine, const bench_setup *set
     for (size_t i = 0; i < count; i++) {
       run_one(r, engine, &no_hook, setup, &samples[i], inflight, init_ms);
       served++;
+      snprintf(path, sizeof path, "%s/%ld%s", dir, samples[i].n, CANCEL_SUFFIX); /* answered: its mark is spent */
+      unlink(path);
       char media[4400];
       snprintf(media, sizeof media, "%s/media/%ld", state_dir, samples[i].n);
       pid_t pid = fork(); /* the request's media folder: `rm -rf` as the phone's own toybox does it */
@@ -872,6 +943,7 @@ int main(int argc, char **argv) {
 
   for (size_t i = 0; i < count; i++)
     if (!done[samples[i].n]) run_one(&r, engine, &hook, &setup, &samples[i], inflight, run_engine_init_ms);
+  r.serve_dir = serve; /* a streamed request's cancel marks come there (stream.c) */
   if (serve) pending = serve_loop(&r, engine, &setup, serve, state_dir, inflight, run_engine_init_ms);
   if (engine) api.litert_lm_engine_delete(engine);
   bench_close();

@@ -34,7 +34,7 @@ int parse_job(char *buf, size_t size, sample **out, size_t *count, char *why, si
     line_no++;
     char tag = line[0];
     if (tag == 0) return job_error(why, why_n, line_no, "empty line", line);
-    if (tag != 'E' && tag != 'K' && line[1] != ' ') return job_error(why, why_n, line_no, "malformed record", line);
+    if (tag != 'E' && tag != 'K' && tag != 'A' && line[1] != ' ') return job_error(why, why_n, line_no, "malformed record", line);
     if (tag == 'S') {
       if (s) return job_error(why, why_n, line_no, "sample not closed with E", line);
       long n;
@@ -55,6 +55,8 @@ int parse_job(char *buf, size_t size, sample **out, size_t *count, char *why, si
       return job_error(why, why_n, line_no, "record outside a sample", line);
     } else if (tag == 'K' && line[1] == 0) {
       s->fidelity = 1;
+    } else if (tag == 'A' && line[1] == 0) {
+      s->stream = 1;
     } else if (tag == 'Y' || tag == 'T' || tag == 'H' || tag == 'M' || tag == 'F' || tag == 'R' || tag == 'X') {
       long len;
       if (parse_long(line + 2, 0, (long)(end - cur) - 1, &len) != 0 || cur[len] != '\n')
@@ -109,6 +111,7 @@ int parse_job(char *buf, size_t size, sample **out, size_t *count, char *why, si
     } else if (tag == 'E' && line[1] == 0) {
       if (s->turns == 0 && !s->is_bench) return job_error(why, why_n, line_no, "sample without a message", line);
       if (s->turns && s->is_bench) return job_error(why, why_n, line_no, "bench sample with a message", line);
+      if (s->stream && s->is_bench) return job_error(why, why_n, line_no, "bench sample streamed (A)", line);
       if ((s->score_target || s->prefills || s->score_skip) && !s->fidelity)
         return job_error(why, why_n, line_no, "fidelity record (F, R, X) without K", line);
       s = NULL;

@@ -54,6 +54,7 @@ typedef struct LiteRtLmInputData LiteRtLmInputData;
 typedef struct LiteRtLmTokenizeResult LiteRtLmTokenizeResult;
 typedef struct LiteRtLmDetokenizeResult LiteRtLmDetokenizeResult;
 typedef struct LiteRtLmTokenUnion LiteRtLmTokenUnion;
+typedef struct LiteRtLmStreamChunk LiteRtLmStreamChunk; /* one piece of a streamed answer, the runtime's */
 #endif
 
 #ifdef __cplusplus
@@ -105,6 +106,22 @@ LiteRtLmJsonResponse *litert_lm_conversation_send_message(LiteRtLmConversation *
                                                           const LiteRtLmConversationOptionalArgs *optional_args);
 const char *litert_lm_json_response_get_string(const LiteRtLmJsonResponse *response);
 void litert_lm_json_response_delete(LiteRtLmJsonResponse *response);
+
+/* The same send in the runtime's streaming form (`edgefarm serve`, a streamed request: stream.c). It returns
+ * at once (0: started); the runtime then calls `callback` from a thread of its own with each piece (a chunk
+ * whose text is a reply JSON of that piece), and last with a final chunk (no text; an error text when the
+ * answer failed or was cancelled). A chunk lives for its call only. The callback's type is spelled out here,
+ * not named: where upstream's header is included first (api_check.c), a callback of another shape makes
+ * this declaration conflict with upstream's. cancel_process stops the conversation's answer in progress. */
+int litert_lm_conversation_send_message_stream(LiteRtLmConversation *conversation, const char *message_json,
+                                               const char *extra_context,
+                                               const LiteRtLmConversationOptionalArgs *optional_args,
+                                               void (*callback)(void *callback_data, const LiteRtLmStreamChunk *chunk),
+                                               void *callback_data);
+void litert_lm_conversation_cancel_process(LiteRtLmConversation *conversation);
+const char *litert_lm_stream_chunk_get_text(const LiteRtLmStreamChunk *chunk);
+bool litert_lm_stream_chunk_is_final(const LiteRtLmStreamChunk *chunk);
+const char *litert_lm_stream_chunk_get_error(const LiteRtLmStreamChunk *chunk);
 
 /* Per-turn figures of the runtime's own benchmark. */
 LiteRtLmBenchmarkInfo *litert_lm_conversation_get_benchmark_info(LiteRtLmConversation *conversation);

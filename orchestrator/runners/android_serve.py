@@ -1,7 +1,9 @@
 """`edgefarm serve` on a phone: the native runner in its serve mode (`driver.sh serve`: one model load,
 requests one by one from JOB/requests, android_runner/native/edgefarm_runner.c `--serve`), its lines read
 as a run's (android_native.py: each RESULT line -> the row, keyed by the sample number the request file
-gives). A request is the contract's job line rendered into the runner's job file, one sample (conversation.py).
+gives; a streamed request's PIECE lines -> its pieces, as the Python runner's). A request is the contract's
+job line rendered into the runner's job file, one sample (conversation.py); a client gone mid-stream is a
+cancel mark JOB/requests/<n>.cancel (serve_link.py), which stops the phone's answer (native/stream.c).
 No hook runs per request on a phone: rows have no battery/thermal snapshots (docs/serve.md)."""
 
 from __future__ import annotations
@@ -45,6 +47,10 @@ def serve(device: Any, staged: Staged, choice: RunnerChoice, opts: RunOptions, e
             events.ready(ready.get("init_ms"))
         elif what == "BEGIN" and rest.strip().isdigit():
             events.begin(rest.strip())
+        elif what == "PIECE":  # a streamed request's piece of the answer, as it comes (native/stream.c)
+            piece = parse_json(rest)
+            if isinstance(piece.get("text"), str):
+                events.piece(str(piece.get("id", "")), piece["text"])
         elif what == "RESULT":
             found = native.parse_line(rest)
             if found is not None:

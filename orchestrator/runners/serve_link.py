@@ -10,7 +10,8 @@ first to `JOB/media/<id>/` with the device's push; only how the line reaches the
   p50 1.1 ms with a polled request folder (the push, then the runner's next look), 0.47 ms with the line.
 - `FolderRequests`, the native runner on a phone: its driver starts it in the background (stdin
   /dev/null), so the request is a job file of one sample pushed into `JOB/requests/` (adb sync), which
-  the runner polls (android_runner/native/edgefarm_runner.c `--serve`).
+  the runner polls (android_runner/native/edgefarm_runner.c `--serve`); a cancel is a mark `<id>.cancel`
+  pushed beside it, which the runner looks for while it streams an answer (android_runner/native/stream.c).
 """
 
 from __future__ import annotations

@@ -237,7 +237,8 @@ async def _events(farm: Farm, engine: Engine, ask: Ask, rid: str, first: tuple[s
                 except ApiError as e:
                     yield _sse(e.body())
                 else:
-                    if not pieces and row.output:  # a runner that answers whole (the native one): one piece
+                    # answered whole (a runtime without the streaming call): the answer as one piece
+                    if not pieces and row.output:
                         yield _sse(chunk_body(cid, engine, ask, row.output))
                     yield _sse(chunk_body(cid, engine, ask, None, row, farm.run_id))
                 yield "data: [DONE]\n\n"

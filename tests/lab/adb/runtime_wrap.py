@@ -1,4 +1,4 @@
-"""Builds the lab's wrapping runtimes (noisy_runtime.c, gpu_runtime.c): a liblitert-lm.so compiled from
+"""Builds the lab's wrapping runtimes (noisy_runtime.c, gpu_runtime.c, drip_runtime.c): a liblitert-lm.so compiled from
 one of them over the REAL library, which sits beside it as liblitert-lm-real.so (its DT_NEEDED, rpath
 $ORIGIN), with the real library's VERSION. A phone is given it by devices.yaml `runtime_lib` + `libs`."""
 

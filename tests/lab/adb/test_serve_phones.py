@@ -98,7 +98,7 @@ def test_a_run_on_a_served_phone_is_refused_naming_the_server(phones, adb_lab, t
 
 
 def test_two_phones_answer_at_once_history_and_stream(phones):
-    """Both phones asked together; a history and a stream (one piece: the native runner answers whole)."""
+    """Both phones asked together; a history and a stream (its pieces: test_serve_stream_phones.py)."""
     answers: dict[str, str] = {}
 
     def ask(model: str) -> None:

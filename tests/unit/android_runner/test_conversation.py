@@ -55,6 +55,16 @@ def test_job_file_is_length_prefixed_so_any_text_passes_byte_for_byte():
     assert data.endswith(b"E\n")
 
 
+def test_a_streamed_request_is_marked_for_the_native_runner_and_only_it():
+    """`edgefarm serve`: the A record after a streamed request's messages (native/job.h); none otherwise."""
+    streamed, whole = (
+        JobItem(id=str(n), turns=((JobPart("text", "A\n"),),), stream=s) for n, s in ((1, True), (2, False))
+    )
+    data = job_file_text([(1, render(streamed, "/j")), (2, render(whole, "/j"))])
+    first, second = data.split(b"S 2\n")
+    assert first.endswith(b"\nA\nE\n") and b"\nA\nE\n" not in second and second.endswith(b"}\nE\n")
+
+
 def test_sampler_fills_unset_fields_with_the_runtime_defaults():
     assert sampler_of({"top_k": 40, "temperature": 0.7}) == Sampler(40, 0.95, 0.7, 0)
     assert sampler_of(None) == Sampler()

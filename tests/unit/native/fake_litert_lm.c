@@ -9,6 +9,9 @@
  *   @ctrl        an answer with control characters (0x01, 0x1b, 0x7f)
  *   @slow=S      the send takes S seconds
  *   @refuse      the send fails, with an error message
+ * The streaming send (`edgefarm serve`) answers the same, from a thread of its own: a plain text answer in
+ * pieces of @piece=N bytes (4 without), each a text reply of its own, @drip=S seconds apart; any other reply
+ * as one piece; then a final chunk, whose error is the cancel's when cancel_process came first.
  *   otherwise    {"role":"assistant","content":[{"type":"text","text":"fake answer"}]}
  * Sessions (--fidelity): a token is a space-separated word, its id the word's FNV-1a hash mod 50000;
  * run_text_scoring gives each word of the target -(1 + hash(word) % 997 / 100) - hash(prefill) % 7 / 10,
@@ -36,7 +39,8 @@ struct LiteRtLmEngineSettings { int bad, decode_tokens, short_decode, threads, c
 struct LiteRtLmSamplerParams { int x; };
 struct LiteRtLmSessionConfig { int x; };
 struct LiteRtLmConversationConfig { int x; };
-struct LiteRtLmConversation { int turns; };
+struct LiteRtLmConversation { int turns, cancelled, streaming; pthread_t streamer; };
+struct LiteRtLmStreamChunk { const char *text; bool final; const char *error; };
 struct LiteRtLmJsonResponse { char *text; };
 struct LiteRtLmBenchmarkInfo { int turns, prefill_n, decode_n; }; /* counts 0: the fixed 3 and 2 */
 struct LiteRtLmSession { unsigned prefill; int prefill_n, decode_n, prefills, decodes, decode_tokens; };
@@ -113,7 +117,10 @@ EXPORT LiteRtLmConversation *litert_lm_conversation_create(LiteRtLmEngine *e, Li
   (void)e, (void)c;
   return calloc(1, sizeof(LiteRtLmConversation));
 }
-EXPORT void litert_lm_conversation_delete(LiteRtLmConversation *c) { free(c); }
+EXPORT void litert_lm_conversation_delete(LiteRtLmConversation *c) {
+  if (c && c->streaming) pthread_join(c->streamer, NULL);
+  free(c);
+}
 
 /* Hex digits at `hex` (up to the first other character) -> bytes at out; how many. */
 static size_t unhex(const char *hex, char *out) {
@@ -356,3 +363,65 @@ EXPORT int litert_lm_token_union_get_ids(const LiteRtLmTokenUnion *u, const int 
   return -1;
 }
 EXPORT void litert_lm_token_union_delete(LiteRtLmTokenUnion *u) { (void)u; }
+
+/* ------------------------------------------------------------------ the streaming send */
+typedef struct {
+  LiteRtLmConversation *c;
+  char *reply;
+  size_t piece;
+  double drip;
+  void (*callback)(void *, const LiteRtLmStreamChunk *);
+  void *data;
+} fake_stream;
+
+static void *stream_pieces(void *arg) {
+  fake_stream *f = arg;
+  const char *head = "{\"role\":\"assistant\",\"content\":[{\"type\":\"text\",\"text\":\"", *tail = "\"}]}";
+  size_t hl = strlen(head), tl = strlen(tail), len = strlen(f->reply);
+  int plain = len >= hl + tl && strncmp(f->reply, head, hl) == 0 && strcmp(f->reply + len - tl, tail) == 0;
+  const char *answer = plain ? f->reply + hl : f->reply, *error = NULL;
+  size_t n = plain ? len - hl - tl : len, piece = plain ? f->piece : len;
+  for (size_t at = 0; at < n; at += piece) {
+    if (__atomic_load_n(&f->c->cancelled, __ATOMIC_SEQ_CST)) {
+      error = "CANCELLED: fake: task cancelled";
+      break;
+    }
+    size_t k = n - at < piece ? n - at : piece;
+    char *text = plain ? text_reply(answer + at, k) : strndup(answer, n);
+    LiteRtLmStreamChunk chunk = {text, false, NULL};
+    f->callback(f->data, &chunk);
+    free(text);
+    if (f->drip > 0) {
+      struct timespec ts = {(time_t)f->drip, (long)((f->drip - (double)(time_t)f->drip) * 1e9)};
+      nanosleep(&ts, NULL);
+    }
+  }
+  LiteRtLmStreamChunk last = {NULL, true, error};
+  f->callback(f->data, &last);
+  free(f->reply);
+  free(f);
+  return NULL;
+}
+
+EXPORT int litert_lm_conversation_send_message_stream(LiteRtLmConversation *c, const char *msg, const char *extra,
+                                                      const LiteRtLmConversationOptionalArgs *args,
+                                                      void (*callback)(void *, const LiteRtLmStreamChunk *), void *data) {
+  LiteRtLmJsonResponse *r = litert_lm_conversation_send_message(c, msg, extra, args); /* the same answer */
+  if (!r) return 3;
+  fake_stream *f = calloc(1, sizeof *f);
+  if (!f) return 13;
+  const char *w;
+  f->c = c, f->reply = r->text, f->callback = callback, f->data = data;
+  f->piece = (w = strstr(msg, "@piece=")) ? (size_t)atol(w + 7) : 4;
+  f->drip = (w = strstr(msg, "@drip=")) ? atof(w + 6) : 0.0;
+  if (!f->piece) f->piece = 1;
+  free(r);
+  c->streaming = pthread_create(&c->streamer, NULL, stream_pieces, f) == 0;
+  return c->streaming ? 0 : 13;
+}
+EXPORT void litert_lm_conversation_cancel_process(LiteRtLmConversation *c) {
+  __atomic_store_n(&c->cancelled, 1, __ATOMIC_SEQ_CST);
+}
+EXPORT const char *litert_lm_stream_chunk_get_text(const LiteRtLmStreamChunk *chunk) { return chunk->text; }
+EXPORT bool litert_lm_stream_chunk_is_final(const LiteRtLmStreamChunk *chunk) { return chunk->final; }
+EXPORT const char *litert_lm_stream_chunk_get_error(const LiteRtLmStreamChunk *chunk) { return chunk->error; }

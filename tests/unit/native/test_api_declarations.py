@@ -52,7 +52,7 @@ def test_every_part_calls_the_runtime_through_the_one_table_and_the_header_decla
     )
     assert len(table) == len(set(table)) > 60  # each function once
     assert set(table) <= set(declared_functions(OURS))
-    for part in ("edgefarm_runner.c", "bench.c", "fidelity.c"):
+    for part in ("edgefarm_runner.c", "bench.c", "fidelity.c", "stream.c"):
         called = set(re.findall(r"\bapi\.(litert_lm_\w+)", (folder / part).read_text(encoding="utf-8")))
         assert called and called <= set(table), (part, called - set(table))
     # no second table: only api.c resolves a function by name
@@ -93,6 +93,39 @@ def test_a_different_signature_upstream_is_a_compile_error(tmp_path: Path) -> No
         check_against_upstream(CC, header)
 
 
+def test_a_streaming_callback_of_another_shape_upstream_is_a_compile_error(tmp_path: Path) -> None:
+    """Our declaration spells the callback's type out, so upstream's (a named typedef there) is checked too:
+    here an older shape, the piece's text and flags as arguments instead of a chunk object."""
+    ours = "void (*callback)(void *callback_data, const LiteRtLmStreamChunk *chunk)"
+    assert ours in OURS
+    header = _upstream_like(
+        tmp_path,
+        lambda t: t.replace(
+            ours, "void (*callback)(void *data, const char *text, bool final, const char *error)"
+        ),
+    )
+    with pytest.raises(BuildError, match="litert_lm_conversation_send_message_stream"):
+        check_against_upstream(CC, header)
+
+
+def test_upstreams_own_conversation_header_is_read_where_there_is_one(tmp_path: Path) -> None:
+    """From 2026-08 upstream declares the conversation functions in c/conversation.h (it includes
+    "c/engine.h"): a differing signature there fails as in engine.h."""
+    header = _upstream_like(tmp_path)
+    text = header.read_text()
+    line = next(x for x in text.splitlines() if x.startswith("void litert_lm_conversation_cancel_process("))
+    header.write_text(text.replace(line, ""))
+    (header.parent / "conversation.h").write_text(
+        '#include "c/engine.h"\n'
+        + line.replace("LiteRtLmConversation *conversation", "int conversation")
+        + "\n"
+    )
+    with pytest.raises(BuildError, match="litert_lm_conversation_cancel_process"):
+        check_against_upstream(CC, header)
+    (header.parent / "conversation.h").write_text('#include "c/engine.h"\n' + line + "\n")
+    check_against_upstream(CC, header)
+
+
 def test_a_different_enum_value_upstream_is_a_compile_error(tmp_path: Path) -> None:
     header = _upstream_like(
         tmp_path, lambda t: t.replace("X(kLiteRtLmSamplerTypeTopP, 2)", "X(kLiteRtLmSamplerTypeTopP, 7)")
@@ -105,4 +138,3 @@ def test_a_source_checkout_without_the_header_is_said(tmp_path: Path) -> None:
     with pytest.raises(BuildError, match="has no c/engine.h"):
         upstream_header({"EDGEFARM_LITERT_LM_SRC": str(tmp_path)})
     assert upstream_header({"EDGEFARM_CACHE_DIR": str(tmp_path)}) is None
-

@@ -133,6 +133,8 @@ MALFORMED = {
     "bench backend unknown": b"EFJOB 1\nS 1\nB 16 8 0 0 tpu\nE\n",
     "bench depth over the bound": b"EFJOB 1\nS 1\nB 16 8 200000 0 cpu\nE\n",
     "bench sample with a message": b"EFJOB 1\nS 1\nB 16 8 0 0 cpu\nM 2\n{}\nE\n",
+    "stream record with words": b"EFJOB 1\nS 1\nM 2\n{}\nA yes\nE\n",
+    "bench sample streamed": b"EFJOB 1\nS 1\nB 16 8 0 0 cpu\nA\nE\n",
     "empty": b"",
 }
 
