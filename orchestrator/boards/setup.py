@@ -5,10 +5,13 @@
     WORKDIR/runner   the Python runner (what `run` would push anyway; pushed now so the board is ready)
 
 Online, the board's own pip installs litert-lm-api from the board's own index (its pip.conf /
-PIP_INDEX_URL). Offline, the host downloads the wheel for the board's architecture and Python
-(`pip download --platform manylinux_2_27_<arch>`), pushes it, and the board unpacks it into the env
-with its own Python (a wheel is a zip; no pip, no network on the board). Nothing is touched before
-the verdict (architecture, glibc, Python, free disk, RAM vs the model) passes.
+PIP_INDEX_URL): the pip wheel the board's Python carries for venv (what ensurepip would install),
+run from that wheel by the env's Python. The env is made without pip, as offline: ensurepip would
+install pip and setuptools into it and byte-compile both, the longest part of an online setup (on the
+emulated aarch64 lab board 19 s of CPU of 25 s). Offline, the host downloads the wheel for the board's
+architecture and Python (`pip download --platform manylinux_2_27_<arch>`), pushes it, and the board
+unpacks it into the env with its own Python (a wheel is a zip; no pip, no network on the board).
+Nothing is touched before the verdict (architecture, glibc, Python, free disk, RAM vs the model) passes.
 """
 
 from __future__ import annotations
@@ -29,16 +32,30 @@ from ..devices.ssh_info import venv_python
 from ..devices.types import DeviceInfo
 from ..errors import DeviceError
 from ..fsutil import cache_dir
-from ..runners.python_runner import PACKAGE_DIR, RUNNER_FILES
+from ..runners.python_runner import runner_tree
 from .verdict import WHEEL_PLATFORMS, Verdict, judge
 
 WHEELS_IN_CACHE = "wheels"  # downloaded wheels: $EDGEFARM_CACHE_DIR/wheels, else ~/.cache/edgefarm/wheels
-STEP_TIMEOUT_S = 900.0  # ensurepip + a 46 MB wheel on a slow SD card
+STEP_TIMEOUT_S = 900.0  # a 46 MB wheel downloaded and unpacked on a slow SD card
 UNPACK = (
     "import sys,sysconfig,zipfile\n"
     "site=sysconfig.get_paths()['purelib']\n"
     "zipfile.ZipFile(sys.argv[1]).extractall(site)\n"
     "print(site)\n"
+)
+# Run by the env's Python: pip from the wheel ensurepip would install (the distribution's WHEEL_PKG_DIR,
+# e.g. Debian's /usr/share/python-wheels, else ensurepip/_bundled), as ensurepip itself runs it; the
+# arguments after `-c CODE` are pip's
+BOARD_PIP = (
+    "import os,runpy,sys,sysconfig,ensurepip\n"
+    "dirs=[sysconfig.get_config_var('WHEEL_PKG_DIR') or '',os.path.join(os.path.dirname(ensurepip.__file__),'_bundled')]\n"
+    "found=[sorted(os.path.join(d,f) for f in os.listdir(d) if f.startswith('pip-') and f.endswith('.whl'))\n"
+    "       for d in dirs if d and os.path.isdir(d)]\n"
+    "found=[w[-1] for w in found if w]\n"
+    "if not found:\n"
+    " sys.exit('no pip wheel for ensurepip in '+' or '.join(d for d in dirs if d)+': install python3-venv')\n"
+    "sys.path.insert(0,found[0])\n"
+    "runpy.run_module('pip',run_name='__main__',alter_sys=True)\n"
 )
 Log = Callable[[str], None]
 PIP_QUIET = ("--disable-pip-version-check", "--no-input", "-q")
@@ -96,7 +113,7 @@ def setup_board(
     else:
         venv = dev.workdir / "venv"
         log(f"creating {venv} with {base} {x.get('python_version')}")
-        argv = [base, "-m", "venv", "--clear", *(["--without-pip"] if offline else []), str(venv)]
+        argv = [base, "-m", "venv", "--clear", "--without-pip", str(venv)]
         _step(dev, ["mkdir", "-p", str(dev.workdir)], "creating the work folder")
         _step(
             dev, argv, f"creating the env {venv}", fix_extra="on the board: `sudo apt install python3-venv`"
@@ -114,7 +131,7 @@ def setup_board(
             log(f"installing {PINNED_REQUIREMENT} from the board's own package index")
             _step(
                 dev,
-                [env_py, "-m", "pip", "install", *PIP_QUIET, PINNED_REQUIREMENT],
+                [env_py, "-c", BOARD_PIP, "install", *PIP_QUIET, PINNED_REQUIREMENT],
                 f"pip install {PINNED_REQUIREMENT} on the board",
                 fix_extra="check the board's network and pip index (pip.conf, PIP_INDEX_URL), or run "
                 f"`edgefarm setup {shlex.quote(dev.name)} --offline`",
@@ -122,9 +139,8 @@ def setup_board(
             result.steps.append(f"pip install {PINNED_REQUIREMENT}")
     log("pushing the runner")
     root = dev.workdir / "runner"
-    for f in RUNNER_FILES:
-        dev.push(PACKAGE_DIR / f, root / "android_runner" / f)
-    dev.push(PACKAGE_DIR / "entry.py", root / "entry.py")
+    with runner_tree() as tree:
+        dev.push(tree, root)
     result.steps.append(f"runner in {root}")
     after = dev.facts()
     result.after = after

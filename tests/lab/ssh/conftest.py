@@ -239,8 +239,7 @@ def arm_board(tmp_path_factory) -> Iterator[ArmBoard]:
     (bin_dir / "vcgencmd").chmod(0o755)
     with pip_index(top / "wheels", root / "index") as url:
         # every session's command runs with the board's PATH, whatever the account's shell rc files do;
-        # PIP_NO_COMPILE: the board's pip (ensurepip too) leaves .pyc files to the imports that need them
-        # instead of compiling all of pip under qemu (~20 s of a ~70 s online setup; docs/testing.md)
+        # PIP_NO_COMPILE: the board's pip leaves .pyc files to the imports that need them (docs/testing.md)
         login = root / "board-login"
         login.write_text(
             "#!/bin/sh\n"

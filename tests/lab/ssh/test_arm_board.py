@@ -87,6 +87,9 @@ def test_online_setup_then_every_modality_runs_and_answers_as_on_this_host(arm_b
     (res,) = json.loads(setup.stdout)["boards"]
     assert res["mode"] == "online" and res["litert_lm_version"] == "0.18.1" and res["abi"] == "aarch64"
     assert any(h.endswith("aarch64.whl") for h in INDEX_HITS), INDEX_HITS  # fetched from the board's index
+    # by the pip wheel the board's Python carries (Debian's /usr/share/python-wheels), run from that wheel:
+    # ensurepip never installed (and byte-compiled) pip and setuptools into the env
+    assert not list((tmp_path / "work" / "venv").glob("lib/python3*/site-packages/pip")), "pip in the env"
     out = tmp_path / "runs"
     no_adb = {"ANDROID_ADB_SERVER_PORT": str(free_port(52000))}
     t0 = time.monotonic()
