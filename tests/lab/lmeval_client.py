@@ -10,8 +10,11 @@ import hashlib
 import importlib.metadata
 import json
 import os
+import re
+import shutil
 import subprocess
 import sys
+import tempfile
 from collections.abc import Callable
 from pathlib import Path
 
@@ -26,35 +29,66 @@ TASK_NAMES = ("edgefarm_tiny_ll", "edgefarm_tiny_gen", "edgefarm_tiny_rolling")
 LM_EVAL = "lm_eval==0.4.13"  # the release the plugin is written against (pyproject.toml: the lmeval extra)
 
 
+# what LM_EVAL adds to the suite's venv, as pip resolved it
+PINS = Path(__file__).with_name("lmeval-pins.txt")
+PIP = [sys.executable, "-m", "pip", "--disable-pip-version-check"]
+
+
 def lm_eval_target() -> Path:
     """lm-eval in a folder of its own, on the lm-eval child's PYTHONPATH only: the suite's venv stays without
     it (it brings scipy, which nltk's init then imports into every run, docs/dependencies.md). Only what
-    the venv lacks goes there (pip's own resolution against the venv, then those pins without deps), from
-    the package registry, once per lab cache (EDGEFARM_LAB_CACHE, as the aarch64 board's) and set of
-    packages in the venv (what it lacks depends on them); a lock keeps two pytest workers from installing it
-    at once."""
+    the venv lacks goes there, from the package registry, once per lab cache (EDGEFARM_LAB_CACHE, as the
+    aarch64 board's), set of packages in the venv and pins; a lock keeps two pytest workers from installing it
+    at once. The pins of lmeval-pins.txt go in without their dependencies and without byte-compiling (Python
+    compiles the few hundred modules lm-eval imports when it first runs, not all 5,000 of pandas, scipy,
+    scikit-learn and pyarrow), then `pip check` asks whether they fit the venv; when the venv has moved on
+    and they do not, pip's own resolution against the venv (resolve_pins) picks them again."""
     have = sorted(f"{d.metadata['Name']}=={d.version}" for d in importlib.metadata.distributions())
-    venv = hashlib.sha256("\n".join(have).encode()).hexdigest()[:12]
+    venv = hashlib.sha256("\n".join([*have, PINS.read_text()]).encode()).hexdigest()[:12]
     target = default_cache() / f"{LM_EVAL.replace('==', '-')}-{venv}"
     target.parent.mkdir(parents=True, exist_ok=True)
     with open(target.parent / f"{target.name}.lock", "w") as lock:
         fcntl.flock(lock, fcntl.LOCK_EX)
         if (target / ".complete").is_file():
             return target
-        pip = [sys.executable, "-m", "pip", "--disable-pip-version-check"]
-        report = target.parent / f"{target.name}.report.json"
-        p = subprocess.run([*pip, "install", "-q", "--dry-run", "--report", str(report), LM_EVAL],
-                           capture_output=True, text=True, timeout=600, check=False)  # fmt: skip
-        assert p.returncode == 0, p.stderr[-3000:]
-        pins = [
-            f"{i['metadata']['name']}=={i['metadata']['version']}"
-            for i in json.loads(report.read_text())["install"]
-        ]
-        p = subprocess.run([*pip, "install", "-q", "--no-deps", "--target", str(target), *pins],
-                           capture_output=True, text=True, timeout=600, check=False)  # fmt: skip
-        assert p.returncode == 0, p.stderr[-3000:]
+        pins = [x for x in PINS.read_text().splitlines() if x and not x.startswith("#")]
+        _install(target, pins)
+        if not _pins_fit(target, pins):
+            pins = resolve_pins()
+            _install(target, pins)
         (target / ".complete").write_text("\n".join(pins))
         return target
+
+
+def resolve_pins() -> list[str]:
+    """What pip would add to this venv for LM_EVAL (its dry run's report), each as name==version."""
+    with tempfile.TemporaryDirectory() as tmp:
+        report = Path(tmp) / "report.json"
+        p = subprocess.run([*PIP, "install", "-q", "--dry-run", "--report", str(report), LM_EVAL],
+                           capture_output=True, text=True, timeout=600, check=False)  # fmt: skip
+        assert p.returncode == 0, p.stderr[-3000:]
+        install = json.loads(report.read_text())["install"]
+    return [f"{i['metadata']['name']}=={i['metadata']['version']}" for i in install]
+
+
+def _install(target: Path, pins: list[str]) -> None:
+    shutil.rmtree(target, ignore_errors=True)
+    p = subprocess.run([*PIP, "install", "-q", "--no-deps", "--no-compile", "--target", str(target), *pins],
+                       capture_output=True, text=True, timeout=600, check=False)  # fmt: skip
+    assert p.returncode == 0, p.stderr[-3000:]
+
+
+def _pins_fit(target: Path, pins: list[str]) -> bool:
+    """`pip check` over the venv with `target` first on the path: none of the pinned packages lacks a
+    dependency or has one at a version it does not accept (the venv's own packages are not judged here)."""
+    p = subprocess.run([*PIP, "check"], env={**os.environ, "PYTHONPATH": str(target)}, capture_output=True,
+                       text=True, timeout=300, check=False)  # fmt: skip
+    names = {_canonical(pin.split("==")[0]) for pin in pins}
+    return not [line for line in p.stdout.splitlines() if _canonical(line.split(" ")[0]) in names]
+
+
+def _canonical(name: str) -> str:
+    return re.sub(r"[-_.]+", "-", name).lower()
 
 
 def run_lm_eval(out: Path, lm_eval_path: Path, model_args: str, env: dict, *extra: str,
