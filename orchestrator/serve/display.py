@@ -1,7 +1,12 @@
 """`edgefarm serve` on the terminal: the run's own progress display (orchestrator/progress.py FarmProgress),
 one live row per model (requests answered, ok/failed, its state, the rate), refreshed from the engines; a
 request that fails and a model that comes up or goes down are lines above it. When stderr is not a terminal
-(a log, CI, nohup) there is no live row: one plain line per request and per change of a model's state."""
+(a log, CI, nohup) there is no live row: one plain line per request and per change of a model's state.
+
+Lines are printed by the display's own thread, at most REFRESH_S after their request ended (and all of
+them at `flush()` / `close()`), not by the runner's line reader that hands the answer to the server: a
+console print there held the interpreter while the server's loop was waking to send that answer
+(docs/benchmarks/serve.md)."""
 
 from __future__ import annotations
 
@@ -43,6 +48,7 @@ class ServeDisplay:
         self.live = console.is_terminal if live is None else live
         self.counts = {e.id: [0, 0] for e in engines}  # answered ok, failed
         self._states = {e.id: "" for e in engines}  # the last state said
+        self._lines: list[str] = []  # said, not printed yet (the display's thread prints them, in order)
         self._lock = threading.Lock()
         self._stop = threading.Event()
         self._progress = (
@@ -67,7 +73,14 @@ class ServeDisplay:
             self._update(engine)
 
     def _say(self, text: str) -> None:
-        self.console.print(escape(text), highlight=False, soft_wrap=True)
+        self._lines.append(text)
+
+    def flush(self) -> None:
+        """Print every line said so far."""
+        with self._lock:
+            lines, self._lines = self._lines, []
+            for text in lines:
+                self.console.print(escape(text), highlight=False, soft_wrap=True)
 
     def _update(self, engine: Engine) -> None:
         """A model's row (live) and, when its state changed to ready or down, its line."""
@@ -85,10 +98,12 @@ class ServeDisplay:
             with self._lock:
                 for e in self.engines:
                     self._update(e)
+            self.flush()
 
     def close(self) -> None:
         self._stop.set()
         if self._thread.is_alive():
             self._thread.join(timeout=5)
+        self.flush()
         if self._progress is not None:
             self._progress.close()

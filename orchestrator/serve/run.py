@@ -117,6 +117,7 @@ def run_server(request: ServeRequest) -> int:
         except KeyboardInterrupt:  # uvicorn hands Ctrl-C back once it has stopped taking requests: asked for
             pass
     finally:
+        display.flush()  # the lines of the requests answered so far come before this one
         console.print("stopping: draining each device and stopping its runner", highlight=False)
         for e in engines:
             e.stop()

@@ -4,6 +4,7 @@ terminal; plain lines (each request, each model that comes up or goes down) when
 from __future__ import annotations
 
 import io
+import time
 from pathlib import Path
 
 from rich.console import Console
@@ -71,3 +72,27 @@ def test_an_open_ended_count_has_no_total_and_no_eta():
     assert (
         plain_line("pixel-8/gpu", st, 2.0, 12) == "pixel-8/gpu  4 requests (ok 4, failed 0) 2.00 requests/s"
     )
+
+
+def test_lines_are_printed_by_the_displays_thread_not_by_the_caller_that_hands_over_the_answer(tmp_path):
+    """`row()` runs on the runner's line reader just as the server's loop wakes to send that answer: it only
+    keeps the line; the display's thread (each refresh), `flush()` and `close()` print them, in order."""
+    buf = io.StringIO()
+    cpu, gpu = _engines(tmp_path)
+    d = ServeDisplay(Console(file=buf, width=60), (cpu, gpu))
+    cpu.state = "ready"
+    d.row(cpu, OK)
+    assert buf.getvalue() == ""
+    d.flush()
+    assert buf.getvalue().splitlines() == [
+        "pixel-8/cpu req-0000001: ok TTFT 41 ms, decode 22.0 tok/s",
+        "pixel-8/cpu ready",
+    ]
+    d.start()
+    d.row(cpu, FAILED)
+    deadline = time.monotonic() + 30
+    while "req-0000002" not in buf.getvalue():  # the next refresh prints it (REFRESH_S)
+        assert time.monotonic() < deadline, buf.getvalue()
+        time.sleep(0.05)
+    d.close()
+    assert buf.getvalue().splitlines()[2:] == ["pixel-8/cpu req-0000002: timeout no answer within 300 s"]
