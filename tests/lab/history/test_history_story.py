@@ -88,11 +88,14 @@ def test_ten_runs_flag_the_slowdown_once_and_sqlite_and_postgresql_agree(adb_lab
     assert [bool(f) for i, f in enumerate(flagged) if i not in loaded] == [
         i == 4 for i in range(10) if i not in loaded
     ], flagged
-    assert all(SLOWED in x and "worse" in x and "runtime 0.17.0 → 0.18.0" in x for x in flagged[4]), flagged[
-        3
-    ]
-    assert any("Time/sample" in x for x in flagged[4]) and any("TTFT" in x for x in flagged[4])
-    assert len(flagged[4]) in (2, 3), flagged[4]  # TTFT p90 over 6 samples: flagged too on most hosts
+    # run 5: the step on galaxy-s24 (its time per sample, and TTFT p50 and on most hosts p90, which the
+    # runner makes half of it), and beside it only what a loaded run may have, as above (a fresh-clone suite
+    # at 5a900d3 drew a line there that was not the step's; its message did not say which)
+    step = [x for x in flagged[4] if SLOWED in x and "worse" in x and "runtime 0.17.0 → 0.18.0" in x
+            and ("Time/sample" in x or "TTFT" in x)]  # fmt: skip
+    assert all(x in step or "BUSY" in x or "LOADED" in x for x in flagged[4]), flagged
+    assert any("Time/sample" in x for x in step) and any("TTFT" in x for x in step), flagged
+    assert len(step) in (2, 3), flagged
 
     html = tmp_path / "trends.html"
     p = _edgefarm(env, "history", "--db", str(sqlite), "--format", "json", "--html", str(html))
