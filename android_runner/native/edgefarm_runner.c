@@ -466,6 +466,11 @@ static void add_turn(sbuf *turns, LiteRtLmConversation *conv, size_t i, double w
   api.litert_lm_benchmark_info_delete(bench);
 }
 
+/* `--serve DIR`: request n's cancel mark, DIR/<n>.cancel (the host pushes it when the client went away). */
+static void cancel_mark(char *path, size_t n, const char *dir, long request) {
+  snprintf(path, n, "%s/%ld%s", dir, request, CANCEL_SUFFIX);
+}
+
 static void run_sample(runner *r, LiteRtLmEngine *engine, const sample *s, double init_ms) {
   sbuf line = {0}, turns = {0}, error = {0};
   char *response = NULL;
@@ -510,7 +515,7 @@ static void run_sample(runner *r, LiteRtLmEngine *engine, const sample *s, doubl
     double wall;
     if (streaming && i + 1 == s->turns) { /* piece by piece; an answer read whole keeps the run's own call */
       char mark[4400];
-      if (r->serve_dir) snprintf(mark, sizeof mark, "%s/%ld.cancel", r->serve_dir, s->n);
+      if (r->serve_dir) cancel_mark(mark, sizeof mark, r->serve_dir, s->n);
       int rc = stream_turn(conv, s->messages[i], s->n, r->serve_dir ? mark : NULL, &piecewise, &error);
       wall = piecewise.wall_ms;
       infer_ms += wall;
@@ -718,8 +723,6 @@ static void run_one(runner *r, LiteRtLmEngine *engine, const hook_cfg *hook, con
 
 #define SERVE_TORN_S 30 /* a request file that still does not parse this long after its last write is dropped */
 
-#define CANCEL_SUFFIX ".cancel" /* android_runner/inbox.py CANCEL_SUFFIX: DIR/<n>.cancel, the client went away */
-
 static int ends_with(const char *name, size_t len, const char *suffix) {
   size_t k = strlen(suffix);
   return len > k && strcmp(name + len - k, suffix) == 0;
@@ -737,7 +740,7 @@ static int serve_next(const char *dir, char *best, size_t best_n) {
   while ((e = readdir(d)) != NULL) {
     size_t len = strlen(e->d_name);
     marks |= ends_with(e->d_name, len, CANCEL_SUFFIX);
-    if (len < best_n && ends_with(e->d_name, len, ".job") && (!best[0] || strcmp(e->d_name, best) < 0))
+    if (len < best_n && ends_with(e->d_name, len, REQUEST_SUFFIX) && (!best[0] || strcmp(e->d_name, best) < 0))
       snprintf(best, best_n, "%s", e->d_name);
   }
   if (marks && !best[0]) {
@@ -787,7 +790,7 @@ static long serve_loop(runner *r, LiteRtLmEngine *engine, const bench_setup *set
     for (size_t i = 0; i < count; i++) {
       run_one(r, engine, &no_hook, setup, &samples[i], inflight, init_ms);
       served++;
-      snprintf(path, sizeof path, "%s/%ld%s", dir, samples[i].n, CANCEL_SUFFIX); /* answered: its mark is spent */
+      cancel_mark(path, sizeof path, dir, samples[i].n); /* answered: its mark is spent */
       unlink(path);
       char media[4400];
       snprintf(media, sizeof media, "%s/media/%ld", state_dir, samples[i].n);

@@ -1,8 +1,9 @@
 """The native runner's view of the settings file, generated from the Python record at build time.
 
 The settings' keys (RunnerSettings' fields, in the file's order), each whole number's bound (BOUNDS),
-which may be empty (OPTIONAL), the header line, the size bounds (android_runner/settings.py) and the
-backend names (android_runner/backend.py BACKENDS) have one home, in Python. build.py writes this
+which may be empty (OPTIONAL), the header line, the size bounds (android_runner/settings.py), the
+backend names (android_runner/backend.py BACKENDS) and the serve folder's file names (android_runner/inbox.py:
+<n>.job, <n>.cancel) have one home, in Python. build.py writes this
 module's `render()` as `settings_gen.h` into the build's own folder (never the source tree) and
 compiles the runner with it on the include path, so edgefarm_runner.c and job.c hold no copy of them:
 a bound changed in settings.py is the runner's bound at its next build.
@@ -16,6 +17,7 @@ from dataclasses import fields
 from pathlib import Path
 
 from android_runner.backend import BACKENDS
+from android_runner.inbox import CANCEL_SUFFIX, REQUEST_SUFFIX
 from android_runner.settings import BOUNDS, HEADER, MAX_BYTES, MAX_PATH_BYTES, OPTIONAL, RunnerSettings
 
 HEADER_FILE = "settings_gen.h"
@@ -44,7 +46,8 @@ def render() -> str:
     out = [
         "/* settings_gen.h: GENERATED at build time by android_runner/native/settings_header.py from",
         " * android_runner/settings.py (RunnerSettings, BOUNDS, OPTIONAL) and android_runner/backend.py",
-        " * (BACKENDS). Do not edit: change the Python record and rebuild. */",
+        " * (BACKENDS) and android_runner/inbox.py (the serve folder's names). Do not edit: change the Python",
+        " * record and rebuild. */",
         "#ifndef EDGEFARM_SETTINGS_GEN_H",
         "#define EDGEFARM_SETTINGS_GEN_H",
         "",
@@ -87,6 +90,10 @@ def render() -> str:
         "    if (strcmp(v, BACKEND_NAMES[i]) == 0) return 1;",
         "  return 0;",
         "}",
+        "",
+        "/* `--serve DIR`: a request's file DIR/<n>.job, its cancel mark DIR/<n>.cancel */",
+        f"#define REQUEST_SUFFIX {_c_string(REQUEST_SUFFIX)}",
+        f"#define CANCEL_SUFFIX {_c_string(CANCEL_SUFFIX)}",
         "",
         "#endif",
     ]

@@ -10,6 +10,7 @@ from dataclasses import fields
 from pathlib import Path
 
 from android_runner.backend import BACKENDS
+from android_runner.inbox import CANCEL_SUFFIX, REQUEST_SUFFIX
 from android_runner.native import settings_header
 from android_runner.native.build import CFLAGS, HERE
 from android_runner.settings import BOUNDS, HEADER, MAX_BYTES, OPTIONAL, RunnerSettings
@@ -22,6 +23,7 @@ int main(void) {
   for (size_t k = 0; k < SETTING_COUNT; k++) printf("key %s\n", SETTING_KEYS[k]);
   for (size_t i = 0; i < BACKEND_COUNT; i++) printf("backend %s %d\n", BACKEND_NAMES[i], is_backend(BACKEND_NAMES[i]));
   printf("backend tpu %d\n", is_backend("tpu"));
+  printf("serve %s %s\n", REQUEST_SUFFIX, CANCEL_SUFFIX);
 %s
   return 0;
 }
@@ -56,6 +58,7 @@ def test_the_generated_header_compiled_says_what_the_python_record_says(tmp_path
     assert [x for x in said if x.startswith("backend ")] == [f"backend {b} 1" for b in BACKENDS] + [
         "backend tpu 0"
     ]
+    assert [x for x in said if x.startswith("serve ")] == [f"serve {REQUEST_SUFFIX} {CANCEL_SUFFIX}"]
     assert [x for x in said if x.startswith("bound ")] == [
         f"bound {k} {lo} {hi} {int(k in OPTIONAL)}" for k, (lo, hi) in BOUNDS.items()
     ]
@@ -75,6 +78,8 @@ def test_the_c_sources_hold_no_copy_of_the_bounds_keys_or_backend_names():
         for backend in BACKENDS:
             assert f'"{backend}"' not in code, f"{name} names the backend {backend!r}: use is_backend()"
         assert "EFSETTINGS" not in code, name
+        for suffix in (REQUEST_SUFFIX, CANCEL_SUFFIX):  # the serve folder's names: inbox.py's
+            assert f'"{suffix}' not in code and f'{suffix}"' not in code, f"{name} spells {suffix!r}"
         read_here = (
             BOUNDS if name == "edgefarm_runner.c" else {"threads": BOUNDS["threads"]}
         )  # job.c: bench's
