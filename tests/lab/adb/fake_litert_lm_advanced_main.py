@@ -28,6 +28,7 @@ Lab-only behaviour, standing for field situations of the real binary (docs/andro
                  long. ...`, exit 3.
 """
 
+import atexit
 import ctypes
 import math
 import os
@@ -304,7 +305,7 @@ def contents_of(lm, text: str, flags: dict[str, str]):
     return lm.Contents.of(*parts)
 
 
-FAULTS_FILE = "/data/local/tmp/edgefarm-lab-faults"  # lab only: `hang|kill|hog|lmkd|segv|abort TEXT` / `sleep S` / `spin S` / `work S`
+FAULTS_FILE = "/data/local/tmp/edgefarm-lab-faults"  # lab only: `hang|kill|hog|lmkd|segv|abort TEXT` / `sleep S` / `spin S` / `work S` / `slower F`
 LAB_LOGCAT = "/data/local/tmp/edgefarm-lab-logcat"  # the lab phone's main log (tests/lab/adb/sandbox.py LOGCAT)
 # What real runs printed just before dying, verbatim from public captures (tests/unit/fixtures/real/):
 SEGV_LAST_WORDS = (  # LiteRT-LM#1857 (lm1857_windows_gpu_segfault.log): a GPU run's last lines before SIGSEGV
@@ -344,12 +345,23 @@ def lmkd_record(pid: int) -> None:
         f.write(record)
 
 
+def _slower(fraction: float) -> None:
+    """Wait `fraction` of this process's life so far, from its exec (/proc/self/stat's start time)."""
+    with open("/proc/self/stat", encoding="ascii") as f:
+        started = int(f.read().rsplit(")", 1)[1].split()[19]) / os.sysconf("SC_CLK_TCK")
+    with open("/proc/uptime", encoding="ascii") as f:
+        lived = float(f.read().split()[0]) - started
+    time.sleep(fraction * max(lived, 0.0))
+
+
 def inject_fault(turns: list[str]) -> None:
     """Lab fault injection when a prompt contains the given text: hang (a stuck GPU/driver), die by
     SIGKILL from outside (a task killer, or the low-memory killer: the row says which only with
     evidence), by SIGSEGV or SIGABRT after a real run's last words; `sleep SECONDS` slows every
     sample (a slow phone); `spin SECONDS` keeps a CPU busy that long per sample (a load the lab's
-    fuel gauge follows), `work SECONDS` does that much CPU work (slower on a throttled phone)."""
+    fuel gauge follows), `work SECONDS` does that much CPU work (slower on a throttled phone);
+    `slower FRACTION` makes the whole process take that fraction longer (a slower unit of the same model:
+    its start and its work slower alike, whatever load the host adds to them), waited at its exit."""
     try:
         with open(FAULTS_FILE, encoding="utf-8") as f:
             rules = [ln.rstrip("\n").split(" ", 1) for ln in f if " " in ln]
@@ -359,6 +371,8 @@ def inject_fault(turns: list[str]) -> None:
     for action, text in rules:
         if action == "sleep":
             time.sleep(float(text))
+        elif action == "slower":
+            atexit.register(_slower, float(text))
         elif action in ("spin", "work"):  # spin: busy for S s of wall time; work: for S s of CPU time
             clock = time.monotonic if action == "spin" else time.process_time
             end = clock() + float(text)
